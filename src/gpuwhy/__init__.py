@@ -1,0 +1,65 @@
+"""gpuwhy: GPU roofline and bottleneck diagnosis.
+
+Public API (imports are lazy so ``import gpuwhy`` stays fast):
+
+- :func:`classify` -- a workload's FLOPs and bytes against a GPU's roofline.
+- :func:`load_spec` -- a GPU spec sheet by name.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+
+def load_spec(name: str, spec_dirs=()):
+    """The spec sheet for ``name`` (e.g. ``"H100 SXM"``); see :func:`gpuwhy.specs.load_spec`.
+
+    Raises:
+        gpuwhy.errors.UsageError: unknown or ambiguous name.
+        gpuwhy.errors.SpecError: a malformed sheet.
+    """
+    from .specs import load_spec as _load
+
+    return _load(name, spec_dirs)
+
+
+def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_cores=True, launch_overhead=None, spec_dirs=()):
+    """Classify a workload on ``gpu``'s roofline.
+
+    Args:
+        flops: FLOPs of the workload (a number, or text such as ``"2.5T"``).
+        bytes: bytes moved through DRAM, reads plus writes (number or ``"12GB"``).
+        gpu: a GPU name matched against the spec sheets (``"H200"``, ``"rtx 5070"``).
+        dtype: precision that picks the compute ceiling (``fp32``, ``bf16``, ...).
+        time: measured time in seconds (or text such as ``"850us"``), optional.
+        launches: kernel launches the workload takes.
+        tensor_cores: use tensor-core peaks for tf32 and narrower types.
+        launch_overhead: seconds per launch (default: 5 us, see roofline.py).
+
+    Returns:
+        gpuwhy.classify.Classification with ``.verdict`` and ``.remedies``.
+
+    Raises:
+        gpuwhy.errors.UsageError: bad numbers, unknown GPU or precision.
+
+    Example:
+        >>> import gpuwhy
+        >>> r = gpuwhy.classify(flops=2**28, bytes=12 * 2**28, gpu="rtx 5070")
+        >>> r.verdict.regime
+        'memory'
+    """
+    from .classify import run_classify
+    from .model.roofline import Workload
+    from .units import parse_count, parse_quantity, parse_time
+
+    wl = Workload(
+        flops=parse_quantity(flops, "flops"),
+        bytes=parse_quantity(bytes, "bytes"),
+        launches=parse_count(launches, "launches"),
+        time_s=None if time is None else parse_time(time),
+    )
+    lo = None if launch_overhead is None else parse_time(launch_overhead, "launch overhead")
+    return run_classify(wl, gpu, dtype, tensor_cores, lo, spec_dirs)
+
+
+__all__ = ["__version__", "classify", "load_spec"]

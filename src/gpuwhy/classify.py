@@ -1,0 +1,97 @@
+"""The classify use case: a workload's FLOPs and bytes in, a verdict with remedies out.
+
+This joins the spec sheets (or a measured profile) with the pure roofline model
+and the remedies. The CLI and the Python API (:func:`gpuwhy.classify`) both call
+:func:`run_classify`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .errors import SpecError, UsageError
+from .model.ceilings import ceilings_from_sheet, sheet_precision
+from .model.remedies import Remedies, remedies_for
+from .model.roofline import Verdict, Workload, classify
+from .resources import bundled_dir
+from .specs import Sheet, library, load_yaml
+
+
+@dataclass(frozen=True)
+class Classification:
+    """A verdict, its remedies and the sheet it was judged against."""
+
+    verdict: Verdict
+    remedies: Remedies
+    sheet: Sheet
+    dtype: str
+    example: str | None = None
+
+    def to_dict(self) -> dict:
+        """One JSON document: the verdict's fields at top level, plus ``remedies`` and ``sheet``."""
+        out = self.verdict.to_dict()
+        out["dtype"] = self.dtype
+        out["example"] = self.example
+        out["remedies"] = self.remedies.to_dict()
+        out["sheet"] = {"name": self.sheet.name, "path": self.sheet.path, "ridge_points": self.sheet.ridge_points()}
+        return out
+
+
+def load_examples() -> dict[str, dict]:
+    """The named example workloads (``specs/workloads/examples.yaml``).
+
+    Raises:
+        SpecError: if the file is malformed.
+    """
+    path = bundled_dir("specs") / "workloads" / "examples.yaml"
+    data = load_yaml(path)
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: expected a mapping of example names")
+    for name, ex in data.items():
+        if not isinstance(ex, dict) or not all(k in ex for k in ("flops", "bytes", "dtype")):
+            raise SpecError(f"{path}: example {name!r} needs flops, bytes and dtype")
+    return data
+
+
+def example_workload(name: str) -> tuple[Workload, str, str]:
+    """``(workload, dtype, description)`` of a named example.
+
+    Raises:
+        UsageError: for an unknown example name (lists the known ones).
+    """
+    examples = load_examples()
+    if name not in examples:
+        raise UsageError(f"unknown example {name!r}; known: {', '.join(examples)}")
+    ex = examples[name]
+    wl = Workload(flops=float(ex["flops"]), bytes=float(ex["bytes"]), launches=int(ex.get("launches", 1)), name=name)
+    return wl, ex["dtype"], ex.get("description", "")
+
+
+def run_classify(
+    workload: Workload,
+    gpu: str | Sheet,
+    dtype: str = "fp32",
+    tensor_cores: bool = True,
+    launch_overhead_s: float | None = None,
+    spec_dirs: Iterable[str] = (),
+    example: str | None = None,
+) -> Classification:
+    """Classify ``workload`` on the GPU named ``gpu`` (a name or a :class:`Sheet`).
+
+    Raises:
+        UsageError: unknown/ambiguous GPU, unknown dtype, a precision the sheet
+            lacks, or non-positive workload figures.
+        SpecError: a malformed sheet or remedies file.
+    """
+    sheet = gpu if isinstance(gpu, Sheet) else library(spec_dirs).match(gpu)
+    ceilings = ceilings_from_sheet(sheet, dtype, tensor_cores, launch_overhead_s)
+    try:
+        verdict = classify(workload, ceilings)
+    except ValueError as exc:
+        raise UsageError(f"cannot classify: {exc}") from None
+    rem = remedies_for(verdict, dtype, sheet.peak_tflops)
+    return Classification(verdict=verdict, remedies=rem, sheet=sheet, dtype=dtype, example=example)
+
+
+__all__ = ["Classification", "run_classify", "example_workload", "load_examples", "sheet_precision"]

@@ -1,0 +1,96 @@
+"""The typer application and the one place errors become exit codes.
+
+Command modules register themselves on :data:`app`; :func:`main` runs it and maps
+:class:`~gpuwhy.errors.GpuwhyError` subclasses to one stderr line and their exit
+code. Heavy imports (pandas, cuda, NVML) happen inside command bodies only.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from .. import __version__
+from ..errors import EXIT_USAGE, GpuwhyError
+
+EXIT_INTERNAL = 70  # a bug in gpuwhy (EX_SOFTWARE); `--debug` shows the traceback
+
+app = typer.Typer(
+    name="gpuwhy",
+    help="Where does the GPU time go? Roofline and bottleneck diagnosis: probe, bench, classify.",
+    no_args_is_help=False,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+_state = {"debug": False}
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpuwhy {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    json_out: bool = typer.Option(False, "--json", help="With no command: print the main job's result as JSON."),
+) -> None:
+    """With no command, run the main job: probe the GPU, or with no GPU a spec-sheet classify example."""
+    _state["debug"] = debug
+    if ctx.invoked_subcommand is None:
+        from .main_job import run_main_job
+
+        raise typer.Exit(run_main_job(json_out=json_out))
+
+
+def _fail(message: str, code: int) -> int:
+    sys.stderr.write(f"gpuwhy: error: {message}\n")
+    sys.stderr.flush()
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code (see errors.py for the codes)."""
+    import click
+
+    from . import register  # noqa: F401  (attaches the commands to `app`)
+
+    _state["debug"] = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        rv = app(args=argv, prog_name="gpuwhy", standalone_mode=False)
+        return int(rv or 0)
+    except GpuwhyError as exc:
+        if _state["debug"]:
+            import traceback
+
+            traceback.print_exc()
+        return _fail(str(exc), exc.exit_code)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code or 0)
+    except click.exceptions.Abort:
+        return _fail("aborted", 130)
+    except click.ClickException as exc:
+        hint = ""
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None:
+            hint = f" (see `{ctx.command_path} --help`)"
+        return _fail(exc.format_message().replace("\n", " ") + hint, exc.exit_code if exc.exit_code else EXIT_USAGE)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug: one line, traceback only with --debug
+        if _state["debug"]:
+            import traceback
+
+            traceback.print_exc()
+        return _fail(f"internal error: {type(exc).__name__}: {exc} (re-run with --debug and report it)", EXIT_INTERNAL)
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,15 @@
+"""`gpuwhy bench`: not yet built (see the project's issues)."""
+
+from __future__ import annotations
+
+import typer
+
+from .app import app
+
+
+@app.command("bench", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def bench_cmd(ctx: typer.Context) -> None:
+    """Not yet available in this version."""
+    from ..errors import UsageError
+
+    raise UsageError("`gpuwhy bench` is not built yet in this version; see README.md for what works today")

@@ -1,0 +1,75 @@
+"""`gpuwhy classify`: a workload's FLOPs and bytes against the roofline."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from .app import app
+from .common import GpuOpt, JsonOpt, SpecsOpt
+
+
+@app.command("classify")
+def classify_cmd(
+    flops: Optional[str] = typer.Option(None, "--flops", metavar="F", help="FLOPs of the workload: 2.5e12, 2.5T, 1.5M."),
+    bytes_: Optional[str] = typer.Option(None, "--bytes", metavar="B", help="Bytes through DRAM, reads plus writes: 12GB, 12GiB, 3.2e9."),
+    time: Optional[str] = typer.Option(None, "--time", metavar="T", help="Measured time: 850us, 1.2ms, 0.3s."),
+    launches: str = typer.Option("1", "--launches", metavar="N", help="Kernel launches the workload takes."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="fp64|fp64_tensor|fp32|tf32|fp16|bf16|fp8|int8|fp4 (default fp32, or the example's)."),
+    no_tensor_cores: bool = typer.Option(False, "--no-tensor-cores", help="Use CUDA-core peaks for tf32/fp16/bf16."),
+    launch_overhead: Optional[str] = typer.Option(None, "--launch-overhead", metavar="T", help="Per-launch overhead, e.g. 4us (default 5 us)."),
+    example: Optional[str] = typer.Option(None, "--example", metavar="NAME", help="A named example workload (vecadd, saxpy, gemm-bf16-8192, ...)."),
+    gpu: GpuOpt = None,
+    specs: SpecsOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Arithmetic intensity vs the ridge point: compute-, memory- or overhead-bound, with remedies."""
+    from ..classify import example_workload, run_classify
+    from ..errors import UsageError
+    from ..model.roofline import Workload
+    from ..units import parse_count, parse_quantity, parse_time
+
+    name, desc = "workload", ""
+    if example is not None:
+        wl, ex_dtype, desc = example_workload(example)
+        name = example
+        if flops is not None or bytes_ is not None:
+            raise UsageError("--example sets the FLOPs and bytes; drop --flops/--bytes or drop --example")
+        dtype = dtype or ex_dtype
+        f, b, n = wl.flops, wl.bytes, wl.launches
+        if launches != "1":
+            n = parse_count(launches, "--launches")
+    else:
+        if flops is None or bytes_ is None:
+            raise UsageError("classify needs --flops F and --bytes B (or --example NAME); e.g. --flops 2.7e8 --bytes 3.2GB")
+        f = parse_quantity(flops, "--flops")
+        b = parse_quantity(bytes_, "--bytes")
+        n = parse_count(launches, "--launches")
+    t = None if time is None else parse_time(time, "--time")
+    lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
+    if gpu is None:
+        from .main_job import probed_gpu_name
+
+        gpu = probed_gpu_name(specs or ())
+    result = run_classify(
+        Workload(flops=f, bytes=b, launches=n, time_s=t, name=name),
+        gpu,
+        dtype or "fp32",
+        tensor_cores=not no_tensor_cores,
+        launch_overhead_s=lo,
+        spec_dirs=specs or (),
+        example=example,
+    )
+    if json_out:
+        from ..render.jsonout import emit
+
+        emit("classify", result)
+        return
+    from ..render.tables import render_classification
+
+    if desc:
+        from ..render.console import out
+
+        out().print(f"example {name}: {desc}")
+    render_classification(result)

@@ -1,0 +1,15 @@
+"""Options and helpers shared by the command modules (kept import-light)."""
+
+from __future__ import annotations
+
+from typing import Annotated, List, Optional
+
+import typer
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else there.")]
+SpecsOpt = Annotated[
+    Optional[List[str]],
+    typer.Option("--specs", metavar="DIR", help="Extra folder of spec-sheet YAML files (overrides bundled sheets of the same name). Repeatable; also GPUWHY_SPECS."),
+]
+GpuOpt = Annotated[Optional[str], typer.Option("--gpu", metavar="NAME", help="GPU spec sheet by name, e.g. 'H100 SXM', 'rtx 5070' (see `gpuwhy specs list`).")]
+DeviceOpt = Annotated[Optional[str], typer.Option("--device", metavar="N|UUID", help="GPU index (CUDA order) or UUID.")]

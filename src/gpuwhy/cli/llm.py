@@ -1,0 +1,15 @@
+"""`gpuwhy llm`: not yet built (see the project's issues)."""
+
+from __future__ import annotations
+
+import typer
+
+from .app import app
+
+
+@app.command("llm", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def llm_cmd(ctx: typer.Context) -> None:
+    """Not yet available in this version."""
+    from ..errors import UsageError
+
+    raise UsageError("`gpuwhy llm` is not built yet in this version; see README.md for what works today")

@@ -1,0 +1,1 @@
+"""Everything that reads the GPU through NVML and the CUDA driver (the only CUDA/NVML users besides engine/)."""

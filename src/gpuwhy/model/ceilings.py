@@ -1,0 +1,68 @@
+"""Pick the roofline ceilings for a workload from a spec sheet.
+
+The precision rule: ``--dtype`` picks the compute ceiling. Tensor cores are
+used for tf32 and narrower types unless ``tensor_cores=False``; fp64 uses the
+CUDA-core FP64 rate unless ``fp64_tensor`` is asked for by name.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..specs import PRECISIONS, Sheet
+from .roofline import DEFAULT_LAUNCH_OVERHEAD_S, DEFAULT_LAUNCH_OVERHEAD_SOURCE, Ceilings
+
+#: Names ``--dtype`` accepts.
+DTYPES = ("fp64", "fp64_tensor", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4")
+_TENSOR_ONLY = ("fp8", "int8", "fp4", "fp64_tensor")
+
+
+def sheet_precision(sheet: Sheet, dtype: str, tensor_cores: bool = True) -> str:
+    """The ``peak_tflops`` key of ``sheet`` that bounds ``dtype`` work.
+
+    Raises:
+        UsageError: for an unknown dtype, a type that only runs on tensor cores
+            with ``tensor_cores=False``, or a precision the sheet lacks (the
+            message names the ones it has).
+    """
+    d = dtype.lower().strip()
+    if d not in DTYPES:
+        raise UsageError(f"unknown dtype {dtype!r}; use one of: {', '.join(DTYPES)}")
+    if not tensor_cores:
+        if d in _TENSOR_ONLY:
+            raise UsageError(f"{d} runs only on tensor cores; drop --no-tensor-cores or pick fp32/fp16/bf16")
+        d = {"tf32": "fp32", "fp16": "fp16_nontensor", "bf16": "bf16_nontensor"}.get(d, d)
+    if d not in sheet.peak_tflops:
+        have = ", ".join(k for k in PRECISIONS if k in sheet.peak_tflops)
+        raise UsageError(f"the {sheet.name} sheet has no {d} peak; it has: {have}")
+    return d
+
+
+def ceilings_from_sheet(
+    sheet: Sheet,
+    dtype: str = "fp32",
+    tensor_cores: bool = True,
+    launch_overhead_s: float | None = None,
+    launch_overhead_source: str | None = None,
+) -> Ceilings:
+    """Roofline ceilings from a sheet's DRAM bandwidth and dense peak for ``dtype``.
+
+    ``launch_overhead_s`` (seconds) defaults to
+    :data:`~gpuwhy.model.roofline.DEFAULT_LAUNCH_OVERHEAD_S`.
+
+    Raises:
+        UsageError: see :func:`sheet_precision`.
+    """
+    prec = sheet_precision(sheet, dtype, tensor_cores)
+    if launch_overhead_s is None:
+        lo, lo_src = DEFAULT_LAUNCH_OVERHEAD_S, DEFAULT_LAUNCH_OVERHEAD_SOURCE
+    else:
+        lo, lo_src = launch_overhead_s, launch_overhead_source or "--launch-overhead"
+    return Ceilings(
+        peak_flops=sheet.peak_flops(prec),
+        bandwidth=sheet.bandwidth_bytes_per_s,
+        launch_overhead_s=lo,
+        precision=prec,
+        gpu=sheet.name,
+        source=f"spec sheet ({sheet.origin})",
+        launch_overhead_source=lo_src,
+    )

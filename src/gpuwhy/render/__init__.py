@@ -1,0 +1,1 @@
+"""Output: rich tables for people, JSON for machines. Only this package formats units."""

@@ -1,0 +1,31 @@
+"""Shared rich consoles: results on stdout, warnings and notes on stderr."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=None)
+def out():
+    """The rich Console for results (stdout)."""
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+@lru_cache(maxsize=None)
+def err():
+    """The rich Console for warnings and progress (stderr)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def warn(message: str) -> None:
+    """Print one warning line on stderr."""
+    err().print(f"[yellow]warning:[/yellow] {message}", markup=True, highlight=False, soft_wrap=True)
+
+
+def note(message: str) -> None:
+    """Print one informational line on stderr."""
+    err().print(f"[dim]{message}[/dim]", markup=True, highlight=False, soft_wrap=True)

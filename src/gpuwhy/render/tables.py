@@ -1,0 +1,115 @@
+"""Rich renderings of classify and spec-sheet results."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from ..units import fmt_si, fmt_time
+from .console import out
+
+_REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan", "overhead": "bold yellow"}
+
+
+def _kv_table(title: str) -> Table:
+    t = Table(title=title, show_header=False, title_justify="left", box=None, pad_edge=False)
+    t.add_column(style="bold")
+    t.add_column()
+    return t
+
+
+def render_classification(c) -> None:
+    """Print a :class:`~gpuwhy.classify.Classification`: the numbers, the verdict, the remedies."""
+    v = c.verdict
+    w, ce = v.workload, v.ceilings
+    con = out()
+    title = f"{w.name}: {fmt_si(w.flops, 'FLOP')}, {fmt_si(w.bytes, 'B')}"
+    if w.launches > 1:
+        title += f", {w.launches} launches"
+    t = _kv_table(title)
+    t.add_row("GPU", f"{ce.gpu} ({ce.source})")
+    t.add_row("ceilings", f"{fmt_si(ce.peak_flops, 'FLOP/s')} {ce.precision} dense peak, {fmt_si(ce.bandwidth, 'B/s')} DRAM")
+    t.add_row("arithmetic intensity", f"{v.arithmetic_intensity:.3g} FLOP/byte")
+    t.add_row("ridge point", f"{v.ridge_point:.3g} FLOP/byte")
+    t.add_row("attainable", f"{fmt_si(v.attainable_flops, 'FLOP/s')} (min(peak, bandwidth x intensity))")
+    t.add_row("t_compute", fmt_time(v.t_compute_s))
+    t.add_row("t_memory", fmt_time(v.t_memory_s))
+    t.add_row("t_overhead", f"{fmt_time(v.t_overhead_s)} ({w.launches} x {fmt_time(ce.launch_overhead_s)}, {ce.launch_overhead_source})")
+    t.add_row("predicted time", fmt_time(v.predicted_time_s))
+    if w.time_s is not None:
+        t.add_row("measured time", fmt_time(w.time_s))
+        t.add_row("achieved", f"{fmt_si(v.achieved_flops, 'FLOP/s')}, {fmt_si(v.achieved_bandwidth, 'B/s')}")
+        t.add_row(
+            "speed of light",
+            f"{v.sol_pct:.1f}% of the roof (compute {v.compute_sol_pct:.1f}%, memory {v.memory_sol_pct:.1f}%)",
+        )
+        t.add_row("unexplained", f"{100 * v.unexplained_fraction:.0f}% of the measured time")
+    con.print(t)
+    ratio = "" if v.bound_ratio == float("inf") else f" ({v.bound_ratio:.3g}x the next term)"
+    verdict = Text("verdict: ", style="bold")
+    verdict.append(f"{v.regime}-bound", style=_REGIME_STYLE.get(v.regime, "bold"))
+    verdict.append(ratio)
+    con.print(verdict)
+    for line in v.warnings:
+        con.print(Text("warning: ", style="bold yellow") + Text(line))
+    r = c.remedies
+    rem = Table(show_header=True, box=None, pad_edge=False, title="remedies", title_justify="left")
+    rem.add_column("helps", style="green", ratio=1)
+    rem.add_column("does not help", style="red", ratio=1)
+    for i in range(max(len(r.helps), len(r.does_not_help))):
+        rem.add_row(
+            r.helps[i] if i < len(r.helps) else "",
+            r.does_not_help[i] if i < len(r.does_not_help) else "",
+        )
+    con.print(rem)
+    for h in r.hints:
+        con.print(Text("hint: ", style="bold") + Text(h))
+
+
+def render_sheet_list(sheets) -> None:
+    """Print one row per sheet: name, architecture, bandwidth, fp32/bf16 peaks, origin."""
+    t = Table(title="spec sheets (dense peaks)", title_justify="left")
+    for col in ("name", "arch", "cc", "DRAM GB/s", "fp32 TFLOP/s", "bf16 TFLOP/s", "ridge bf16", "origin"):
+        t.add_column(col, justify="right" if "/" in col or "ridge" in col else "left")
+    for s in sheets:
+        bf16 = s.peak_tflops.get("bf16")
+        t.add_row(
+            s.name,
+            s.architecture,
+            s.compute_capability,
+            f"{s.memory_bandwidth_gbs:g}",
+            f"{s.peak_tflops['fp32']:g}",
+            "n/a" if bf16 is None else f"{bf16:g}",
+            "n/a" if bf16 is None else f"{s.ridge_point('bf16'):.0f}",
+            s.origin,
+        )
+    out().print(t)
+
+
+def render_sheet(s) -> None:
+    """Print one sheet: identity, memory, and per precision the peak, ridge point and source."""
+    con = out()
+    t = _kv_table(f"{s.name} ({s.vendor} {s.architecture}, compute capability {s.compute_capability})")
+    t.add_row("NVML names", ", ".join(s.nvml_names) or "n/a")
+    if s.aliases:
+        t.add_row("aliases", ", ".join(s.aliases))
+    t.add_row("PCI device ids", ", ".join(s.pci_device_ids) or "n/a")
+    t.add_row("SMs", f"{s.sm_count}" + (f" x {s.fp32_lanes_per_sm} FP32 lanes" if s.fp32_lanes_per_sm else ""))
+    t.add_row("boost clock", f"{s.boost_clock_mhz:g} MHz")
+    bus = f", {s.memory_bus_width_bits}-bit bus" if s.memory_bus_width_bits else ""
+    t.add_row("memory", f"{s.memory_size_gb:g} GB {s.memory_type}{bus}, {s.memory_bandwidth_gbs:g} GB/s")
+    t.add_row("L2", f"{s.l2_cache_mib:g} MiB")
+    t.add_row("board power", f"{s.board_power_w:g} W")
+    t.add_row("file", f"{s.path} ({s.origin})")
+    con.print(t)
+    p = Table(title="dense peaks and ridge points", title_justify="left")
+    p.add_column("precision")
+    p.add_column("TFLOP/s", justify="right")
+    p.add_column("ridge FLOP/byte", justify="right")
+    p.add_column("source")
+    for prec, tf in s.peak_tflops.items():
+        p.add_row(prec, f"{tf:g}", f"{s.ridge_point(prec):.1f}", s.source_for(f"peak_tflops.{prec}"))
+    con.print(p)
+    con.print(f"bandwidth source: {s.source_for('memory_bandwidth_gbs')}")
+    for n in s.notes:
+        con.print(f"note: {n}")
