@@ -37,7 +37,7 @@ def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_core
         launch_overhead: seconds per launch (default: 5 us, see roofline.py).
 
     Returns:
-        gpuwhy.classify.Classification with ``.verdict`` and ``.remedies``.
+        gpuwhy.diagnose.Classification with ``.verdict`` and ``.remedies``.
 
     Raises:
         gpuwhy.errors.UsageError: bad numbers, unknown GPU or precision.
@@ -48,7 +48,7 @@ def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_core
         >>> r.verdict.regime
         'memory'
     """
-    from .classify import run_classify
+    from .diagnose import run_classify
     from .model.roofline import Workload
     from .units import parse_count, parse_quantity, parse_time
 

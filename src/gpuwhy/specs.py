@@ -16,7 +16,7 @@ import difflib
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -443,14 +443,12 @@ def load_library(extra_dirs: Iterable[str | os.PathLike] = ()) -> SpecLibrary:
     by_name: dict[str, Sheet] = {}
     for folder, origin in spec_dirs(extra_dirs):
         layer: dict[str, Sheet] = {}
-        seen: dict[str, str] = {}
         for path in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")):
             sheet = validate_sheet(load_yaml(path), str(path), origin)
-            for nm in sheet.all_names():
-                key = " ".join(nm.split()).lower()
-                if key in seen:
-                    raise SpecError(f"{path}: name {nm!r} is already used by {seen[key]}")
-                seen[key] = str(path)
+            for other in layer.values():
+                clash = _name_clash(sheet, other)
+                if clash:
+                    raise SpecError(f"{path}: name {clash!r} is already used by {other.path}")
             layer[sheet.name.lower()] = sheet
         # Names claimed by this layer's sheets displace other sheets' aliases/NVML names below.
         for key, sheet in layer.items():
@@ -459,19 +457,37 @@ def load_library(extra_dirs: Iterable[str | os.PathLike] = ()) -> SpecLibrary:
     return SpecLibrary(list(by_name.values()))
 
 
+def _name_clash(a: Sheet, b: Sheet) -> str | None:
+    """The first name two different sheets both claim, or None.
+
+    Marketing names and aliases must be unique. An NVML name may be shared when
+    both sheets list PCI device ids and those differ: NVML shortens some names
+    (e.g. two form factors reported alike), and the PCI id tells them apart.
+    """
+    norm = lambda n: " ".join(n.split()).lower()  # noqa: E731
+    a_names = {norm(n): n for n in (a.name, *a.aliases)}
+    b_names = {norm(n): n for n in (b.name, *b.aliases)}
+    a_all = {**a_names, **{norm(n): n for n in a.nvml_names}}
+    b_all = {**b_names, **{norm(n): n for n in b.nvml_names}}
+    for key in a_names.keys() & b_all.keys() | b_names.keys() & a_all.keys():
+        return a_all.get(key) or b_all[key]
+    shared = {norm(n) for n in a.nvml_names} & {norm(n) for n in b.nvml_names}
+    if shared and not (a.pci_device_ids and b.pci_device_ids and not set(a.pci_device_ids) & set(b.pci_device_ids)):
+        return a_all[sorted(shared)[0]]
+    return None
+
+
 def _check_cross_layer(by_name: dict[str, Sheet]) -> None:
-    seen: dict[str, Sheet] = {}
-    for sheet in by_name.values():
-        for nm in sheet.all_names():
-            key = " ".join(nm.split()).lower()
-            other = seen.get(key)
-            if other is not None and other is not sheet:
+    sheets = list(by_name.values())
+    for i, sheet in enumerate(sheets):
+        for other in sheets[i + 1 :]:
+            nm = _name_clash(sheet, other)
+            if nm:
                 newer, older = (sheet, other) if sheet.origin != "bundled" else (other, sheet)
                 raise SpecError(
                     f"{newer.path}: name {nm!r} is already used by the sheet {older.name!r} ({older.path}); "
                     f"give your sheet the same `name` to override it, or another name"
                 )
-            seen[key] = sheet
 
 
 _CACHE: dict[tuple, SpecLibrary] = {}

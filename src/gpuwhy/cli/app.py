@@ -53,10 +53,23 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+def _click_kind(exc: BaseException) -> str | None:
+    """'exit', 'abort' or 'usage' for click's (or typer's vendored click's) exceptions, else None.
+
+    Matched by class name so it works whether typer uses click or its own copy.
+    """
+    names = {c.__name__ for c in type(exc).__mro__}
+    if "Exit" in names:
+        return "exit"
+    if "Abort" in names:
+        return "abort"
+    if "ClickException" in names:
+        return "usage"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (see errors.py for the codes)."""
-    import click
-
     from . import register  # noqa: F401  (attaches the commands to `app`)
 
     _state["debug"] = "--debug" in (argv if argv is not None else sys.argv[1:])
@@ -69,21 +82,21 @@ def main(argv: list[str] | None = None) -> int:
 
             traceback.print_exc()
         return _fail(str(exc), exc.exit_code)
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code or 0)
-    except click.exceptions.Abort:
-        return _fail("aborted", 130)
-    except click.ClickException as exc:
-        hint = ""
-        ctx = getattr(exc, "ctx", None)
-        if ctx is not None:
-            hint = f" (see `{ctx.command_path} --help`)"
-        return _fail(exc.format_message().replace("\n", " ") + hint, exc.exit_code if exc.exit_code else EXIT_USAGE)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # a bug: one line, traceback only with --debug
+    except Exception as exc:
+        kind = _click_kind(exc)
+        if kind == "exit":
+            return int(getattr(exc, "exit_code", 0) or 0)
+        if kind == "abort":
+            return _fail("aborted", 130)
+        if kind == "usage":
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            return _fail(exc.format_message().replace("\n", " ") + hint, EXIT_USAGE)
+        # A bug: one line, the traceback only with --debug.
         if _state["debug"]:
             import traceback
 

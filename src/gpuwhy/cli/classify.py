@@ -25,7 +25,7 @@ def classify_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Arithmetic intensity vs the ridge point: compute-, memory- or overhead-bound, with remedies."""
-    from ..classify import example_workload, run_classify
+    from ..diagnose import example_workload, run_classify
     from ..errors import UsageError
     from ..model.roofline import Workload
     from ..units import parse_count, parse_quantity, parse_time

@@ -31,7 +31,7 @@ def run_main_job(json_out: bool = False) -> int:
 
     Returns the exit code.
     """
-    from ..classify import example_workload, run_classify
+    from ..diagnose import example_workload, run_classify
     from ..device.probe import local_sheet
     from ..render.console import note
 

@@ -1,0 +1,67 @@
+import math
+
+import pytest
+
+from gpuwhy.errors import UsageError
+from gpuwhy.units import fmt_bytes, fmt_si, fmt_time, parse_count, parse_quantity, parse_time
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("2.5e12", 2.5e12),
+        ("2.5T", 2.5e12),
+        ("12GB", 12e9),
+        ("12GiB", 12 * 2**30),
+        ("1.5M", 1.5e6),
+        ("3 TFLOP", 3e12),
+        ("4KiB", 4096),
+        ("100", 100.0),
+        ("1e9B", 1e9),
+        ("7k", 7000.0),
+    ],
+)
+def test_parse_quantity_suffixes(text, value):
+    assert parse_quantity(text) == pytest.approx(value, rel=1e-15)
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "-2.5T", "nan", "NaN", "inf", "abc", "12Q", "1.5Mx", "", "1..2", "GB"])
+def test_parse_quantity_rejects(text):
+    with pytest.raises(UsageError) as exc:
+        parse_quantity(text, "--flops")
+    msg = str(exc.value)
+    assert "--flops" in msg and "\n" not in msg
+
+
+def test_parse_quantity_zero_allowed_when_asked():
+    assert parse_quantity("0", allow_zero=True) == 0.0
+
+
+@pytest.mark.parametrize("text, seconds", [("850us", 850e-6), ("1.2ms", 1.2e-3), ("0.3s", 0.3), ("5e-4", 5e-4), ("40ns", 40e-9), ("2 ms", 2e-3)])
+def test_parse_time(text, seconds):
+    assert parse_time(text) == pytest.approx(seconds, rel=1e-12)
+
+
+@pytest.mark.parametrize("text", ["0ms", "-1us", "3h", "fast", "nan"])
+def test_parse_time_rejects(text):
+    with pytest.raises(UsageError):
+        parse_time(text)
+
+
+def test_parse_count():
+    assert parse_count("64") == 64
+    assert parse_count("1k") == 1000
+    with pytest.raises(UsageError):
+        parse_count("1.5")
+    with pytest.raises(UsageError):
+        parse_count("0")
+
+
+def test_formatting():
+    assert fmt_si(4.8e12, "B/s") == "4.8 TB/s"
+    assert fmt_si(None) == "n/a"
+    assert fmt_time(8.9e-3) == "8.9 ms"
+    assert fmt_time(850e-6) == "850 us"
+    assert fmt_time(None) == "n/a"
+    assert fmt_bytes(62914560) == "60 MiB"
+    assert not math.isnan(parse_quantity(1))
