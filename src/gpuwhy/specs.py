@@ -256,11 +256,13 @@ def validate_sheet(data: Any, path: str, origin: str = "bundled") -> Sheet:
             raise SpecError(f"{where}: field 'sources' has key {key!r}, which names no field of the sheet")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise SpecError(f"{where}: field 'sources.{key}' must be an http(s) URL, got {url!r}")
-    names = [data["name"], *(data.get("aliases") or []), *data["nvml_names"]]
-    lowered = [n.strip().lower() for n in names]
-    if len(set(lowered)) != len(lowered):
-        dup = next(n for n in lowered if lowered.count(n) > 1)
-        raise SpecError(f"{where}: name {dup!r} appears twice in name/aliases/nvml_names")
+    # An NVML name may equal the marketing name (old drivers report "GeForce RTX 3090"),
+    # but a name may not repeat within name+aliases, nor within nvml_names.
+    for group in ([data["name"], *(data.get("aliases") or [])], list(data["nvml_names"])):
+        lowered = [" ".join(n.split()).lower() for n in group]
+        if len(set(lowered)) != len(lowered):
+            dup = next(n for n in lowered if lowered.count(n) > 1)
+            raise SpecError(f"{where}: name {dup!r} appears twice in name/aliases or in nvml_names")
     return Sheet(
         name=data["name"].strip(),
         vendor=data["vendor"],

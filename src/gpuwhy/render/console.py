@@ -8,9 +8,14 @@ from functools import lru_cache
 @lru_cache(maxsize=None)
 def out():
     """The rich Console for results (stdout)."""
+    import os
+    import sys
+
     from rich.console import Console
 
-    return Console(highlight=False)
+    # Piped output keeps wide tables whole instead of rich's 80-column default.
+    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "160"))
+    return Console(highlight=False, width=width)
 
 
 @lru_cache(maxsize=None)

@@ -69,8 +69,12 @@ def render_classification(c) -> None:
 def render_sheet_list(sheets) -> None:
     """Print one row per sheet: name, architecture, bandwidth, fp32/bf16 peaks, origin."""
     t = Table(title="spec sheets (dense peaks)", title_justify="left")
-    for col in ("name", "arch", "cc", "DRAM GB/s", "fp32 TFLOP/s", "bf16 TFLOP/s", "ridge bf16", "origin"):
-        t.add_column(col, justify="right" if "/" in col or "ridge" in col else "left")
+    t.add_column("name", no_wrap=True)
+    t.add_column("arch", no_wrap=True)
+    t.add_column("cc", no_wrap=True)
+    for col in ("DRAM GB/s", "fp32 TFLOP/s", "bf16 TFLOP/s", "ridge bf16"):
+        t.add_column(col, justify="right")
+    t.add_column("origin", no_wrap=True)
     for s in sheets:
         bf16 = s.peak_tflops.get("bf16")
         t.add_row(

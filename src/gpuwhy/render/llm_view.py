@@ -1,0 +1,153 @@
+"""Rich rendering of `gpuwhy llm`: the decode step, its ceiling, the batch ridge, KV cache, prefill, the sweep."""
+
+from __future__ import annotations
+
+import math
+
+from rich.table import Table
+from rich.text import Text
+
+from ..units import fmt_si, fmt_time
+from .console import out
+
+_REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan"}
+
+
+def _kv_table(title: str | None = None) -> Table:
+    t = Table(title=title, show_header=False, title_justify="left", box=None, pad_edge=False)
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column()
+    return t
+
+
+def _count(x: float) -> str:
+    """A parameter count in words: 3 billion, 124 million."""
+    for factor, unit in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "thousand")):
+        if x >= factor * 0.9995:
+            return f"{x / factor:.3g} {unit}"
+    return f"{x:.0f}"
+
+
+def _rate(x: float) -> str:
+    if not math.isfinite(x):
+        return "n/a"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def _bytes(x: float | None) -> str:
+    return fmt_si(x, "B")
+
+
+def _regime(regime: str, ratio: float) -> Text:
+    t = Text(f"{regime}-bound", style=_REGIME_STYLE.get(regime, "bold"))
+    if math.isfinite(ratio):
+        t.append(f" ({ratio:.0f}x the other term)" if ratio >= 10 else f" ({ratio:.2g}x the other term)")
+    return t
+
+
+def render_llm(e) -> None:
+    """Print a :class:`~gpuwhy.model.llm.LlmEstimate`: the decode step and its
+    ceiling, the batch ridge and the largest batch that fits, the KV cache, the
+    prefill, the optional batch sweep, then notes, warnings and what the model
+    leaves out."""
+    con = out()
+    g, d = e.gpu, e.decode
+    who = e.model or f"{_count(e.params)} parameters"
+    title = f"LLM inference roofline: {who}, {e.weight_dtype} weights, on the {g.name}"
+    t = _kv_table(title)
+    mem = f", {fmt_si(g.memory_bytes, 'B')} memory" if g.memory_bytes else ""
+    t.add_row("GPU", f"{g.bandwidth / 1e9:g} GB/s DRAM, "
+              f"{g.peak_flops / 1e12:g} TFLOP/s {g.precision} dense peak{mem} ({g.source})")
+    if e.model:
+        t.add_row("model", f"{e.model}: {_count(e.params)} parameters ({e.params:,.0f})")
+    if e.shape is not None:
+        s = e.shape
+        t.add_row("shape", f"{s.layers} layers, {s.query_heads} query heads, {s.kv_heads} KV heads of {s.head_dim}")
+    t.add_row("weights", f"{_bytes(e.weight_bytes)} ({_count(e.params)} parameters x {e.bytes_per_weight:g} bytes per {e.weight_dtype} weight)")
+    con.print(t)
+
+    step = _kv_table(f"decode step: batch {d.batch}, context {d.context:,} tokens")
+    kv_part = f" + KV read {_bytes(d.kv_read_bytes)}" if e.shape is not None else ""
+    step.add_row("bytes", f"{_bytes(d.bytes)} (weights {_bytes(d.weight_bytes)}{kv_part})")
+    attn_part = f" + attention {fmt_si(d.attention_flops, 'FLOP')}" if e.shape is not None else ""
+    step.add_row("FLOPs", f"{fmt_si(d.flops, 'FLOP')} (2 x params x batch = {fmt_si(d.matmul_flops, 'FLOP')}{attn_part})")
+    step.add_row("t_memory", f"{fmt_time(d.t_memory_s)} (bytes / {g.bandwidth / 1e9:g} GB/s)")
+    step.add_row("t_compute", f"{fmt_time(d.t_compute_s)} (FLOPs / {g.peak_flops / 1e12:g} TFLOP/s)")
+    step.add_row("step time", Text(f"{fmt_time(d.step_time_s)}, ") + _regime(d.regime, d.bound_ratio))
+    step.add_row("tokens/s", f"{_rate(d.tokens_per_s_per_seq)} per sequence, {_rate(d.tokens_per_s_total)} in total")
+    con.print(step)
+    con.print(Text("ceiling: ", style="bold") + Text(e.ceiling))
+
+    b = _kv_table("batching")
+    b.add_row(
+        "batch ridge",
+        f"{e.batch_ridge:.3g} = peak x bytes per weight / (2 x bandwidth) = "
+        f"{g.peak_flops / 1e12:g}e12 x {e.bytes_per_weight:g} / (2 x {g.bandwidth / 1e9:g}e9); "
+        "below it a bigger batch barely moves the step time, above it decode is compute-bound",
+    )
+    if e.batch_ridge_with_kv is not None:
+        rk = "never at this context (the KV read grows as fast as the compute)" if not math.isfinite(e.batch_ridge_with_kv) else f"{e.batch_ridge_with_kv:.3g}"
+        b.add_row("ridge with KV", f"{rk} (counting each sequence's KV read and attention at context {d.context:,})")
+    if e.max_batch is not None:
+        b.add_row(
+            "largest batch",
+            f"{e.max_batch:,} sequences of {e.fit_seq_len:,} tokens: their KV cache fits in {_bytes(g.memory_bytes)} beside the weights",
+        )
+    con.print(b)
+
+    if e.kv is not None:
+        k = e.kv
+        kt = _kv_table(f"KV cache ({k.dtype})")
+        s = e.shape
+        kt.add_row(
+            "per token",
+            f"{_bytes(k.bytes_per_token)} ({k.bytes_per_token:,.0f} B = 2 x {s.layers} layers x {s.kv_heads} KV heads x {s.head_dim} x {k.bytes_per_element:g} B)",
+        )
+        if k.bytes_per_seq is not None:
+            kt.add_row("per sequence", f"{_bytes(k.bytes_per_seq)} at {k.seq_len:,} tokens")
+            kt.add_row("for the batch", f"{_bytes(k.bytes_total)} ({k.batch} sequences)")
+        con.print(kt)
+
+    if e.prefill is not None:
+        p = e.prefill
+        pt = _kv_table(f"prefill: {p.prompt_len:,}-token prompt, batch {p.batch}")
+        attn = f" + attention {fmt_si(p.attention_flops, 'FLOP')}" if e.shape is not None else ""
+        pt.add_row("FLOPs", f"{fmt_si(p.flops, 'FLOP')} (2 x params x tokens = {fmt_si(p.matmul_flops, 'FLOP')}{attn})")
+        pt.add_row("t_compute", fmt_time(p.t_compute_s))
+        pt.add_row("t_memory", f"{fmt_time(p.t_memory_s)} ({_bytes(p.bytes)})")
+        pt.add_row("time to first token", Text(f"{fmt_time(p.ttft_s)}, ") + Text(f"{p.regime}-bound", style=_REGIME_STYLE.get(p.regime, "bold")))
+        pt.add_row("prompt tokens/s", _rate(p.tokens_per_s))
+        con.print(pt)
+
+    if e.sweep:
+        sw = Table(title="batch sweep (decode step)", title_justify="left")
+        for col in ("batch", "step time", "t_memory", "t_compute", "regime", "tokens/s per seq", "tokens/s total"):
+            sw.add_column(col, justify="left" if col == "regime" else "right")
+        fits = any(r.fits_in_memory is not None for r in e.sweep)
+        if fits:
+            sw.add_column("KV cache", justify="right")
+            sw.add_column("fits", justify="left")
+        for r in e.sweep:
+            row = [
+                f"{r.batch:,}",
+                fmt_time(r.step_time_s),
+                fmt_time(r.t_memory_s),
+                fmt_time(r.t_compute_s),
+                Text(r.regime, style=_REGIME_STYLE.get(r.regime, "")),
+                _rate(r.tokens_per_s_per_seq),
+                _rate(r.tokens_per_s_total),
+            ]
+            if fits:
+                row += [_bytes(r.kv_cache_bytes), "n/a" if r.fits_in_memory is None else ("yes" if r.fits_in_memory else Text("no", style="red"))]
+            sw.add_row(*row)
+        con.print(sw)
+
+    for n in e.notes:
+        con.print(Text("note: ", style="bold") + Text(n))
+    for w in e.warnings:
+        con.print(Text("warning: ", style="bold yellow") + Text(w))
+    lo, hi = e.engine_efficiency
+    con.print(
+        Text("left out: ", style="bold")
+        + Text("; ".join(e.leaves_out) + f". These are ceilings: real engines reach about {lo * 100:.0f}-{hi * 100:.0f}% of them.")
+    )
