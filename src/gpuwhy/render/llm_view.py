@@ -57,7 +57,7 @@ def render_llm(e) -> None:
     t = _kv_table(title)
     mem = f", {fmt_si(g.memory_bytes, 'B')} memory" if g.memory_bytes else ""
     t.add_row("GPU", f"{g.bandwidth / 1e9:g} GB/s DRAM, "
-              f"{g.peak_flops / 1e12:g} TFLOP/s {g.precision} dense peak{mem} ({g.source})")
+              f"{g.peak_flops / 1e12:g} TFLOP/s {g.precision} dense peak{mem}; {g.source}")
     if e.model:
         t.add_row("model", f"{e.model}: {_count(e.params)} parameters ({e.params:,.0f})")
     if e.shape is not None:
@@ -66,7 +66,8 @@ def render_llm(e) -> None:
     t.add_row("weights", f"{_bytes(e.weight_bytes)} ({_count(e.params)} parameters x {e.bytes_per_weight:g} bytes per {e.weight_dtype} weight)")
     con.print(t)
 
-    step = _kv_table(f"decode step: batch {d.batch}, context {d.context:,} tokens")
+    ctx = f", context {d.context:,} tokens" if e.shape is not None else ""
+    step = _kv_table(f"decode step: batch {d.batch}{ctx}")
     kv_part = f" + KV read {_bytes(d.kv_read_bytes)}" if e.shape is not None else ""
     step.add_row("bytes", f"{_bytes(d.bytes)} (weights {_bytes(d.weight_bytes)}{kv_part})")
     attn_part = f" + attention {fmt_si(d.attention_flops, 'FLOP')}" if e.shape is not None else ""
@@ -86,9 +87,14 @@ def render_llm(e) -> None:
         "below it a bigger batch barely moves the step time, above it decode is compute-bound",
     )
     if e.batch_ridge_with_kv is not None:
-        rk = "never at this context (the KV read grows as fast as the compute)" if not math.isfinite(e.batch_ridge_with_kv) else f"{e.batch_ridge_with_kv:.3g}"
-        b.add_row("ridge with KV", f"{rk} (counting each sequence's KV read and attention at context {d.context:,})")
-    if e.max_batch is not None:
+        if math.isfinite(e.batch_ridge_with_kv):
+            rk = f"{e.batch_ridge_with_kv:.3g}, counting each sequence's KV read and attention at context {d.context:,}"
+        else:
+            rk = f"never at context {d.context:,}: each sequence's KV read costs more time than its FLOPs, so decode stays memory-bound"
+        b.add_row("ridge with KV", rk)
+    if e.max_batch == 0:
+        b.add_row("largest batch", f"none: the weights alone exceed the {_bytes(g.memory_bytes)} of memory")
+    elif e.max_batch is not None:
         b.add_row(
             "largest batch",
             f"{e.max_batch:,} sequences of {e.fit_seq_len:,} tokens: their KV cache fits in {_bytes(g.memory_bytes)} beside the weights",
@@ -105,7 +111,7 @@ def render_llm(e) -> None:
         )
         if k.bytes_per_seq is not None:
             kt.add_row("per sequence", f"{_bytes(k.bytes_per_seq)} at {k.seq_len:,} tokens")
-            kt.add_row("for the batch", f"{_bytes(k.bytes_total)} ({k.batch} sequences)")
+            kt.add_row("for the batch", f"{_bytes(k.bytes_total)} ({k.batch} sequence{'' if k.batch == 1 else 's'})")
         con.print(kt)
 
     if e.prefill is not None:
@@ -121,7 +127,8 @@ def render_llm(e) -> None:
 
     if e.sweep:
         sw = Table(title="batch sweep (decode step)", title_justify="left")
-        for col in ("batch", "step time", "t_memory", "t_compute", "regime", "tokens/s per seq", "tokens/s total"):
+        first = e.sweep[0].step_time_s
+        for col in ("batch", "step time", "vs smallest", "t_memory", "t_compute", "regime", "tokens/s per seq", "tokens/s total"):
             sw.add_column(col, justify="left" if col == "regime" else "right")
         fits = any(r.fits_in_memory is not None for r in e.sweep)
         if fits:
@@ -131,6 +138,7 @@ def render_llm(e) -> None:
             row = [
                 f"{r.batch:,}",
                 fmt_time(r.step_time_s),
+                f"{r.step_time_s / first:.2f}x",
                 fmt_time(r.t_memory_s),
                 fmt_time(r.t_compute_s),
                 Text(r.regime, style=_REGIME_STYLE.get(r.regime, "")),
