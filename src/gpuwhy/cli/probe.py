@@ -1,15 +1,30 @@
-"""`gpuwhy probe`: not yet built (see the project's issues)."""
+"""`gpuwhy probe`: what each visible GPU is, from NVML and the CUDA driver."""
 
 from __future__ import annotations
 
-import typer
-
 from .app import app
+from .common import DeviceOpt, JsonOpt, SpecsOpt
 
 
-@app.command("probe", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def probe_cmd(ctx: typer.Context) -> None:
-    """Not yet available in this version."""
-    from ..errors import UsageError
+@app.command("probe")
+def probe_cmd(
+    device: DeviceOpt = None,
+    specs: SpecsOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Identity, shape, derived peaks vs the spec sheet, health and software of every visible GPU.
 
-    raise UsageError("`gpuwhy probe` is not built yet in this version; see README.md for what works today")
+    Exit code 3 with one line when there is no driver, no NVML, no GPU, or
+    CUDA_VISIBLE_DEVICES hides every GPU.
+    """
+    from ..device.probe import probe_devices
+
+    report = probe_devices(device=device, spec_dirs=specs or ())
+    if json_out:
+        from ..render.jsonout import emit
+
+        emit("probe", report)
+        return
+    from ..render.probe_view import render_probe
+
+    render_probe(report)

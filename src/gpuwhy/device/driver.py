@@ -1,0 +1,230 @@
+"""CUDA driver queries through ``cuda.bindings.driver``, and the NVRTC version.
+
+The driver is the authority on what CUDA sees: it applies ``CUDA_VISIBLE_DEVICES``
+and numbers the devices the way every CUDA program will. gpuwhy uses it for
+device attributes NVML lacks (threads and shared memory per SM, L2), as the
+fallback where NVML fails, and to map CUDA ordinals to NVML devices by UUID.
+
+Like :mod:`gpuwhy.device.nvml`, every query returns a value or an
+:class:`~gpuwhy.device.nvml.NA`; nothing raises. ``cuda.bindings`` is imported
+inside functions (via ``importlib``, so tests can replace
+``sys.modules["cuda.bindings.driver"]``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from .derive import format_uuid_hex
+from .nvml import NA, is_na, positive, text
+
+#: Attributes read per device: our name -> (CUdevice_attribute member, unit divisor).
+#: Clock attributes are in kHz; we keep MHz.
+ATTRIBUTES: dict[str, tuple[str, float]] = {
+    "cc_major": ("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR", 1),
+    "cc_minor": ("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR", 1),
+    "sm_count": ("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT", 1),
+    "max_threads_per_sm": ("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR", 1),
+    "shared_mem_per_sm_bytes": ("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR", 1),
+    "l2_bytes": ("CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE", 1),
+    "bus_width_bits": ("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH", 1),
+    "memory_clock_mhz": ("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE", 1000.0),
+    "clock_mhz": ("CU_DEVICE_ATTRIBUTE_CLOCK_RATE", 1000.0),
+    "integrated": ("CU_DEVICE_ATTRIBUTE_INTEGRATED", 1),
+    "pci_device_id_raw": ("CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID", 1),
+}
+
+
+@dataclass(frozen=True)
+class DriverDevice:
+    """What the CUDA driver says about one CUDA device (ordinal after ``CUDA_VISIBLE_DEVICES``).
+
+    ``uuid_hex`` has NVML's dashed layout without the ``GPU-``/``MIG-`` prefix.
+    Clocks in MHz, sizes in bytes. ``integrated`` is True for iGPUs/Tegra.
+    """
+
+    ordinal: int
+    name: str | NA
+    uuid_hex: str | NA
+    pci_bus_id: str | NA
+    pci_device_id: str | NA
+    total_memory_bytes: int | NA
+    compute_capability: str | NA
+    sm_count: int | NA
+    max_threads_per_sm: int | NA
+    shared_mem_per_sm_bytes: int | NA
+    l2_bytes: int | NA
+    bus_width_bits: int | NA
+    memory_clock_mhz: float | NA
+    clock_mhz: float | NA
+    integrated: bool | NA
+
+
+def _err_name(err: Any) -> str:
+    return getattr(err, "name", None) or str(err)
+
+
+def _ok(err: Any) -> bool:
+    try:
+        return int(err) == 0
+    except (TypeError, ValueError):
+        return False
+
+
+class CudaDriver:
+    """An initialised CUDA driver (``cuInit`` succeeded). Build with :func:`open_driver`."""
+
+    def __init__(self, module: Any):
+        self.mod = module
+
+    def call(self, fn: str, *args: Any) -> Any:
+        """``driver.<fn>(*args)`` -> its value(s) after the CUresult, or an NA."""
+        f = getattr(self.mod, fn, None)
+        if f is None:
+            return NA(f"this cuda-bindings has no {fn}", "missing_function")
+        try:
+            res = f(*args)
+        except Exception as exc:
+            return NA(f"{type(exc).__name__}: {exc} ({fn})", "error")
+        if not isinstance(res, tuple) or not res:
+            return NA(f"{fn} returned {res!r}", "error")
+        if not _ok(res[0]):
+            return NA(f"{_err_name(res[0])} ({fn})", "not_supported" if "NOT_SUPPORTED" in _err_name(res[0]) else "error")
+        if len(res) == 1:
+            return None
+        return res[1] if len(res) == 2 else res[1:]
+
+    def version(self) -> int | NA:
+        """``cuDriverGetVersion``: 13000 for CUDA 13.0."""
+        return positive(self.call("cuDriverGetVersion"), "CUDA driver version")
+
+    def count(self) -> int | NA:
+        """Number of CUDA devices visible to this process."""
+        v = self.call("cuDeviceGetCount")
+        return v if is_na(v) or (isinstance(v, int) and v >= 0) else NA(f"cuDeviceGetCount returned {v!r}", "error")
+
+    def attribute(self, dev: Any, name: str) -> Any:
+        """One device attribute by its short name (see :data:`ATTRIBUTES`), scaled to gpuwhy's unit."""
+        member, div = ATTRIBUTES[name]
+        enum = getattr(self.mod, "CUdevice_attribute", None)
+        attr = getattr(enum, member, None) if enum is not None else None
+        if attr is None:
+            return NA(f"this cuda-bindings has no {member}", "missing_function")
+        v = self.call("cuDeviceGetAttribute", attr, dev)
+        if is_na(v):
+            return v
+        if not isinstance(v, int):
+            return NA(f"{member} returned {v!r}", "error")
+        return v / div if div != 1 else v
+
+    def device(self, ordinal: int) -> DriverDevice:
+        """Everything gpuwhy reads from the driver about CUDA device ``ordinal``."""
+        dev = self.call("cuDeviceGet", ordinal)
+        if is_na(dev):
+            na = dev
+            return DriverDevice(ordinal, *([na] * 14))
+        a = {k: self.attribute(dev, k) for k in ATTRIBUTES}
+        name = text(self.call("cuDeviceGetName", 256, dev), "name")
+        uuid = self._uuid(dev)
+        bus = text(self.call("cuDeviceGetPCIBusId", 64, dev), "PCI bus id")
+        mem = positive(self.call("cuDeviceTotalMem", dev), "total memory", "B")
+        if is_na(a["cc_major"]) or is_na(a["cc_minor"]):
+            cc: str | NA = a["cc_major"] if is_na(a["cc_major"]) else a["cc_minor"]
+        else:
+            cc = f"{a['cc_major']}.{a['cc_minor']}"
+        raw = a["pci_device_id_raw"]
+        if is_na(raw):
+            pci: str | NA = raw
+        else:
+            from .derive import pci_device_id_hex
+
+            pci = pci_device_id_hex(raw) or NA(f"PCI id {raw:#x} unreadable", "error")
+        integ = a["integrated"]
+        return DriverDevice(
+            ordinal=ordinal,
+            name=name,
+            uuid_hex=uuid,
+            pci_bus_id=bus,
+            pci_device_id=pci,
+            total_memory_bytes=mem,
+            compute_capability=cc,
+            sm_count=positive(a["sm_count"], "SM count"),
+            max_threads_per_sm=positive(a["max_threads_per_sm"], "max threads per SM"),
+            shared_mem_per_sm_bytes=positive(a["shared_mem_per_sm_bytes"], "shared memory per SM", "B"),
+            l2_bytes=positive(a["l2_bytes"], "L2 size", "B"),
+            bus_width_bits=positive(a["bus_width_bits"], "memory bus width", "bits"),
+            memory_clock_mhz=positive(a["memory_clock_mhz"], "memory clock", "MHz"),
+            clock_mhz=positive(a["clock_mhz"], "clock rate", "MHz"),
+            integrated=integ if is_na(integ) else bool(integ),
+        )
+
+    def _uuid(self, dev: Any) -> str | NA:
+        # cuDeviceGetUuid_v2 (CUDA 11.4-12.x) returns the MIG UUID for MIG devices;
+        # CUDA 13 folds that behaviour into cuDeviceGetUuid.
+        u = self.call("cuDeviceGetUuid_v2", dev) if hasattr(self.mod, "cuDeviceGetUuid_v2") else NA("", "missing_function")
+        if is_na(u):
+            u = self.call("cuDeviceGetUuid", dev)
+        if is_na(u):
+            return u
+        raw = getattr(u, "bytes", u)
+        try:
+            if isinstance(raw, str):
+                raw = raw.encode("latin-1")
+            b = bytes(raw)
+        except (TypeError, ValueError, UnicodeEncodeError):
+            return NA(f"UUID {raw!r} unreadable", "undecodable")
+        if len(b) != 16 or not any(b):
+            return NA("UUID not reported", "not_supported")
+        return format_uuid_hex(b)
+
+
+def open_driver() -> CudaDriver | NA:
+    """Import ``cuda.bindings.driver`` and call ``cuInit(0)``.
+
+    Returns a :class:`CudaDriver`, or an NA whose ``kind`` is ``not_installed``
+    (no cuda-bindings), ``library_not_found`` (no libcuda.so: no driver),
+    ``no_device`` (CUDA_ERROR_NO_DEVICE, which ``CUDA_VISIBLE_DEVICES`` can
+    cause), ``driver_not_loaded`` or ``error``.
+    """
+    try:
+        mod = importlib.import_module("cuda.bindings.driver")
+    except ImportError as exc:
+        return NA(f"cuda-bindings is not importable ({type(exc).__name__})", "not_installed")
+    except Exception:  # some cuda-bindings versions look for libcuda.so at import
+        return NA("CUDA driver library libcuda.so not found", "library_not_found")
+    if mod is None:
+        return NA("cuda-bindings is not importable", "not_installed")
+    init = getattr(mod, "cuInit", None)
+    if init is None:
+        return NA("this cuda-bindings has no cuInit", "not_installed")
+    try:
+        res = init(0)
+    except Exception as exc:
+        name = type(exc).__name__
+        if "NotFound" in name or isinstance(exc, OSError):
+            return NA("CUDA driver library libcuda.so not found", "library_not_found")
+        return NA(f"cuInit failed: {name}: {exc}", "error")
+    err = res[0] if isinstance(res, tuple) and res else res
+    if not _ok(err):
+        n = _err_name(err)
+        kind = {
+            "CUDA_ERROR_NO_DEVICE": "no_device",
+            "CUDA_ERROR_NOT_INITIALIZED": "driver_not_loaded",
+            "CUDA_ERROR_INSUFFICIENT_DRIVER": "error",
+        }.get(n, "error")
+        return NA(f"cuInit: {n}", kind)
+    return CudaDriver(mod)
+
+
+def nvrtc_version() -> tuple[int, int] | NA:
+    """``(major, minor)`` of the NVRTC gpuwhy compiles with (needs no driver)."""
+    try:
+        mod = importlib.import_module("cuda.bindings.nvrtc")
+        res = mod.nvrtcVersion()
+    except Exception as exc:
+        return NA(f"NVRTC not loadable ({type(exc).__name__})", "not_installed")
+    if not isinstance(res, tuple) or len(res) != 3 or not _ok(res[0]):
+        return NA(f"nvrtcVersion returned {res!r}", "error")
+    return int(res[1]), int(res[2])
