@@ -4,6 +4,8 @@ Public API (imports are lazy so ``import gpuwhy`` stays fast):
 
 - :func:`classify` -- a workload's FLOPs and bytes against a GPU's roofline.
 - :func:`load_spec` -- a GPU spec sheet by name.
+- :func:`measure` -- time a callable on the GPU and classify it.
+- :func:`probe` -- what the visible GPUs are.
 """
 
 from __future__ import annotations
@@ -62,4 +64,41 @@ def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_core
     return run_classify(wl, gpu, dtype, tensor_cores, lo, spec_dirs)
 
 
-__all__ = ["__version__", "classify", "load_spec"]
+def measure(fn, *args, flops=None, bytes=None, dtype=None, gpu=None, **kwargs):
+    """Time ``fn(*args, **kwargs)`` on the GPU (CUDA events, warm-up, median, L2 flushed) and classify it.
+
+    FLOPs are counted for PyTorch callables when not given; bytes default to
+    inputs + outputs (a lower bound, and the result says so). See
+    :func:`gpuwhy.measuring.measure` for every option.
+
+    Returns:
+        gpuwhy.measuring.MeasuredClassification (``.verdict``, ``.remedies``, ``.measurement``).
+
+    Raises:
+        gpuwhy.errors.NoDeviceError: no GPU; gpuwhy.errors.UsageError: missing counts, bad values.
+
+    Example:
+        >>> import torch, gpuwhy                                        # doctest: +SKIP
+        >>> a = torch.randn(2**28, device="cuda"); b = torch.randn_like(a)
+        >>> print(gpuwhy.measure(torch.add, a, b))
+    """
+    from .measuring import measure as _measure
+
+    return _measure(fn, *args, flops=flops, bytes=bytes, dtype=dtype, gpu=gpu, **kwargs)
+
+
+def probe(device=None, spec_dirs=(), full=True):
+    """Probe the visible GPUs (NVML + CUDA driver); see :func:`gpuwhy.device.probe.probe_devices`.
+
+    Returns:
+        gpuwhy.device.probe.ProbeReport (``.devices``, ``.software``; ``.to_dict()``).
+
+    Raises:
+        gpuwhy.errors.NoDeviceError: no driver or GPU (one line saying which).
+    """
+    from .device.probe import probe_devices
+
+    return probe_devices(device, spec_dirs, full=full)
+
+
+__all__ = ["__version__", "classify", "load_spec", "measure", "probe"]

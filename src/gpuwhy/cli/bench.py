@@ -1,15 +1,111 @@
-"""`gpuwhy bench`: not yet built (see the project's issues)."""
+"""`gpuwhy bench`: measured memory bandwidth and launch overhead on this GPU."""
 
 from __future__ import annotations
+
+from typing import List, Optional
 
 import typer
 
 from .app import app
+from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
 
 
-@app.command("bench", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def bench_cmd(ctx: typer.Context) -> None:
-    """Not yet available in this version."""
+@app.command("bench")
+def bench_cmd(
+    sweep: bool = typer.Option(False, "--sweep", help="Bandwidth sweep 1K..256M elements (x2 steps); under a minute."),
+    quick: bool = typer.Option(False, "--quick", help="A few sizes and the summary (the default); seconds."),
+    kernel: Optional[List[str]] = typer.Option(
+        None, "--kernel", "-k", metavar="K",
+        help="read|write|copy|vecadd (both variants), a case such as vecadd-naive or read-vec16, launch, or all. Repeatable.",
+    ),
+    dtype: str = typer.Option("fp32", "--dtype", help="Element type: fp32 or fp64."),
+    device: DeviceOpt = None,
+    gpu: GpuOpt = None,
+    specs: SpecsOpt = None,
+    csv: Optional[str] = typer.Option(None, "--csv", metavar="FILE", help="Write every bandwidth row to FILE (CSV)."),
+    compile_only: bool = typer.Option(False, "--compile-only", help="Compile every bundled kernel and report; needs no GPU with --arch."),
+    arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XX", help="Target for --compile-only: sm_80, sm_89, sm_90, sm_100, sm_120, ..."),
+    no_save: bool = typer.Option(False, "--no-save", help="Do not save a device profile in the cache folder."),
+    json_out: JsonOpt = False,
+) -> None:
+    """Measure DRAM bandwidth and launch overhead (kernels checked against numpy first)."""
     from ..errors import UsageError
 
-    raise UsageError("`gpuwhy bench` is not built yet in this version; see README.md for what works today")
+    if sweep and quick:
+        raise UsageError("--sweep and --quick exclude each other; pick one")
+    if arch is not None and not compile_only:
+        raise UsageError("--arch applies to --compile-only; a measurement always compiles for the GPU's own architecture")
+    if compile_only:
+        _compile_only(arch, json_out)
+        return
+    if dtype not in ("fp32", "fp64"):
+        raise UsageError(f"--dtype {dtype!r} is not one of: fp32, fp64")
+    from ..bench.memory import select_cases
+
+    select_cases(kernel)  # validate names before touching the GPU
+
+    from ..bench.runner import BenchOptions, run_bench
+    from ..render.console import err
+
+    opts = BenchOptions(
+        mode="sweep" if sweep else "quick", kernels=kernel, dtype=dtype, device=device, gpu=gpu,
+        spec_dirs=tuple(specs or ()), save_profile=not no_save,
+    )
+    con = err()
+    if con.is_terminal:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(
+            TextColumn("[bold]gpuwhy bench[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), console=con, transient=True,
+        ) as bar:
+            task = bar.add_task("starting", total=None)
+
+            def progress(total=None, advance=0, description=None):
+                bar.update(task, total=total if total is not None else bar.tasks[0].total, advance=advance,
+                           description=description if description is not None else bar.tasks[0].description)
+
+            result = run_bench(opts, progress)
+    else:
+        result = run_bench(opts)
+
+    if csv:
+        try:
+            result.to_dataframe().to_csv(csv, index=False)
+        except OSError as exc:
+            raise UsageError(f"--csv {csv!r} cannot be written ({exc.strerror or exc}); give a writable path") from None
+    if json_out:
+        from ..render.jsonout import emit
+
+        emit("bench", result)
+        return
+    from ..render.bench_view import render_bench
+
+    render_bench(result)
+
+
+def _compile_only(arch: str | None, json_out: bool) -> None:
+    from ..engine.compile import compile_all
+    from ..errors import CheckFailed, NoDeviceError, UsageError
+
+    if arch is None:
+        try:
+            from ..engine.context import open_device
+
+            with open_device(None) as ctx:
+                arch = ctx.info.arch
+        except NoDeviceError:
+            raise UsageError("--compile-only needs --arch sm_XX when there is no GPU (e.g. --arch sm_90)") from None
+    reports = compile_all(arch)
+    target = reports[0].arch if reports else arch
+    if json_out:
+        from ..render.jsonout import emit
+
+        emit("bench-compile", {"arch": target, "ok": all(r.ok for r in reports), "sources": [r.to_dict() for r in reports]})
+    else:
+        from ..render.bench_view import render_compile
+
+        render_compile(reports, target)
+    bad = [r for r in reports if not r.ok]
+    if bad:
+        raise CheckFailed(f"{len(bad)} bundled kernel source(s) failed to compile for {target}: {bad[0].source}: {bad[0].message}")

@@ -20,11 +20,21 @@ def classify_cmd(
     no_tensor_cores: bool = typer.Option(False, "--no-tensor-cores", help="Use CUDA-core peaks for tf32/fp16/bf16."),
     launch_overhead: Optional[str] = typer.Option(None, "--launch-overhead", metavar="T", help="Per-launch overhead, e.g. 4us (default 5 us)."),
     example: Optional[str] = typer.Option(None, "--example", metavar="NAME", help="A named example workload (vecadd, saxpy, gemm-bf16-8192, ...)."),
+    ncu: Optional[str] = typer.Option(None, "--ncu", metavar="REPORT.csv", help="Classify every kernel of an `ncu --csv` export instead (same as `gpuwhy ncu`)."),
+    top: str = typer.Option("10", "--top", metavar="N", help="With --ncu: kernels to list per GPU, by total time."),
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Arithmetic intensity vs the ridge point: compute-, memory- or overhead-bound, with remedies."""
+    if ncu is not None:
+        from ..errors import UsageError
+        from .diagnose_cmds import run_ncu
+
+        if flops is not None or bytes_ is not None or time is not None or example is not None:
+            raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example")
+        run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype)
+        return
     from ..diagnose import example_workload, run_classify
     from ..errors import UsageError
     from ..model.roofline import Workload

@@ -8,6 +8,7 @@ import typer
 
 from .app import app
 from .common import GpuOpt, JsonOpt, SpecsOpt
+from .compare import ActiveParamsOpt, AllreduceOpt, BytesPerParamOpt, NumGpusOpt, QuantGroupOpt, ScaleBitsOpt
 
 _DTYPE_HELP = "fp16|bf16|fp8|int8|int4|fp4|fp32"
 
@@ -41,6 +42,12 @@ def llm_cmd(
         None, "--kv-dtype", metavar="DTYPE", help=f"KV-cache dtype, {_DTYPE_HELP} (default: the weight dtype, fp16 for quantized weights)."
     ),
     sweep_batch: bool = typer.Option(False, "--sweep-batch", help="Add a table of decode steps at batch 1, 8, 32, ... 1024."),
+    active_params: ActiveParamsOpt = None,
+    num_gpus: NumGpusOpt = None,
+    bytes_per_param: BytesPerParamOpt = None,
+    quant_group: QuantGroupOpt = None,
+    scale_bits: ScaleBitsOpt = None,
+    allreduce_latency: AllreduceOpt = None,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -78,6 +85,9 @@ def llm_cmd(
     wd = None if weight_dtype is None else normalize_dtype(weight_dtype, "--weight-dtype")
     kvd = None if kv_dtype is None else normalize_dtype(kv_dtype, "--kv-dtype")
     n_params = None if params is None else parse_params(params, "--params")
+    from .compare import scaling_from_options  # mixture of experts, several GPUs, quantization scales (model/llm_scaling.py)
+
+    scaling = scaling_from_options(active_params, num_gpus, bytes_per_param, quant_group, scale_bits, allreduce_latency)
 
     notes: list[str] = []
     shape = None
@@ -121,6 +131,24 @@ def llm_cmd(
 
         sheet = probed_gpu_name(specs or ())
     g = gpu_from_sheet(sheet, wd)
+    if not scaling.is_default:
+        from ..model.llm_scaling import scaled_estimate
+
+        scaled = scaled_estimate(
+            n_params, wd, g, scaling, batch=n_batch, shape=shape, kv_dtype=kvd, context=n_ctx, prompt_len=n_prompt,
+            max_context=max_context, model=model_name, sweep=sweep_batch, notes=notes,
+        )
+        if json_out:
+            from ..render.jsonout import emit
+
+            emit("llm", scaled)
+            return
+        from ..render.compare_view import render_llm_scaling
+        from ..render.llm_view import render_llm
+
+        render_llm(scaled.estimate)
+        render_llm_scaling(scaled.scaling)
+        return
     result = estimate(
         n_params,
         wd,

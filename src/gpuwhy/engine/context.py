@@ -1,0 +1,423 @@
+"""One GPU, one stream, memory that is always freed, CUDA errors as gpuwhy errors.
+
+Usage (the whole engine API other benchmarks need)::
+
+    from gpuwhy.engine.context import open_device
+    from gpuwhy.engine.timing import time_gpu
+
+    with open_device("0") as ctx:                      # NoDeviceError (exit 3) without a GPU
+        k = ctx.kernel("compute.cu", "fma_fp32")       # NVRTC -> cubin for ctx.info.arch, cached
+        with ctx.alloc(1 << 20) as buf:                # freed on every path; OOM -> DeviceOutOfMemory
+            ctx.launch(k, grid, block, buf.ptr, np.int32(n))
+            m = time_gpu(ctx.stream, ctx.events, lambda i: ctx.launch(k, grid, block, buf.ptr, np.int32(n)))
+            out = ctx.download(buf, np.float32, n)     # syncs; CUDA errors -> MeasurementError (exit 4)
+
+Kernel arguments follow cuda.core's rules: a Python ``int`` is passed as a
+pointer (``intptr_t``); pass sizes and scalars as numpy scalars of the C type
+(``np.int32``, ``np.uint64``, ``np.float32``, ...).
+
+Memory comes from plain ``cuMemAlloc`` (never managed memory), so every buffer
+is 256-byte aligned and the 16-byte vector kernels can use it directly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
+
+
+class DeviceOutOfMemory(MeasurementError):
+    """An allocation did not fit in the GPU's free memory (callers skip the size with a note)."""
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What the engine read off the device (cuda.core / the driver API).
+
+    Attributes:
+        index: CUDA device ordinal.
+        name: as the driver reports it (``NVIDIA H200``).
+        uuid: ``GPU-xxxxxxxx-...`` (NVML's form).
+        arch: ``sm_90``: the cubin target for this device.
+        sm_count: multiprocessors.
+        l2_bytes: L2 cache size, bytes.
+        total_memory_bytes: device memory, bytes.
+        max_threads_per_sm: resident threads per multiprocessor.
+        driver_cuda_version: ``"13.0"``: the CUDA version the driver supports.
+        pci_device_id: ``"0x2335"`` or None.
+    """
+
+    index: int
+    name: str
+    uuid: str
+    arch: str
+    sm_count: int
+    l2_bytes: int
+    total_memory_bytes: int
+    max_threads_per_sm: int
+    driver_cuda_version: str
+    pci_device_id: str | None = None
+
+    def to_dict(self) -> dict:
+        """Plain data for ``--json``."""
+        return dict(self.__dict__)
+
+
+def _err_name(err) -> str:
+    try:
+        from cuda.bindings import driver
+
+        e, name = driver.cuGetErrorName(err)
+        return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:
+        return str(err)
+
+
+def check(result, what: str):
+    """Unpack a cuda.bindings driver call's ``(CUresult, *values)``; raise on failure.
+
+    Returns the single value, a tuple of values, or None.
+
+    Raises:
+        DeviceOutOfMemory: for CUDA_ERROR_OUT_OF_MEMORY.
+        MeasurementError: for any other error, naming ``what`` and the error.
+    """
+    from cuda.bindings import driver
+
+    err, *vals = result if isinstance(result, tuple) else (result,)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        name = _err_name(err)
+        if err == driver.CUresult.CUDA_ERROR_OUT_OF_MEMORY:
+            raise DeviceOutOfMemory(f"{what}: {name}")
+        raise MeasurementError(f"CUDA error {name} in {what}; the GPU or driver failed during the measurement")
+    if not vals:
+        return None
+    return vals[0] if len(vals) == 1 else tuple(vals)
+
+
+def as_gpuwhy_error(exc: BaseException, what: str = "a CUDA call") -> GpuwhyError | None:
+    """The gpuwhy error for an exception raised by cuda.core (its ``CUDAError`` and
+    friends), or None when ``exc`` is not a CUDA error."""
+    if isinstance(exc, GpuwhyError):
+        return exc
+    names = {c.__name__ for c in type(exc).__mro__}
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "CUDAError" in names or "CUDA_ERROR" in text or "cudaError" in text:
+        if "OUT_OF_MEMORY" in text:
+            return DeviceOutOfMemory(f"{what}: {text}")
+        return MeasurementError(f"CUDA error in {what}: {text}")
+    return None
+
+
+def init_driver() -> int:
+    """Initialise the CUDA driver and return the number of devices.
+
+    Raises:
+        NoDeviceError: no driver library, cuInit failure, or no device (one line).
+    """
+    try:
+        from cuda.bindings import driver
+    except Exception as exc:
+        raise NoDeviceError(f"cuda-bindings is not importable ({type(exc).__name__}); install gpuwhy's dependencies") from None
+    try:
+        (err,) = driver.cuInit(0)
+    except Exception:
+        raise NoDeviceError("no NVIDIA driver found (libcuda cannot be loaded); `gpuwhy bench` needs a GPU; "
+                            "`gpuwhy bench --compile-only --arch sm_XX` works without one") from None
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise NoDeviceError(f"the CUDA driver did not initialise ({_err_name(err)}); check `nvidia-smi`")
+    err, n = driver.cuDeviceGetCount()
+    if err != driver.CUresult.CUDA_SUCCESS or n < 1:
+        raise NoDeviceError("the CUDA driver sees no GPU (check CUDA_VISIBLE_DEVICES and `nvidia-smi`)")
+    return int(n)
+
+
+def _norm_uuid(u: str) -> str:
+    u = str(u).strip().lower()
+    return u[4:] if u.startswith("gpu-") else u
+
+
+def resolve_device(spec: str | int | None, count: int) -> int:
+    """CUDA ordinal for ``--device`` (an index, or a UUID with or without ``GPU-``).
+
+    Raises:
+        UsageError: an index out of range or an unknown UUID (lists what exists).
+    """
+    if spec is None or str(spec).strip() == "":
+        return 0
+    text = str(spec).strip()
+    if text.isdigit():
+        idx = int(text)
+        if idx >= count:
+            raise UsageError(f"--device {idx} does not exist; this machine has {count} GPU(s): 0..{count - 1}")
+        return idx
+    from cuda.core import Device
+
+    want = _norm_uuid(text)
+    uuids = []
+    for i in range(count):
+        u = _norm_uuid(Device(i).uuid)
+        uuids.append(u)
+        if u == want or u.startswith(want):
+            return i
+    raise UsageError(f"--device {text!r} matches no GPU; give an index 0..{count - 1} or one of the UUIDs: GPU-{', GPU-'.join(uuids)}")
+
+
+class DeviceBuffer:
+    """A ``cuMemAlloc`` allocation. Use as a context manager, or call :meth:`free`.
+
+    Attributes: ``ptr`` (int device address, pass it as a kernel argument), ``nbytes``.
+    """
+
+    def __init__(self, ctx: "GpuContext", ptr: int, nbytes: int):
+        self.ctx, self.ptr, self.nbytes = ctx, ptr, nbytes
+
+    def free(self) -> None:
+        """Free once; errors while freeing after a failed kernel are ignored."""
+        if self.ptr:
+            ptr, self.ptr = self.ptr, 0
+            self.ctx._live.discard(self)
+            try:
+                from cuda.bindings import driver
+
+                driver.cuMemFree(ptr)
+            except Exception:
+                pass
+
+    def __enter__(self) -> "DeviceBuffer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.free()
+
+    def __repr__(self) -> str:
+        return f"DeviceBuffer(0x{self.ptr:x}, {self.nbytes} B)"
+
+
+class GpuContext:
+    """A device made current, one non-blocking stream, an event pool, loaded modules.
+
+    Build with :func:`open_device`. Everything it allocated is released on exit,
+    on every path; a CUDA error raised inside the ``with`` block leaves it as
+    :class:`~gpuwhy.errors.MeasurementError` (or :class:`DeviceOutOfMemory`).
+    """
+
+    def __init__(self, index: int):
+        from cuda.bindings import driver
+        from cuda.core import Device
+
+        from .timing import EventPool
+
+        self._live: set[DeviceBuffer] = set()
+        self._modules: dict = {}
+        self._configs: dict = {}
+        self._spin_kernel = None
+        self.device = Device(index)
+        self.device.set_current()
+        self.stream = self.device.create_stream()
+        self.events = EventPool(self.device)
+        p = self.device.properties
+        cc = self.device.compute_capability
+        ver = check(driver.cuDriverGetVersion(), "cuDriverGetVersion")
+        uuid = str(self.device.uuid)
+        pci = None
+        try:
+            pci = f"0x{int(p.gpu_pci_device_id) >> 16:04x}" if p.gpu_pci_device_id else None
+        except Exception:
+            pci = None
+        self.info = DeviceInfo(
+            index=index,
+            name=str(self.device.name),
+            uuid=uuid if uuid.upper().startswith("GPU-") else f"GPU-{uuid}",
+            arch=f"sm_{cc[0]}{cc[1]}",
+            sm_count=int(p.multiprocessor_count),
+            l2_bytes=int(p.l2_cache_size),
+            total_memory_bytes=int(check(driver.cuMemGetInfo(), "cuMemGetInfo")[1]),
+            max_threads_per_sm=int(p.max_threads_per_multiprocessor),
+            driver_cuda_version=f"{ver // 1000}.{(ver % 1000) // 10}",
+            pci_device_id=pci,
+        )
+
+    # ---------------------------------------------------------------- memory
+    def mem_info(self) -> tuple[int, int]:
+        """(free, total) device memory in bytes."""
+        from cuda.bindings import driver
+
+        return check(driver.cuMemGetInfo(), "cuMemGetInfo")
+
+    def alloc(self, nbytes: int) -> DeviceBuffer:
+        """``cuMemAlloc`` ``nbytes`` (at least 1).
+
+        Raises:
+            DeviceOutOfMemory: it does not fit.
+        """
+        from cuda.bindings import driver
+
+        ptr = check(driver.cuMemAlloc(max(1, int(nbytes))), f"allocating {nbytes} bytes")
+        buf = DeviceBuffer(self, int(ptr), int(nbytes))
+        self._live.add(buf)
+        return buf
+
+    def upload(self, buf: DeviceBuffer, array) -> None:
+        """Copy a contiguous numpy array to the start of ``buf`` (waits for it)."""
+        from cuda.bindings import driver
+
+        import numpy as np
+
+        a = np.ascontiguousarray(array)
+        if a.nbytes > buf.nbytes:
+            raise ValueError(f"{a.nbytes} bytes do not fit in {buf!r}")
+        if a.nbytes:
+            check(driver.cuMemcpyHtoDAsync(buf.ptr, a.ctypes.data, a.nbytes, self.stream.handle), "copying to the GPU")
+        self.sync("copying to the GPU")
+
+    def download(self, buf: DeviceBuffer, dtype, count: int):
+        """``count`` elements of ``dtype`` from the start of ``buf`` as a numpy array (waits for the stream)."""
+        from cuda.bindings import driver
+
+        import numpy as np
+
+        out = np.empty(int(count), dtype=dtype)
+        if out.nbytes > buf.nbytes:
+            raise ValueError(f"{out.nbytes} bytes are more than {buf!r} holds")
+        if out.nbytes:
+            check(driver.cuMemcpyDtoHAsync(out.ctypes.data, buf.ptr, out.nbytes, self.stream.handle), "copying from the GPU")
+        self.sync("copying from the GPU")
+        return out
+
+    def memset(self, buf: DeviceBuffer, byte: int, nbytes: int | None = None) -> None:
+        """Set ``nbytes`` (default all) of ``buf`` to ``byte`` on the stream (0xFF poisons floats with NaN)."""
+        from cuda.bindings import driver
+
+        n = buf.nbytes if nbytes is None else int(nbytes)
+        check(driver.cuMemsetD8Async(buf.ptr, int(byte) & 0xFF, n, self.stream.handle), "cuMemsetD8Async")
+
+    # --------------------------------------------------------------- kernels
+    def module(self, file_name: str, defines: Mapping[str, object] | None = None):
+        """The bundled ``microbench/<file_name>`` compiled for this device and loaded (cached)."""
+        key = (file_name, tuple(sorted((defines or {}).items())))
+        if key not in self._modules:
+            from cuda.core import ObjectCode
+
+            from .compile import compile_file, nvrtc_version
+
+            mod = compile_file(file_name, self.info.arch, defines=defines)
+            try:
+                obj = ObjectCode.from_cubin(mod.cubin, name=file_name)
+            except Exception as exc:
+                major = nvrtc_version()[0]
+                hint = ""
+                if major > int(self.info.driver_cuda_version.split(".")[0]):
+                    hint = f"; NVRTC {major}.x is newer than the driver's CUDA {self.info.driver_cuda_version}: install nvidia-cuda-nvrtc {self.info.driver_cuda_version.split('.')[0]}.x or update the driver"
+                raise MeasurementError(f"the {mod.arch} cubin of {file_name} did not load ({exc}){hint}") from None
+            self._modules[key] = (obj, mod)
+        return self._modules[key][0]
+
+    def kernel(self, file_name: str, name: str, defines: Mapping[str, object] | None = None):
+        """A ``cuda.core.Kernel`` from a bundled source (compiled and loaded on first use).
+
+        Raises:
+            UsageError: unknown source; MeasurementError: unknown kernel name or a load failure.
+        """
+        obj = self.module(file_name, defines)
+        try:
+            return obj.get_kernel(name)
+        except Exception:
+            have = ", ".join(self._modules[(file_name, tuple(sorted((defines or {}).items())))][1].kernel_names)
+            raise MeasurementError(f"{file_name} has no kernel {name!r}; it has: {have}") from None
+
+    def config(self, grid, block, shmem: int = 0):
+        """A cached ``cuda.core.LaunchConfig``."""
+        key = (grid, block, shmem)
+        cfg = self._configs.get(key)
+        if cfg is None:
+            from cuda.core import LaunchConfig
+
+            cfg = self._configs[key] = LaunchConfig(grid=grid, block=block, shmem_size=shmem)
+        return cfg
+
+    def launch(self, kernel, grid, block, *args, shmem: int = 0) -> None:
+        """Enqueue ``kernel`` on the stream (``cuda.core.launch``)."""
+        from cuda.core import launch
+
+        launch(self.stream, self.config(grid, block, shmem), kernel, *args)
+
+    def spin(self, ns: int = 60_000) -> None:
+        """Keep the stream busy for about ``ns`` nanoseconds (``spin_kernel`` in launch.cu).
+
+        Pass ``ctx.spin`` as ``pad`` to :func:`~gpuwhy.engine.timing.time_gpu` so
+        short regions are timed on the GPU alone, not with the host's submission gap.
+        """
+        import numpy as np
+
+        k = self._spin_kernel
+        if k is None:
+            k = self._spin_kernel = self.kernel("launch.cu", "spin_kernel")
+        from cuda.core import launch
+
+        launch(self.stream, self.config(1, 1), k, np.uint64(ns))
+
+    def occupancy(self, kernel, block: int, shmem: int = 0) -> int:
+        """Resident blocks per multiprocessor for ``kernel`` at ``block`` threads (at least 1)."""
+        try:
+            return max(1, int(kernel.occupancy.max_active_blocks_per_multiprocessor(block, shmem)))
+        except Exception:
+            return max(1, self.info.max_threads_per_sm // block)
+
+    def sync(self, what: str = "waiting for the GPU") -> None:
+        """Wait for the stream; a kernel fault surfaces here as MeasurementError."""
+        try:
+            self.stream.sync()
+        except Exception as exc:
+            err = as_gpuwhy_error(exc, what)
+            if err is None:
+                raise
+            raise err from None
+
+    # -------------------------------------------------------------- lifetime
+    def close(self) -> None:
+        """Free every live buffer, the events and the stream (errors ignored)."""
+        for buf in list(self._live):
+            buf.free()
+        self.events.close()
+        with contextlib.suppress(Exception):
+            self.stream.close()
+        self._modules.clear()
+        self._spin_kernel = None
+
+    def __enter__(self) -> "GpuContext":
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        with contextlib.suppress(Exception):
+            self.stream.sync()
+        self.close()
+        if exc is not None and not isinstance(exc, GpuwhyError):
+            err = as_gpuwhy_error(exc)
+            if err is not None:
+                raise err from None
+        return False
+
+
+def open_device(spec: str | int | None = None) -> GpuContext:
+    """Open the GPU ``spec`` (index or UUID; default 0) for measurements.
+
+    Raises:
+        NoDeviceError: no driver or no GPU (exit 3, one line).
+        UsageError: an index or UUID that does not exist.
+        MeasurementError: the device failed to initialise.
+    """
+    count = init_driver()
+    index = resolve_device(spec, count)
+    try:
+        return GpuContext(index)
+    except GpuwhyError:
+        raise
+    except Exception as exc:
+        err = as_gpuwhy_error(exc, f"opening GPU {index}")
+        if err is None:
+            raise MeasurementError(f"opening GPU {index} failed: {type(exc).__name__}: {exc}") from None
+        raise err from None

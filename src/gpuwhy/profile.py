@@ -1,0 +1,176 @@
+"""Device profiles: what `gpuwhy bench` measured on one GPU, saved per GPU UUID.
+
+Each bench run writes one JSON file under the user cache folder::
+
+    $XDG_CACHE_HOME/gpuwhy/profiles/GPU-<uuid>/<UTC timestamp>.json   (default ~/.cache/gpuwhy)
+
+and keeps the newest :data:`KEEP` per GPU. ``gpuwhy classify --measured`` asks
+:func:`latest_profile` for the GPU's newest profile and uses its measured
+ceilings (DRAM bandwidth in B/s, launch overhead in s) instead of the sheet's.
+
+Fields (JSON, SI units in the names): ``schema``, ``uuid``, ``name``, ``arch``,
+``driver_version``, ``driver_cuda_version``, ``date`` (ISO 8601 UTC),
+``sm_clock_mhz``/``mem_clock_mhz`` (after the run) and their maxima,
+``dram_bandwidth_gbs`` (sustained, 1e9 B/s) with ``dram_kernel``,
+``spec_bandwidth_gbs`` and ``sheet``, ``launch_overhead_s`` (event-timed),
+``launch_submit_s``, ``launch_round_trip_s``, ``launch_graph_per_kernel_s``,
+``l2_bytes``, ``sm_count``, ``gpuwhy`` (version).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+SCHEMA = 1
+KEEP = 20
+
+
+def profiles_dir() -> Path:
+    """``$XDG_CACHE_HOME/gpuwhy/profiles`` (default ``~/.cache/gpuwhy/profiles``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gpuwhy" / "profiles"
+
+
+def normalize_uuid(uuid: str) -> str:
+    """``GPU-xxxxxxxx-...`` in lower case after the prefix (NVML's form), whatever the input."""
+    u = str(uuid).strip()
+    if u.lower().startswith("gpu-"):
+        u = u[4:]
+    return "GPU-" + u.lower()
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    """One bench run's measured ceilings for one GPU (see the module docstring)."""
+
+    uuid: str
+    name: str
+    date: str
+    arch: str = ""
+    driver_version: str | None = None
+    driver_cuda_version: str | None = None
+    sm_clock_mhz: int | None = None
+    mem_clock_mhz: int | None = None
+    max_sm_clock_mhz: int | None = None
+    max_mem_clock_mhz: int | None = None
+    dram_bandwidth_gbs: float | None = None
+    dram_kernel: str | None = None
+    spec_bandwidth_gbs: float | None = None
+    sheet: str | None = None
+    launch_overhead_s: float | None = None
+    launch_submit_s: float | None = None
+    launch_round_trip_s: float | None = None
+    launch_graph_per_kernel_s: float | None = None
+    l2_bytes: int | None = None
+    sm_count: int | None = None
+    gpuwhy: str = ""
+    schema: int = SCHEMA
+
+    @property
+    def dram_bandwidth(self) -> float | None:
+        """Measured DRAM bandwidth in B/s (None when the run had no DRAM row)."""
+        return None if self.dram_bandwidth_gbs is None else self.dram_bandwidth_gbs * 1e9
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DeviceProfile":
+        """Build from JSON data; unknown keys are ignored (newer gpuwhy), missing optional ones are None.
+
+        Raises:
+            ValueError: without ``uuid``, ``name`` or ``date``.
+        """
+        for key in ("uuid", "name", "date"):
+            if not d.get(key):
+                raise ValueError(f"profile lacks {key!r}")
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _stamp(date_iso: str) -> str:
+    return re.sub(r"[^0-9A-Za-z]", "", date_iso)[:20] or "undated"
+
+
+def save_profile(profile: DeviceProfile, folder: Path | None = None) -> Path:
+    """Write ``profile`` atomically; keep the newest :data:`KEEP` for its GPU. Returns the path.
+
+    Raises:
+        OSError: the cache folder is not writable (callers note it and go on).
+    """
+    d = (folder or profiles_dir()) / normalize_uuid(profile.uuid)
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{_stamp(profile.date)}.json"
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".json")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(profile.to_dict(), fh, indent=2, allow_nan=False)
+        fh.write("\n")
+    os.replace(tmp, path)
+    for old in sorted(d.glob("*.json"))[:-KEEP]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
+    return path
+
+
+def list_profiles(uuid: str, folder: Path | None = None) -> list[DeviceProfile]:
+    """Every readable profile of the GPU ``uuid``, oldest first (unreadable files skipped)."""
+    d = (folder or profiles_dir()) / normalize_uuid(uuid)
+    out = []
+    for p in sorted(d.glob("*.json")):
+        try:
+            out.append(DeviceProfile.from_dict(json.loads(p.read_text())))
+        except (OSError, ValueError, TypeError):
+            continue
+    out.sort(key=lambda pr: pr.date)
+    return out
+
+
+def latest_profile(uuid: str, folder: Path | None = None, need: str | None = None) -> DeviceProfile | None:
+    """The newest profile (by its ``date``) of the GPU ``uuid``, or None when it has none.
+
+    ``need`` names a field that must be set (``"dram_bandwidth_gbs"`` or
+    ``"launch_overhead_s"``): a run limited by ``--kernel`` may lack one.
+    """
+    profs = list_profiles(uuid, folder)
+    if need:
+        profs = [p for p in profs if getattr(p, need, None) is not None]
+    return profs[-1] if profs else None
+
+
+def profile_from_result(result) -> DeviceProfile:
+    """The profile of a :class:`~gpuwhy.bench.results.BenchResult`."""
+    from . import __version__
+
+    d = result.device
+    h = result.health_after or result.health_before
+    lo = result.launch
+    return DeviceProfile(
+        uuid=normalize_uuid(d.uuid),
+        name=d.name,
+        date=result.date,
+        arch=d.arch,
+        driver_version=getattr(result.health_before, "driver_version", None) if result.health_before else None,
+        driver_cuda_version=d.driver_cuda_version,
+        sm_clock_mhz=getattr(h, "sm_clock_mhz", None),
+        mem_clock_mhz=getattr(h, "mem_clock_mhz", None),
+        max_sm_clock_mhz=getattr(h, "max_sm_clock_mhz", None),
+        max_mem_clock_mhz=getattr(h, "max_mem_clock_mhz", None),
+        dram_bandwidth_gbs=result.sustained_gbs,
+        dram_kernel=f"{result.sustained.kernel} {result.sustained.dtype}" if result.sustained else None,
+        spec_bandwidth_gbs=result.sheet_bandwidth_gbs,
+        sheet=result.sheet_name,
+        launch_overhead_s=lo.event.median_s if lo else None,
+        launch_submit_s=lo.submit.median_s if lo else None,
+        launch_round_trip_s=lo.round_trip.median_s if lo else None,
+        launch_graph_per_kernel_s=lo.graph_per_kernel.median_s if lo else None,
+        l2_bytes=d.l2_bytes,
+        sm_count=d.sm_count,
+        gpuwhy=__version__,
+    )

@@ -1,0 +1,375 @@
+"""Rendering of `gpuwhy compare` (table, ranking sentence, overlaid text roofline, optional
+matplotlib file), of `gpuwhy occupancy`, and of the LLM scaling arithmetic."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from ..units import fmt_si, fmt_time
+
+#: Markers of the GPUs in the text roofline, in the order given; ``*`` marks cells two GPUs share.
+MARKERS = "123456789abcdefghijklmnopqrstuvwxyz"
+_REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan"}
+
+
+# ---------------------------------------------------------------------------
+# The text roofline (pure: returns lines)
+# ---------------------------------------------------------------------------
+
+
+def _decade_floor(x: float) -> float:
+    return 10.0 ** math.floor(math.log10(x))
+
+
+def _decade_ceil(x: float) -> float:
+    return 10.0 ** math.ceil(math.log10(x))
+
+
+def _tick(x: float) -> str:
+    return f"{x:g}" if 1e-3 <= x < 1e5 else f"1e{round(math.log10(x))}"
+
+
+def text_roofline(
+    series: Sequence[tuple[str, float, float]],
+    intensity: float | None = None,
+    width: int = 64,
+    height: int = 16,
+) -> list[str]:
+    """A log-log roofline of several GPUs as text lines.
+
+    Args:
+        series: ``(name, peak FLOP/s, bandwidth B/s)`` per GPU; the i-th is drawn
+            with ``MARKERS[i]`` (``*`` where two GPUs' roofs share a cell).
+        intensity: the workload's FLOP/byte, drawn as a column of ``|``.
+        width, height: the plot area in characters.
+
+    The x axis is FLOP/byte, the y axis FLOP/s, both in decades; each roof is
+    min(peak, bandwidth x I). The legend follows the plot.
+    """
+    series = [s for s in series if s[1] and s[2]]
+    if not series:
+        return []
+    ridges = [p / b for _, p, b in series]
+    xs = ridges + ([intensity] if intensity else [])
+    x_lo, x_hi = _decade_floor(min(xs) / 10), _decade_ceil(max(xs) * 10)
+    y_hi = _decade_ceil(max(p for _, p, _ in series) * 1.01)
+    y_lo = _decade_floor(min(b * x_lo for _, _, b in series))
+    lx0, lx1, ly0, ly1 = (math.log10(v) for v in (x_lo, x_hi, y_lo, y_hi))
+    grid = [[" "] * width for _ in range(height)]
+
+    def row_of(y: float) -> int:
+        r = int((math.log10(y) - ly0) / (ly1 - ly0) * height)
+        return height - 1 - min(max(r, 0), height - 1)
+
+    def col_of(x: float) -> int:
+        c = int((math.log10(x) - lx0) / (lx1 - lx0) * width)
+        return min(max(c, 0), width - 1)
+
+    if intensity:
+        c = col_of(intensity)
+        for r in range(height):
+            grid[r][c] = "|"
+    for i, (_, peak, bw) in enumerate(series):
+        mark = MARKERS[i] if i < len(MARKERS) else "+"
+        prev = None
+        for c in range(width):
+            x = 10 ** (lx0 + (c + 0.5) / width * (lx1 - lx0))
+            r = row_of(min(peak, bw * x))
+            # Fill the vertical gap between neighbouring columns so steep slopes stay connected.
+            rows = [r] if prev is None else range(min(prev, r), max(prev, r) + 1) if abs(prev - r) > 1 else [r]
+            for rr in rows:
+                cell = grid[rr][c]
+                grid[rr][c] = mark if cell in (" ", "|", mark) else "*"
+            prev = r
+    # Y labels at each decade.
+    labels = {}
+    for k in range(round(ly0), round(ly1) + 1):
+        labels[row_of(10.0**k * 1.0001) if k < round(ly1) else 0] = fmt_si(10.0**k, "FLOP/s", digits=3).replace(".00", "")
+    lw = max(len(v) for v in labels.values())
+    lines = []
+    for r in range(height):
+        lines.append(f"{labels.get(r, ''):>{lw}} |" + "".join(grid[r]))
+    lines.append(" " * lw + " +" + "-" * width)
+    # X labels at each decade.
+    axis = [" "] * (width + 12)
+    for k in range(round(lx0), round(lx1) + 1):
+        c = col_of(10.0**k * 1.0001) if k < round(lx1) else width - 1
+        t = _tick(10.0**k)
+        start = min(max(c - len(t) // 2, 0), width + 12 - len(t))
+        if all(ch == " " for ch in axis[max(start - 1, 0) : start + len(t) + 1]):
+            axis[start : start + len(t)] = t
+    lines.append(" " * (lw + 2) + "".join(axis).rstrip() + "   FLOP/byte")
+    if intensity:
+        lines.append(" " * (lw + 2) + " " * col_of(intensity) + f"^ workload at {intensity:.3g} FLOP/byte")
+    for i, (name, peak, bw) in enumerate(series):
+        mark = MARKERS[i] if i < len(MARKERS) else "+"
+        lines.append(f"  {mark}  {name}: {bw / 1e9:g} GB/s, {fmt_si(peak, 'FLOP/s')}, ridge {peak / bw:.3g} FLOP/byte")
+    if any("*" in "".join(g) for g in grid):
+        lines.append("  *  two or more GPUs share the cell")
+    return lines
+
+
+# ---------------------------------------------------------------------------
+# compare
+# ---------------------------------------------------------------------------
+
+
+_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+
+
+def column_scale(values, unit: str) -> tuple[float, str]:
+    """``(divisor, header unit)`` so a column's largest value reads between 1 and 1000,
+    e.g. FLOP/s values up to 2.5e15 -> ``(1e15, "PFLOP/s")``; counts in tokens stay plain."""
+    vals = [abs(v) for v in values if v is not None]
+    if vals and unit == "tok/J" and max(vals) < 1:
+        return 1e-3, "tok/kJ"
+    if not vals or unit.startswith("tok"):
+        return 1.0, unit
+    top = max(vals)
+    for f, p in _PREFIXES:
+        if top >= f * 0.9995:
+            return f, p + unit
+    return 1.0, unit
+
+
+def _num(x: float | None, scale: float = 1.0) -> str:
+    if x is None:
+        return "n/a"
+    v = x / scale
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+def roofline_series(c) -> list[tuple[str, float, float]]:
+    """``(name, peak FLOP/s, bandwidth B/s)`` of each row of a :class:`~gpuwhy.model.compare.Comparison` with figures."""
+    return [(r.gpu, r.peak_flops, r.bandwidth) for r in c.rows if r.peak_flops]
+
+
+def render_compare(c, plot: bool = True) -> None:
+    """Print a :class:`~gpuwhy.model.compare.Comparison`: one row per GPU, the
+    sentence that says what decides the ranking, notes, and (``plot``) the
+    overlaid text roofline."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from .console import out
+
+    con = out()
+    unit = c.throughput_unit
+    llm = c.kind == "llm"
+    precs = sorted({r.precision for r in c.rows if r.precision})
+    t = Table(title=f"compare: {c.workload}" + f"; dense {'/'.join(precs)} peaks", title_justify="left")
+    thr_f, thr_u = column_scale([r.throughput for r in c.rows], "tokens/s" if llm else "FLOP/s")
+    usd_f, usd_u = column_scale([r.per_dollar for r in c.rows], "tok/$" if llm else "FLOP/$")
+    w_f, w_u = column_scale([r.per_watt for r in c.rows], "tok/J" if llm else "FLOP/J")
+    t.add_column("#", justify="right")
+    t.add_column("GPU", no_wrap=True)
+    t.add_column("GB/s", justify="right")
+    t.add_column("TFLOP/s", justify="right")
+    t.add_column("ridge", justify="right")
+    t.add_column("bound", no_wrap=True)
+    t.add_column(thr_u if llm else f"attainable {thr_u}", justify="right")
+    has_time = any(r.time_s is not None for r in c.rows)
+    if has_time:
+        t.add_column("step time" if llm else "time", justify="right")
+    t.add_column("speed-up", justify="right")
+    costs = any(r.usd_per_hour is not None for r in c.rows)
+    watts = any(r.board_power_w is not None and r.per_watt is not None for r in c.rows)
+    if costs:
+        t.add_column("$/h", justify="right")
+        t.add_column(f"per $ {usd_u}", justify="right")
+    if watts:
+        t.add_column("W", justify="right")
+        t.add_column(f"per W {w_u}", justify="right")
+    if llm:
+        t.add_column("fits")
+    for r in c.rows:
+        if r.missing:
+            row = ["", r.gpu, f"{r.bandwidth / 1e9:g}", Text("n/a", style="yellow"), "", "", "n/a"]
+            row += ["n/a"] if has_time else []
+            row += ["n/a"]
+            row += ["n/a" if r.usd_per_hour is None else f"{r.usd_per_hour:g}", "n/a"] if costs else []
+            row += [f"{r.board_power_w:g}" if r.board_power_w else "n/a", "n/a"] if watts else []
+            row += ["n/a"] if llm else []
+            t.add_row(*row)
+            continue
+        bw = f"{r.bandwidth / 1e9:g}" + ("*" if r.bandwidth_source != "spec sheet" else "")
+        row = [
+            str(r.rank),
+            r.gpu + (f" x{r.num_gpus}" if r.num_gpus > 1 else ""),
+            bw,
+            f"{r.peak_flops / 1e12:g}" + (f" {r.precision}" if len(precs) > 1 else ""),
+            f"{r.ridge_point:.3g}",
+            Text(r.regime or "", style=_REGIME_STYLE.get(r.regime or "", "")),
+            _num(r.throughput, thr_f),
+        ]
+        if has_time:
+            row.append(fmt_time(r.time_s) if r.time_s is not None else "n/a")
+        row.append("n/a" if r.speedup is None else f"{r.speedup:.2f}x")
+        if costs:
+            row += ["n/a" if r.usd_per_hour is None else f"{r.usd_per_hour:g}", _num(r.per_dollar, usd_f)]
+        if watts:
+            row += [f"{r.board_power_w:g}", _num(r.per_watt, w_f)]
+        if llm:
+            row.append("n/a" if r.fits is None else ("yes" if r.fits else Text("no", style="red")))
+        t.add_row(*row)
+    con.print(t)
+    con.print(Text(c.sentence))
+    for r in c.rows:
+        if r.missing:
+            con.print(Text(f"{r.gpu}: ", style="bold yellow") + Text(r.missing + "; no figures"))
+    if c.ranking:
+        groups: list[list[str]] = []
+        rank_of = {r.gpu: r.rank for r in c.rows}
+        for name in c.ranking:
+            if groups and rank_of[groups[-1][0]] == rank_of[name]:
+                groups[-1].append(name)
+            else:
+                groups.append([name])
+        con.print(Text("ranking: ", style="bold") + Text(" > ".join(" = ".join(g) for g in groups)))
+    if any(r.bandwidth_source != "spec sheet" for r in c.rows):
+        for r in c.rows:
+            if r.bandwidth_source != "spec sheet":
+                con.print(Text(f"* {r.gpu}: bandwidth {r.bandwidth_source}"))
+    for n in c.notes:
+        con.print(Text("note: ", style="bold") + Text(n))
+    for w in c.warnings:
+        con.print(Text("warning: ", style="bold yellow") + Text(w))
+    for r in c.rows:
+        for n in r.notes:
+            con.print(Text(f"{r.gpu}: ", style="bold") + Text(n))
+    if not llm:
+        con.print(Text("attainable = min(peak, bandwidth x intensity); launch overhead left out (gpuwhy classify counts it).", style="dim"))
+    else:
+        con.print(Text("tokens/s are decode ceilings (see gpuwhy llm); real engines reach about 60-85% of them.", style="dim"))
+    if plot:
+        lines = text_roofline(roofline_series(c), c.intensity)
+        if lines:
+            con.print(Text("roofline (log-log)", style="bold"))
+            for line in lines:
+                con.print(Text(line), soft_wrap=True)
+
+
+def save_roofline_plot(c, path: str) -> str:
+    """Draw the overlaid rooflines of a comparison to ``path`` (``.png`` or ``.svg``) with matplotlib.
+
+    Returns the path written.
+
+    Raises:
+        UsageError: matplotlib is not installed, or the file cannot be written.
+    """
+    from ..errors import UsageError
+
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("not yet: plots need the [plot] extra; see issue 5 (pip install 'gpuwhy[plot]' installs matplotlib)") from None
+    series = roofline_series(c)
+    ridges = [p / b for _, p, b in series]
+    xs = ridges + ([c.intensity] if c.intensity else [])
+    lo, hi = _decade_floor(min(xs) / 10), _decade_ceil(max(xs) * 10)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    n = 200
+    grid = [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+    for name, peak, bw in series:
+        ax.plot(grid, [min(peak, bw * x) for x in grid], label=f"{name} (ridge {peak / bw:.3g})")
+    if c.intensity:
+        ax.axvline(c.intensity, color="grey", linestyle="--", linewidth=1, label=f"workload {c.intensity:.3g} FLOP/byte")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("attainable FLOP/s")
+    ax.set_title(f"gpuwhy compare: {c.workload}")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    try:
+        fig.savefig(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path!r} ({exc.strerror or exc}); pick a writable path") from None
+    finally:
+        plt.close(fig)
+    return path
+
+
+# ---------------------------------------------------------------------------
+# LLM scaling
+# ---------------------------------------------------------------------------
+
+
+def render_llm_scaling(rep) -> None:
+    """Print a :class:`~gpuwhy.model.llm_scaling.ScalingReport`: the arithmetic of
+    mixture-of-experts, several GPUs and quantization scales, line by line."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from .console import out
+
+    t = Table(title="the arithmetic (active params, GPUs, scales)", show_header=False, title_justify="left", box=None, pad_edge=False)
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column()
+    for line in rep.lines:
+        head, sep, rest = line.partition(": ")
+        if sep and len(head) < 28:
+            t.add_row(head, Text(rest))
+        else:
+            t.add_row("", Text(line))
+    out().print(t)
+
+
+# ---------------------------------------------------------------------------
+# occupancy
+# ---------------------------------------------------------------------------
+
+
+def render_occupancy(o) -> None:
+    """Print an :class:`~gpuwhy.model.occupancy.Occupancy`: the result, each
+    resource's limit with its arithmetic (the binding ones marked), notes and suggestions."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from .console import out
+
+    con = out()
+    lim = o.limits
+    who = f"{o.gpu} ({lim.arch}, {lim.name})" if o.gpu else f"{lim.arch} ({lim.name})"
+    smem = f"{o.shared_mem_bytes} B shared memory" if o.shared_mem_bytes else "no shared memory"
+    title = f"occupancy on {who}: {o.block_size} threads, {o.registers} registers per thread, {smem} per block"
+    head = Table(title=title, show_header=False, title_justify="left", box=None, pad_edge=False)
+    head.add_column(style="bold", no_wrap=True)
+    head.add_column()
+    style = "bold green" if o.occupancy_pct >= 75 else ("bold yellow" if o.occupancy_pct >= 40 else "bold red")
+    head.add_row("occupancy", Text(f"{o.occupancy_pct:.1f}%", style=style) + Text(f" ({o.active_warps} of {lim.max_warps_per_sm} warps per SM)"))
+    head.add_row("active per SM", f"{o.active_blocks} block{'s' if o.active_blocks != 1 else ''}, {o.active_warps} warps, {o.active_threads} threads")
+    head.add_row("binding limit", Text(", ".join(o.binding) or "none", style="bold"))
+    head.add_row("per block", f"{o.warps_per_block} warps, {o.registers_per_block} registers ({o.registers_per_warp} per warp), "
+                 f"{o.shared_mem_per_block_allocated} B shared memory allocated")
+    if o.blocks_per_wave is not None:
+        head.add_row("one wave", f"{o.blocks_per_wave} blocks ({o.active_blocks} x {o.sm_count} SMs): a grid of fewer leaves SMs idle")
+    con.print(head)
+    t = Table(title="limits (blocks per SM)", title_justify="left")
+    t.add_column("resource", no_wrap=True)
+    t.add_column("blocks", justify="right")
+    t.add_column("arithmetic")
+    for x in o.by_resource:
+        mark = x.resource in o.binding
+        t.add_row(
+            Text(x.resource + (" *" if mark else ""), style="bold" if mark else ""),
+            "no limit" if x.blocks is None else str(x.blocks),
+            Text(x.detail),
+        )
+    con.print(t)
+    for w in o.warnings:
+        con.print(Text("warning: ", style="bold yellow") + Text(w))
+    if o.suggestions:
+        s = Table(title="to raise it", show_header=False, title_justify="left", box=None, pad_edge=False)
+        s.add_column(style="green")
+        for sg in o.suggestions:
+            s.add_row(Text("- " + sg.text))
+        con.print(s)
+    for n in o.notes:
+        con.print(Text("note: ", style="bold") + Text(n))
+    con.print(Text(f"limits: {lim.source} ({lim.origin}); rules: the CUDA Occupancy Calculator (cuda_occupancy.h)", style="dim"))

@@ -1,0 +1,130 @@
+"""gpuwhy.measuring without a GPU: the error paths and the byte/dtype logic (fake arrays).
+
+The GPU test at the end runs only where there is a GPU and PyTorch.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import gpuwhy
+from conftest import gpu_available
+from gpuwhy.errors import NoDeviceError, UsageError
+from gpuwhy.measuring import MeasuredClassification, bytes_lower_bound, infer_dtype, is_torch_tensor
+
+
+class FakeArray:
+    """Just enough of an array: nbytes, dtype and a data pointer."""
+
+    def __init__(self, nbytes: int, ptr: int, dtype: str = "float32"):
+        self.nbytes = nbytes
+        self._ptr = ptr
+        self.dtype = dtype
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+
+class FakeNumpyLike:
+    def __init__(self, nbytes: int, ptr: int):
+        self.nbytes = nbytes
+        self.__array_interface__ = {"data": (ptr, False), "shape": (nbytes,), "typestr": "|u1", "version": 3}
+        self.dtype = "uint8"
+
+
+def test_bytes_are_inputs_plus_outputs():
+    a, b, out = FakeArray(400, 1), FakeArray(400, 2), FakeArray(400, 3)
+    assert bytes_lower_bound((a, b), {}, out) == (1200.0, 2, 1)
+
+
+def test_an_output_that_is_an_input_counts_once():
+    a, b = FakeArray(400, 1), FakeArray(400, 2)
+    same_as_a = FakeArray(400, 1)  # an in-place op returns its input
+    assert bytes_lower_bound((a, b), {}, same_as_a) == (800.0, 2, 0)
+
+
+def test_nested_arguments_kwargs_and_non_arrays():
+    a, b, c = FakeArray(100, 1), FakeArray(200, 2), FakeNumpyLike(50, 3)
+    got = bytes_lower_bound(([a, {"x": b}], 3.0, "text"), {"out": c, "alpha": 2}, (None, [a]))
+    assert got == (350.0, 3, 0)
+
+
+def test_dtype_of_the_largest_array():
+    small, big = FakeArray(10, 1, "torch.float32"), FakeArray(1000, 2, "torch.bfloat16")
+    assert infer_dtype((small, big), {}) == "bf16"
+    assert infer_dtype((FakeArray(8, 3, "float64"),), {}) == "fp64"
+    assert infer_dtype((FakeArray(8, 3, "complex64"),), {}) is None
+    assert infer_dtype((1, 2), {}) is None
+
+
+def test_fakes_are_not_torch_tensors():
+    assert not is_torch_tensor(FakeArray(1, 1))
+
+
+def test_non_torch_callable_needs_flops():
+    with pytest.raises(UsageError, match="pass flops=N"):
+        gpuwhy.measure(lambda x: x, FakeArray(400, 1))
+
+
+def test_no_arrays_and_no_bytes():
+    with pytest.raises(UsageError, match="pass bytes=N"):
+        gpuwhy.measure(lambda: None, flops=1e9)
+
+
+def test_bad_numbers_and_non_callables():
+    with pytest.raises(UsageError):
+        gpuwhy.measure(lambda: None, flops="-5", bytes=1e9)
+    with pytest.raises(UsageError, match="needs a callable"):
+        gpuwhy.measure(42, flops=1, bytes=1)
+
+
+@pytest.mark.skipif(gpu_available()[0], reason="a GPU is present: the no-GPU error path does not apply")
+def test_no_gpu_is_no_device_error():
+    with pytest.raises(NoDeviceError, match="needs a GPU"):
+        gpuwhy.measure(lambda a: None, FakeArray(4, 1), flops=1e9)
+    # gpuwhy.measure stays the function after the gpuwhy.measuring submodule was imported.
+    with pytest.raises(NoDeviceError):
+        gpuwhy.measure(lambda: None, flops=1e9, bytes=1e9)
+
+
+def test_result_type_is_a_classification():
+    from gpuwhy.diagnose import Classification
+
+    assert issubclass(MeasuredClassification, Classification)
+
+
+def _torch_cuda():
+    try:
+        import torch
+    except Exception:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+@pytest.mark.gpu
+def test_measure_torch_add_on_the_gpu():
+    torch = _torch_cuda()
+    if torch is None:
+        pytest.skip("needs PyTorch with CUDA")
+    n = 1 << 24
+    a = torch.randn(n, device="cuda")
+    b = torch.randn_like(a)
+    r = gpuwhy.measure(torch.add, a, b)
+    assert r.verdict.workload.flops == n  # one add per element
+    assert r.verdict.workload.bytes == 12 * n  # a, b, out
+    assert r.bytes_is_lower_bound and "lower bound" in r.bytes_source
+    assert r.verdict.regime in ("memory", "overhead")
+    assert r.measurement.reps >= 10 and r.time_s > 0
+    assert r.timer == "torch.cuda.Event" and r.l2_flush_bytes > 0
+    assert "memory" in str(r) or "overhead" in str(r)
+
+
+@pytest.mark.gpu
+def test_measure_bf16_matmul_is_compute_bound():
+    torch = _torch_cuda()
+    if torch is None:
+        pytest.skip("needs PyTorch with CUDA")
+    x = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    r = gpuwhy.measure(torch.matmul, x, x)
+    assert r.dtype == "bf16" and r.verdict.workload.flops == 2 * 4096**3
+    assert r.verdict.regime == "compute"
