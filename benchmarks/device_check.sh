@@ -1,34 +1,41 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: GPU tests, probe, benchmarks and peer comparisons.
+# One call on the GPU machine: GPU tests, probe, benchmarks, peer comparisons, check, fixtures.
 # Usage (repo root, on the device): bash benchmarks/device_check.sh [steps...]
-#   steps: tests probe bench compute peers check cold (default: all)
-# Writes JSON and logs under $OUT (or ./out), prints a short table last.
+#   steps: tests probe bench peers check main cold diag compile (default: tests probe bench peers check main cold)
+# Every step's output goes to a log; all of it is packed into $OUT/device_check.tgz
+# (the device returns at most 8 files) and a short table is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-OUT="${OUT:-$PWD/out}"; mkdir -p "$OUT"
-steps="${*:-tests probe bench compute peers check cold}"
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 COLUMNS=200
+export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/gpuwhy-cache}"
+W=/tmp/gpuwhy-device-check; rm -rf "$W"; mkdir -p "$W"
+OUTDIR="${OUT:-$PWD/out}"; mkdir -p "$OUTDIR"
+steps="${*:-tests probe bench peers check main cold}"
 declare -A status
-run_step() {  # name, command...
-  local name=$1; shift
+run_step() {  # name, limit_s, command...
+  local name=$1 limit=$2; shift 2
   local t0=$SECONDS
   echo "=== $name: $*"
-  "$@" >"$OUT/$name.log" 2>&1
+  timeout "$limit" "$@" >"$W/$name.log" 2>&1
   local rc=$?
-  tail -n 40 "$OUT/$name.log"
+  tail -n 25 "$W/$name.log"
   status[$name]="rc=$rc $((SECONDS - t0))s"
 }
 for s in $steps; do
   case $s in
-    tests)   run_step tests python3 -m pytest -q -m gpu -p no:cacheprovider ;;
-    probe)   run_step probe bash -c 'python3 -m gpuwhy probe; python3 -m gpuwhy probe --json > "$OUT/probe.json"' ;;
-    bench)   run_step bench bash -c 'python3 -m gpuwhy bench --sweep --json > "$OUT/bench_sweep.json" && python3 -m gpuwhy bench --quick' ;;
-    compute) run_step compute bash -c 'python3 -m gpuwhy bench --compute --json > "$OUT/bench_compute.json"' ;;
-    peers)   run_step peers bash -c 'python3 benchmarks/bench_memory_peers.py; python3 benchmarks/bench_compute_peers.py' ;;
-    check)   run_step check bash -c 'python3 -m gpuwhy check --junit "$OUT/check.xml"; echo "exit $?"; python3 -m gpuwhy check --min-bandwidth 0.99 --junit "$OUT/check_fail.xml"; echo "exit $?"' ;;
-    cold)    run_step cold python3 benchmarks/cold_start.py ;;
+    tests)   run_step tests 240 env GPUWHY_OCCUPANCY_RECORD="$W/occupancy.json" python3 -m pytest -q -m gpu -p no:cacheprovider -ra ;;
+    probe)   run_step probe 60 bash -c "python3 -m gpuwhy probe && python3 -m gpuwhy probe --json > $W/probe.json" ;;
+    bench)   run_step bench 240 bash -c "python3 -m gpuwhy bench --sweep --csv $W/sweep.csv && python3 -m gpuwhy bench --sweep --json > $W/bench_sweep.json && python3 -m gpuwhy bench --quick --json > $W/bench_quick.json && /usr/bin/time -f 'quick wall %e s' python3 -m gpuwhy bench --quick && /usr/bin/time -f 'sweep wall %e s' python3 -m gpuwhy bench --sweep --no-save > /dev/null && python3 -m gpuwhy classify --example vecadd --measured && python3 -m gpuwhy classify --example gemm-bf16-8192 --measured" ;;
+    peers)   run_step peers 240 bash -c "OUT=$W python3 benchmarks/bench_memory_peers.py; python3 benchmarks/bench_compute_peers.py --json $W/compute_peers.json" ;;
+    check)   run_step check 120 bash -c "/usr/bin/time -f 'check wall %e s' python3 -m gpuwhy check --junit $W/check.xml; echo \"exit \$?\"; python3 -m gpuwhy check --min-bandwidth 0.99 --junit $W/check_fail.xml; echo \"exit \$?\"; python3 -m gpuwhy check --json > $W/check.json; echo \"exit \$?\"" ;;
+    main)    run_step main 120 bash -c "python3 -m gpuwhy; echo \"exit \$?\"; CUDA_VISIBLE_DEVICES=-1 python3 -m gpuwhy probe; echo \"exit \$?\"; python3 -m gpuwhy bench --compile-only" ;;
+    cold)    run_step cold 60 env OUT="$W" python3 benchmarks/cold_start.py ;;
+    diag)    run_step diag 420 python3 benchmarks/make_diag_fixtures.py "$W/real" ;;
+    compile) run_step compile 120 bash -c "for a in sm_80 sm_89 sm_90 sm_100 sm_120; do python3 -m gpuwhy bench --compile-only --arch \$a | tail -n 3; done" ;;
   esac
 done
+{ nvidia-smi; date -u +%FT%TZ; git log -1 --format='%H %s' 2>/dev/null; } > "$W/env.txt" 2>&1
+tar czf "$OUTDIR/device_check.tgz" -C "$W" . 2>/dev/null
 echo
 echo "=== summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null), $(date -u +%FT%TZ))"
 for s in $steps; do printf '%-8s %s\n' "$s" "${status[$s]:-skipped}"; done

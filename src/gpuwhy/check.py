@@ -263,7 +263,7 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
         elif value_missing:
             checks.append(CheckResult(name, SKIP, threshold=threshold, detail=r.get(name, "not reported on this GPU")))
         else:
-            checks.append(CheckResult(name, PASS if ok else FAIL, value, threshold, "" if ok else detail_fail))
+            checks.append(CheckResult(name, PASS if ok else FAIL, value, threshold, r.get(name, "") if ok else detail_fail))
 
     health("ecc_uncorrected", obs.ecc_uncorrected is None, (obs.ecc_uncorrected or 0) == 0,
            f"{obs.ecc_uncorrected} volatile uncorrected errors", "== 0", "uncorrected ECC errors since the last driver load: drain the node and have it checked")

@@ -27,12 +27,20 @@ class Classification:
     sheet: Sheet
     dtype: str
     example: str | None = None
+    spec_ridge_point: float | None = None
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        """One JSON document: the verdict's fields at top level, plus ``remedies`` and ``sheet``."""
+        """One JSON document: the verdict's fields at top level, plus ``remedies`` and ``sheet``.
+
+        With measured ceilings, ``spec_ridge_point`` is the sheet's ridge for the
+        same precision, beside the measured ``ridge_point``.
+        """
         out = self.verdict.to_dict()
         out["dtype"] = self.dtype
         out["example"] = self.example
+        out["spec_ridge_point"] = self.spec_ridge_point
+        out["notes"] = list(self.notes)
         out["remedies"] = self.remedies.to_dict()
         out["sheet"] = {"name": self.sheet.name, "path": self.sheet.path, "ridge_points": self.sheet.ridge_points()}
         return out
@@ -76,22 +84,40 @@ def run_classify(
     launch_overhead_s: float | None = None,
     spec_dirs: Iterable[str] = (),
     example: str | None = None,
+    measured: bool = False,
+    uuid: str | None = None,
 ) -> Classification:
     """Classify ``workload`` on the GPU named ``gpu`` (a name or a :class:`Sheet`).
 
+    With ``measured``, the ceilings come from the newest bench profile of that
+    GPU (``uuid`` when known, else the newest profile recorded against the
+    sheet), and the sheet's ridge point is kept beside the measured one.
+
     Raises:
         UsageError: unknown/ambiguous GPU, unknown dtype, a precision the sheet
-            lacks, or non-positive workload figures.
+            lacks, non-positive workload figures, or no profile with ``measured``.
         SpecError: a malformed sheet or remedies file.
     """
     sheet = gpu if isinstance(gpu, Sheet) else library(spec_dirs).match(gpu)
-    ceilings = ceilings_from_sheet(sheet, dtype, tensor_cores, launch_overhead_s)
+    spec = ceilings_from_sheet(sheet, dtype, tensor_cores, launch_overhead_s)
+    notes: list[str] = []
+    if measured:
+        from dataclasses import replace
+
+        from .measured import measured_ceilings
+
+        ceilings, notes = measured_ceilings(sheet, dtype, tensor_cores, uuid)
+        if launch_overhead_s is not None:
+            ceilings = replace(ceilings, launch_overhead_s=spec.launch_overhead_s, launch_overhead_source=spec.launch_overhead_source)
+    else:
+        ceilings = spec
     try:
         verdict = classify(workload, ceilings)
     except ValueError as exc:
         raise UsageError(f"cannot classify: {exc}") from None
     rem = remedies_for(verdict, dtype, sheet.peak_tflops)
-    return Classification(verdict=verdict, remedies=rem, sheet=sheet, dtype=dtype, example=example)
+    return Classification(verdict=verdict, remedies=rem, sheet=sheet, dtype=dtype, example=example,
+                          spec_ridge_point=spec.ridge_point if measured else None, notes=tuple(notes))
 
 
 __all__ = ["Classification", "run_classify", "example_workload", "load_examples", "sheet_precision"]

@@ -70,6 +70,10 @@ class DeviceProfile:
     sm_count: int | None = None
     gpuwhy: str = ""
     schema: int = SCHEMA
+    #: Measured compute ceilings (dense TFLOP/s, int8 TOPS) by precision, from
+    #: `bench --compute`/`--sweep`; ``compute_date`` is when they were measured.
+    peak_tflops_measured: dict | None = None
+    compute_date: str | None = None
 
     @property
     def dram_bandwidth(self) -> float | None:
@@ -174,3 +178,37 @@ def profile_from_result(result) -> DeviceProfile:
         sm_count=d.sm_count,
         gpuwhy=__version__,
     )
+
+
+def record_compute(uuid: str, results, folder: Path | None = None, name: str = "GPU", sheet: str | None = None) -> Path | None:
+    """Add measured compute ceilings to the GPU's newest profile (a new file, same date).
+
+    ``results`` are :class:`~gpuwhy.bench.compute.ComputeResult`; only rows with
+    status ``measured`` count, and per precision the highest rate is kept.
+    When the GPU has no profile yet, a minimal one (``name``, ``sheet``) is
+    started. Returns the path written, or None when nothing was measured or the
+    cache is not writable (never raises for that).
+    """
+    import datetime as _dt
+
+    from . import __version__
+
+    peaks: dict[str, float] = {}
+    for r in results:
+        if r.status == "measured" and r.tflops:
+            peaks[r.precision] = max(peaks.get(r.precision, 0.0), float(r.tflops))
+    if not peaks:
+        return None
+    now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    base = latest_profile(uuid, folder)
+    if base is None:
+        base = DeviceProfile(uuid=normalize_uuid(uuid), name=name or "GPU", date=now, sheet=sheet, gpuwhy=__version__)
+    merged = dict(base.peak_tflops_measured or {})
+    merged.update(peaks)
+    from dataclasses import replace
+
+    newer = replace(base, date=max(base.date, now), peak_tflops_measured=merged, compute_date=now)
+    try:
+        return save_profile(newer, folder)
+    except OSError:
+        return None

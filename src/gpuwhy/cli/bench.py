@@ -12,7 +12,9 @@ from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
 
 @app.command("bench")
 def bench_cmd(
-    sweep: bool = typer.Option(False, "--sweep", help="Bandwidth sweep 1K..256M elements (x2 steps); under a minute."),
+    sweep: bool = typer.Option(False, "--sweep", help="Bandwidth sweep 1K..256M elements (x2 steps) and the compute ceilings; under a minute."),
+    compute: bool = typer.Option(False, "--compute", help="Compute ceilings only: FP32/FP64/half2 FMA and every tensor-core precision."),
+    precision: Optional[List[str]] = typer.Option(None, "--precision", metavar="P", help="With --compute: fp64, fp32, fp16_nontensor, tf32, fp16, bf16, fp8, int8 (repeatable)."),
     quick: bool = typer.Option(False, "--quick", help="A few sizes and the summary (the default); seconds."),
     kernel: Optional[List[str]] = typer.Option(
         None, "--kernel", "-k", metavar="K",
@@ -37,6 +39,13 @@ def bench_cmd(
         raise UsageError("--arch applies to --compile-only; a measurement always compiles for the GPU's own architecture")
     if compile_only:
         _compile_only(arch, json_out)
+        return
+    if precision and not compute:
+        raise UsageError("--precision applies to --compute")
+    if compute:
+        if sweep or quick or kernel:
+            raise UsageError("--compute runs the compute ceilings alone; drop --sweep/--quick/--kernel (--sweep already includes them)")
+        _compute(device, gpu, specs, precision, json_out, save=not no_save)
         return
     if dtype not in ("fp32", "fp64"):
         raise UsageError(f"--dtype {dtype!r} is not one of: fp32, fp64")
@@ -74,14 +83,60 @@ def bench_cmd(
             result.to_dataframe().to_csv(csv, index=False)
         except OSError as exc:
             raise UsageError(f"--csv {csv!r} cannot be written ({exc.strerror or exc}); give a writable path") from None
+    compute_results = None
+    if sweep and not kernel:
+        compute_results = _run_compute(device, gpu, specs, None, save=not no_save)
     if json_out:
         from ..render.jsonout import emit
 
-        emit("bench", result)
+        doc = result.to_dict()
+        if compute_results is not None:
+            doc["compute"] = [r.to_dict() for r in compute_results]
+        emit("bench", doc)
         return
     from ..render.bench_view import render_bench
 
     render_bench(result)
+    if compute_results is not None:
+        from ..render.compute_view import render_compute
+
+        render_compute(compute_results, result.device.name)
+
+
+def _run_compute(device, gpu, specs, precisions, save: bool):
+    """Open the GPU and measure its compute ceilings; save them into the newest profile."""
+    from ..bench.compute import PRECISIONS, run_compute
+    from ..engine.context import open_device
+    from ..errors import UsageError
+
+    for p in precisions or ():
+        if p not in PRECISIONS:
+            raise UsageError(f"--precision {p!r} is not one of: {', '.join(PRECISIONS)}")
+    sheet = None
+    if gpu:
+        from ..specs import load_spec
+
+        sheet = load_spec(gpu, specs or ())
+    with open_device(device) as ctx:
+        results = run_compute(ctx, precisions or None, sheet=sheet)
+        info = ctx.info
+    if save:
+        from ..profile import record_compute
+
+        record_compute(info.uuid, results, name=info.name, sheet=getattr(sheet, "name", None))
+    return results
+
+
+def _compute(device, gpu, specs, precisions, json_out: bool, save: bool) -> None:
+    results = _run_compute(device, gpu, specs, precisions, save)
+    if json_out:
+        from ..render.jsonout import emit
+
+        emit("bench-compute", {"compute": [r.to_dict() for r in results]})
+        return
+    from ..render.compute_view import render_compute
+
+    render_compute(results)
 
 
 def _compile_only(arch: str | None, json_out: bool) -> None:

@@ -20,6 +20,7 @@ def classify_cmd(
     no_tensor_cores: bool = typer.Option(False, "--no-tensor-cores", help="Use CUDA-core peaks for tf32/fp16/bf16."),
     launch_overhead: Optional[str] = typer.Option(None, "--launch-overhead", metavar="T", help="Per-launch overhead, e.g. 4us (default 5 us)."),
     example: Optional[str] = typer.Option(None, "--example", metavar="NAME", help="A named example workload (vecadd, saxpy, gemm-bf16-8192, ...)."),
+    measured: bool = typer.Option(False, "--measured", help="Use the newest `gpuwhy bench` profile's measured ceilings (bandwidth, peaks, launch overhead) instead of the sheet's."),
     ncu: Optional[str] = typer.Option(None, "--ncu", metavar="REPORT.csv", help="Classify every kernel of an `ncu --csv` export instead (same as `gpuwhy ncu`)."),
     top: str = typer.Option("10", "--top", metavar="N", help="With --ncu: kernels to list per GPU, by total time."),
     gpu: GpuOpt = None,
@@ -70,6 +71,7 @@ def classify_cmd(
         launch_overhead_s=lo,
         spec_dirs=specs or (),
         example=example,
+        measured=measured,
     )
     if json_out:
         from ..render.jsonout import emit

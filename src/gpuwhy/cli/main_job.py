@@ -27,27 +27,50 @@ def probed_gpu_name(spec_dirs: Iterable[str] = ()):
 
 
 def run_main_job(json_out: bool = False) -> int:
-    """Probe the GPU when there is one; otherwise classify the vecadd example on the RTX 5070 sheet.
+    """The main job. With a GPU: probe it, then `bench --quick` (DRAM bandwidth and
+    launch overhead, saved as its profile). With no GPU: classify the vecadd
+    example on the RTX 5070 sheet, and say why.
 
     Returns the exit code.
+
+    Raises:
+        MeasurementError: a GPU error or a wrong kernel result while measuring.
     """
-    from ..diagnose import example_workload, run_classify
-    from ..device.probe import local_sheet
+    from ..device.probe import probe_devices
     from ..render.console import note
 
     try:
-        sheet = local_sheet(())
+        report = probe_devices()
         reason = None
     except NoDeviceError as exc:
-        sheet, reason = None, str(exc)
+        report, reason = None, str(exc)
+    if report is None:
+        return _fallback_classify(json_out, reason)
+    from ..bench.runner import BenchOptions, run_bench
+
+    note("probing the GPU, then `gpuwhy bench --quick` (DRAM bandwidth, launch overhead)")
+    bench = run_bench(BenchOptions(mode="quick"))
+    if json_out:
+        from ..render.jsonout import emit
+
+        emit("main", {"probe": report, "bench": bench})
+        return 0
+    from ..render.bench_view import render_bench
+    from ..render.probe_view import render_probe
+
+    render_probe(report)
+    render_bench(bench)
+    note("next: `gpuwhy bench --sweep` for the full sweep and compute ceilings; `gpuwhy classify --measured` to use them")
+    return 0
+
+
+def _fallback_classify(json_out: bool, reason: str) -> int:
+    from ..diagnose import example_workload, run_classify
+    from ..render.console import note
+
     wl, dtype, desc = example_workload(FALLBACK_EXAMPLE)
-    if sheet is None:
-        note(f"no GPU here ({reason}); showing a spec-sheet classify of the example {FALLBACK_EXAMPLE!r} on the {FALLBACK_GPU} sheet")
-        gpu = FALLBACK_GPU
-    else:
-        note(f"probed {sheet.name}; classifying the example {FALLBACK_EXAMPLE!r} on its sheet (run `gpuwhy bench --quick` to measure)")
-        gpu = sheet
-    result = run_classify(wl, gpu, dtype, example=FALLBACK_EXAMPLE)
+    note(f"no GPU here ({reason}); showing a spec-sheet classify of the example {FALLBACK_EXAMPLE!r} on the {FALLBACK_GPU} sheet")
+    result = run_classify(wl, FALLBACK_GPU, dtype, example=FALLBACK_EXAMPLE)
     if json_out:
         from ..render.jsonout import emit
 

@@ -30,7 +30,10 @@ def render_classification(c) -> None:
     t.add_row("GPU", f"{ce.gpu} ({ce.source})")
     t.add_row("ceilings", f"{fmt_si(ce.peak_flops, 'FLOP/s')} {ce.precision} dense peak, {fmt_si(ce.bandwidth, 'B/s')} DRAM")
     t.add_row("arithmetic intensity", f"{v.arithmetic_intensity:.3g} FLOP/byte")
-    t.add_row("ridge point", f"{v.ridge_point:.3g} FLOP/byte")
+    if c.spec_ridge_point is not None:
+        t.add_row("ridge point", f"{v.ridge_point:.3g} FLOP/byte measured, {c.spec_ridge_point:.3g} on the spec sheet")
+    else:
+        t.add_row("ridge point", f"{v.ridge_point:.3g} FLOP/byte")
     t.add_row("attainable", f"{fmt_si(v.attainable_flops, 'FLOP/s')} (min(peak, bandwidth x intensity))")
     t.add_row("t_compute", fmt_time(v.t_compute_s))
     t.add_row("t_memory", fmt_time(v.t_memory_s))
@@ -64,6 +67,8 @@ def render_classification(c) -> None:
     con.print(rem)
     for h in r.hints:
         con.print(Text("hint: ", style="bold") + Text(h))
+    for n in c.notes:
+        con.print(Text("note: ", style="bold") + Text(n))
 
 
 def render_sheet_list(sheets) -> None:

@@ -1,0 +1,161 @@
+"""The measuring side of `gpuwhy check`: fill :class:`~gpuwhy.check.Observations` on a GPU.
+
+It reads the probe's health facts (NVML, CUDA driver, NVRTC), then runs a
+quick set of measurements on the same GPU -- DRAM bandwidth (vectorized read
+and write over 1 GiB, several times the L2), the FP32 FMA rate, one
+tensor-core precision and the event-timed launch overhead -- and records the
+clock-event reasons NVML reports while measuring. The verdicts themselves are
+:func:`gpuwhy.check.evaluate`'s (pure).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Iterable
+
+from .check import Observations, Policy
+
+#: Elements of the DRAM bandwidth rows: 2^28 fp32 = 1 GiB per buffer, >= 4 x the
+#: L2 of every current GPU (the H200's 60 MiB included).
+CHECK_ELEMENTS = 2**28
+#: Clock-event reasons that fail the check when seen while measuring: thermal or
+#: hardware slowdowns and the power brake. ``sw_power_cap`` (the board holding
+#: its power limit under full load) is normal under a tensor-core loop and is
+#: reported, not failed.
+FAILING_CLOCK_EVENTS = ("hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
+
+
+def _val(v):
+    from .device.nvml import is_na
+
+    return None if is_na(v) else v
+
+
+def _why(v, default: str) -> str:
+    from .device.nvml import is_na
+
+    return v.reason if is_na(v) else default
+
+
+def _health_observations(dev, software) -> dict:
+    """Observations fields (and reasons) from one probed device and the software facts."""
+    h = dev.health
+    reasons: dict[str, str] = {}
+    out: dict = {}
+    if h is None:
+        for k in ("ecc_uncorrected", "remapped_rows", "pcie_link", "other_processes"):
+            reasons[k] = "NVML health not available"
+        return {"reasons": reasons}
+    ecc_on = _val(h.ecc_enabled)
+    if ecc_on is False:
+        reasons["ecc_uncorrected"] = "ECC is off on this GPU"
+    else:
+        out["ecc_uncorrected"] = _val(h.ecc_volatile_uncorrected)
+        if out["ecc_uncorrected"] is None:
+            reasons["ecc_uncorrected"] = _why(h.ecc_volatile_uncorrected, "not reported")
+    out["remapped_rows_pending"] = _val(h.remapped_rows_pending)
+    out["retired_pages_pending"] = _val(h.retired_pages_pending)
+    if out["remapped_rows_pending"] is None and out["retired_pages_pending"] is None:
+        reasons["remapped_rows"] = "NVML reports neither remapped rows nor retired pages on this GPU"
+    gc, gm, wc, wm = (_val(h.pcie_gen_current), _val(h.pcie_gen_max), _val(h.pcie_width_current), _val(h.pcie_width_max))
+    if None in (gc, gm, wc, wm):
+        reasons["pcie_link"] = "PCIe link generation/width not reported"
+    else:
+        out["pcie_gen"], out["pcie_width"] = (gc, gm), (wc, wm)
+    procs = _val(h.processes)
+    if procs is None:
+        reasons["other_processes"] = _why(h.processes, "process list not available")
+    else:
+        import os
+
+        out["other_processes"] = sum(1 for p in procs if p.pid != os.getpid())
+    if software is not None:
+        drv = _val(software.cuda_driver_version)
+        nvrtc = _val(software.nvrtc_version)
+        if drv is not None and nvrtc:
+            major, minor = (int(x) for x in str(nvrtc).split(".")[:2])
+            out["driver_cuda_version"], out["nvrtc_version"] = int(drv), (major, minor)
+        else:
+            reasons["driver_nvrtc"] = "driver CUDA version or NVRTC version not readable"
+    out["reasons"] = reasons
+    return out
+
+
+def observe_device(device: str | None, policy: Policy, spec_dirs: Iterable[str] = (), gpu: str | None = None) -> tuple[Observations, float]:
+    """Probe one GPU and run the quick measurements. Returns ``(observations, seconds taken)``.
+
+    ``device`` is an index or UUID (None: the first visible GPU); ``gpu`` a
+    sheet name overriding the NVML match.
+
+    Raises:
+        NoDeviceError: no GPU, driver or NVML (exit 3).
+        MeasurementError: a kernel gave a wrong result or a CUDA error (exit 4).
+        UsageError: a bad device or sheet name.
+    """
+    from .bench.compute import run_compute
+    from .bench.runner import BenchOptions, run_bench
+    from .device.probe import probe_devices
+    from .engine.context import open_device
+
+    t0 = time.perf_counter()
+    report = probe_devices(device, spec_dirs)
+    dev = report.devices[0]
+    sheet = dev.sheet.sheet
+    if gpu:
+        from .specs import load_spec
+
+        sheet = load_spec(gpu, spec_dirs)
+    fields = _health_observations(dev, report.software)
+    reasons = fields.pop("reasons")
+    uuid = _val(dev.identity.uuid) or ""
+    dev_arg = uuid or device
+
+    bench = run_bench(BenchOptions(mode="quick", kernels=["read-vec16", "write-vec16"], sizes=[CHECK_ELEMENTS],
+                                   device=dev_arg, gpu=sheet.name if sheet else None, spec_dirs=tuple(spec_dirs),
+                                   save_profile=False))
+    tp = policy.tensor_precision
+    with open_device(dev_arg) as ctx:
+        compute = run_compute(ctx, ["fp32", tp], sheet=sheet, target_s=0.02, reps=5)
+    by_prec = {r.precision: r for r in compute}
+
+    events: list[str] = []
+    for s in (bench.health_before, bench.health_after):
+        if s is not None:
+            events.extend(s.reasons)
+    for r in compute:
+        events.extend(r.clock_events)
+    failing = tuple(dict.fromkeys(e for e in events if e in FAILING_CLOCK_EVENTS))
+    if bench.health_after is None:
+        reasons["clock_events"] = "NVML clock-event reasons not readable"
+    clock_events = failing if bench.health_after is not None else None
+    if "sw_power_cap" in events and clock_events is not None:
+        reasons["clock_events"] = "sw_power_cap was active under load (the board holding its power limit): reported, not failed"
+
+    def rate(prec: str):
+        r = by_prec.get(prec)
+        if r is None or r.status != "measured":
+            reasons[f"tensor_{prec}" if prec == tp else "fp32_fma"] = (r.note if r else "not measured") or r.status
+            return None
+        return r.tflops
+
+    tensor_sheet = sheet.peak_tflops.get(tp) if sheet else None
+    if sheet is None:
+        for k in ("dram_bandwidth", "fp32_fma", f"tensor_{tp}"):
+            reasons[k] = f"no spec sheet matches {dev.identity.name}; pass --gpu NAME"
+    obs = Observations(
+        device=str(_val(dev.identity.name) or "GPU"),
+        uuid=uuid,
+        sheet=sheet.name if sheet else None,
+        sheet_bandwidth_gbs=sheet.memory_bandwidth_gbs if sheet else None,
+        sheet_fp32_tflops=sheet.peak_tflops.get("fp32") if sheet else None,
+        sheet_tensor_tflops=tensor_sheet,
+        tensor_precision=tp,
+        dram_bandwidth_gbs=bench.sustained.gbs if bench.sustained else None,
+        fp32_tflops=rate("fp32"),
+        tensor_tflops=rate(tp),
+        launch_overhead_us=bench.launch.event.median_s * 1e6 if bench.launch else None,
+        clock_events=clock_events,
+        reasons=reasons,
+        **fields,
+    )
+    return obs, time.perf_counter() - t0

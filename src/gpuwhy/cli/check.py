@@ -1,0 +1,80 @@
+"""`gpuwhy check`: hardware smoke checks with thresholds, for CI and fleets."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from .app import app
+from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
+
+
+@app.command("check")
+def check_cmd(
+    device: DeviceOpt = None,
+    all_devices: bool = typer.Option(False, "--all-devices", help="Check every visible GPU."),
+    policy: Optional[str] = typer.Option(None, "--policy", metavar="FILE.yaml", help="Thresholds and health checks overriding the bundled policy."),
+    min_bandwidth: Optional[float] = typer.Option(None, "--min-bandwidth", metavar="F", help="DRAM bandwidth >= F x sheet (0 < F <= 1)."),
+    min_fp32: Optional[float] = typer.Option(None, "--min-fp32", metavar="F", help="FP32 FMA rate >= F x sheet."),
+    min_tensor: Optional[float] = typer.Option(None, "--min-tensor", metavar="F", help="Tensor-core rate >= F x sheet dense peak."),
+    max_launch_overhead: Optional[float] = typer.Option(None, "--max-launch-overhead", metavar="US", help="Event-timed launch overhead <= US microseconds."),
+    junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE.xml", help="Write JUnit XML (one testcase per check)."),
+    recorded: Optional[str] = typer.Option(None, "--recorded", metavar="FILE.json", help="Evaluate recorded observations (a JSON list, e.g. from --json) instead of measuring."),
+    gpu: GpuOpt = None,
+    specs: SpecsOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Health checks and quick measurements against thresholds: exit 0 all pass, 1 a check failed, 3 no GPU, 4 a measurement error."""
+    from ..check import Observations, evaluate, load_policy, write_junit
+    from ..errors import CheckFailed, UsageError
+
+    pol = load_policy(policy, {
+        "min_dram_bandwidth": min_bandwidth, "min_fp32": min_fp32, "min_tensor": min_tensor,
+        "max_launch_overhead_us": max_launch_overhead,
+    })
+    if device is not None and all_devices:
+        raise UsageError("--device and --all-devices exclude each other; pick one")
+    reports = []
+    if recorded:
+        import json
+        from pathlib import Path
+
+        try:
+            data = json.loads(Path(recorded).read_text())
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--recorded {recorded!r}: cannot read JSON ({exc})") from None
+        items = data.get("observations", data) if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            raise UsageError(f"--recorded {recorded!r}: expected a list of observations")
+        for item in items:
+            reports.append(evaluate(Observations.from_dict(item), pol))
+        observations = [Observations.from_dict(i) for i in items]
+    else:
+        from ..checkrun import observe_device
+
+        targets = [device]
+        if all_devices:
+            from ..device.probe import probe_devices
+
+            targets = [str(i) for i in range(len(probe_devices(None, specs or (), full=False).devices))]
+        observations = []
+        for t in targets:
+            obs, elapsed = observe_device(t, pol, specs or (), gpu)
+            observations.append(obs)
+            reports.append(evaluate(obs, pol, elapsed))
+    if junit:
+        write_junit(reports, junit)
+    failed = [r for r in reports if r.failed]
+    if json_out:
+        from ..render.jsonout import emit
+
+        emit("check", {"passed": not failed, "policy": pol.to_dict(), "devices": [r.to_dict() for r in reports],
+                       "observations": [o.to_dict() for o in observations]})
+    else:
+        from ..render.check_view import render_check
+
+        render_check(reports, pol)
+    if failed:
+        names = [f"{c.name} on {r.device}" for r in failed for c in r.checks if c.status == "fail"]
+        raise CheckFailed(f"{len(names)} check(s) failed: {', '.join(names)}")
