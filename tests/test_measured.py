@@ -63,3 +63,26 @@ def test_check_recorded_observations(cli, tmp_path):
     assert "<failure" in xml.read_text()
     code, _, err = cli("check", "--recorded", str(f), "--min-bandwidth", "1.5")
     assert code == 2 and "0 < f <= 1" in err
+
+
+def test_compute_peaks_survive_a_later_memory_only_profile(cli, cache):
+    from types import SimpleNamespace
+
+    from gpuwhy.profile import carry_compute, latest_profile, record_compute
+
+    uuid = _profile().uuid
+    save_profile(_profile(date="2026-11-29T08:00:00+00:00"))
+    results = [SimpleNamespace(precision="bf16", status="measured", tflops=860.0),
+               SimpleNamespace(precision="bf16", status="measured", tflops=650.0),  # mma.sync: the slower path
+               SimpleNamespace(precision="fp8", status="not measured", tflops=None)]
+    assert record_compute(uuid, results) is not None
+    assert latest_profile(uuid).peak_tflops_measured == {"bf16": 860.0}
+    later = carry_compute(_profile(date="2099-01-01T00:00:00+00:00", dram_bandwidth_gbs=4600.0))
+    save_profile(later)
+    code, out, err = cli("classify", "--example", "gemm-bf16-8192", "--gpu", "H200", "--measured", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["peak_tflops"] == pytest.approx(860.0)
+    assert doc["memory_bandwidth_gbs"] == pytest.approx(4600.0)
+    assert doc["ridge_point"] == pytest.approx(860e12 / 4600e9)
+    assert doc["spec_ridge_point"] == pytest.approx(989.5e12 / 4800e9)

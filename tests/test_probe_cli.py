@@ -98,10 +98,17 @@ def test_probe_no_device_in_process_exit_3(machine, capsys):
     assert cap.out == "" and len(cap.err.splitlines()) == 1 and "no NVIDIA driver" in cap.err
 
 
-def test_bare_gpuwhy_uses_the_probed_sheet(machine, capsys):
+def test_bare_gpuwhy_probes_then_runs_a_quick_bench(machine, capsys, monkeypatch):
     machine.fixture("a100-sxm4-40gb")
+    import gpuwhy.bench.runner as runner
+    import gpuwhy.render.bench_view as bench_view
+
+    calls = []
+    monkeypatch.setattr(runner, "run_bench", lambda opts, progress=None: calls.append(opts.mode) or "bench-result")
+    monkeypatch.setattr(bench_view, "render_bench", lambda result: calls.append(result))
     assert main([]) == 0
-    assert "probed A100 SXM4 40GB" in capsys.readouterr().err
+    assert calls == ["quick", "bench-result"]
+    assert "A100 SXM4 40GB" in capsys.readouterr().out
 
 
 @pytest.mark.gpu

@@ -212,3 +212,18 @@ def record_compute(uuid: str, results, folder: Path | None = None, name: str = "
         return save_profile(newer, folder)
     except OSError:
         return None
+
+
+def carry_compute(profile: DeviceProfile, folder: Path | None = None) -> DeviceProfile:
+    """``profile`` with the measured compute ceilings of the GPU's newest earlier profile
+    carried over (a memory-only bench run does not measure them, and must not make
+    `classify --measured` forget them). Their ``compute_date`` says when they were measured.
+    """
+    if profile.peak_tflops_measured:
+        return profile
+    prev = latest_profile(profile.uuid, folder, need="peak_tflops_measured")
+    if prev is None:
+        return profile
+    from dataclasses import replace
+
+    return replace(profile, peak_tflops_measured=dict(prev.peak_tflops_measured), compute_date=prev.compute_date)
