@@ -172,7 +172,7 @@ def test_cli_out_png_needs_matplotlib(cli, tmp_path):
         import matplotlib  # noqa: F401
     except ImportError:
         code, out, err = cli("compare", "H100", "--intensity", "1", "--out", str(tmp_path / "r.png"))
-        assert code == 2 and "not yet: plots need the [plot] extra; see issue 5" in err and err.count("\n") == 1
+        assert code == 2 and "plots need matplotlib: pip install 'gpuwhy[plot]'" in err and err.count("\n") == 1
     else:
         code, out, err = cli("compare", "H100", "--intensity", "1", "--out", str(tmp_path / "r.svg"))
         assert code == 0 and (tmp_path / "r.svg").stat().st_size > 0

@@ -14,7 +14,11 @@ Fields (JSON, SI units in the names): ``schema``, ``uuid``, ``name``, ``arch``,
 ``dram_bandwidth_gbs`` (sustained, 1e9 B/s) with ``dram_kernel``,
 ``spec_bandwidth_gbs`` and ``sheet``, ``launch_overhead_s`` (event-timed),
 ``launch_submit_s``, ``launch_round_trip_s``, ``launch_graph_per_kernel_s``,
-``l2_bytes``, ``sm_count``, ``gpuwhy`` (version).
+``l2_bytes``, ``sm_count``, ``gpuwhy`` (version); after `bench --compute`,
+``peak_tflops_measured`` (precision -> TFLOP/s) and ``compute_date``; after
+`bench --roofline`, ``roofline_points`` (sweep dtype -> ``[[FLOP/byte, FLOP/s], ...]``),
+``roofline_ridge`` (sweep dtype -> empirical ridge, FLOP/byte) and ``roofline_date``.
+All of these are optional: older files without them load with None.
 """
 
 from __future__ import annotations
@@ -74,6 +78,12 @@ class DeviceProfile:
     #: `bench --compute`/`--sweep`; ``compute_date`` is when they were measured.
     peak_tflops_measured: dict | None = None
     compute_date: str | None = None
+    #: The mixed-intensity sweep (`bench --roofline`), by sweep dtype (``fp32``,
+    #: ``fp16``, ``bf16``): the empirical ridge (FLOP/byte) and the measured points
+    #: ``[[FLOP/byte, FLOP/s], ...]``; ``roofline_date`` is when they were measured.
+    roofline_ridge: dict | None = None
+    roofline_points: dict | None = None
+    roofline_date: str | None = None
 
     @property
     def dram_bandwidth(self) -> float | None:
@@ -189,27 +199,99 @@ def record_compute(uuid: str, results, folder: Path | None = None, name: str = "
     started. Returns the path written, or None when nothing was measured or the
     cache is not writable (never raises for that).
     """
-    import datetime as _dt
-
     from . import __version__
 
+    if not _measured_peaks(results):
+        return None
+    now = _now()
+    base = latest_profile(uuid, folder)
+    if base is None:
+        base = DeviceProfile(uuid=normalize_uuid(uuid), name=name or "GPU", date=now, sheet=sheet, gpuwhy=__version__)
+    newer = merge_compute_into_profile(base, results, date=now)
+    try:
+        return save_profile(newer, folder)
+    except OSError:
+        return None
+
+
+def _now() -> str:
+    import datetime as _dt
+
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def _measured_peaks(results) -> dict[str, float]:
+    """Highest measured TFLOP/s per precision of :class:`~gpuwhy.bench.compute.ComputeResult` rows."""
     peaks: dict[str, float] = {}
     for r in results:
         if r.status == "measured" and r.tflops:
             peaks[r.precision] = max(peaks.get(r.precision, 0.0), float(r.tflops))
+    return peaks
+
+
+def merge_compute_into_profile(profile: DeviceProfile, compute_results, date: str | None = None) -> DeviceProfile:
+    """``profile`` with the measured compute ceilings of ``compute_results`` added (pure; nothing is saved).
+
+    Per precision the highest rate among the rows with status ``measured`` is
+    kept and replaces any older figure (TFLOP/s; int8 TOPS); precisions not
+    measured keep their older figures. ``compute_date`` becomes ``date``
+    (default now, ISO 8601 UTC) and the profile's ``date`` at least that.
+    Rows ``not measured``/``unsupported`` change nothing; without any measured
+    row ``profile`` is returned unchanged.
+    """
+    from dataclasses import replace
+
+    peaks = _measured_peaks(compute_results)
     if not peaks:
+        return profile
+    now = date or _now()
+    merged = dict(profile.peak_tflops_measured or {})
+    merged.update(peaks)
+    return replace(profile, date=max(profile.date, now), peak_tflops_measured=merged, compute_date=now)
+
+
+def merge_roofline_into_profile(profile: DeviceProfile, sweep, date: str | None = None) -> DeviceProfile:
+    """``profile`` with a mixed-intensity sweep added (pure; nothing is saved).
+
+    ``sweep`` is a :class:`~gpuwhy.bench.intensity.RooflineSweep`: per dtype it
+    measured, ``roofline_points[dtype]`` becomes ``[[FLOP/byte, FLOP/s], ...]``
+    and ``roofline_ridge[dtype]`` the empirical ridge (FLOP/byte; dropped when
+    that sweep found none). Other dtypes keep older figures. ``roofline_date``
+    becomes the sweep's date (else ``date``, else now).
+    """
+    from dataclasses import replace
+
+    if not sweep.curves:
+        return profile
+    now = getattr(sweep, "date", "") or date or _now()
+    points = dict(profile.roofline_points or {})
+    ridges = dict(profile.roofline_ridge or {})
+    for c in sweep.curves:
+        points[c.dtype] = [[float(p.intensity), float(p.achieved_flops)] for p in c.points]
+        if c.fit.ridge:
+            ridges[c.dtype] = float(c.fit.ridge)
+        else:
+            ridges.pop(c.dtype, None)
+    return replace(profile, date=max(profile.date, now), roofline_points=points, roofline_ridge=ridges or None,
+                   roofline_date=now)
+
+
+def record_roofline(uuid: str, sweep, folder: Path | None = None, name: str = "GPU", sheet: str | None = None) -> Path | None:
+    """Add a mixed-intensity sweep to the GPU's newest profile (a new file; see
+    :func:`merge_roofline_into_profile`); a minimal profile is started when the GPU has
+    none. Returns the path written, or None when the sweep measured nothing or the
+    cache is not writable (never raises for that).
+    """
+    from . import __version__
+
+    if not sweep.curves:
         return None
-    now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    now = _now()
     base = latest_profile(uuid, folder)
     if base is None:
         base = DeviceProfile(uuid=normalize_uuid(uuid), name=name or "GPU", date=now, sheet=sheet, gpuwhy=__version__)
-    merged = dict(base.peak_tflops_measured or {})
-    merged.update(peaks)
-    from dataclasses import replace
-
-    newer = replace(base, date=max(base.date, now), peak_tflops_measured=merged, compute_date=now)
     try:
-        return save_profile(newer, folder)
+        return save_profile(merge_roofline_into_profile(base, sweep, date=now), folder)
     except OSError:
         return None
 
@@ -218,12 +300,18 @@ def carry_compute(profile: DeviceProfile, folder: Path | None = None) -> DeviceP
     """``profile`` with the measured compute ceilings of the GPU's newest earlier profile
     carried over (a memory-only bench run does not measure them, and must not make
     `classify --measured` forget them). Their ``compute_date`` says when they were measured.
+    The mixed-intensity sweep (``roofline_*``, dated by ``roofline_date``) is carried the same way.
     """
-    if profile.peak_tflops_measured:
-        return profile
-    prev = latest_profile(profile.uuid, folder, need="peak_tflops_measured")
-    if prev is None:
-        return profile
     from dataclasses import replace
 
-    return replace(profile, peak_tflops_measured=dict(prev.peak_tflops_measured), compute_date=prev.compute_date)
+    if not profile.peak_tflops_measured:
+        prev = latest_profile(profile.uuid, folder, need="peak_tflops_measured")
+        if prev is not None:
+            profile = replace(profile, peak_tflops_measured=dict(prev.peak_tflops_measured), compute_date=prev.compute_date)
+    if not profile.roofline_points:
+        prev = latest_profile(profile.uuid, folder, need="roofline_points")
+        if prev is not None:
+            profile = replace(profile, roofline_points=dict(prev.roofline_points),
+                              roofline_ridge=dict(prev.roofline_ridge) if prev.roofline_ridge else None,
+                              roofline_date=prev.roofline_date)
+    return profile

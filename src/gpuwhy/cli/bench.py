@@ -14,6 +14,7 @@ from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
 def bench_cmd(
     sweep: bool = typer.Option(False, "--sweep", help="Bandwidth sweep 1K..256M elements (x2 steps) and the compute ceilings; under a minute."),
     compute: bool = typer.Option(False, "--compute", help="Compute ceilings only: FP32/FP64/half2 FMA and every tensor-core precision."),
+    roofline: bool = typer.Option(False, "--roofline", help="Mixed-intensity sweep 1/8..1024 FLOP/byte (fp32; fp16/bf16 half pairs where the GPU has them): the measured roofline and its empirical ridge."),
     precision: Optional[List[str]] = typer.Option(None, "--precision", metavar="P", help="With --compute: fp64, fp32, fp16_nontensor, tf32, fp16, bf16, fp8, int8 (repeatable)."),
     quick: bool = typer.Option(False, "--quick", help="A few sizes and the summary (the default); seconds."),
     kernel: Optional[List[str]] = typer.Option(
@@ -46,6 +47,11 @@ def bench_cmd(
         if sweep or quick or kernel:
             raise UsageError("--compute runs the compute ceilings alone; drop --sweep/--quick/--kernel (--sweep already includes them)")
         _compute(device, gpu, specs, precision, json_out, save=not no_save)
+        return
+    if roofline:
+        if sweep or quick or compute or kernel:
+            raise UsageError("--roofline runs the mixed-intensity sweep alone; drop --sweep/--quick/--compute/--kernel")
+        _roofline(device, gpu, specs, json_out, save=not no_save)
         return
     if dtype not in ("fp32", "fp64"):
         raise UsageError(f"--dtype {dtype!r} is not one of: fp32, fp64")
@@ -164,3 +170,34 @@ def _compile_only(arch: str | None, json_out: bool) -> None:
     bad = [r for r in reports if not r.ok]
     if bad:
         raise CheckFailed(f"{len(bad)} bundled kernel source(s) failed to compile for {target}: {bad[0].source}: {bad[0].message}")
+
+
+def _roofline(device, gpu, specs, json_out: bool, save: bool) -> None:
+    """Open the GPU, run the mixed-intensity sweep (fp32, and fp16/bf16 half2 where the GPU has them), save it in the profile."""
+    from ..bench.compute import find_sheet
+    from ..bench.intensity import DTYPES, run_roofline_sweep, supported
+    from ..engine.context import open_device
+
+    sheet = None
+    if gpu:
+        from ..specs import load_spec
+
+        sheet = load_spec(gpu, specs or ())
+    with open_device(device) as ctx:
+        if sheet is None:
+            sheet = find_sheet(ctx)
+        dtypes = [d for d in DTYPES if supported(d, ctx.info.arch)]
+        sweep = run_roofline_sweep(ctx, sheet, dtypes)
+        info = ctx.info
+    if save:
+        from ..profile import record_roofline
+
+        record_roofline(info.uuid, sweep, name=info.name, sheet=sweep.sheet_name)
+    if json_out:
+        from ..render.jsonout import emit
+
+        emit("bench-roofline", sweep)
+        return
+    from ..render.plot import render_roofline_sweep
+
+    render_roofline_sweep(sweep, sheet)

@@ -23,6 +23,7 @@ def classify_cmd(
     measured: bool = typer.Option(False, "--measured", help="Use the newest `gpuwhy bench` profile's measured ceilings (bandwidth, peaks, launch overhead) instead of the sheet's."),
     ncu: Optional[str] = typer.Option(None, "--ncu", metavar="REPORT.csv", help="Classify every kernel of an `ncu --csv` export instead (same as `gpuwhy ncu`)."),
     top: str = typer.Option("10", "--top", metavar="N", help="With --ncu: kernels to list per GPU, by total time."),
+    plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the workload on its roofline to FILE.png or FILE.svg (needs matplotlib: pip install 'gpuwhy\\[plot]')."),
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
@@ -34,12 +35,19 @@ def classify_cmd(
 
         if flops is not None or bytes_ is not None or time is not None or example is not None:
             raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example")
+        if plot is not None:
+            raise UsageError("--plot draws one workload; drop --plot with --ncu")
         run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype)
         return
     from ..diagnose import example_workload, run_classify
     from ..errors import UsageError
     from ..model.roofline import Workload
     from ..units import parse_count, parse_quantity, parse_time
+
+    if plot is not None:
+        from ..render.plot import check_plot_path
+
+        check_plot_path(plot, "--plot")
 
     name, desc = "workload", ""
     if example is not None:
@@ -73,6 +81,10 @@ def classify_cmd(
         example=example,
         measured=measured,
     )
+    if plot is not None:
+        from ..render.plot import save_classification_plot
+
+        save_classification_plot(result, plot)
     if json_out:
         from ..render.jsonout import emit
 
@@ -85,3 +97,7 @@ def classify_cmd(
 
         out().print(f"example {name}: {desc}")
     render_classification(result)
+    if plot is not None:
+        from ..render.console import note
+
+        note(f"roofline drawn to {plot}")

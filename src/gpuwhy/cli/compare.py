@@ -171,7 +171,7 @@ def compare_cmd(
     cost: Optional[str] = typer.Option(None, "--cost", metavar="GPU=USD,...", help="Price per hour per GPU, e.g. 'H100=2.49,H200=3.50': adds throughput per dollar."),
     per_watt: bool = typer.Option(False, "--per-watt", help="Add throughput per watt of the sheets' board power."),
     measured: bool = typer.Option(False, "--measured", help="Use the DRAM bandwidth of each GPU's newest bench profile where one exists."),
-    out_file: Optional[str] = typer.Option(None, "--out", metavar="FILE", help="Also draw the rooflines to FILE.png or FILE.svg (needs matplotlib: the [plot] extra)."),
+    out_file: Optional[str] = typer.Option(None, "--out", metavar="FILE", help="Also draw the rooflines to FILE.png or FILE.svg (needs matplotlib: pip install 'gpuwhy\\[plot]')."),
     no_plot: bool = typer.Option(False, "--no-plot", help="Leave out the text roofline."),
     params: Optional[str] = typer.Option(None, "--params", metavar="P", help="--llm: parameter count, 8B, 70.6B (B = billion)."),
     weight_dtype: Optional[str] = typer.Option(None, "--weight-dtype", metavar="DTYPE", help="--llm: fp16|bf16|fp8|int8|int4|fp4|fp32 (default fp16 or the model's)."),

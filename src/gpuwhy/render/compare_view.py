@@ -3,7 +3,6 @@ matplotlib file), of `gpuwhy occupancy`, and of the LLM scaling arithmetic."""
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 from ..units import fmt_si, fmt_time
@@ -16,18 +15,6 @@ _REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan"}
 # ---------------------------------------------------------------------------
 # The text roofline (pure: returns lines)
 # ---------------------------------------------------------------------------
-
-
-def _decade_floor(x: float) -> float:
-    return 10.0 ** math.floor(math.log10(x))
-
-
-def _decade_ceil(x: float) -> float:
-    return 10.0 ** math.ceil(math.log10(x))
-
-
-def _tick(x: float) -> str:
-    return f"{x:g}" if 1e-3 <= x < 1e5 else f"1e{round(math.log10(x))}"
 
 
 def text_roofline(
@@ -45,67 +32,31 @@ def text_roofline(
         width, height: the plot area in characters.
 
     The x axis is FLOP/byte, the y axis FLOP/s, both in decades; each roof is
-    min(peak, bandwidth x I). The legend follows the plot.
+    min(peak, bandwidth x I). The legend follows the plot. Drawn on the shared
+    :class:`~gpuwhy.render.plot.LogCanvas`.
     """
+    from .plot import LogCanvas, decade_ceil, decade_floor
+
     series = [s for s in series if s[1] and s[2]]
     if not series:
         return []
     ridges = [p / b for _, p, b in series]
     xs = ridges + ([intensity] if intensity else [])
-    x_lo, x_hi = _decade_floor(min(xs) / 10), _decade_ceil(max(xs) * 10)
-    y_hi = _decade_ceil(max(p for _, p, _ in series) * 1.01)
-    y_lo = _decade_floor(min(b * x_lo for _, _, b in series))
-    lx0, lx1, ly0, ly1 = (math.log10(v) for v in (x_lo, x_hi, y_lo, y_hi))
-    grid = [[" "] * width for _ in range(height)]
-
-    def row_of(y: float) -> int:
-        r = int((math.log10(y) - ly0) / (ly1 - ly0) * height)
-        return height - 1 - min(max(r, 0), height - 1)
-
-    def col_of(x: float) -> int:
-        c = int((math.log10(x) - lx0) / (lx1 - lx0) * width)
-        return min(max(c, 0), width - 1)
-
+    x_lo, x_hi = decade_floor(min(xs) / 10), decade_ceil(max(xs) * 10)
+    y_hi = decade_ceil(max(p for _, p, _ in series) * 1.01)
+    y_lo = decade_floor(min(b * x_lo for _, _, b in series))
+    cv = LogCanvas(x_lo, x_hi, y_lo, y_hi, width, height)
     if intensity:
-        c = col_of(intensity)
-        for r in range(height):
-            grid[r][c] = "|"
+        cv.vline(intensity, "|")
     for i, (_, peak, bw) in enumerate(series):
-        mark = MARKERS[i] if i < len(MARKERS) else "+"
-        prev = None
-        for c in range(width):
-            x = 10 ** (lx0 + (c + 0.5) / width * (lx1 - lx0))
-            r = row_of(min(peak, bw * x))
-            # Fill the vertical gap between neighbouring columns so steep slopes stay connected.
-            rows = [r] if prev is None else range(min(prev, r), max(prev, r) + 1) if abs(prev - r) > 1 else [r]
-            for rr in rows:
-                cell = grid[rr][c]
-                grid[rr][c] = mark if cell in (" ", "|", mark) else "*"
-            prev = r
-    # Y labels at each decade.
-    labels = {}
-    for k in range(round(ly0), round(ly1) + 1):
-        labels[row_of(10.0**k * 1.0001) if k < round(ly1) else 0] = fmt_si(10.0**k, "FLOP/s", digits=3).replace(".00", "")
-    lw = max(len(v) for v in labels.values())
-    lines = []
-    for r in range(height):
-        lines.append(f"{labels.get(r, ''):>{lw}} |" + "".join(grid[r]))
-    lines.append(" " * lw + " +" + "-" * width)
-    # X labels at each decade.
-    axis = [" "] * (width + 12)
-    for k in range(round(lx0), round(lx1) + 1):
-        c = col_of(10.0**k * 1.0001) if k < round(lx1) else width - 1
-        t = _tick(10.0**k)
-        start = min(max(c - len(t) // 2, 0), width + 12 - len(t))
-        if all(ch == " " for ch in axis[max(start - 1, 0) : start + len(t) + 1]):
-            axis[start : start + len(t)] = t
-    lines.append(" " * (lw + 2) + "".join(axis).rstrip() + "   FLOP/byte")
+        cv.roof(peak, bw, MARKERS[i] if i < len(MARKERS) else "+")
+    lines = cv.lines()
     if intensity:
-        lines.append(" " * (lw + 2) + " " * col_of(intensity) + f"^ workload at {intensity:.3g} FLOP/byte")
+        lines.append(cv.pointer(intensity, f"workload at {intensity:.3g} FLOP/byte"))
     for i, (name, peak, bw) in enumerate(series):
         mark = MARKERS[i] if i < len(MARKERS) else "+"
         lines.append(f"  {mark}  {name}: {bw / 1e9:g} GB/s, {fmt_si(peak, 'FLOP/s')}, ridge {peak / bw:.3g} FLOP/byte")
-    if any("*" in "".join(g) for g in grid):
+    if cv.contains("*"):
         lines.append("  *  two or more GPUs share the cell")
     return lines
 
@@ -258,22 +209,15 @@ def save_roofline_plot(c, path: str) -> str:
     Raises:
         UsageError: matplotlib is not installed, or the file cannot be written.
     """
-    from ..errors import UsageError
+    from .plot import decade_ceil, decade_floor, log_grid, require_pyplot, save_figure
 
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UsageError("not yet: plots need the [plot] extra; see issue 5 (pip install 'gpuwhy[plot]' installs matplotlib)") from None
+    plt = require_pyplot()
     series = roofline_series(c)
     ridges = [p / b for _, p, b in series]
     xs = ridges + ([c.intensity] if c.intensity else [])
-    lo, hi = _decade_floor(min(xs) / 10), _decade_ceil(max(xs) * 10)
+    lo, hi = decade_floor(min(xs) / 10), decade_ceil(max(xs) * 10)
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    n = 200
-    grid = [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+    grid = log_grid(lo, hi, 200)
     for name, peak, bw in series:
         ax.plot(grid, [min(peak, bw * x) for x in grid], label=f"{name} (ridge {peak / bw:.3g})")
     if c.intensity:
@@ -286,12 +230,7 @@ def save_roofline_plot(c, path: str) -> str:
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    try:
-        fig.savefig(path)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path!r} ({exc.strerror or exc}); pick a writable path") from None
-    finally:
-        plt.close(fig)
+    save_figure(plt, fig, path)
     return path
 
 

@@ -1,0 +1,176 @@
+"""`gpuwhy roofline`: the log-log roofline of a GPU: spec ceilings (dashed), measured ceilings
+(solid), ridge points, the mixed-intensity sweep, and workload points labelled with their verdict."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from .app import app
+from .common import GpuOpt, JsonOpt, SpecsOpt
+
+
+def parse_point(text: str):
+    """``NAME:FLOPS:BYTES[:TIME]`` -> ``(name, FLOPs, bytes, seconds or None)``.
+
+    FLOPS and BYTES take gpuwhy's quantities (``2.5T``, ``12GB``); TIME a duration (``850us``).
+
+    Raises:
+        UsageError: wrong field count, an empty name, or a bad number (one line naming it).
+    """
+    from ..errors import UsageError
+    from ..units import parse_quantity, parse_time
+
+    parts = str(text).split(":")
+    if len(parts) not in (3, 4) or not parts[0].strip():
+        raise UsageError(f"--point {text!r} must be NAME:FLOPS:BYTES or NAME:FLOPS:BYTES:TIME, e.g. gemm:2.2T:400MB:3.1ms")
+    name = parts[0].strip()
+    f = parse_quantity(parts[1], f"--point {name} FLOPS")
+    b = parse_quantity(parts[2], f"--point {name} BYTES")
+    t = parse_time(parts[3], f"--point {name} TIME") if len(parts) == 4 else None
+    return name, f, b, t
+
+
+def parse_dtypes(values, sheet) -> list[str]:
+    """``--dtype`` values (repeatable, comma lists; ``all``: every precision the sheet lists), default ``fp32``.
+
+    Raises:
+        UsageError: an unknown dtype.
+    """
+    from ..errors import UsageError
+    from ..model.ceilings import DTYPES
+
+    out: list[str] = []
+    for v in values or ():
+        for d in (x.strip().lower() for x in str(v).split(",")):
+            if not d:
+                continue
+            if d == "all":
+                picked = [k for k in DTYPES if k in sheet.peak_tflops]
+            elif d in DTYPES:
+                picked = [d]
+            else:
+                raise UsageError(f"unknown --dtype {d!r}; use one of: {', '.join(DTYPES)}, or all")
+            out.extend(p for p in picked if p not in out)
+    return out or ["fp32"]
+
+
+def load_profile_file(path: str):
+    """A :class:`~gpuwhy.profile.DeviceProfile` from a JSON file (a saved or recorded profile).
+
+    Raises:
+        UsageError: the file cannot be read or is not a profile.
+    """
+    import json
+
+    from ..errors import UsageError
+    from ..profile import DeviceProfile
+
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+        return DeviceProfile.from_dict(data)
+    except OSError as exc:
+        raise UsageError(f"cannot read --profile {path!r} ({exc.strerror or exc}); give a profile JSON file") from None
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise UsageError(f"--profile {path!r} is not a gpuwhy device profile ({exc})") from None
+
+
+def _newest_profile_anywhere():
+    """The newest readable profile in the cache folder, of any GPU, or None."""
+    import json
+
+    from ..profile import DeviceProfile, profiles_dir
+
+    root = profiles_dir()
+    best = None
+    for path in root.glob("GPU-*/*.json") if root.is_dir() else ():
+        try:
+            p = DeviceProfile.from_dict(json.loads(path.read_text()))
+        except (OSError, ValueError, TypeError):
+            continue
+        if best is None or p.date > best.date:
+            best = p
+    return best
+
+
+def _sheet_of_profile(p, lib):
+    from ..errors import UsageError
+
+    if p.sheet:
+        return lib.match(p.sheet)
+    s = lib.match_nvml(p.name)
+    if s is None:
+        raise UsageError(f"the profile of {p.name!r} names no spec sheet; pass --gpu NAME")
+    return s
+
+
+@app.command("roofline")
+def roofline_cmd(
+    gpu: GpuOpt = None,
+    measured: bool = typer.Option(False, "--measured", help="Add the measured ceilings, sweep points and empirical ridge of the GPU's newest `gpuwhy bench` profile."),
+    profile_file: Optional[str] = typer.Option(None, "--profile", metavar="FILE", help="Take the measured figures from this device-profile JSON (e.g. a recorded one); implies --measured."),
+    dtype: Optional[List[str]] = typer.Option(None, "--dtype", help="Ceilings to draw: fp64|fp64_tensor|fp32|tf32|fp16|bf16|fp8|int8|fp4 or all; repeatable or comma-separated (default fp32). The first classifies --point."),
+    no_tensor_cores: bool = typer.Option(False, "--no-tensor-cores", help="CUDA-core ceilings for tf32/fp16/bf16 (fp16 and bf16 then show the half2 sweep)."),
+    point: Optional[List[str]] = typer.Option(None, "--point", metavar="NAME:FLOPS:BYTES[:TIME]", help="A workload to place and classify, e.g. gemm:2.2T:400MB:3.1ms (repeatable)."),
+    launch_overhead: Optional[str] = typer.Option(None, "--launch-overhead", metavar="T", help="Per-launch overhead for the --point verdicts (default: measured, else 5 us)."),
+    out_file: Optional[str] = typer.Option(None, "--out", metavar="FILE", help="Draw to FILE.png or FILE.svg with matplotlib (pip install 'gpuwhy\\[plot]') instead of the terminal."),
+    specs: SpecsOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The roofline of a GPU: spec (dashed) and measured (solid) ceilings, ridge points, the measured sweep, your workloads."""
+    from ..errors import UsageError
+    from ..render.plot import build_chart, check_plot_path
+    from ..specs import library
+    from ..units import parse_time
+
+    if out_file is not None:
+        check_plot_path(out_file, "--out")
+    points = [parse_point(p) for p in point or ()]
+    lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
+    lib = library(specs or ())
+    prof = None
+    if profile_file is not None:
+        prof = load_profile_file(profile_file)
+        measured = True
+    if gpu is not None:
+        sheet = lib.match(gpu)
+    elif prof is not None:
+        sheet = _sheet_of_profile(prof, lib)
+    else:
+        from .main_job import probed_gpu_name
+
+        try:
+            sheet = probed_gpu_name(specs or ())
+        except UsageError:
+            newest = _newest_profile_anywhere() if measured else None
+            if newest is None:
+                raise
+            sheet, prof = _sheet_of_profile(newest, lib), newest
+    if measured and prof is None:
+        from ..measured import find_profile
+
+        prof = find_profile(sheet.name)
+        if prof is None:
+            raise UsageError(f"no bench profile for the {sheet.name}; run `gpuwhy bench --sweep` on that GPU first, "
+                             "or drop --measured")
+    dtypes = parse_dtypes(dtype, sheet)
+    chart = build_chart(sheet, dtypes, tensor_cores=not no_tensor_cores, profile=prof, workloads=points,
+                        launch_overhead_s=lo)
+    if out_file is not None:
+        from ..render.plot import save_chart
+
+        save_chart(chart, out_file)
+    if json_out:
+        from ..render.jsonout import emit
+
+        emit("roofline", chart)
+        return
+    from ..render.plot import render_chart
+
+    render_chart(chart, text=out_file is None)
+    if out_file is not None:
+        from ..render.console import note
+
+        note(f"roofline drawn to {out_file}")

@@ -1,0 +1,728 @@
+"""Roofline drawings: the shared text canvas and matplotlib helpers, the roofline chart
+of `gpuwhy roofline` and `classify --plot`, and the tables of `bench --roofline`.
+
+Two back ends draw the same :class:`RooflineChart`:
+
+- :func:`text_chart`: a log-log roofline in the terminal (:class:`LogCanvas`, also
+  used by `gpuwhy compare`'s text roofline);
+- :func:`save_chart`: a PNG or SVG file through matplotlib (the optional extra
+  ``pip install 'gpuwhy[plot]'``; Agg back end, no display needed).
+
+Conventions in both: x = arithmetic intensity (FLOP/byte), y = FLOP/s, both
+logarithmic; spec-sheet ceilings dashed, measured ceilings solid; ridge points
+marked on their roof; the mixed-intensity sweep as a line of dots; workload
+points labelled with their verdict (:func:`gpuwhy.model.roofline.classify`).
+
+Building a chart is pure (no I/O): :func:`build_chart` takes a sheet, optional
+measured ceilings from a device profile and workload points.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..units import fmt_si
+
+#: The one line every plotting path raises when matplotlib is missing.
+MISSING_MATPLOTLIB = "plots need matplotlib: pip install 'gpuwhy[plot]'"
+#: File types the plotting paths write.
+PLOT_SUFFIXES = (".png", ".svg")
+
+
+# ---------------------------------------------------------------------------
+# The text canvas (pure: returns lines)
+# ---------------------------------------------------------------------------
+
+
+def decade_floor(x: float) -> float:
+    """The largest power of ten <= x (x > 0)."""
+    return 10.0 ** math.floor(math.log10(x))
+
+
+def decade_ceil(x: float) -> float:
+    """The smallest power of ten >= x (x > 0)."""
+    return 10.0 ** math.ceil(math.log10(x))
+
+
+def tick_text(x: float) -> str:
+    """An x-axis tick: ``0.1``, ``1000``, or ``1e5`` outside [1e-3, 1e5)."""
+    return f"{x:g}" if 1e-3 <= x < 1e5 else f"1e{round(math.log10(x))}"
+
+
+class LogCanvas:
+    """A character grid with log-log axes: x in FLOP/byte, y in FLOP/s.
+
+    Args:
+        x_lo, x_hi, y_lo, y_hi: the axis ranges (powers of ten read best).
+        width, height: the plot area in characters.
+    """
+
+    def __init__(self, x_lo: float, x_hi: float, y_lo: float, y_hi: float, width: int = 64, height: int = 16):
+        self.width, self.height = int(width), int(height)
+        self.lx0, self.lx1, self.ly0, self.ly1 = (math.log10(v) for v in (x_lo, x_hi, y_lo, y_hi))
+        self.grid = [[" "] * self.width for _ in range(self.height)]
+
+    def row_of(self, y: float) -> int:
+        """Grid row of FLOP/s ``y`` (row 0 at the top), clamped to the grid."""
+        r = int((math.log10(y) - self.ly0) / (self.ly1 - self.ly0) * self.height)
+        return self.height - 1 - min(max(r, 0), self.height - 1)
+
+    def col_of(self, x: float) -> int:
+        """Grid column of FLOP/byte ``x``, clamped to the grid."""
+        c = int((math.log10(x) - self.lx0) / (self.lx1 - self.lx0) * self.width)
+        return min(max(c, 0), self.width - 1)
+
+    def x_at(self, col: int) -> float:
+        """FLOP/byte at the middle of column ``col``."""
+        return 10 ** (self.lx0 + (col + 0.5) / self.width * (self.lx1 - self.lx0))
+
+    def vline(self, x: float, ch: str = "|") -> None:
+        """A vertical line at FLOP/byte ``x``."""
+        c = self.col_of(x)
+        for r in range(self.height):
+            self.grid[r][c] = ch
+
+    def roof(self, peak: float, bandwidth: float, mark: str, dashed: bool = False, overlap: str = "*",
+             passable: str = " |") -> None:
+        """Draw min(peak, bandwidth x I) with ``mark``; a cell already holding another mark
+        becomes ``overlap`` (cells in ``passable`` are overwritten). Vertical gaps between
+        neighbouring columns are filled so steep slopes stay connected. ``dashed`` draws
+        every other column only."""
+        prev = None
+        for c in range(self.width):
+            r = self.row_of(min(peak, bandwidth * self.x_at(c)))
+            rows = [r] if prev is None else range(min(prev, r), max(prev, r) + 1) if abs(prev - r) > 1 else [r]
+            prev = r
+            if dashed and c % 2:
+                continue
+            for rr in rows:
+                cell = self.grid[rr][c]
+                self.grid[rr][c] = mark if (cell in passable or cell == mark) else overlap
+
+    def put(self, x: float, y: float, ch: str) -> None:
+        """One marker at (FLOP/byte ``x``, FLOP/s ``y``), over whatever is there."""
+        self.grid[self.row_of(y)][self.col_of(x)] = ch
+
+    def contains(self, ch: str) -> bool:
+        """Whether any cell holds ``ch``."""
+        return any(ch in row for row in self.grid)
+
+    def y_labels(self) -> dict[int, str]:
+        """Decade labels by row (``1 PFLOP/s``, ``100 TFLOP/s``, ...)."""
+        labels = {}
+        for k in range(round(self.ly0), round(self.ly1) + 1):
+            row = self.row_of(10.0**k * 1.0001) if k < round(self.ly1) else 0
+            labels[row] = fmt_si(10.0**k, "FLOP/s", digits=3).replace(".00", "")
+        return labels
+
+    @property
+    def label_width(self) -> int:
+        return max(len(v) for v in self.y_labels().values())
+
+    def lines(self, x_unit: str = "FLOP/byte") -> list[str]:
+        """The grid with its y labels, the x axis and its decade ticks."""
+        labels = self.y_labels()
+        lw = max(len(v) for v in labels.values())
+        out = [f"{labels.get(r, ''):>{lw}} |" + "".join(self.grid[r]) for r in range(self.height)]
+        out.append(" " * lw + " +" + "-" * self.width)
+        axis = [" "] * (self.width + 12)
+        for k in range(round(self.lx0), round(self.lx1) + 1):
+            c = self.col_of(10.0**k * 1.0001) if k < round(self.lx1) else self.width - 1
+            t = tick_text(10.0**k)
+            start = min(max(c - len(t) // 2, 0), self.width + 12 - len(t))
+            if all(ch == " " for ch in axis[max(start - 1, 0): start + len(t) + 1]):
+                axis[start: start + len(t)] = t
+        out.append(" " * (lw + 2) + "".join(axis).rstrip() + f"   {x_unit}")
+        return out
+
+    def pointer(self, x: float, text: str) -> str:
+        """A line with ``^`` under column of ``x`` followed by ``text``."""
+        return " " * (self.label_width + 2) + " " * self.col_of(x) + f"^ {text}"
+
+
+# ---------------------------------------------------------------------------
+# matplotlib
+# ---------------------------------------------------------------------------
+
+
+def check_plot_path(path: str, option: str = "--out") -> str:
+    """``path`` if it ends in .png or .svg.
+
+    Raises:
+        UsageError: any other suffix (one line naming the option).
+    """
+    from ..errors import UsageError
+
+    if not str(path).lower().endswith(PLOT_SUFFIXES):
+        raise UsageError(f"{option} {path!r} must end in .png or .svg")
+    return path
+
+
+def require_pyplot(missing: str = MISSING_MATPLOTLIB):
+    """``matplotlib.pyplot`` on the Agg back end (no display needed).
+
+    Raises:
+        UsageError: matplotlib is not installed (``missing``: one line saying how to install it).
+    """
+    from ..errors import UsageError
+
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError(missing) from None
+    return plt
+
+
+def save_figure(plt, fig, path: str) -> str:
+    """Write ``fig`` to ``path`` and close it; returns the path.
+
+    Raises:
+        UsageError: the file cannot be written.
+    """
+    from ..errors import UsageError
+
+    try:
+        fig.savefig(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path!r} ({exc.strerror or exc}); pick a writable path") from None
+    finally:
+        plt.close(fig)
+    return path
+
+
+def log_grid(lo: float, hi: float, n: int = 200) -> list[float]:
+    """``n`` geometric steps from ``lo`` to ``hi`` inclusive."""
+    return [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+
+
+# ---------------------------------------------------------------------------
+# The roofline chart
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One roof: min(peak, bandwidth x I).
+
+    Attributes:
+        precision: the ``peak_tflops`` key (``fp32``, ``bf16``, ``fp16_nontensor``).
+        kind: ``spec`` (drawn dashed) or ``measured`` (solid).
+        peak_flops: FLOP/s; bandwidth: B/s.
+        source: where the figures came from.
+    """
+
+    precision: str
+    kind: str
+    peak_flops: float
+    bandwidth: float
+    source: str = ""
+
+    @property
+    def ridge(self) -> float:
+        """FLOP/byte where the roof bends."""
+        return self.peak_flops / self.bandwidth
+
+    @property
+    def label(self) -> str:
+        return f"{self.precision} {self.kind}"
+
+    def at(self, intensity: float) -> float:
+        """Attainable FLOP/s at ``intensity``."""
+        return min(self.peak_flops, self.bandwidth * intensity)
+
+    def to_dict(self) -> dict:
+        return {"precision": self.precision, "kind": self.kind, "peak_tflops": self.peak_flops / 1e12,
+                "bandwidth_gbs": self.bandwidth / 1e9, "ridge": self.ridge, "source": self.source}
+
+
+@dataclass(frozen=True)
+class SweepSeries:
+    """Measured points of one mixed-intensity sweep (from a profile or a fresh run).
+
+    ``points`` are (FLOP/byte, achieved FLOP/s); ``ridge`` the empirical ridge (FLOP/byte) or None;
+    ``precision`` the roof it belongs to (``fp32``, ``fp16_nontensor``, ...).
+    """
+
+    dtype: str
+    precision: str
+    points: tuple[tuple[float, float], ...]
+    ridge: float | None = None
+    source: str = ""
+
+    def to_dict(self) -> dict:
+        return {"dtype": self.dtype, "precision": self.precision, "ridge": self.ridge, "source": self.source,
+                "points": [{"intensity": i, "achieved_tflops": f / 1e12} for i, f in self.points]}
+
+
+@dataclass(frozen=True)
+class WorkloadPoint:
+    """A user's workload on the chart with its verdict.
+
+    ``verdict`` is a :class:`~gpuwhy.model.roofline.Verdict`; the point sits at its
+    achieved FLOP/s when a time was given, else on the roof (attainable).
+    """
+
+    name: str
+    verdict: object
+
+    @property
+    def intensity(self) -> float:
+        return self.verdict.arithmetic_intensity
+
+    @property
+    def flops(self) -> float:
+        v = self.verdict
+        return v.achieved_flops if v.achieved_flops else v.attainable_flops
+
+    @property
+    def on_roof(self) -> bool:
+        """True when drawn at the attainable rate (no measured time)."""
+        return not self.verdict.achieved_flops
+
+    @property
+    def label(self) -> str:
+        """``NAME: memory-bound (92x), 71% of SOL``."""
+        v = self.verdict
+        ratio = f" ({v.bound_ratio:.3g}x)" if math.isfinite(v.bound_ratio) else ""
+        text = f"{self.name}: {v.regime}-bound{ratio}"
+        if v.sol_pct is not None:
+            text += f", {v.sol_pct:.0f}% of SOL"
+        return text
+
+    def to_dict(self) -> dict:
+        d = self.verdict.to_dict()
+        d["name"] = self.name
+        d["label"] = self.label
+        d["drawn_at_tflops"] = self.flops / 1e12
+        return d
+
+
+@dataclass(frozen=True)
+class RooflineChart:
+    """Everything one roofline drawing shows (the same data feeds the text, the file and ``--json``).
+
+    Attributes:
+        gpu: the sheet's name.
+        roofs: spec and measured roofs.
+        sweeps: mixed-intensity sweep series.
+        workloads: the user's points with their verdicts.
+        notes: what fell back to what.
+        title: the drawing's title.
+    """
+
+    gpu: str
+    roofs: tuple[Roof, ...]
+    sweeps: tuple[SweepSeries, ...] = ()
+    workloads: tuple[WorkloadPoint, ...] = ()
+    notes: tuple[str, ...] = ()
+    title: str = ""
+
+    def to_dict(self) -> dict:
+        return {
+            "gpu": self.gpu,
+            "title": self.title,
+            "roofs": [r.to_dict() for r in self.roofs],
+            "sweeps": [s.to_dict() for s in self.sweeps],
+            "workloads": [w.to_dict() for w in self.workloads],
+            "notes": list(self.notes),
+        }
+
+    def x_range(self) -> tuple[float, float]:
+        """Decades covering every ridge, point and sweep, with a decade of margin."""
+        xs = [r.ridge for r in self.roofs] + [w.intensity for w in self.workloads]
+        xs += [i for s in self.sweeps for i, _ in s.points] + [s.ridge for s in self.sweeps if s.ridge]
+        xs = [x for x in xs if x and x > 0 and math.isfinite(x)] or [1.0]
+        return decade_floor(min(xs) / 10), decade_ceil(max(xs) * 10)
+
+    def y_range(self, x_lo: float) -> tuple[float, float]:
+        """From the lowest roof (or point) at ``x_lo`` to the decade above the highest peak."""
+        tops = [r.peak_flops for r in self.roofs] + [w.flops for w in self.workloads]
+        tops += [f for s in self.sweeps for _, f in s.points]
+        lows = [r.bandwidth * x_lo for r in self.roofs] + [w.flops for w in self.workloads]
+        lows += [f for s in self.sweeps for _, f in s.points]
+        tops = [t for t in tops if t and t > 0] or [1.0]
+        lows = [t for t in lows if t and t > 0] or [min(tops)]
+        return decade_floor(min(lows)), decade_ceil(max(tops) * 1.01)
+
+
+def ceiling_key(dtype: str, tensor_cores: bool = True) -> str:
+    """The ``peak_tflops`` key bounding ``dtype`` work (as :func:`~gpuwhy.model.ceilings.sheet_precision`,
+    without needing a sheet that lists it).
+
+    Raises:
+        UsageError: an unknown dtype, or a tensor-only type with ``tensor_cores=False``.
+    """
+    from ..errors import UsageError
+    from ..model.ceilings import DTYPES
+
+    d = str(dtype).lower().strip()
+    if d not in DTYPES:
+        raise UsageError(f"unknown dtype {dtype!r}; use one of: {', '.join(DTYPES)}")
+    if not tensor_cores:
+        if d in ("fp8", "int8", "fp4", "fp64_tensor"):
+            raise UsageError(f"{d} runs only on tensor cores; drop --no-tensor-cores or pick fp32/fp16/bf16")
+        d = {"tf32": "fp32", "fp16": "fp16_nontensor", "bf16": "bf16_nontensor"}.get(d, d)
+    return d
+
+
+def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool = True, profile=None,
+                workloads: Sequence[tuple[str, float, float, float | None]] = (), launch_overhead_s: float | None = None,
+                title: str = "") -> RooflineChart:
+    """The roofline of ``sheet`` for ``dtypes``, with measured roofs from ``profile`` and workload points.
+
+    Args:
+        sheet: a :class:`~gpuwhy.specs.Sheet`.
+        dtypes: ``--dtype`` values; the first one classifies the workloads.
+        tensor_cores: False for CUDA-core ceilings (tf32 -> fp32, fp16 -> fp16_nontensor, ...).
+        profile: a :class:`~gpuwhy.profile.DeviceProfile` or None. With it, each dtype
+            gets a measured roof (measured bandwidth; measured peak where the profile
+            has one, else the sheet's, with a note), and the profile's sweep series
+            whose roof is drawn are added.
+        workloads: ``(name, FLOPs, bytes, time in s or None)``; each is classified
+            (one launch) against the first dtype's measured roof when there is one,
+            else its spec roof.
+        launch_overhead_s: per-launch overhead for the verdicts (default: the
+            profile's measured figure, else gpuwhy's default).
+
+    Raises:
+        UsageError: a dtype without any ceiling (neither on the sheet nor measured),
+            bad workload figures, a profile without DRAM bandwidth.
+    """
+    from ..errors import UsageError
+    from ..model.roofline import DEFAULT_LAUNCH_OVERHEAD_S, DEFAULT_LAUNCH_OVERHEAD_SOURCE, Ceilings, Workload, classify
+
+    notes: list[str] = []
+    roofs: list[Roof] = []
+    keys: list[str] = []
+    for d in dtypes:
+        k = ceiling_key(d, tensor_cores)
+        if k not in keys:
+            keys.append(k)
+    if profile is not None and not getattr(profile, "dram_bandwidth_gbs", None):
+        raise UsageError(f"the bench profile of the {sheet.name} ({profile.date}) has no DRAM bandwidth; "
+                         "run `gpuwhy bench --quick` on that GPU")
+    measured_peaks = (getattr(profile, "peak_tflops_measured", None) or {}) if profile is not None else {}
+    for k in keys:
+        spec = None
+        if k in sheet.peak_tflops:
+            spec = Roof(k, "spec", sheet.peak_flops(k), sheet.bandwidth_bytes_per_s, f"{sheet.name} sheet ({sheet.origin})")
+            roofs.append(spec)
+        if profile is not None:
+            bw = profile.dram_bandwidth_gbs * 1e9
+            if measured_peaks.get(k):
+                roofs.append(Roof(k, "measured", measured_peaks[k] * 1e12, bw,
+                                  f"bench profile {profile.date} ({profile.name})"))
+            elif spec is not None:
+                roofs.append(Roof(k, "measured", spec.peak_flops, bw,
+                                  f"bench profile {profile.date}: measured bandwidth, sheet {k} peak"))
+                notes.append(f"the profile has no measured {k} peak (run `gpuwhy bench --compute`); "
+                             "its measured roof uses the sheet's dense peak")
+        if not any(r.precision == k for r in roofs):
+            have = ", ".join(sheet.peak_tflops)
+            raise UsageError(f"the {sheet.name} sheet has no {k} peak and no measured one; it has: {have}")
+    sweeps: list[SweepSeries] = []
+    if profile is not None:
+        from ..bench.intensity import CEILING_KEY
+
+        pts = getattr(profile, "roofline_points", None) or {}
+        ridges = getattr(profile, "roofline_ridge", None) or {}
+        for d, series in pts.items():
+            prec = CEILING_KEY.get(d, d)
+            clean = tuple((float(i), float(f)) for i, f in series if i and f and i > 0 and f > 0)
+            if not clean:
+                continue
+            if prec not in keys:
+                notes.append(f"the profile's {d} sweep is bounded by the {prec} roof, not drawn; "
+                             f"add --dtype {d}{' --no-tensor-cores' if prec.endswith('_nontensor') else ''} to show it")
+                continue
+            sweeps.append(SweepSeries(d, prec, clean, ridges.get(d),
+                                      f"gpuwhy bench --roofline {getattr(profile, 'roofline_date', None) or profile.date}"))
+    wl: list[WorkloadPoint] = []
+    if workloads:
+        primary = keys[0]
+        roof = next((r for r in roofs if r.precision == primary and r.kind == "measured"), None) or \
+            next(r for r in roofs if r.precision == primary)
+        if launch_overhead_s is not None:
+            lo, lo_src = launch_overhead_s, "--launch-overhead"
+        elif profile is not None and getattr(profile, "launch_overhead_s", None):
+            lo, lo_src = profile.launch_overhead_s, f"measured, event-timed ({profile.date})"
+        else:
+            lo, lo_src = DEFAULT_LAUNCH_OVERHEAD_S, DEFAULT_LAUNCH_OVERHEAD_SOURCE
+        ce = Ceilings(peak_flops=roof.peak_flops, bandwidth=roof.bandwidth, launch_overhead_s=lo, precision=primary,
+                      gpu=sheet.name, source=roof.source, launch_overhead_source=lo_src)
+        for name, f, b, t in workloads:
+            try:
+                v = classify(Workload(flops=f, bytes=b, launches=1, time_s=t, name=name), ce)
+            except ValueError as exc:
+                raise UsageError(f"cannot classify point {name!r}: {exc}") from None
+            wl.append(WorkloadPoint(name, v))
+        if any(w.on_roof for w in wl):
+            notes.append("points without a time are drawn on the roof (attainable FLOP/s); give NAME:FLOPS:BYTES:TIME "
+                         "to place them at their achieved rate")
+    return RooflineChart(gpu=sheet.name, roofs=tuple(roofs), sweeps=tuple(sweeps), workloads=tuple(wl),
+                         notes=tuple(notes), title=title or f"roofline: {sheet.name}")
+
+
+def chart_from_classification(c) -> RooflineChart:
+    """The chart of a :class:`~gpuwhy.diagnose.Classification`: the sheet's roof for the
+    precision (dashed), the measured one when the verdict used measured ceilings (solid),
+    and the workload labelled with its verdict."""
+    v = c.verdict
+    ce = v.ceilings
+    roofs = []
+    sheet = c.sheet
+    if ce.precision in sheet.peak_tflops:
+        roofs.append(Roof(ce.precision, "spec", sheet.peak_flops(ce.precision), sheet.bandwidth_bytes_per_s,
+                          f"{sheet.name} sheet"))
+    measured = getattr(c, "spec_ridge_point", None) is not None
+    if measured or not roofs:
+        roofs.append(Roof(ce.precision, "measured" if measured else "spec", ce.peak_flops, ce.bandwidth, ce.source))
+    name = v.workload.name or "workload"
+    return RooflineChart(gpu=ce.gpu, roofs=tuple(roofs), workloads=(WorkloadPoint(name, v),),
+                         notes=tuple(getattr(c, "notes", ()) or ()), title=f"gpuwhy classify: {name} on {ce.gpu}")
+
+
+# --------------------------------------------------------------- drawing --
+
+#: Markers of the roofs in the text chart (one per roof, in order), of the workloads, of the sweeps.
+ROOF_MARKS = "123456789"
+WORKLOAD_MARKS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+SWEEP_MARKS = "o%&"
+
+
+def text_chart(chart: RooflineChart, width: int = 64, height: int = 18) -> list[str]:
+    """The chart as text lines: roofs (spec dashed: every other column), ridge points
+    ``R`` on their roof, sweep points ``o``, workloads ``A``, ``B``, ... and a legend."""
+    if not chart.roofs:
+        return []
+    x_lo, x_hi = chart.x_range()
+    y_lo, y_hi = chart.y_range(x_lo)
+    cv = LogCanvas(x_lo, x_hi, y_lo, y_hi, width, height)
+    # Spec roofs first (dashed; "+" where two share a cell), then the measured ones over them
+    # (solid; "*" where two measured roofs share a cell).
+    spec_marks = "".join(ROOF_MARKS[i % len(ROOF_MARKS)] for i, r in enumerate(chart.roofs) if r.kind == "spec")
+    for i, r in enumerate(chart.roofs):
+        if r.kind == "spec":
+            cv.roof(r.peak_flops, r.bandwidth, ROOF_MARKS[i % len(ROOF_MARKS)], dashed=True, overlap="+")
+    for i, r in enumerate(chart.roofs):
+        if r.kind != "spec":
+            cv.roof(r.peak_flops, r.bandwidth, ROOF_MARKS[i % len(ROOF_MARKS)], overlap="*",
+                    passable=" |+" + spec_marks)
+    for r in chart.roofs:
+        cv.put(r.ridge, r.peak_flops, "R")
+    for j, s in enumerate(chart.sweeps):
+        for i, f in s.points:
+            cv.put(i, f, SWEEP_MARKS[j % len(SWEEP_MARKS)])
+        if s.ridge:
+            cv.put(s.ridge, max((f for _, f in s.points), default=y_lo), "X")
+    for j, w in enumerate(chart.workloads):
+        cv.put(w.intensity, w.flops, WORKLOAD_MARKS[j % len(WORKLOAD_MARKS)])
+    lines = cv.lines()
+    for i, r in enumerate(chart.roofs):
+        style = "dashed" if r.kind == "spec" else "solid"
+        lines.append(f"  {ROOF_MARKS[i % len(ROOF_MARKS)]}  {r.label} ({style}): {r.bandwidth / 1e9:,.0f} GB/s, "
+                     f"{fmt_si(r.peak_flops, 'FLOP/s')}, ridge {r.ridge:.3g} FLOP/byte  [{r.source}]")
+    lines.append("  R  ridge point of a roof")
+    for j, s in enumerate(chart.sweeps):
+        ridge = f"empirical ridge {s.ridge:.3g} FLOP/byte (X)" if s.ridge else "no empirical ridge"
+        lines.append(f"  {SWEEP_MARKS[j % len(SWEEP_MARKS)]}  {s.dtype} mixed-intensity sweep, {len(s.points)} points; {ridge}")
+    for j, w in enumerate(chart.workloads):
+        where = "on the roof" if w.on_roof else f"{fmt_si(w.flops, 'FLOP/s')} achieved"
+        lines.append(f"  {WORKLOAD_MARKS[j % len(WORKLOAD_MARKS)]}  {w.label} ({w.intensity:.3g} FLOP/byte, {where})")
+    if cv.contains("+"):
+        lines.append("  +  spec roofs share the cell")
+    if cv.contains("*"):
+        lines.append("  *  measured roofs share the cell")
+    return lines
+
+
+_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
+
+
+def save_chart(chart: RooflineChart, path: str) -> str:
+    """Draw ``chart`` to ``path`` (``.png`` or ``.svg``) with matplotlib; returns the path.
+
+    Raises:
+        UsageError: a wrong suffix, matplotlib missing (:data:`MISSING_MATPLOTLIB`),
+            or a file that cannot be written.
+    """
+    check_plot_path(path)
+    plt = require_pyplot()
+    x_lo, x_hi = chart.x_range()
+    y_lo, y_hi = chart.y_range(x_lo)
+    xs = log_grid(x_lo, x_hi)
+    fig, ax = plt.subplots(figsize=(8, 5.2))
+    color_of: dict[str, str] = {}
+    for r in chart.roofs:
+        col = color_of.setdefault(r.precision, _COLORS[len(color_of) % len(_COLORS)])
+        ls = "--" if r.kind == "spec" else "-"
+        ax.plot(xs, [r.at(x) for x in xs], linestyle=ls, color=col, linewidth=1.2 if r.kind == "spec" else 1.8,
+                label=f"{r.label}: {r.bandwidth / 1e9:,.0f} GB/s, {r.peak_flops / 1e12:.4g} TFLOP/s")
+        ax.plot([r.ridge], [r.peak_flops], marker="o", color=col, markersize=5,
+                markerfacecolor="white" if r.kind == "spec" else col)
+        ax.annotate(f"ridge {r.ridge:.3g}", (r.ridge, r.peak_flops), textcoords="offset points",
+                    xytext=(4, 6 if r.kind == "measured" else -12), fontsize=7, color=col)
+    for s in chart.sweeps:
+        col = color_of.get(s.precision, "black")
+        ax.plot([i for i, _ in s.points], [f for _, f in s.points], linestyle=":", marker=".", color=col,
+                markersize=6, label=f"{s.dtype} mixed-intensity sweep (measured)")
+        if s.ridge:
+            top = max(f for _, f in s.points)
+            ax.axvline(s.ridge, color=col, linestyle=":", linewidth=0.8)
+            ax.annotate(f"empirical ridge {s.ridge:.3g}", (s.ridge, top), textcoords="offset points", xytext=(4, -24),
+                        fontsize=7, color=col)
+    for j, w in enumerate(chart.workloads):
+        ax.plot([w.intensity], [w.flops], marker="*", markersize=11, color="black", linestyle="none",
+                markerfacecolor="gold" if not w.on_roof else "white")
+        ax.annotate(w.label, (w.intensity, w.flops), textcoords="offset points", xytext=(6, -4 - 10 * (j % 2)),
+                    fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    # Headroom above the highest roof, so a peak just under a decade is not drawn on the frame.
+    top = max([r.peak_flops for r in chart.roofs] + [w.flops for w in chart.workloads])
+    ax.set_ylim(y_lo, max(y_hi, top * 2.5))
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("FLOP/s")
+    ax.set_title(chart.title or f"roofline: {chart.gpu}")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize="x-small", loc="lower right")
+    fig.text(0.01, 0.01, "dashed: spec sheet; solid: measured (gpuwhy bench); dots: mixed-intensity sweep",
+             fontsize=6, color="grey")
+    fig.tight_layout()
+    return save_figure(plt, fig, path)
+
+
+def save_classification_plot(c, path: str) -> str:
+    """``classify --plot``: draw a :class:`~gpuwhy.diagnose.Classification` on its roofline."""
+    return save_chart(chart_from_classification(c), path)
+
+
+def render_chart(chart: RooflineChart, text: bool = True) -> None:
+    """Print ``chart``: a table of the roofs, the workloads' verdicts, notes and (``text``) the text roofline."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from .console import out
+
+    con = out()
+    t = Table(title=chart.title, title_justify="left")
+    for name, kw in (("roof", {}), ("GB/s", {"justify": "right"}), ("TFLOP/s", {"justify": "right"}),
+                     ("ridge FLOP/byte", {"justify": "right"}), ("source", {})):
+        t.add_column(name, **kw)
+    for r in chart.roofs:
+        t.add_row(r.label, f"{r.bandwidth / 1e9:,.0f}", f"{r.peak_flops / 1e12:.4g}", f"{r.ridge:.3g}", r.source)
+    for s in chart.sweeps:
+        t.add_row(f"{s.dtype} sweep (empirical)", "", f"{max(f for _, f in s.points) / 1e12:.4g}",
+                  "n/a" if not s.ridge else f"{s.ridge:.3g}", s.source)
+    con.print(t)
+    if chart.workloads:
+        w = Table(title="workloads", title_justify="left")
+        for name, kw in (("point", {}), ("FLOP/byte", {"justify": "right"}), ("verdict", {}),
+                         ("attainable", {"justify": "right"}), ("achieved", {"justify": "right"}),
+                         ("% SOL", {"justify": "right"})):
+            w.add_column(name, **kw)
+        for p in chart.workloads:
+            v = p.verdict
+            w.add_row(p.name, f"{v.arithmetic_intensity:.3g}", f"{v.regime}-bound" + (
+                f" ({v.bound_ratio:.3g}x)" if math.isfinite(v.bound_ratio) else ""),
+                fmt_si(v.attainable_flops, "FLOP/s"),
+                "n/a" if v.achieved_flops is None else fmt_si(v.achieved_flops, "FLOP/s"),
+                "n/a" if v.sol_pct is None else f"{v.sol_pct:.0f}%")
+        con.print(w)
+        for p in chart.workloads:
+            for msg in p.verdict.warnings:
+                con.print(Text(f"warning ({p.name}): ", style="bold yellow") + Text(msg))
+    for n in chart.notes:
+        con.print(Text("note: ", style="bold") + Text(n))
+    if text:
+        con.print(Text("roofline (log-log)", style="bold"))
+        for line in text_chart(chart):
+            con.print(Text(line), soft_wrap=True)
+
+
+# ---------------------------------------------------------------------------
+# bench --roofline
+# ---------------------------------------------------------------------------
+
+
+def chart_from_sweep(sweep, sheet=None) -> RooflineChart:
+    """A chart of a fresh :class:`~gpuwhy.bench.intensity.RooflineSweep`: per curve the
+    ceilings it was judged against (solid when measured, dashed when from the sheet), the
+    sheet's roof (dashed) when the curve used measured ones, and its points."""
+    roofs: list[Roof] = []
+    sweeps: list[SweepSeries] = []
+    for c in sweep.curves:
+        measured = "measured" in c.peak_source or "measured" in c.bandwidth_source
+        if sheet is not None and c.ceiling_key in sheet.peak_tflops and measured:
+            roofs.append(Roof(c.ceiling_key, "spec", sheet.peak_flops(c.ceiling_key), sheet.bandwidth_bytes_per_s,
+                              f"{sheet.name} sheet"))
+        if c.peak_flops and c.bandwidth:
+            roofs.append(Roof(c.ceiling_key, "measured" if measured else "spec", c.peak_flops, c.bandwidth,
+                              f"peak: {c.peak_source}; bandwidth: {c.bandwidth_source}"))
+        sweeps.append(SweepSeries(c.dtype, c.ceiling_key, tuple((p.intensity, p.achieved_flops) for p in c.points),
+                                  c.fit.ridge, "this run"))
+    name = getattr(sweep.device, "name", "GPU")
+    return RooflineChart(gpu=sweep.sheet_name or name, roofs=tuple(roofs), sweeps=tuple(sweeps),
+                         title=f"measured roofline: {name}")
+
+
+def render_roofline_sweep(sweep, sheet=None) -> None:
+    """Print a :class:`~gpuwhy.bench.intensity.RooflineSweep`: per dtype a row per point
+    (FLOP/byte, time, GB/s, TFLOP/s, the roof there and the % of it), the empirical ridge
+    beside the ceilings' ridge, the knee, then the text roofline of all curves."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..bench.intensity import CONVENTION, RIDGE_METHOD
+    from ..units import fmt_time
+    from .console import out
+
+    con = out()
+    for c in sweep.curves:
+        t = Table(title=f"mixed-intensity sweep, {c.dtype} ({c.instruction}), {c.n_words:,} words per array, "
+                        f"{c.working_set_bytes / 2**20:,.0f} MiB working set", title_justify="left")
+        for name, kw in (("FMAs/vector", {"justify": "right"}), ("FLOP/byte", {"justify": "right"}),
+                         ("median", {"justify": "right"}), ("cv", {"justify": "right"}), ("GB/s", {"justify": "right"}),
+                         ("TFLOP/s", {"justify": "right"}), ("roof TFLOP/s", {"justify": "right"}),
+                         ("% roof", {"justify": "right"}), ("bound", {})):
+            t.add_column(name, **kw)
+        for p in c.points:
+            t.add_row(str(p.fmas), f"{p.intensity:.3g}", fmt_time(p.time.median_s), f"{p.time.cv * 100:.1f}%",
+                      f"{p.achieved_bandwidth / 1e9:,.0f}", f"{p.achieved_flops / 1e12:.3g}",
+                      "n/a" if p.roof_flops is None else f"{p.roof_flops / 1e12:.3g}",
+                      "n/a" if p.pct_of_roof is None else f"{p.pct_of_roof:.1f}%", p.bound or "")
+        con.print(t)
+        f = c.fit
+        line = Text(f"{c.dtype}: ", style="bold")
+        if f.ridge:
+            line += Text(f"empirical ridge {f.ridge:.3g} FLOP/byte (fitted roofs {f.bandwidth / 1e9:,.0f} GB/s and "
+                         f"{f.peak_flops / 1e12:.3g} TFLOP/s)")
+        else:
+            line += Text("no empirical ridge")
+        if c.model_ridge:
+            line += Text(f"; ceilings' ridge {c.model_ridge:.3g} FLOP/byte")
+        if f.knee:
+            line += Text(f"; reaches {f.knee_fraction:.0%} of the compute ceiling at {f.knee:.3g} FLOP/byte")
+        con.print(line)
+        con.print(Text(f"ceilings: peak {c.peak_source}; bandwidth {c.bandwidth_source}", style="dim"))
+        if c.check:
+            con.print(Text(c.check, style="dim"))
+        for n in c.notes:
+            con.print(Text("note: ", style="bold") + Text(n))
+    for n in sweep.notes:
+        con.print(Text("note: ", style="bold") + Text(n))
+    con.print(Text(CONVENTION, style="dim"))
+    con.print(Text("ridge: " + RIDGE_METHOD, style="dim"))
+    chart = chart_from_sweep(sweep, sheet)
+    lines = text_chart(chart)
+    if lines:
+        con.print(Text("measured roofline (log-log)", style="bold"))
+        for ln in lines:
+            con.print(Text(ln), soft_wrap=True)
+    con.print(Text(sweep.summary_line()))
