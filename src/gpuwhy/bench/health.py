@@ -7,7 +7,8 @@ as None and never stops a measurement. Pure helpers (:func:`reason_names`,
 :func:`health_warnings`) take plain values so they are testable without NVML.
 
 Clock-event reason bits: NVML's ``nvmlClocksEventReason*`` constants (nvml.h,
-https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html).
+https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html), decoded
+with the probe's table in :mod:`gpuwhy.device.derive`.
 """
 
 from __future__ import annotations
@@ -15,18 +16,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-#: Bit -> (name, a warning worth printing when it is set during a run).
-REASON_BITS: dict[int, tuple[str, bool]] = {
-    0x1: ("gpu_idle", False),
-    0x2: ("applications_clocks_setting", False),
-    0x4: ("sw_power_cap", True),
-    0x8: ("hw_slowdown", True),
-    0x10: ("sync_boost", False),
-    0x20: ("sw_thermal_slowdown", True),
-    0x40: ("hw_thermal_slowdown", True),
-    0x80: ("hw_power_brake_slowdown", True),
-    0x100: ("display_clock_setting", False),
-}
+from ..device.derive import CLOCK_EVENT_REASONS, clock_event_keys
+
+#: Bit -> (name, a warning worth printing when it is set during a run): the probe's
+#: table (:data:`gpuwhy.device.derive.CLOCK_EVENT_REASONS`), by key and "limiting" flag.
+REASON_BITS: dict[int, tuple[str, bool]] = {r.bit: (r.key, r.limiting) for r in CLOCK_EVENT_REASONS}
 
 
 @dataclass(frozen=True)
@@ -63,15 +57,9 @@ class HealthSample:
 
 
 def reason_names(mask: int | None) -> tuple[str, ...]:
-    """Names of the clock-event reason bits set in ``mask`` (unknown bits as ``bit_0x..``)."""
-    if not mask:
-        return ()
-    out = []
-    for bit in range(0, 32):
-        b = 1 << bit
-        if mask & b:
-            out.append(REASON_BITS.get(b, (f"bit_0x{b:x}", False))[0])
-    return tuple(out)
+    """Names of the clock-event reason bits set in ``mask`` (unknown bits as ``bit_0x..``);
+    :func:`gpuwhy.device.derive.clock_event_keys`."""
+    return clock_event_keys(mask)
 
 
 def health_warnings(before: HealthSample | None, after: HealthSample | None) -> list[str]:

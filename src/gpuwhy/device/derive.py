@@ -15,7 +15,7 @@ Sources of the constants are given next to each table.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 #: Where the FP32 lanes per SM come from: the CUDA C++ Programming Guide, section
 #: "Arithmetic Instructions", table "Throughput of Native Arithmetic Instructions
@@ -98,22 +98,38 @@ DATA_RATE_SOURCES = {
 #: Relative difference above which a derived peak and the sheet's figure disagree.
 SHEET_TOLERANCE = 0.10
 
+
+class ClockEventReason(NamedTuple):
+    """One NVML clock-event reason bit: ``bit``; ``key``, its name in JSON and in the
+    bench's health checks (``"sw_power_cap"``); ``words`` for people (``"software
+    power cap"``); ``limiting``, whether it means the clocks are held below what the
+    workload asks for."""
+
+    bit: int
+    key: str
+    words: str
+    limiting: bool
+
+
 #: NVML clock-event (formerly "throttle") reason bits, from nvml.h
-#: (``nvmlClocksEventReason*``), with the words gpuwhy shows and whether the bit
-#: means the clocks are held below what the workload asks for.
-CLOCK_EVENT_REASONS: tuple[tuple[int, str, bool], ...] = (
-    (0x001, "idle", False),
-    (0x002, "application clocks setting", False),
-    (0x004, "software power cap", True),
-    (0x008, "hardware slowdown", True),
-    (0x010, "sync boost", False),
-    (0x020, "software thermal slowdown", True),
-    (0x040, "hardware thermal slowdown", True),
-    (0x080, "hardware power brake slowdown", True),
-    (0x100, "display clock setting", False),
-    (0x200, "board limit", True),
-    (0x400, "reliability", True),
+#: (``nvmlClocksEventReason*``; 0x200 and 0x400 as ``nvmlClocksThrottleReasonBoardLimit``
+#: and ``...Reliability``). The one table for the probe (:func:`decode_clock_event_reasons`)
+#: and the bench's health samples (:func:`clock_event_keys`, ``gpuwhy.bench.health``).
+CLOCK_EVENT_REASONS: tuple[ClockEventReason, ...] = (
+    ClockEventReason(0x001, "gpu_idle", "idle", False),
+    ClockEventReason(0x002, "applications_clocks_setting", "application clocks setting", False),
+    ClockEventReason(0x004, "sw_power_cap", "software power cap", True),
+    ClockEventReason(0x008, "hw_slowdown", "hardware slowdown", True),
+    ClockEventReason(0x010, "sync_boost", "sync boost", False),
+    ClockEventReason(0x020, "sw_thermal_slowdown", "software thermal slowdown", True),
+    ClockEventReason(0x040, "hw_thermal_slowdown", "hardware thermal slowdown", True),
+    ClockEventReason(0x080, "hw_power_brake_slowdown", "hardware power brake slowdown", True),
+    ClockEventReason(0x100, "display_clock_setting", "display clock setting", False),
+    ClockEventReason(0x200, "board_limit", "board limit", True),
+    ClockEventReason(0x400, "reliability", "reliability", True),
 )
+_CLOCK_EVENTS_BY_BIT = {r.bit: r for r in CLOCK_EVENT_REASONS}
+_KNOWN_CLOCK_EVENTS = sum(_CLOCK_EVENTS_BY_BIT)  # distinct single bits: the sum is their OR
 
 
 def parse_cc(cc: str | tuple[int, int]) -> tuple[int, int]:
@@ -265,23 +281,32 @@ def compare_to_sheet(quantity: str, derived: float, sheet: float, unit: str, tol
 def decode_clock_event_reasons(mask: int) -> tuple[str, ...]:
     """Words for the bits set in an NVML clock-event reason ``mask`` (empty for 0).
 
-    Unknown bits come back as ``"unknown reason 0x..."``.
+    Unknown bits come back together as ``"unknown reason 0x..."``.
     """
-    words: list[str] = []
-    known = 0
-    for bit, word, _ in CLOCK_EVENT_REASONS:
-        known |= bit
-        if mask & bit:
-            words.append(word)
-    rest = mask & ~known
+    words = [r.words for r in CLOCK_EVENT_REASONS if mask & r.bit]
+    rest = mask & ~_KNOWN_CLOCK_EVENTS
     if rest:
         words.append(f"unknown reason {rest:#x}")
     return tuple(words)
 
 
+def clock_event_keys(mask: int | None) -> tuple[str, ...]:
+    """Keys (``"sw_power_cap"``, ...) of the bits 0-31 set in an NVML clock-event reason
+    ``mask``, lowest bit first; each unknown bit as ``"bit_0x..."``; empty for 0 or None."""
+    if not mask:
+        return ()
+    out = []
+    for i in range(32):
+        bit = 1 << i
+        if mask & bit:
+            r = _CLOCK_EVENTS_BY_BIT.get(bit)
+            out.append(r.key if r else f"bit_0x{bit:x}")
+    return tuple(out)
+
+
 def limiting_clock_events(mask: int) -> tuple[str, ...]:
     """The reasons in ``mask`` that hold clocks down (power, thermal, hardware slowdowns)."""
-    return tuple(word for bit, word, limiting in CLOCK_EVENT_REASONS if limiting and mask & bit)
+    return tuple(r.words for r in CLOCK_EVENT_REASONS if r.limiting and mask & r.bit)
 
 
 def pcie_link_findings(

@@ -197,8 +197,9 @@ def compute_precision(weight_dtype: str, available: Iterable[str]) -> tuple[str,
     return prec, note
 
 
-def _fmt_rate(x: float) -> str:
-    """Tokens/s for sentences: thousands separators at 100 and above, 3 digits below."""
+def fmt_rate(x: float) -> str:
+    """Tokens/s for sentences: thousands separators at 100 and above, 3 digits below;
+    ``"unbounded"`` when not finite."""
     if not math.isfinite(x):
         return "unbounded"
     return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
@@ -389,11 +390,17 @@ def decode_step(
     kv_dtype: str | None = None,
     context: int = 0,
     seq_len: int | None = None,
+    *,
+    bytes_per_weight: float | None = None,
+    active_params: float | None = None,
+    read_params: float | None = None,
+    kv_copies: float = 1.0,
+    overhead_s: float = 0.0,
 ) -> DecodeStep:
     """The roofline of one decode step (see the module docstring for the formulas).
 
     Args:
-        params: parameter count.
+        params: parameter count (all of them must fit in memory).
         weight_dtype: one of :data:`WEIGHT_DTYPES`.
         gpu: bandwidth (B/s), peak (FLOP/s) and memory (bytes).
         batch: sequences decoded together (>= 1).
@@ -402,6 +409,15 @@ def decode_step(
         context: tokens already in each sequence's KV cache (>= 0).
         seq_len: tokens per sequence for the resident KV cache and the fit check
             (default ``context``).
+        bytes_per_weight: bytes per stored weight (default: the dtype's width;
+            e.g. 0.5625 for 4-bit weights with a 16-bit scale per 32).
+        active_params: parameters each token goes through, for the matmul FLOPs
+            (default ``params``; fewer for a mixture of experts).
+        read_params: parameters whose weights the step reads (default ``active_params``).
+        kv_copies: copies of each KV entry held and read (default 1; more when
+            GPUs outnumber the KV heads under tensor parallelism).
+        overhead_s: seconds added to the step beyond max(t_memory, t_compute)
+            (e.g. all-reduces); the regime and bound ratio ignore it.
 
     Raises:
         UsageError: for a non-positive params or batch, a negative context, or an unknown dtype.
@@ -410,26 +426,28 @@ def decode_step(
         raise UsageError(f"params must be greater than zero, got {params!r}")
     _check_count(batch, "batch")
     _check_count(context, "context", allow_zero=True)
-    bpw = bytes_per_element(weight_dtype)
+    bpw = bytes_per_element(weight_dtype) if bytes_per_weight is None else bytes_per_weight
     kvd = kv_dtype or default_kv_dtype(weight_dtype)
-    weight_bytes = params * bpw
+    active = params if active_params is None else active_params
+    weight_fit = params * bpw
+    weight_bytes = (active if read_params is None else read_params) * bpw
     kv_read = attn = 0.0
     kv_cache = fits = None
     if shape is not None:
-        per_token = kv_bytes_per_token(shape, kvd)
+        per_token = kv_bytes_per_token(shape, kvd) * kv_copies
         kv_read = batch * context * per_token
         attn = batch * attention_flops_decode(shape, context)
         sl = context if seq_len is None else seq_len
         if sl:
             kv_cache = batch * sl * per_token
             if gpu.memory_bytes is not None:
-                fits = weight_bytes + kv_cache <= gpu.memory_bytes
+                fits = weight_fit + kv_cache <= gpu.memory_bytes
     total_bytes = weight_bytes + kv_read
-    matmul = FLOPS_PER_PARAM * params * batch
+    matmul = FLOPS_PER_PARAM * active * batch
     flops = matmul + attn
     t_m = total_bytes / gpu.bandwidth
     t_c = flops / gpu.peak_flops
-    step = max(t_m, t_c)
+    step = max(t_m, t_c) + overhead_s
     regime = "memory" if t_m >= t_c else "compute"
     ratio = max(t_m, t_c) / min(t_m, t_c)
     return DecodeStep(
@@ -469,7 +487,13 @@ def batch_ridge(peak_flops: float, bytes_per_weight: float, bandwidth: float) ->
 
 
 def batch_ridge_with_kv(
-    params: float, bytes_per_weight: float, gpu: LlmGpu, shape: AttentionShape, kv_dtype: str, context: int
+    params: float,
+    bytes_per_weight: float,
+    gpu: LlmGpu,
+    shape: AttentionShape,
+    kv_dtype: str,
+    context: int,
+    kv_copies: float = 1.0,
 ) -> float:
     """The batch at which a decode step turns compute-bound once each sequence's KV
     read (K bytes) and attention FLOPs (A) are counted:
@@ -477,10 +501,12 @@ def batch_ridge_with_kv(
         batch x (2 P + A) / peak = (P x bytes_per_weight + batch x K) / bandwidth
         batch = (P x bytes_per_weight / bandwidth) / ((2 P + A) / peak - K / bandwidth)
 
-    Returns ``math.inf`` when the KV read grows faster than the compute (the step
-    never turns compute-bound at this context).
+    ``params`` (P) are the parameters each token reads and goes through (the
+    active ones of a mixture of experts); ``kv_copies`` multiplies K (see
+    :func:`decode_step`). Returns ``math.inf`` when the KV read grows faster than
+    the compute (the step never turns compute-bound at this context).
     """
-    k = context * kv_bytes_per_token(shape, kv_dtype)
+    k = context * kv_bytes_per_token(shape, kv_dtype) * kv_copies
     a = attention_flops_decode(shape, context)
     denom = (FLOPS_PER_PARAM * params + a) / gpu.peak_flops - k / gpu.bandwidth
     if denom <= 0:
@@ -550,23 +576,33 @@ def prefill(
     batch: int = 1,
     shape: AttentionShape | None = None,
     kv_dtype: str | None = None,
+    *,
+    bytes_per_weight: float | None = None,
+    active_params: float | None = None,
+    kv_copies: float = 1.0,
+    overhead_s: float = 0.0,
 ) -> Prefill:
     """The roofline of a prefill (see :class:`Prefill`).
+
+    ``bytes_per_weight``, ``active_params``, ``kv_copies`` and ``overhead_s`` are
+    as in :func:`decode_step`: the prefill reads all ``params`` weights once, does
+    2 x ``active_params`` FLOPs per token, and ``overhead_s`` is added to the TTFT.
 
     Raises:
         UsageError: for a non-positive prompt length or batch, or an unknown dtype.
     """
     _check_count(prompt_len, "prompt length")
     _check_count(batch, "batch")
-    bpw = bytes_per_element(weight_dtype)
+    bpw = bytes_per_element(weight_dtype) if bytes_per_weight is None else bytes_per_weight
     kvd = kv_dtype or default_kv_dtype(weight_dtype)
-    matmul = FLOPS_PER_PARAM * params * prompt_len * batch
+    active = params if active_params is None else active_params
+    matmul = FLOPS_PER_PARAM * active * prompt_len * batch
     attn = batch * attention_flops_prefill(shape, prompt_len) if shape is not None else 0.0
-    nbytes = params * bpw + (batch * prompt_len * kv_bytes_per_token(shape, kvd) if shape is not None else 0.0)
+    nbytes = params * bpw + (batch * prompt_len * kv_bytes_per_token(shape, kvd) * kv_copies if shape is not None else 0.0)
     flops = matmul + attn
     t_c = flops / gpu.peak_flops
     t_m = nbytes / gpu.bandwidth
-    t = max(t_c, t_m)
+    t = max(t_c, t_m) + overhead_s
     return Prefill(
         prompt_len=prompt_len,
         batch=batch,
@@ -629,14 +665,14 @@ def ceiling_sentence(step: DecodeStep, gpu_name: str, precision: str) -> str:
     """The decode ceiling in words, e.g. "no kernel can beat 112 tokens/s per
     sequence on the GeForce RTX 5070 without reading fewer bytes per step"."""
     if step.regime == "memory":
-        total = f" ({_fmt_rate(step.tokens_per_s_total)} tokens/s in total at batch {step.batch})" if step.batch > 1 else ""
+        total = f" ({fmt_rate(step.tokens_per_s_total)} tokens/s in total at batch {step.batch})" if step.batch > 1 else ""
         return (
-            f"no kernel can beat {_fmt_rate(step.tokens_per_s_per_seq)} tokens/s per sequence{total} "
+            f"no kernel can beat {fmt_rate(step.tokens_per_s_per_seq)} tokens/s per sequence{total} "
             f"on the {gpu_name} without reading fewer bytes per step"
         )
     return (
-        f"no kernel can beat {_fmt_rate(step.tokens_per_s_total)} tokens/s in total at batch {step.batch} "
-        f"({_fmt_rate(step.tokens_per_s_per_seq)} per sequence) on the {gpu_name} "
+        f"no kernel can beat {fmt_rate(step.tokens_per_s_total)} tokens/s in total at batch {step.batch} "
+        f"({fmt_rate(step.tokens_per_s_per_seq)} per sequence) on the {gpu_name} "
         f"without doing fewer FLOPs per token or using a faster precision than {precision}"
     )
 
@@ -727,6 +763,95 @@ def sweep_batches(batch: int, ridge: float, max_batch: int | None, base: Sequenc
     return tuple(sorted(sizes))
 
 
+def check_request(batch: int, prompt_len: int | None = None, context: int | None = None, params: float | None = None) -> None:
+    """Check the counts of an :func:`estimate` request, in this order: ``batch`` >= 1,
+    ``params`` > 0 and finite (when given), ``prompt_len`` >= 1 and ``context`` >= 0
+    (each when not None).
+
+    Raises:
+        UsageError: naming the first bad value.
+    """
+    _check_count(batch, "batch")
+    if params is not None and not (params > 0 and math.isfinite(params)):
+        raise UsageError(f"params must be greater than zero, got {params!r}")
+    if prompt_len is not None:
+        _check_count(prompt_len, "prompt length")
+    if context is not None:
+        _check_count(context, "context", allow_zero=True)
+
+
+def decode_context(
+    gpu: LlmGpu,
+    shape: AttentionShape | None,
+    context: int | None,
+    prompt_len: int | None,
+    max_context: int | None,
+    notes: Sequence[str] = (),
+) -> tuple[int, int | None, list[str]]:
+    """``(context, fit_len, notes)`` of an :func:`estimate` request.
+
+    ``context`` (cached tokens per sequence at the decode step) defaults to
+    ``prompt_len``, else 0; ``fit_len`` (tokens per sequence for the largest batch
+    that fits) is the context, else ``prompt_len``, else ``max_context``, and None
+    without a shape. ``notes`` is a new list: the given notes, then the GPU's
+    precision note and a note on a missing shape or a zero context.
+
+    Raises:
+        UsageError: a context or prompt longer than ``max_context``.
+    """
+    ctx = context if context is not None else (prompt_len or 0)
+    notes = list(notes)
+    if gpu.precision_note:
+        notes.append(gpu.precision_note)
+    if max_context is not None:
+        longest = max(ctx, prompt_len or 0)
+        if longest > max_context:
+            raise UsageError(f"context {longest} is longer than the model's maximum context {max_context}; give at most {max_context}")
+    fit_len = ctx or prompt_len or max_context
+    if shape is None:
+        fit_len = None
+        notes.append("no model shape: the KV cache and attention are left out (give --model NAME or --layers/--kv-heads/--head-dim)")
+    elif ctx == 0:
+        notes.append("context 0: the decode step reads no KV cache; give --context C (cached tokens per sequence) to count it")
+    return ctx, fit_len, notes
+
+
+def kv_fit(
+    shape: AttentionShape | None,
+    kv_dtype: str,
+    fit_len: int | None,
+    batch: int,
+    gpu: LlmGpu,
+    weight_bytes: float,
+    kv_copies: float = 1.0,
+    remedy: str = "split the model across GPUs",
+) -> tuple[KvCache | None, int | None, str | None]:
+    """``(kv, max_batch, warning)``: the KV-cache sizes at ``fit_len`` tokens per
+    sequence (None without a shape), the largest batch whose KV cache (times
+    ``kv_copies``) fits beside ``weight_bytes`` of weights (None when unknown),
+    and a warning when the weights or the batch do not fit (``remedy`` ends the
+    weights' one: "quantize the weights or <remedy>"), else None.
+    """
+    kv = None
+    max_b = None
+    if shape is not None:
+        kv = kv_cache(shape, kv_dtype, fit_len, batch)
+        if gpu.memory_bytes is not None and kv.bytes_per_seq:
+            max_b = max_batch_fit(weight_bytes, kv.bytes_per_seq * kv_copies, gpu.memory_bytes)
+    warning = None
+    if gpu.memory_bytes is not None and weight_bytes > gpu.memory_bytes:
+        warning = (
+            f"the weights ({weight_bytes / 1e9:.3g} GB) do not fit in the {gpu.name}'s {gpu.memory_bytes / 1e9:.3g} GB; "
+            f"the figures assume they did (quantize the weights or {remedy})"
+        )
+    elif max_b is not None and batch > max_b:
+        warning = (
+            f"batch {batch} does not fit: at {fit_len} tokens per sequence the {gpu.name}'s memory holds the KV cache "
+            f"of at most {max_b} sequences beside the weights"
+        )
+    return kv, max_b, warning
+
+
 def estimate(
     params: float,
     weight_dtype: str,
@@ -756,26 +881,9 @@ def estimate(
     """
     wd = normalize_dtype(weight_dtype)
     kvd = normalize_dtype(kv_dtype, "--kv-dtype") if kv_dtype else default_kv_dtype(wd)
-    _check_count(batch, "batch")
-    if prompt_len is not None:
-        _check_count(prompt_len, "prompt length")
-    if context is not None:
-        _check_count(context, "context", allow_zero=True)
-    ctx = context if context is not None else (prompt_len or 0)
-    notes = list(notes)
+    check_request(batch, prompt_len, context)
+    ctx, fit_len, notes = decode_context(gpu, shape, context, prompt_len, max_context, notes)
     warnings: list[str] = []
-    if gpu.precision_note:
-        notes.append(gpu.precision_note)
-    if max_context is not None:
-        longest = max(ctx, prompt_len or 0)
-        if longest > max_context:
-            raise UsageError(f"context {longest} is longer than the model's maximum context {max_context}; give at most {max_context}")
-    fit_len = ctx or prompt_len or max_context
-    if shape is None:
-        fit_len = None
-        notes.append("no model shape: the KV cache and attention are left out (give --model NAME or --layers/--kv-heads/--head-dim)")
-    elif ctx == 0:
-        notes.append("context 0: the decode step reads no KV cache; give --context C (cached tokens per sequence) to count it")
     bpw = BYTES_PER_ELEMENT[wd]
     step = decode_step(params, wd, gpu, batch, shape, kvd, ctx, fit_len)
     weight_bytes = step.weight_bytes
@@ -783,22 +891,9 @@ def estimate(
     ridge_kv = None
     if shape is not None and ctx > 0:
         ridge_kv = batch_ridge_with_kv(params, bpw, gpu, shape, kvd, ctx)
-    kv = None
-    max_b = None
-    if shape is not None:
-        kv = kv_cache(shape, kvd, fit_len, batch)
-        if gpu.memory_bytes is not None and kv.bytes_per_seq:
-            max_b = max_batch_fit(weight_bytes, kv.bytes_per_seq, gpu.memory_bytes)
-    if gpu.memory_bytes is not None and weight_bytes > gpu.memory_bytes:
-        warnings.append(
-            f"the weights ({weight_bytes / 1e9:.3g} GB) do not fit in the {gpu.name}'s {gpu.memory_bytes / 1e9:.3g} GB; "
-            "the figures assume they did (quantize the weights or split the model across GPUs)"
-        )
-    elif max_b is not None and batch > max_b:
-        warnings.append(
-            f"batch {batch} does not fit: at {fit_len} tokens per sequence the {gpu.name}'s memory holds the KV cache "
-            f"of at most {max_b} sequences beside the weights"
-        )
+    kv, max_b, fit_warning = kv_fit(shape, kvd, fit_len, batch, gpu, weight_bytes)
+    if fit_warning:
+        warnings.append(fit_warning)
     pf = prefill(params, wd, gpu, prompt_len, batch, shape, kvd) if prompt_len else None
     rows: tuple[DecodeStep, ...] = ()
     if sweep:

@@ -261,6 +261,7 @@ def _decode(
     active: float,
     bpw: float,
     grp: L.LlmGpu,
+    wd: str,
     batch: int,
     shape: L.AttentionShape | None,
     kvd: str,
@@ -270,91 +271,45 @@ def _decode(
     comm_s: float,
     spread: bool = False,
 ) -> L.DecodeStep:
-    """One decode step on the group; ``spread`` takes the upper bound of the weights read."""
-    weight_fit = params * bpw
-    read_params = min(params, batch * active) if spread else active
-    weight_read = read_params * bpw
-    kv_read = attn = 0.0
-    kv_cache = fits = None
-    if shape is not None:
-        per_token = L.kv_bytes_per_token(shape, kvd) * kv_factor
-        kv_read = batch * context * per_token
-        attn = batch * L.attention_flops_decode(shape, context)
-        sl = context if seq_len is None else seq_len
-        if sl:
-            kv_cache = batch * sl * per_token
-            if grp.memory_bytes is not None:
-                fits = weight_fit + kv_cache <= grp.memory_bytes
-    total = weight_read + kv_read
-    matmul = L.FLOPS_PER_PARAM * active * batch
-    flops = matmul + attn
-    t_m = total / grp.bandwidth
-    t_c = flops / grp.peak_flops
-    step = max(t_m, t_c) + comm_s
-    return L.DecodeStep(
-        batch=batch,
-        context=context,
-        weight_bytes=weight_read,
-        kv_read_bytes=kv_read,
-        bytes=total,
-        matmul_flops=matmul,
-        attention_flops=attn,
-        flops=flops,
-        t_memory_s=t_m,
-        t_compute_s=t_c,
-        step_time_s=step,
-        regime="memory" if t_m >= t_c else "compute",
-        bound_ratio=max(t_m, t_c) / min(t_m, t_c),
-        tokens_per_s_per_seq=1.0 / step,
-        tokens_per_s_total=batch / step,
-        kv_cache_bytes=kv_cache,
-        fits_in_memory=fits,
+    """One decode step on the group (:func:`gpuwhy.model.llm.decode_step`); ``spread``
+    takes the upper bound of the weights read, min(params, batch x active)."""
+    return L.decode_step(
+        params, wd, grp, batch, shape, kvd, context, seq_len,
+        bytes_per_weight=bpw,
+        active_params=active,
+        read_params=min(params, batch * active) if spread else active,
+        kv_copies=kv_factor,
+        overhead_s=comm_s,
     )
-
-
-def _check_count(value: Any, name: str, allow_zero: bool = False) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < (0 if allow_zero else 1):
-        bound = "zero or more" if allow_zero else "greater than zero"
-        raise UsageError(f"{name} must be a whole number {bound}, got {value!r}")
-    return value
-
-
-def _rate(x: float) -> str:
-    if not math.isfinite(x):
-        return "unbounded"
-    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
 def _num(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
-def _fmt_b(x: float) -> str:
-    for f, u in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+def _fmt_scaled(x: float, scales: tuple[tuple[float, str], ...], sep: str = " ") -> str:
+    """``x`` in the first of ``scales`` (factor, unit), largest first, it reaches
+    (from 0.9995 x the factor, so that 999.96 MB reads 1 GB), else in the last; 4 digits."""
+    for f, u in scales:
         if x >= f * 0.9995:
-            return f"{x / f:.4g} {u}"
-    return f"{x:.4g} B"
+            break
+    return f"{x / f:.4g}{sep}{u}"
+
+
+def _fmt_b(x: float) -> str:
+    return _fmt_scaled(x, ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")))
 
 
 def _fmt_t(s: float) -> str:
-    for f, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
-        if s >= f * 0.9995:
-            return f"{s / f:.4g} {u}"
-    return f"{s / 1e-9:.4g} ns"
+    return _fmt_scaled(s, ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")))
 
 
 def _fmt_flop(x: float) -> str:
-    for f, u in ((1e15, "PFLOP"), (1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP")):
-        if x >= f * 0.9995:
-            return f"{x / f:.4g} {u}"
-    return f"{x:.4g} FLOP"
+    return _fmt_scaled(x, ((1e15, "PFLOP"), (1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP"), (1.0, "FLOP")))
 
 
 def _fmt_n(x: float) -> str:
-    for f, u in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
-        if x >= f * 0.9995:
-            return f"{x / f:.4g}{u}"
-    return f"{x:.4g}"
+    return _fmt_scaled(x, ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1.0, "")), sep="")
 
 
 def scaled_estimate(
@@ -383,34 +338,15 @@ def scaled_estimate(
     """
     wd = L.normalize_dtype(weight_dtype)
     kvd = L.normalize_dtype(kv_dtype, "--kv-dtype") if kv_dtype else L.default_kv_dtype(wd)
-    _check_count(batch, "batch")
-    if not (params > 0 and math.isfinite(params)):
-        raise UsageError(f"params must be greater than zero, got {params!r}")
-    if prompt_len is not None:
-        _check_count(prompt_len, "prompt length")
-    if context is not None:
-        _check_count(context, "context", allow_zero=True)
+    L.check_request(batch, prompt_len, context, params=params)
     s = scaling
     active = params if s.active_params is None else s.active_params
     if active > params * (1 + 1e-9):
         raise UsageError(f"--active-params {active:.4g} is more than the {params:.4g} parameters; give the parameters each token uses (at most --params)")
     n = s.num_gpus
     bpw, bpw_text = effective_bytes_per_weight(wd, s)
-    ctx = context if context is not None else (prompt_len or 0)
-    notes = list(notes)
+    ctx, fit_len, notes = L.decode_context(gpu, shape, context, prompt_len, max_context, notes)
     warnings: list[str] = []
-    if gpu.precision_note:
-        notes.append(gpu.precision_note)
-    if max_context is not None:
-        longest = max(ctx, prompt_len or 0)
-        if longest > max_context:
-            raise UsageError(f"context {longest} is longer than the model's maximum context {max_context}; give at most {max_context}")
-    fit_len = ctx or prompt_len or max_context
-    if shape is None:
-        fit_len = None
-        notes.append("no model shape: the KV cache and attention are left out (give --model NAME or --layers/--kv-heads/--head-dim)")
-    elif ctx == 0:
-        notes.append("context 0: the decode step reads no KV cache; give --context C (cached tokens per sequence) to count it")
     grp = group_gpu(gpu, n)
     split = kv_split(n, shape)
     kv_factor = n / split
@@ -420,41 +356,21 @@ def scaled_estimate(
     if n > 1 and shape is not None and n > shape.kv_heads:
         notes.append(f"{n} GPUs but {shape.kv_heads} KV heads: each KV head is kept on {n // split if n % split == 0 else f'{n / split:.3g}'} GPUs, so the KV cache splits only {split} ways")
 
-    step = _decode(params, active, bpw, grp, batch, shape, kvd, ctx, fit_len, kv_factor, comm)
-    step_hi = _decode(params, active, bpw, grp, batch, shape, kvd, ctx, fit_len, kv_factor, comm, spread=True)
+    step = _decode(params, active, bpw, grp, wd, batch, shape, kvd, ctx, fit_len, kv_factor, comm)
+    step_hi = _decode(params, active, bpw, grp, wd, batch, shape, kvd, ctx, fit_len, kv_factor, comm, spread=True)
     weight_fit = params * bpw
     ridge = L.batch_ridge(grp.peak_flops, bpw, grp.bandwidth)
     spread_ridge = ridge * params / active if active < params else None
     ridge_kv = None
     if shape is not None and ctx > 0:
-        k = ctx * L.kv_bytes_per_token(shape, kvd) * kv_factor
-        a = L.attention_flops_decode(shape, ctx)
-        denom = (L.FLOPS_PER_PARAM * active + a) / grp.peak_flops - k / grp.bandwidth
-        ridge_kv = math.inf if denom <= 0 else (active * bpw / grp.bandwidth) / denom
-    kv = None
-    max_b = None
-    if shape is not None:
-        kv = L.kv_cache(shape, kvd, fit_len, batch)
-        if grp.memory_bytes is not None and kv.bytes_per_seq:
-            max_b = L.max_batch_fit(weight_fit, kv.bytes_per_seq * kv_factor, grp.memory_bytes)
-    if grp.memory_bytes is not None and weight_fit > grp.memory_bytes:
-        warnings.append(
-            f"the weights ({weight_fit / 1e9:.3g} GB) do not fit in the {grp.name}'s {grp.memory_bytes / 1e9:.3g} GB; "
-            "the figures assume they did (quantize the weights or use more GPUs)"
-        )
-    elif max_b is not None and batch > max_b:
-        warnings.append(
-            f"batch {batch} does not fit: at {fit_len} tokens per sequence the {grp.name}'s memory holds the KV cache "
-            f"of at most {max_b} sequences beside the weights"
-        )
+        ridge_kv = L.batch_ridge_with_kv(active, bpw, grp, shape, kvd, ctx, kv_copies=kv_factor)
+    kv, max_b, fit_warning = L.kv_fit(shape, kvd, fit_len, batch, grp, weight_fit, kv_copies=kv_factor, remedy="use more GPUs")
+    if fit_warning:
+        warnings.append(fit_warning)
     pf = None
     if prompt_len:
-        matmul = L.FLOPS_PER_PARAM * active * prompt_len * batch
-        attn = batch * L.attention_flops_prefill(shape, prompt_len) if shape is not None else 0.0
-        nbytes = weight_fit + (batch * prompt_len * L.kv_bytes_per_token(shape, kvd) * kv_factor if shape is not None else 0.0)
-        t_c, t_m = (matmul + attn) / grp.peak_flops, nbytes / grp.bandwidth
-        t = max(t_c, t_m) + comm
-        pf = L.Prefill(prompt_len, batch, matmul, attn, matmul + attn, nbytes, t_c, t_m, t, "compute" if t_c >= t_m else "memory", prompt_len * batch / t)
+        pf = L.prefill(params, wd, grp, prompt_len, batch, shape, kvd,
+                       bytes_per_weight=bpw, active_params=active, kv_copies=kv_factor, overhead_s=comm)
         if active < params:
             notes.append("prefill reads all the weights once: a long prompt's tokens reach every expert")
         if comm:
@@ -462,7 +378,7 @@ def scaled_estimate(
     rows: tuple[L.DecodeStep, ...] = ()
     if sweep:
         sizes = L.sweep_batches(batch, ridge, max_b) if sweep is True else tuple(sweep)
-        rows = tuple(_decode(params, active, bpw, grp, b, shape, kvd, ctx, fit_len, kv_factor, comm) for b in sizes)
+        rows = tuple(_decode(params, active, bpw, grp, wd, b, shape, kvd, ctx, fit_len, kv_factor, comm) for b in sizes)
 
     # The arithmetic in words.
     lines = [f"bytes per weight: {bpw_text}"]
@@ -491,10 +407,10 @@ def scaled_estimate(
     comm_txt = f" + {_fmt_t(comm)}" if comm else ""
     lines.append(
         f"step: max({_fmt_t(step.t_memory_s)}, {_fmt_t(step.t_compute_s)}){comm_txt} = {_fmt_t(step.step_time_s)} -> "
-        f"{_rate(step.tokens_per_s_per_seq)} tokens/s per sequence" + (f", {_rate(step.tokens_per_s_total)} in total" if batch > 1 else "")
+        f"{L.fmt_rate(step.tokens_per_s_per_seq)} tokens/s per sequence" + (f", {L.fmt_rate(step.tokens_per_s_total)} in total" if batch > 1 else "")
     )
     if active < params and batch > 1 and step_hi.step_time_s > step.step_time_s:
-        lines.append(f"experts spread: with every token on different experts, step {_fmt_t(step_hi.step_time_s)} -> {_rate(step_hi.tokens_per_s_total)} tokens/s in total")
+        lines.append(f"experts spread: with every token on different experts, step {_fmt_t(step_hi.step_time_s)} -> {L.fmt_rate(step_hi.tokens_per_s_total)} tokens/s in total")
     if spread_ridge is not None:
         lines.append(
             f"batch ridge: {_num(ridge)} if the batch's tokens share experts; {_num(spread_ridge)} (x params/active) once they spread over all experts"
