@@ -29,6 +29,9 @@ def bench_cmd(
     compile_only: bool = typer.Option(False, "--compile-only", help="Compile every bundled kernel and report; needs no GPU with --arch."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XX", help="Target for --compile-only: sm_80, sm_89, sm_90, sm_100, sm_120, ..."),
     no_save: bool = typer.Option(False, "--no-save", help="Do not save a device profile in the cache folder."),
+    latency: bool = typer.Option(False, "--latency", help="Memory latency ladder: a pointer chase over 4 KiB .. 4x L2 (L1, L2, far-L2 and DRAM steps) and Little's law."),
+    link: bool = typer.Option(False, "--link", help="Host<->device copy bandwidth, pinned and pageable, 4 KiB .. 1 GiB, beside the PCIe/C2C link's rate."),
+    l1_bypass: bool = typer.Option(False, "--cg", help="With --latency: chase with ld.global.cg loads (bypass L1)."),
     json_out: JsonOpt = False,
 ) -> None:
     """Measure DRAM bandwidth and launch overhead (kernels checked against numpy first)."""
@@ -38,6 +41,20 @@ def bench_cmd(
         raise UsageError("--sweep and --quick exclude each other; pick one")
     if arch is not None and not compile_only:
         raise UsageError("--arch applies to --compile-only; a measurement always compiles for the GPU's own architecture")
+    if l1_bypass and not latency:
+        raise UsageError("--cg applies to --latency")
+    if latency or link:
+        if latency and link:
+            raise UsageError("--latency and --link are separate runs; pick one")
+        if sweep or quick or compute or roofline or kernel or compile_only or csv or precision:
+            raise UsageError("--latency and --link run alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/--compile-only")
+        from .hierarchy import run_latency_cmd, run_link_cmd
+
+        if latency:
+            run_latency_cmd(device, json_out, specs, gpu=gpu, l1_bypass=l1_bypass)
+        else:
+            run_link_cmd(device, json_out, specs)
+        return
     if compile_only:
         _compile_only(arch, json_out)
         return

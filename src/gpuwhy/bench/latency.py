@@ -1,0 +1,818 @@
+"""The memory latency ladder: a dependent pointer chase over growing working sets.
+
+``gpuwhy bench --latency`` (wired in ``cli/hierarchy.py``)::
+
+    from gpuwhy.bench.latency import measure_latency
+    result = measure_latency(device="0")          # LatencyResult
+    result.level("DRAM").latency_s                 # s per dependent load
+    result.littles.need(16).threads_per_sm         # Little's law at 16 B per thread
+
+Method. One thread (one warp launched) follows a chain of 64-bit device
+addresses (``microbench/latency.cu``), so each load waits for the previous one
+and the time per step is the load-to-use latency of wherever the chain's data
+sits. The chain is a random cyclic permutation built in numpy
+(:func:`chase_order`): one node per 128-byte cache line (:data:`NODE_BYTES`),
+every line of the working set used, consecutive nodes never in neighbouring
+lines (each step jumps more than a cache line, so no spatial locality or
+next-line prefetch helps). For each working set from 4 KiB to 4 x L2
+(:func:`latency_sizes`: 2 points per octave, 8 per octave around the L1 and
+L2 capacities):
+
+1. the chain is uploaded and its nodes read once in parallel (``touch_nodes``:
+   a working set that fits in the L2 is then resident, without a slow first
+   pass of dependent DRAM misses);
+2. one untimed pass of the chase over the whole cycle (up to
+   ``max(PRIME_CAP, 4 x L2 / 128)`` steps), so the caches hold what a
+   program cycling over this working set would find: the state left by the
+   upload and by the parallel touch (address order, all SMs, either L2 half)
+   is replaced by the chase's own, from this SM;
+3. :data:`LAUNCHES` timed launches, each an untimed in-kernel warm-up of
+   ``min(nodes, WARM_CAP)`` steps (L1 does not survive between launches)
+   then :data:`TIMED_STEPS` timed steps. The walk continues from launch to
+   launch around the cycle, so between two uses of a line the chase has
+   touched the whole working set;
+4. each launch's final address is checked against the cycle walked on the
+   host (a wrong chain or a skipped load raises MeasurementError).
+
+Latency per step = %globaltimer ns / steps (median of the launches); SM
+cycles per step from clock64 in the kernel; the SM clock sampled through NVML
+while the timed launches run (``cycles_at_clock`` = ns x that clock).
+:func:`detect_levels` finds the plateaus (L1, L2, the far L2 partition where
+a step shows, DRAM) and the working-set sizes where the steps fall.
+
+Caveat: the chase also walks the TLBs. With the 2 MiB pages cuMemAlloc uses,
+a per-SM TLB that stops covering the working set adds its miss cost from
+that size on; on Hopper such a step could coincide with the far-L2 step near
+L2/2. Telling the two apart needs a chase that spreads a small set over many
+pages (not done here).
+
+Pure parts (sizes, permutation, addresses, level detection) need no GPU.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import statistics
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import MeasurementError, UsageError
+
+SOURCE = "latency.cu"
+KERNELS = {"ca": "chase_ca", "cg": "chase_cg"}
+LOADS = {"ca": "ld.global (default .ca: L1 and L2)", "cg": "ld.global.cg (L2 only, bypasses L1)"}
+TOUCH_KERNEL = "touch_nodes"
+
+#: Cache line of NVIDIA GPUs' L1 and L2 (bytes): 128-byte lines of four 32-byte
+#: sectors (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory").
+LINE_BYTES = 128
+#: One chase node per cache line; each holds a 64-bit address.
+NODE_BYTES = LINE_BYTES
+ELEM_BYTES = 8
+STRIDE_ELEMS = NODE_BYTES // ELEM_BYTES
+#: Mirror of GPUWHY_CHASE_UNROLL in latency.cu (timed steps must be a multiple).
+UNROLL = 8
+#: Timed steps per launch (0.5 ms at 30 ns, 10 ms at 600 ns; %globaltimer
+#: granularity of up to 1 us stays under 0.2%).
+TIMED_STEPS = 16384
+#: Untimed steps at the start of every launch (covers a full pass of any
+#: working set up to 1 MiB, four times the largest L1 of current GPUs).
+WARM_CAP = 8192
+#: The untimed priming pass covers the whole cycle up to max(PRIME_CAP, 4 x L2
+#: lines) steps: 2^21 steps = 256 MiB of lines (4.3 x an H200's L2, so for
+#: larger sets no line from the upload survives in the L2). On an H200 the
+#: priming passes take ~7 s of a ~12 s run (one pass at each working set).
+PRIME_CAP = 1 << 21
+LAUNCHES = 3
+MIN_BYTES = 4 * 1024
+#: Working sets sampled 8 per octave here (the L1 edge of every NVIDIA GPU
+#: since Volta: 128-256 KiB of L1 per SM).
+L1_WINDOW = (64 * 1024, 512 * 1024)
+#: A first plateau ending above this is not L1 (largest L1 per SM on NVIDIA
+#: GPUs so far: 256 KiB, Hopper and Blackwell; margin for the step's spread).
+L1_MAX_BYTES = 1 << 20
+#: A plateau that starts at or beyond this fraction of the L2 is DRAM.
+DRAM_START_FRACTION = 0.8
+DENSE_PER_OCTAVE, SPARSE_PER_OCTAVE = 8, 2
+SEED = 0x6770_7568  # fixed: the same chains on every run
+#: Nanoseconds of spin before the first point, so the SM clock has left idle.
+CLOCK_RAMP_NS = 200_000_000
+
+
+# ----------------------------------------------------------- sizes ----
+
+
+def latency_sizes(
+    l2_bytes: int,
+    lo: int = MIN_BYTES,
+    hi: int | None = None,
+    *,
+    l1_window: tuple[int, int] = L1_WINDOW,
+    dense: int = DENSE_PER_OCTAVE,
+    sparse: int = SPARSE_PER_OCTAVE,
+    node_bytes: int = NODE_BYTES,
+) -> list[int]:
+    """Working-set sizes (bytes) for the ladder, ascending, multiples of ``node_bytes``.
+
+    Geometric: ``sparse`` points per octave from ``lo`` to ``hi`` (default
+    4 x ``l2_bytes``), ``dense`` per octave inside ``l1_window`` and inside
+    [L2/4, 2 x L2] (where the L1, near/far L2 and DRAM steps fall).
+
+    Raises:
+        ValueError: ``lo`` below 5 nodes, ``hi`` < ``lo``, or a non-positive L2.
+    """
+    if l2_bytes <= 0:
+        raise ValueError(f"l2_bytes={l2_bytes!r} must be positive")
+    hi = 4 * int(l2_bytes) if hi is None else int(hi)
+    if lo < 5 * node_bytes or hi < lo:
+        raise ValueError(f"need {5 * node_bytes} <= lo <= hi (got lo={lo}, hi={hi})")
+    windows = [l1_window, (l2_bytes / 4, 2 * l2_bytes)]
+
+    def per_octave(x: float) -> int:
+        return dense if any(a <= x * (1 + 1e-9) and x < b for a, b in windows) else sparse
+
+    out: list[int] = []
+    x = float(lo)
+    while x <= hi * (1 + 1e-9):
+        n = max(5, int(round(x / node_bytes))) * node_bytes
+        if not out or n > out[-1]:
+            out.append(n)
+        x *= 2.0 ** (1.0 / per_octave(x))
+    top = (hi // node_bytes) * node_bytes
+    if out[-1] < top and top / out[-1] > 2 ** (0.5 / sparse):
+        out.append(top)
+    return out
+
+
+# ------------------------------------------------------ permutation ----
+
+
+def chase_order(nodes: int, rng: np.random.Generator) -> np.ndarray:
+    """The order in which the chase visits ``nodes`` nodes: a permutation of 0..nodes-1.
+
+    ``order[0] == 0`` (the walk starts at node 0); node ``order[k]`` is followed
+    by ``order[k + 1]`` and the last by ``order[0]``, one cycle through every
+    node. With 5 or more nodes no two consecutive visits (the wrap included)
+    are neighbouring nodes, so every step jumps more than one node in memory.
+
+    Returns: int64 array of shape ``(nodes,)``.
+
+    Raises:
+        ValueError: ``nodes`` < 1.
+    """
+    nodes = int(nodes)
+    if nodes < 1:
+        raise ValueError(f"nodes={nodes} must be >= 1")
+    order = np.concatenate(([0], rng.permutation(np.arange(1, nodes, dtype=np.int64)))).astype(np.int64)
+    if nodes >= 5:
+        _separate_neighbours(order, rng)
+    return order
+
+
+def _separate_neighbours(order: np.ndarray, rng: np.random.Generator, rounds: int = 10_000) -> None:
+    """Swap nodes until no consecutive pair (cyclically) are neighbours; order[0] stays 0."""
+    n = order.size
+    for _ in range(rounds):
+        bad = np.flatnonzero(np.abs(order - np.roll(order, -1)) == 1)
+        if bad.size == 0:
+            return
+        for i in bad:
+            a = int(i) + 1 if int(i) + 1 < n else int(i)  # never move order[0]
+            j = int(rng.integers(1, n))
+            order[a], order[j] = order[j], order[a]
+    raise ValueError(f"could not separate neighbouring nodes in a cycle of {n}")  # pragma: no cover
+
+
+def cycle_from_order(order: np.ndarray, n_elems: int, stride_elems: int) -> np.ndarray:
+    """The chase array of ``n_elems`` elements for a visiting ``order``.
+
+    Node k sits at element ``k * stride_elems``; ``nxt[order[i] * stride] =
+    order[i + 1] * stride`` (element index of the next node); the last node
+    points back to the first. Elements between nodes are 0 and never read.
+
+    Returns: int64 array of shape ``(n_elems,)``.
+
+    Raises:
+        ValueError: the nodes do not fit in ``n_elems`` elements.
+    """
+    order = np.asarray(order, dtype=np.int64)
+    if stride_elems < 1 or order.size * stride_elems > n_elems:
+        raise ValueError(f"{order.size} nodes at a stride of {stride_elems} do not fit in {n_elems} elements")
+    pos = order * int(stride_elems)
+    nxt = np.zeros(int(n_elems), dtype=np.int64)
+    nxt[pos] = np.roll(pos, -1)
+    return nxt
+
+
+def build_cycle(n_elems: int, stride_elems: int, rng: np.random.Generator) -> np.ndarray:
+    """A random single-cycle chase over ``n_elems // stride_elems`` nodes (see :func:`chase_order`).
+
+    Nodes are every ``stride_elems``-th element (with ``stride_elems=1``: every
+    element); following ``nxt`` from element 0 visits every node once and
+    returns to 0. gpuwhy uses 8-byte elements and ``stride_elems = 16``, one
+    node per 128-byte line.
+
+    Returns: int64 array of shape ``(n_elems,)``.
+
+    Raises:
+        ValueError: fewer than one node, or ``stride_elems`` < 1.
+    """
+    if stride_elems < 1:
+        raise ValueError(f"stride_elems={stride_elems} must be >= 1")
+    nodes = int(n_elems) // int(stride_elems)
+    return cycle_from_order(chase_order(nodes, rng), n_elems, stride_elems)
+
+
+def chain_addresses(order: np.ndarray, n_elems: int, stride_elems: int, base: int, elem_bytes: int = ELEM_BYTES) -> np.ndarray:
+    """The array to upload: each node holds the device address of the next node.
+
+    ``out[order[i] * stride] = base + order[i + 1] * stride * elem_bytes``.
+
+    Returns: uint64 array of shape ``(n_elems,)``.
+    """
+    order = np.asarray(order, dtype=np.int64)
+    if stride_elems < 1 or order.size * stride_elems > n_elems:
+        raise ValueError(f"{order.size} nodes at a stride of {stride_elems} do not fit in {n_elems} elements")
+    succ = np.empty(order.size, dtype=np.int64)  # succ[k]: the node visited after node k
+    succ[order] = np.roll(order, -1)
+    out = np.zeros(int(n_elems), dtype=np.uint64)
+    # written in memory order (a strided view), not scattered: 240 MiB chains build in a fraction of a second
+    out[: order.size * int(stride_elems) : int(stride_elems)] = np.uint64(base) + (succ * (int(stride_elems) * int(elem_bytes))).astype(np.uint64)
+    return out
+
+
+def expected_address(order: np.ndarray, stride_elems: int, base: int, steps: int, elem_bytes: int = ELEM_BYTES) -> int:
+    """Where a walk that starts at node ``order[0]`` is after ``steps`` loads."""
+    return int(base) + int(order[int(steps) % len(order)]) * int(stride_elems) * int(elem_bytes)
+
+
+# -------------------------------------------------- level detection ----
+
+
+@dataclass(frozen=True)
+class Level:
+    """One plateau of the latency curve.
+
+    Attributes:
+        name: ``L1``, ``L2``, ``L2 far`` (the far L2 partition), ``DRAM``; further
+            steps as ``L2 (3)``, ``DRAM (2)``.
+        latency_s: median latency of the plateau's points, s.
+        first_bytes, last_bytes: working sets of its first and last point.
+        points: how many points it has.
+        edge_bytes: working set where the latency crosses the mean of this level's
+            and the next one's (half the loads hit each): where the step falls.
+            None for the last level.
+        indices: positions of its points in the input (as given, not sorted).
+        cycles: median clock64 cycles per load of its points (filled by the runner).
+        cycles_at_clock: latency_s x the sampled SM clock (filled by the runner).
+    """
+
+    name: str
+    latency_s: float
+    first_bytes: int
+    last_bytes: int
+    points: int
+    edge_bytes: float | None = None
+    indices: tuple[int, ...] = ()
+    cycles: float | None = None
+    cycles_at_clock: float | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "latency_s": self.latency_s,
+            "cycles": self.cycles,
+            "cycles_at_clock": self.cycles_at_clock,
+            "first_bytes": self.first_bytes,
+            "last_bytes": self.last_bytes,
+            "points": self.points,
+            "edge_bytes": self.edge_bytes,
+        }
+
+
+def detect_levels(
+    sizes: Sequence[float],
+    latencies: Sequence[float],
+    *,
+    l2_bytes: int | None = None,
+    l1_cached: bool = True,
+    l1_max_bytes: int = L1_MAX_BYTES,
+    tol: float = 0.12,
+    flat_slope: float = 0.35,
+    min_points: int = 2,
+    min_span_octaves: float = 0.2,
+) -> list[Level]:
+    """Find the plateaus (cache levels) of a latency-vs-working-set curve.
+
+    Args:
+        sizes: working sets, bytes (any order; each once).
+        latencies: latency at each size (any unit; ``latency_s`` keeps it).
+        l2_bytes: the L2 size; plateaus starting at >= 0.8 x L2 are DRAM. Without
+            it the last plateau is DRAM.
+        l1_cached: False for a chase that bypasses L1 (``.cg``): no L1 level.
+        tol: relative change that separates two plateaus (0.12: 12%).
+        flat_slope: |d ln(latency) / d log2(size)| at or below which a point is on
+            a plateau (per octave; 0.35 is a 42% rise per octave).
+        min_points, min_span_octaves: the fewest points a plateau needs and the
+            fewest octaves of working set it must span (0.2: three points at 8
+            per octave, two at 2 per octave), so the slow start of a step is
+            not taken for a level of its own.
+
+    Method: median-of-3 smoothing in log latency; a point is flat when the
+    central difference of the smoothed curve through it is within
+    ``flat_slope``; runs of flat points are split where consecutive points
+    (or a point and the run's median) differ by more than ``tol``; runs with
+    ``min_points`` points over ``min_span_octaves`` become levels;
+    neighbouring levels within ``tol`` of each other merge. (Tuned on
+    synthetic curves with logistic steps of various widths and 0.3-2% noise.)
+    Names: the first level is L1 (``l1_cached`` and it ends at or below
+    ``l1_max_bytes``); levels that start below 0.8 x L2 are L2, then
+    ``L2 far`` (H100/H200: each SM reaches the L2 half that is not wired to
+    its GPCs at a higher latency); the rest DRAM.
+
+    Returns: levels by increasing working set.
+
+    Raises:
+        ValueError: mismatched lengths, fewer than 2 points, or a non-positive value.
+    """
+    s = np.asarray(sizes, dtype=float)
+    lat = np.asarray(latencies, dtype=float)
+    if s.shape != lat.shape or s.ndim != 1:
+        raise ValueError("sizes and latencies must be 1-D and of equal length")
+    if s.size < 2:
+        raise ValueError("need at least 2 points")
+    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(lat)) and np.all(s > 0) and np.all(lat > 0)):
+        raise ValueError("sizes and latencies must be positive and finite")
+    idx = np.argsort(s, kind="stable")
+    s, lat = s[idx], lat[idx]
+    x, y = np.log2(s), np.log(lat)
+    n = s.size
+    ys = y.copy()
+    for i in range(1, n - 1):
+        ys[i] = float(np.median(y[i - 1 : i + 2]))
+    flat = np.zeros(n, dtype=bool)
+    for i in range(n):
+        a, b = max(0, i - 1), min(n - 1, i + 1)
+        flat[i] = abs(ys[b] - ys[a]) / max(x[b] - x[a], 1e-9) <= flat_slope
+    jump = math.log1p(tol)
+
+    runs: list[list[int]] = []
+    cur: list[int] = []
+    for i in range(n):
+        if not flat[i]:
+            if cur:
+                runs.append(cur)
+            cur = []
+            continue
+        if cur and (abs(y[i] - y[cur[-1]]) > jump or abs(y[i] - float(np.median(y[cur]))) > jump):
+            runs.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        runs.append(cur)
+    runs = [r for r in runs if len(r) >= min_points and x[r[-1]] - x[r[0]] >= min_span_octaves - 1e-9]
+    merged: list[list[int]] = []
+    for r in runs:
+        if merged and abs(float(np.median(y[r])) - float(np.median(y[merged[-1]]))) <= jump:
+            merged[-1] = merged[-1] + r
+        else:
+            merged.append(r)
+
+    names = _name_levels([(s[r[0]], s[r[-1]]) for r in merged], l2_bytes, l1_cached, l1_max_bytes)
+    levels = []
+    for k, r in enumerate(merged):
+        edge = None
+        if k + 1 < len(merged):
+            edge = _crossing(x, lat, r[-1], merged[k + 1][0], float(np.median(lat[r])), float(np.median(lat[merged[k + 1]])))
+        levels.append(Level(
+            name=names[k], latency_s=float(np.median(lat[r])), first_bytes=int(round(s[r[0]])),
+            last_bytes=int(round(s[r[-1]])), points=len(r), edge_bytes=edge,
+            indices=tuple(int(idx[i]) for i in r),
+        ))
+    return levels
+
+
+def _crossing(x, lat, i0: int, i1: int, lo: float, hi: float) -> float:
+    """Working set (bytes) where the latency first crosses the mean of two levels'
+    latencies between points i0 and i1 (half the loads served by each level),
+    interpolated linearly in latency against log2(size)."""
+    mid = 0.5 * (lo + hi)
+    up = hi >= lo
+    for i in range(i0, i1):
+        a, b = lat[i], lat[i + 1]
+        if (a < mid <= b) if up else (a > mid >= b):
+            t = (mid - a) / (b - a)
+            return float(2.0 ** (x[i] + t * (x[i + 1] - x[i])))
+    return float(2.0 ** (0.5 * (x[i0] + x[i1])))
+
+
+def _name_levels(spans, l2_bytes, l1_cached: bool, l1_max_bytes: int) -> list[str]:
+    names: list[str] = []
+    rest = list(range(len(spans)))
+    if l1_cached and len(spans) >= 2 and spans[0][1] <= l1_max_bytes:
+        names.append("L1")
+        rest = rest[1:]
+    if l2_bytes:
+        cache = [k for k in rest if spans[k][0] < DRAM_START_FRACTION * l2_bytes]
+    else:
+        cache = rest[:-1] if len(rest) >= 2 else []
+    dram = [k for k in rest if k not in cache]
+    l2_names = ["L2", "L2 far"]
+    for j, _ in enumerate(cache):
+        names.append(l2_names[j] if j < len(l2_names) else f"L2 ({j + 1})")
+    for j, _ in enumerate(dram):
+        names.append("DRAM" if j == 0 else f"DRAM ({j + 1})")
+    return names
+
+
+# ----------------------------------------------------------- results ----
+
+
+@dataclass(frozen=True)
+class LatencyPoint:
+    """One working set's measurement.
+
+    Attributes:
+        working_set_bytes: bytes of the chase (nodes x 128 B; every line used).
+        nodes: chase nodes (cache lines).
+        steps: timed steps per launch; launches: timed launches.
+        latency_s: median over launches of %globaltimer time / steps, s per load.
+        min_s, max_s: the launches' range, s per load.
+        cycles: median clock64 cycles per load (None if the counter read 0).
+        sm_clock_mhz: median NVML SM clock sampled during this point's launches.
+        level: the level this point belongs to, or ``transition``.
+    """
+
+    working_set_bytes: int
+    nodes: int
+    steps: int
+    launches: int
+    latency_s: float
+    min_s: float
+    max_s: float
+    cycles: float | None = None
+    sm_clock_mhz: float | None = None
+    level: str = ""
+
+    @property
+    def cycles_at_clock(self) -> float | None:
+        """latency_s x the sampled SM clock, cycles (None without a clock sample)."""
+        return self.latency_s * self.sm_clock_mhz * 1e6 if self.sm_clock_mhz else None
+
+    @property
+    def implied_clock_mhz(self) -> float | None:
+        """clock64 cycles / ns: the clock the SM actually ran at, MHz."""
+        return self.cycles / self.latency_s / 1e6 if self.cycles else None
+
+    def to_dict(self) -> dict:
+        return {
+            "working_set_bytes": self.working_set_bytes,
+            "nodes": self.nodes,
+            "steps": self.steps,
+            "launches": self.launches,
+            "latency_s": self.latency_s,
+            "min_s": self.min_s,
+            "max_s": self.max_s,
+            "cycles": self.cycles,
+            "cycles_at_clock": self.cycles_at_clock,
+            "sm_clock_mhz": self.sm_clock_mhz,
+            "implied_clock_mhz": self.implied_clock_mhz,
+            "level": self.level,
+        }
+
+
+@dataclass(frozen=True)
+class LatencyResult:
+    """Everything one ``gpuwhy bench --latency`` run measured.
+
+    ``device`` is a :class:`~gpuwhy.engine.context.DeviceInfo`; ``sm_clock`` the
+    summary of the NVML samples (:func:`gpuwhy.bench.compute.sample_summary`);
+    ``littles`` Little's law for the measured DRAM latency (None without a DRAM
+    level or a bandwidth); ``course`` the course's worked example.
+    """
+
+    device: Any
+    mode: str
+    points: tuple[LatencyPoint, ...]
+    levels: tuple[Level, ...]
+    sm_clock: dict
+    littles: Any = None
+    course: Any = None
+    nvrtc: str = ""
+    duration_s: float = 0.0
+    date: str = ""
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    health_before: Any = None
+    health_after: Any = None
+    node_bytes: int = NODE_BYTES
+    seed: int = SEED
+
+    @property
+    def load(self) -> str:
+        return LOADS.get(self.mode, self.mode)
+
+    def level(self, name: str) -> Level | None:
+        """The level called ``name`` (``L1``, ``L2``, ``L2 far``, ``DRAM``), or None."""
+        return next((lv for lv in self.levels if lv.name == name), None)
+
+    def summary_line(self) -> str:
+        """One line to paste into an issue or a CI log."""
+        d = self.device
+        parts = [f"gpuwhy bench --latency: {d.name} ({d.arch}, {self.load.split(' (')[0]})"]
+        for lv in self.levels:
+            cyc = f", {lv.cycles:.0f} cycles" if lv.cycles else ""
+            where = f" to {_b(lv.edge_bytes)}" if lv.edge_bytes else f" from {_b(lv.first_bytes)}"
+            parts.append(f"{lv.name} {lv.latency_s * 1e9:.0f} ns{cyc}{where}")
+        if not self.levels:
+            parts.append("no plateau found")
+        if self.littles is not None:
+            ll = self.littles
+            parts.append(f"Little's law: {ll.bandwidth_gbs:.0f} GB/s x {ll.latency_s * 1e9:.0f} ns = "
+                         f"{ll.bytes_in_flight / 1e6:.2f} MB in flight, {ll.bytes_in_flight_per_sm / 1e3:.1f} KB/SM")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict:
+        return {
+            "date": self.date,
+            "device": self.device.to_dict() if hasattr(self.device, "to_dict") else self.device,
+            "mode": self.mode,
+            "load": self.load,
+            "node_bytes": self.node_bytes,
+            "seed": self.seed,
+            "nvrtc": self.nvrtc,
+            "sm_clock": dict(self.sm_clock),
+            "levels": [lv.to_dict() for lv in self.levels],
+            "points": [p.to_dict() for p in self.points],
+            "littles_law": self.littles.to_dict() if self.littles is not None else None,
+            "littles_law_course_example": self.course.to_dict() if self.course is not None else None,
+            "notes": list(self.notes),
+            "warnings": list(self.warnings),
+            "health_before": self.health_before.to_dict() if self.health_before is not None else None,
+            "health_after": self.health_after.to_dict() if self.health_after is not None else None,
+            "duration_s": self.duration_s,
+            "summary": self.summary_line(),
+        }
+
+
+def _b(n) -> str:
+    from ..units import fmt_bytes
+
+    return fmt_bytes(n)
+
+
+# ------------------------------------------------------------ runner ----
+
+
+def _median(xs):
+    xs = [float(v) for v in xs if v]
+    return statistics.median(xs) if xs else None
+
+
+def run_latency(
+    ctx,
+    *,
+    sizes: Sequence[int] | None = None,
+    l1_bypass: bool = False,
+    seed: int = SEED,
+    sample: Callable[[], tuple] | None = None,
+    progress: Callable[..., None] | None = None,
+    timed_steps: int | None = None,
+    launches: int | None = None,
+    warm_cap: int | None = None,
+    prime_cap: int | None = None,
+    ramp_ns: int | None = None,
+) -> tuple[list[LatencyPoint], list[Level], list, list[str]]:
+    """Measure the ladder on an open :class:`~gpuwhy.engine.context.GpuContext`.
+
+    Args:
+        sizes: working sets in bytes (multiples of 128, at least 640); default
+            :func:`latency_sizes` for the device's L2.
+        l1_bypass: chase with ``ld.global.cg`` (L2 and DRAM only).
+        sample: returns (SM clock MHz, power W, clock-event mask), e.g.
+            :meth:`gpuwhy.bench.compute.NvmlClock.sample`; polled while the timed
+            launches run.
+        progress: ``progress(total=, advance=, description=)`` (keywords optional).
+        timed_steps, launches, warm_cap, prime_cap, ramp_ns: default to the module's
+            :data:`TIMED_STEPS`, :data:`LAUNCHES`, :data:`WARM_CAP`, :data:`PRIME_CAP`,
+            :data:`CLOCK_RAMP_NS` (read at call time).
+
+    Returns:
+        (points, levels, clock samples, notes).
+
+    Raises:
+        UsageError: a size that is not a multiple of 128 bytes or below 640.
+        MeasurementError: the chase ended at a wrong address, or a CUDA error.
+    """
+    from .compute import time_with_clock
+
+    prog = progress or (lambda **kw: None)
+    timed_steps = TIMED_STEPS if timed_steps is None else int(timed_steps)
+    launches = LAUNCHES if launches is None else int(launches)
+    warm_cap = WARM_CAP if warm_cap is None else int(warm_cap)
+    prime_cap = PRIME_CAP if prime_cap is None else int(prime_cap)
+    ramp_ns = CLOCK_RAMP_NS if ramp_ns is None else int(ramp_ns)
+    mode = "cg" if l1_bypass else "ca"
+    l2 = int(ctx.info.l2_bytes) or 4 << 20
+    sizes = sorted(set(int(s) for s in (sizes or latency_sizes(l2))))
+    bad = [s for s in sizes if s % NODE_BYTES or s < 5 * NODE_BYTES]
+    if bad:
+        raise UsageError(f"working set {bad[0]} bytes is not a multiple of {NODE_BYTES} of at least {5 * NODE_BYTES}")
+    if timed_steps % UNROLL or timed_steps <= 0:
+        raise ValueError(f"timed_steps={timed_steps} must be a positive multiple of {UNROLL}")
+    notes: list[str] = []
+    free, _total = ctx.mem_info()
+    fit = [s for s in sizes if s <= 0.8 * free]
+    if len(fit) < len(sizes):
+        notes.append(f"working sets above {_b(0.8 * free)} skipped: {len(sizes) - len(fit)} of {len(sizes)} do not fit in 80% of free GPU memory")
+        sizes = fit
+    if not sizes:
+        raise MeasurementError(f"no working set fits in the GPU's free memory ({_b(free)})")
+    chase = ctx.kernel(SOURCE, KERNELS[mode])
+    touch = ctx.kernel(SOURCE, TOUCH_KERNEL)
+    rng = np.random.default_rng(seed)
+    prog(total=len(sizes), description="pointer chase")
+    if ramp_ns:
+        ctx.spin(int(ramp_ns))  # let the SM clock leave idle before the first point
+        ctx.sync("ramping the clock")
+    points: list[LatencyPoint] = []
+    all_samples: list = []
+    touch_grid = max(1, int(ctx.info.sm_count) * 4)
+    with ctx.alloc(max(sizes)) as buf, ctx.alloc(8) as state, ctx.alloc(24 * launches) as rec, ctx.alloc(8) as sink:
+        base = int(buf.ptr)
+        for ws in sizes:
+            prog(description=f"pointer chase, working set {_b(ws)}")
+            nodes = ws // NODE_BYTES
+            order = chase_order(nodes, rng)
+            host = chain_addresses(order, ws // ELEM_BYTES, STRIDE_ELEMS, base)
+            ctx.upload(buf, host)
+            del host
+            ctx.upload(state, np.array([expected_address(order, STRIDE_ELEMS, base, 0)], dtype=np.uint64))
+            ctx.launch(touch, touch_grid, 256, base, np.uint64(nodes), np.uint64(STRIDE_ELEMS), int(sink.ptr))
+            prime = min(nodes, max(int(prime_cap), 4 * l2 // NODE_BYTES))
+            if prime:
+                ctx.launch(chase, 1, 1, int(state.ptr), np.uint64(prime), np.uint64(0), int(rec.ptr))
+            warm = min(nodes, int(warm_cap))
+
+            def fn(i, warm=warm):
+                ctx.launch(chase, 1, 1, int(state.ptr), np.uint64(warm), np.uint64(timed_steps), int(rec.ptr) + 24 * i)
+
+            m, samples = time_with_clock(ctx.stream, ctx.events, fn, reps=launches, warmup=0, sample=sample)
+            recs = ctx.download(rec, np.uint64, 3 * launches).reshape(launches, 3)
+            final = int(ctx.download(state, np.uint64, 1)[0])
+            for r in range(launches):
+                want = expected_address(order, STRIDE_ELEMS, base, prime + (r + 1) * (warm + timed_steps))
+                got = int(recs[r, 2])
+                if got != want:
+                    raise MeasurementError(
+                        f"the pointer chase ({KERNELS[mode]}) over {_b(ws)} ended launch {r + 1} at 0x{got:x}, "
+                        f"expected 0x{want:x}: the kernel did not follow the chain; nothing reported"
+                    )
+            if final != int(recs[-1, 2]):
+                raise MeasurementError(f"the pointer chase over {_b(ws)} left its state at 0x{final:x}, expected 0x{int(recs[-1, 2]):x}")
+            ns = recs[:, 1].astype(np.float64) / timed_steps
+            cyc = recs[:, 0].astype(np.float64) / timed_steps
+            if np.all(ns > 0):
+                per = ns * 1e-9
+            else:  # %globaltimer did not advance: fall back to CUDA events over the whole launch
+                per = np.asarray(m.samples_s) / (warm + timed_steps)
+                if not any("globaltimer" in n for n in notes):
+                    notes.append("%globaltimer did not advance; latencies from CUDA events over whole launches (warm-up steps included)")
+            clk = _median(s[0] for s in samples if s)
+            all_samples.extend(samples)
+            points.append(LatencyPoint(
+                working_set_bytes=int(ws), nodes=int(nodes), steps=int(timed_steps), launches=int(launches),
+                latency_s=float(np.median(per)), min_s=float(np.min(per)), max_s=float(np.max(per)),
+                cycles=float(np.median(cyc)) if np.all(cyc > 0) else None, sm_clock_mhz=clk,
+            ))
+            prog(advance=1)
+    levels = detect_levels([p.working_set_bytes for p in points], [p.latency_s for p in points],
+                           l2_bytes=int(ctx.info.l2_bytes) or None, l1_cached=not l1_bypass)
+    points, levels = attach_levels(points, levels)
+    return points, levels, all_samples, notes
+
+
+def attach_levels(points: Sequence[LatencyPoint], levels: Sequence[Level], clock_mhz: float | None = None):
+    """Label each point with its level (``transition`` between plateaus) and fill
+    each level's median cycles and cycles at the clock; returns (points, levels)."""
+    label = {i: lv.name for lv in levels for i in lv.indices}
+    pts = [replace(p, level=label.get(i, "transition")) for i, p in enumerate(points)]
+    out = []
+    for lv in levels:
+        ps = [pts[i] for i in lv.indices]
+        cyc = _median(p.cycles for p in ps)
+        clk = clock_mhz or _median(p.sm_clock_mhz for p in ps)
+        out.append(replace(lv, cycles=cyc, cycles_at_clock=lv.latency_s * clk * 1e6 if clk else None))
+    return pts, out
+
+
+def dram_littles_law(levels: Sequence[Level], info, bandwidth_gbs: float | None, bandwidth_source: str):
+    """Little's law for the DRAM level's latency at ``bandwidth_gbs`` (None when either is missing)."""
+    from ..model.littles_law import littles_law
+
+    dram = next((lv for lv in levels if lv.name == "DRAM"), None)
+    if dram is None or not bandwidth_gbs:
+        return None
+    return littles_law(bandwidth_gbs, dram.latency_s, int(info.sm_count), int(info.max_threads_per_sm),
+                       bandwidth_source=bandwidth_source, latency_source="measured DRAM latency (pointer chase)")
+
+
+def dram_bandwidth_for(info, spec_dirs: Sequence[str] = (), gpu: str | None = None) -> tuple[float | None, str]:
+    """(GB/s, where it came from): the newest `gpuwhy bench` profile of this GPU, else the spec sheet."""
+    try:
+        from ..profile import latest_profile
+
+        prof = latest_profile(info.uuid, need="dram_bandwidth_gbs")
+    except Exception:
+        prof = None
+    if prof is not None and prof.dram_bandwidth_gbs:
+        return float(prof.dram_bandwidth_gbs), f"measured by `gpuwhy bench` on {prof.date} ({prof.dram_kernel or 'vec16'})"
+    try:
+        from ..specs import library, load_spec
+
+        sheet = load_spec(gpu, spec_dirs) if gpu else library(spec_dirs).match_nvml(info.name, info.pci_device_id)
+    except Exception:
+        sheet = None
+    if sheet is not None:
+        return float(sheet.memory_bandwidth_gbs), f"the {sheet.name} spec sheet (run `gpuwhy bench` to use a measured figure)"
+    return None, ""
+
+
+def measure_latency(
+    device: str | None = None,
+    spec_dirs: Sequence[str] = (),
+    *,
+    l1_bypass: bool = False,
+    gpu: str | None = None,
+    sizes: Sequence[int] | None = None,
+    progress: Callable[..., None] | None = None,
+) -> LatencyResult:
+    """Open the GPU, run the ladder, add Little's law; prints nothing.
+
+    Raises:
+        NoDeviceError: no GPU or driver (exit 3).
+        UsageError: a bad device, sheet name or size.
+        MeasurementError: a wrong chase result or a CUDA error (exit 4).
+    """
+    from ..engine.context import init_driver, open_device, resolve_device
+    from ..model.littles_law import course_example
+    from . import health
+    from .compute import NvmlClock, sample_summary
+
+    t0 = time.perf_counter()
+    date = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    count = init_driver()
+    index = resolve_device(device, count)
+    uuid = None
+    try:
+        from cuda.core import Device
+
+        uuid = str(Device(index).uuid)
+    except Exception:
+        pass
+    before = health.sample(uuid, index)
+    notes: list[str] = []
+    if before is None:
+        notes.append("NVML unavailable: no SM clock samples; cycles come from clock64 only")
+    with open_device(index) as ctx:
+        info = ctx.info
+        with NvmlClock(info.uuid) as clock:
+            points, levels, samples, run_notes = run_latency(ctx, sizes=sizes, l1_bypass=l1_bypass,
+                                                             sample=clock.sample, progress=progress)
+    after = health.sample(uuid, index) if before is not None else None
+    notes.extend(run_notes)
+    summ = sample_summary(samples)
+    points, levels = attach_levels(points, levels, summ.get("sm_clock_mhz"))
+    names = [lv.name for lv in levels]
+    if "DRAM" not in names:
+        notes.append(f"no DRAM level found (largest working set {_b(max(p.working_set_bytes for p in points))}); no Little's law")
+    if "L2 far" not in names and "L2" in names:
+        notes.append("no far-L2 step showed (a single L2 latency up to the DRAM step)")
+    dram_i = names.index("DRAM") if "DRAM" in names else -1
+    if dram_i > 0 and levels[dram_i - 1].edge_bytes and info.l2_bytes:
+        edge = levels[dram_i - 1].edge_bytes
+        notes.append(f"the step to DRAM falls at a working set of {_b(edge)}: {100 * edge / info.l2_bytes:.0f}% of the "
+                     f"{_b(info.l2_bytes)} L2 the driver reports")
+    bw, src = dram_bandwidth_for(info, spec_dirs, gpu)
+    littles = dram_littles_law(levels, info, bw, src)
+    if littles is None and "DRAM" in names:
+        notes.append("no DRAM bandwidth known (no profile, no spec sheet): run `gpuwhy bench` for Little's law")
+    warnings = health.health_warnings(before, after)
+    return LatencyResult(
+        device=info, mode="cg" if l1_bypass else "ca", points=tuple(points), levels=tuple(levels), sm_clock=summ,
+        littles=littles, course=course_example(), nvrtc=_nvrtc_text(), duration_s=time.perf_counter() - t0,
+        date=date, notes=tuple(notes), warnings=tuple(warnings), health_before=before, health_after=after,
+    )
+
+
+def _nvrtc_text() -> str:
+    try:
+        from ..engine.compile import nvrtc_version
+
+        return "%d.%d" % nvrtc_version()
+    except Exception:
+        return "n/a"
