@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Render a `gpuwhy report` HTML file to PNG in headless Chromium: a phone-sized and a desktop-sized screenshot.
+#
+# Usage (repo root):
+#   bash benchmarks/report_screenshot.sh REPORT.html PREFIX
+#       -> PREFIX-phone.png (412 x 2400 CSS px) and PREFIX-desktop.png (1280 x 2400)
+#   bash benchmarks/report_screenshot.sh --h200
+#       -> builds docs/results/2026-11-29-h200-report.html from the recorded H200 JSON
+#          (docs/results/raw/2026-11-29-h200-run5/) and screenshots it to
+#          docs/results/2026-11-29-h200-report-{phone,desktop}.png
+#
+# Needs chromium (Debian: `apt-get install -y chromium`; also found as chromium-browser or google-chrome,
+# or set CHROMIUM=/path). No network is used: the report is self-contained, and Chromium's background
+# networking, component updates and sync are switched off. The page is opened as a file:// URL.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+
+find_chromium() {
+  if [[ -n "${CHROMIUM:-}" ]]; then echo "$CHROMIUM"; return; fi
+  for c in chromium chromium-browser google-chrome google-chrome-stable; do
+    if command -v "$c" >/dev/null 2>&1; then command -v "$c"; return; fi
+  done
+  echo "report_screenshot.sh: no chromium found; apt-get install -y chromium (or set CHROMIUM=/path)" >&2
+  exit 3
+}
+
+shot() {  # html, png, width, height
+  local html=$1 png=$2 w=$3 h=$4 profile
+  profile=$(mktemp -d)
+  "$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+    --disable-sync --no-first-run --hide-scrollbars --user-data-dir="$profile" \
+    --window-size="$w,$h" --screenshot="$png" "file://$(realpath "$html")" >/dev/null 2>&1
+  rm -rf "$profile"
+  [[ -s "$png" ]] || { echo "report_screenshot.sh: chromium wrote no $png" >&2; exit 4; }
+  echo "wrote $png (${w}x${h})"
+}
+
+CHROME=$(find_chromium)
+
+if [[ "${1:-}" == "--h200" ]]; then
+  RAW=docs/results/raw/2026-11-29-h200-run5
+  HTML=docs/results/2026-11-29-h200-report.html
+  # Points: vecadd-vec16 with the time the recorded sweep measured for it (2^28 fp32, 3 GiB moved);
+  # the gemm and gemv examples of `gpuwhy classify --example` without a time (placed on the roof).
+  # `gpuwhy report` reads the gzipped bench file as it is.
+  python3 -m gpuwhy report --out "$HTML" \
+    --probe "$RAW/probe.json" --bench "$RAW/bench_sweep.json.gz" --check "$RAW/check.json" --dtype bf16 \
+    --point "vecadd-vec16:268435456:3221225472:733.408us" \
+    --point "gemm-bf16-8192:1099511627776:402653184" \
+    --point "gemv-fp16-4096:33554432:33570816"
+  PREFIX=docs/results/2026-11-29-h200-report
+else
+  HTML=${1:?usage: report_screenshot.sh REPORT.html PREFIX | --h200}
+  PREFIX=${2:?usage: report_screenshot.sh REPORT.html PREFIX | --h200}
+fi
+
+shot "$HTML" "$PREFIX-phone.png" 412 2400
+shot "$HTML" "$PREFIX-desktop.png" 1280 2400
