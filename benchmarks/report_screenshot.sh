@@ -6,7 +6,7 @@
 #       -> PREFIX-phone.png (412 x 2400 CSS px) and PREFIX-desktop.png (1280 x 2400)
 #   bash benchmarks/report_screenshot.sh --h200
 #       -> builds docs/results/2026-11-29-h200-report.html from the recorded H200 JSON
-#          (docs/results/raw/2026-11-29-h200-run5/) and screenshots it to
+#          (docs/results/raw/2026-11-29-h200-run6/) and screenshots it to
 #          docs/results/2026-11-29-h200-report-{phone,desktop}.png
 #
 # Needs chromium (Debian: `apt-get install -y chromium`; also found as chromium-browser or google-chrome,
@@ -39,15 +39,17 @@ shot() {  # html, png, width, height
 CHROME=$(find_chromium)
 
 if [[ "${1:-}" == "--h200" ]]; then
-  RAW=docs/results/raw/2026-11-29-h200-run5
+  RAW=docs/results/raw/2026-11-29-h200-run6
   HTML=docs/results/2026-11-29-h200-report.html
-  # Points: vecadd-vec16 with the time the recorded sweep measured for it (2^28 fp32, 3 GiB moved);
-  # the gemm and gemv examples of `gpuwhy classify --example` without a time (placed on the roof).
+  # Points: torch.add on 2^28 fp32 (3 GiB moved) and torch.matmul 8192^3 bf16 with the times
+  # gpuwhy.measure took for them on the same H200 (tests/fixtures/real/measure.json, run 7);
+  # the gemv example of `gpuwhy classify --example` without a time (placed on the roof).
   # `gpuwhy report` reads the gzipped bench file as it is.
   python3 -m gpuwhy report --out "$HTML" \
-    --probe "$RAW/probe.json" --bench "$RAW/bench_sweep.json.gz" --check "$RAW/check.json" --dtype bf16 \
-    --point "vecadd-vec16:268435456:3221225472:733.408us" \
-    --point "gemm-bf16-8192:1099511627776:402653184" \
+    --probe "$RAW/probe.json" --bench "$RAW/bench_sweep.json.gz" --check "$RAW/check.json" \
+    --latency "$RAW/latency.json" --link "$RAW/link.json" --dtype bf16 \
+    --point "torch.add-2^28:268435456:3221225472:737us" \
+    --point "torch.matmul-8192-bf16:1099511627776:402653184:1.55ms" \
     --point "gemv-fp16-4096:33554432:33570816"
   PREFIX=docs/results/2026-11-29-h200-report
 else
