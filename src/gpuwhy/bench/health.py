@@ -152,3 +152,25 @@ def sample(uuid: str | None = None, index: int = 0) -> HealthSample | None:
             nv.nvmlShutdown()
         except Exception:
             pass
+
+
+def open_and_sample(device) -> tuple[int, str | None, "HealthSample | None"]:
+    """Initialise the CUDA driver, resolve ``device`` (index or UUID; None: the first GPU)
+    and take the NVML sample before gpuwhy creates a CUDA context on it (so any process
+    NVML lists then is someone else). Returns ``(cuda index, UUID or None, sample or None)``.
+
+    Raises:
+        NoDeviceError: no GPU or driver (exit 3).
+        UsageError: ``device`` names no visible GPU.
+    """
+    from ..engine.context import init_driver, resolve_device
+
+    index = resolve_device(device, init_driver())
+    uuid = None
+    try:
+        from cuda.core import Device
+
+        uuid = str(Device(index).uuid)
+    except Exception:
+        pass
+    return index, uuid, sample(uuid, index)

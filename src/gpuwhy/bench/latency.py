@@ -758,23 +758,14 @@ def measure_latency(
         UsageError: a bad device, sheet name or size.
         MeasurementError: a wrong chase result or a CUDA error (exit 4).
     """
-    from ..engine.context import init_driver, open_device, resolve_device
+    from ..engine.context import open_device
     from ..model.littles_law import course_example
     from . import health
     from .compute import NvmlClock, sample_summary
 
     t0 = time.perf_counter()
     date = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    count = init_driver()
-    index = resolve_device(device, count)
-    uuid = None
-    try:
-        from cuda.core import Device
-
-        uuid = str(Device(index).uuid)
-    except Exception:
-        pass
-    before = health.sample(uuid, index)
+    index, uuid, before = health.open_and_sample(device)
     notes: list[str] = []
     if before is None:
         notes.append("NVML unavailable: no SM clock samples; cycles come from clock64 only")

@@ -672,21 +672,12 @@ def measure_link(
         UsageError: a bad device.
         MeasurementError: a wrong copy or a CUDA error (exit 4).
     """
-    from ..engine.context import init_driver, open_device, resolve_device
+    from ..engine.context import open_device
     from . import health
 
     t0 = time.perf_counter()
     date = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    count = init_driver()
-    index = resolve_device(device, count)
-    uuid = None
-    try:
-        from cuda.core import Device
-
-        uuid = str(Device(index).uuid)
-    except Exception:
-        pass
-    before = health.sample(uuid, index)
+    index, uuid, before = health.open_and_sample(device)
     with open_device(index) as ctx:
         info = ctx.info
         link = probe_link(info.uuid, spec_dirs)

@@ -74,7 +74,7 @@ def run_bench(opts: BenchOptions, progress: Progress | None = None) -> "BenchRes
         UsageError: a bad option value (kernel, dtype, device, sheet name).
         MeasurementError: a wrong kernel result or a CUDA error (exit 4).
     """
-    from ..engine.context import init_driver, open_device, resolve_device
+    from ..engine.context import open_device
     from . import health
     from .launch import measure_launch_overhead
     from .memory import QUICK_SIZES, MemoryBench, cpu_comparison, select_cases, sweep_sizes
@@ -91,16 +91,7 @@ def run_bench(opts: BenchOptions, progress: Progress | None = None) -> "BenchRes
     sizes = list(opts.sizes) if opts.sizes else (list(QUICK_SIZES) if opts.mode == "quick" else sweep_sizes())
     budget, min_reps, max_reps = BUDGETS.get(opts.mode, BUDGETS["quick"])
 
-    count = init_driver()
-    index = resolve_device(opts.device, count)
-    uuid = None
-    try:
-        from cuda.core import Device
-
-        uuid = str(Device(index).uuid)
-    except Exception:
-        pass
-    before = health.sample(uuid, index)
+    index, uuid, before = health.open_and_sample(opts.device)
     notes: list[str] = []
     if before is None:
         notes.append("NVML unavailable: no clock, throttling or busy-GPU check")
