@@ -37,12 +37,12 @@ def test_parse_quantity_zero_allowed_when_asked():
     assert parse_quantity("0", allow_zero=True) == 0.0
 
 
-@pytest.mark.parametrize("text, seconds", [("850us", 850e-6), ("1.2ms", 1.2e-3), ("0.3s", 0.3), ("5e-4", 5e-4), ("40ns", 40e-9), ("2 ms", 2e-3)])
+@pytest.mark.parametrize("text, seconds", [("850us", 850e-6), ("1.2ms", 1.2e-3), ("0.3s", 0.3), ("5e-4s", 5e-4), ("40ns", 40e-9), ("2 ms", 2e-3), (5e-4, 5e-4)])
 def test_parse_time(text, seconds):
     assert parse_time(text) == pytest.approx(seconds, rel=1e-12)
 
 
-@pytest.mark.parametrize("text", ["0ms", "-1us", "3h", "fast", "nan"])
+@pytest.mark.parametrize("text", ["0ms", "-1us", "3h", "fast", "nan", "5", "5e-4"])
 def test_parse_time_rejects(text):
     with pytest.raises(UsageError):
         parse_time(text)

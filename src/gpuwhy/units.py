@@ -70,9 +70,10 @@ def parse_quantity(text: str | float | int, what: str = "value", allow_zero: boo
 
 
 def parse_time(text: str | float | int, what: str = "time") -> float:
-    """Parse a duration such as ``850us``, ``1.2ms``, ``0.3s`` or ``5e-4`` into seconds.
+    """Parse a duration such as ``850us``, ``1.2ms`` or ``0.3s`` into seconds.
 
-    A bare number is taken as seconds.
+    Text must carry its unit (a bare ``5`` is ambiguous: 5 s? 5 us?); a Python
+    number (int or float) is taken as seconds.
 
     Raises:
         UsageError: for text that is not a duration, an unknown unit, NaN,
@@ -84,6 +85,8 @@ def parse_time(text: str | float | int, what: str = "time") -> float:
     if s.strip().lower() in ("nan", "inf", "-inf", "+inf", "infinity"):
         return _finite_positive(float(s.strip()), s, what, False)
     m = _TIME_RE.match(s)
+    if m and m.group(2) == "":
+        raise UsageError(f"{what} {s!r} has no unit; write e.g. {m.group(1)}us, {m.group(1)}ms or {m.group(1)}s")
     if not m or m.group(2) not in _TIME:
         raise UsageError(f"{what} {s!r} is not a duration; give e.g. 850us, 1.2ms, 0.3s (units ns, us, ms, s)")
     return _finite_positive(float(m.group(1)) * _TIME[m.group(2)], s, what, False)

@@ -35,7 +35,7 @@ def _version(value: bool) -> None:
 @app.callback(invoke_without_command=True)
 def _root(
     ctx: typer.Context,
-    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors (may also follow the command)."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
     json_out: bool = typer.Option(False, "--json", help="With no command: print the main job's result as JSON."),
 ) -> None:
@@ -72,9 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (see errors.py for the codes)."""
     from . import register  # noqa: F401  (attaches the commands to `app`)
 
-    _state["debug"] = "--debug" in (argv if argv is not None else sys.argv[1:])
+    args = list(argv if argv is not None else sys.argv[1:])
+    # --debug is global but users put it anywhere (`gpuwhy classify ... --debug`): take it out here.
+    _state["debug"] = "--debug" in args
+    args = [a for a in args if a != "--debug"]
     try:
-        rv = app(args=argv, prog_name="gpuwhy", standalone_mode=False)
+        rv = app(args=args, prog_name="gpuwhy", standalone_mode=False)
         return int(rv or 0)
     except GpuwhyError as exc:
         if _state["debug"]:
@@ -84,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+    except RecursionError:
+        return _fail("an input file is nested too deeply to read (is it the right file?)", EXIT_USAGE)
     except BrokenPipeError:
         return 0
     except Exception as exc:
@@ -93,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         if kind == "abort":
             return _fail("aborted", 130)
         if kind == "usage":
+            if not exc.format_message().strip():  # a group run with no subcommand: help was printed
+                return EXIT_USAGE
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
             return _fail(exc.format_message().replace("\n", " ") + hint, EXIT_USAGE)

@@ -72,6 +72,10 @@ def bench_cmd(
         return
     if dtype not in ("fp32", "fp64"):
         raise UsageError(f"--dtype {dtype!r} is not one of: fp32, fp64")
+    if csv:
+        from ..render.outputs import writable_output
+
+        writable_output(csv, "--csv", marker=None)  # before measuring: never lose a run to a bad path
     from ..bench.memory import select_cases
 
     select_cases(kernel)  # validate names before touching the GPU

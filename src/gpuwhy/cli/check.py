@@ -45,11 +45,18 @@ def check_cmd(
         except (OSError, ValueError) as exc:
             raise UsageError(f"--recorded {recorded!r}: cannot read JSON ({exc})") from None
         items = data.get("observations", data) if isinstance(data, dict) else data
-        if not isinstance(items, list):
-            raise UsageError(f"--recorded {recorded!r}: expected a list of observations")
-        for item in items:
-            reports.append(evaluate(Observations.from_dict(item), pol))
-        observations = [Observations.from_dict(i) for i in items]
+        if not isinstance(items, list) or not items:
+            raise UsageError(f"--recorded {recorded!r}: expected a non-empty list of observations (one per GPU)")
+        observations = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise UsageError(f"--recorded {recorded!r}: entry {i} is not an object of observations")
+            try:
+                obs = Observations.from_dict(item)
+                reports.append(evaluate(obs, pol))
+            except (TypeError, ValueError, ZeroDivisionError, AttributeError, IndexError) as exc:
+                raise UsageError(f"--recorded {recorded!r}: entry {i} has a bad value ({exc}); numbers must be numbers > 0") from None
+            observations.append(obs)
     else:
         from ..checkrun import observe_device
 

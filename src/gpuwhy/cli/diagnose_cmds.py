@@ -18,6 +18,24 @@ from .common import GpuOpt, JsonOpt, SpecsOpt
 TopOpt = typer.Option("10", "--top", metavar="N", help="Kernels to list per GPU, by total time.")
 
 
+def _readable(path, what: str, fn, *args, **kwargs):
+    """Run an importer; input it cannot make sense of becomes one UsageError line naming the file.
+
+    The importers raise UsageError for every quirk they know; anything else they
+    trip over is a malformed file, not a bug worth a traceback.
+    """
+    import csv
+
+    from ..errors import GpuwhyError, UsageError
+
+    try:
+        return fn(*args, **kwargs)
+    except GpuwhyError:
+        raise
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError, csv.Error, RecursionError) as exc:
+        raise UsageError(f"{path}: not a readable {what} ({type(exc).__name__}: {str(exc)[:120]})") from None
+
+
 def run_ncu(
     path: str,
     gpu: Optional[str] = None,
@@ -37,7 +55,8 @@ def run_ncu(
     from ..units import parse_count
 
     n = parse_count(top, "--top")
-    report = load_ncu_report(path, gpu=gpu, dtype=dtype, top=n, spec_dirs=specs or (), device=device)
+    report = _readable(path, "Nsight Compute CSV export", load_ncu_report, path, gpu=gpu, dtype=dtype, top=n,
+                       spec_dirs=specs or (), device=device)
     if json_out:
         from ..render.jsonout import emit
 
@@ -73,7 +92,7 @@ def trace_cmd(
     from ..units import parse_count
 
     n = parse_count(top, "--top")
-    report = load_trace(trace, top=n)
+    report = _readable(trace, "torch.profiler trace", load_trace, trace, top=n)
     if json_out:
         from ..render.jsonout import emit
 

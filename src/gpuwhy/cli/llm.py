@@ -23,7 +23,7 @@ def llm_cmd(
     ),
     batch: str = typer.Option("1", "--batch", metavar="B", help="Sequences decoded together."),
     gpu: GpuOpt = None,
-    measured: bool = typer.Option(False, "--measured", help="Use a bench profile's measured ceilings (not yet available)."),
+    measured: bool = typer.Option(False, "--measured", help="Not built yet for llm (it uses the spec sheet); classify/compare/roofline --measured read bench profiles."),
     prompt_len: Optional[str] = typer.Option(None, "--prompt-len", metavar="L", help="Prompt tokens: adds prefill and time to first token."),
     context: Optional[str] = typer.Option(
         None, "--context", metavar="C", help="Tokens already cached per sequence at the decode step (default: --prompt-len, else 0)."
@@ -57,7 +57,7 @@ def llm_cmd(
     from ..units import parse_count
 
     if measured:
-        raise UsageError("--measured is not available yet: it needs a bench profile, which this version cannot save; use --gpu NAME")
+        raise UsageError("llm --measured is not built yet (classify, compare and roofline read bench profiles; llm uses the sheet): drop --measured and use --gpu NAME")
 
     # Parse and check everything the user typed before touching the GPU sheets.
     shape_opts = {"--layers": layers, "--kv-heads": kv_heads, "--head-dim": head_dim}

@@ -67,6 +67,8 @@ def validate_cmd(
                 checked.append(str(f))
     else:
         checked = [s.path for s in library()]
+    if not checked:
+        raise UsageError(f"no *.yaml spec sheets found in {', '.join(paths or ['the spec folders'])}; nothing was validated")
     if json_out:
         from ..render.jsonout import emit
 

@@ -148,15 +148,18 @@ class LogCanvas:
 
 
 def check_plot_path(path: str, option: str = "--out") -> str:
-    """``path`` if it ends in .png or .svg.
+    """``path`` if it ends in .png or .svg and can be written without losing a user's file.
 
     Raises:
-        UsageError: any other suffix (one line naming the option).
+        UsageError: any other suffix, a missing folder, or an existing file gpuwhy
+            did not write (one line naming the option).
     """
     from ..errors import UsageError
+    from .outputs import writable_output
 
     if not str(path).lower().endswith(PLOT_SUFFIXES):
         raise UsageError(f"{option} {path!r} must end in .png or .svg")
+    writable_output(path, option)
     return path
 
 
@@ -179,15 +182,19 @@ def require_pyplot(missing: str = MISSING_MATPLOTLIB):
 
 
 def save_figure(plt, fig, path: str) -> str:
-    """Write ``fig`` to ``path`` and close it; returns the path.
+    """Write ``fig`` to ``path`` (marked as gpuwhy's in its metadata) and close it; returns the path.
 
     Raises:
-        UsageError: the file cannot be written.
+        UsageError: the file cannot be written, or it exists and gpuwhy did not write it.
     """
+    from .. import __version__
     from ..errors import UsageError
+    from .outputs import writable_output
 
+    writable_output(path, "plot file")
+    key = "Creator" if str(path).lower().endswith(".svg") else "Software"
     try:
-        fig.savefig(path)
+        fig.savefig(path, metadata={key: f"gpuwhy {__version__}"})
     except OSError as exc:
         raise UsageError(f"cannot write {path!r} ({exc.strerror or exc}); pick a writable path") from None
     finally:
