@@ -62,3 +62,18 @@ def test_specs_validate_of_an_empty_folder_fails(cli, tmp_path):
 def test_times_need_units(cli):
     code, out, err = cli("classify", "--flops", "1T", "--bytes", "1GB", "--gpu", "H200", "--launch-overhead", "5")
     assert code == 2 and _one_line(err) and "has no unit" in err
+
+
+def test_report_says_when_gpu_sheet_is_not_the_measured_gpu(cli, tmp_path):
+    import gzip
+    from pathlib import Path
+
+    raw = Path(__file__).resolve().parents[1] / "docs/results/raw/2026-11-29-h200-run6/bench_sweep.json.gz"
+    bench = tmp_path / "bench.json"
+    bench.write_bytes(gzip.decompress(raw.read_bytes()))
+    code, out, err = cli("report", "--gpu", "rtx 5070", "--bench", str(bench), "--out", str(tmp_path / "a.html"), "--json")
+    assert code == 0, err
+    notes = json.loads(out)["notes"]
+    assert any("NVIDIA H200" in n and "GeForce RTX 5070" in n and "two different GPUs" in n for n in notes)
+    code, out, err = cli("report", "--gpu", "H200", "--bench", str(bench), "--out", str(tmp_path / "b.html"), "--json")
+    assert code == 0 and json.loads(out)["notes"] == []

@@ -154,6 +154,32 @@ def _command_line(out: str, files: dict, points: list[str], gpu: str | None, dty
     return " ".join(shlex.quote(a) for a in args)
 
 
+def _sheet_mismatch(sheet: dict, docs: dict, spec_dirs) -> list[str]:
+    """Notes when --gpu names another GPU than the one the probe/bench files measured."""
+    from ..specs import library
+
+    out = []
+    for what in ("probe", "bench"):
+        doc = docs.get(what) or {}
+        if what == "probe":
+            devs = doc.get("devices") or [{}]
+            name = ((devs[0] or {}).get("identity") or {}).get("name")
+        else:
+            dev = doc.get("device")
+            name = dev.get("name") if isinstance(dev, dict) else doc.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        try:
+            own = library(spec_dirs).match_nvml(name)
+        except Exception:
+            own = None
+        if own is None or own.name != sheet["name"]:
+            mine = f" (its sheet: {own.name})" if own is not None else ""
+            out.append(f"the --{what} file measured a {name}{mine}, but the report compares against the {sheet['name']} "
+                       f"sheet (--gpu): percentages of the sheet compare two different GPUs")
+    return out
+
+
 @app.command("report")
 def report_cmd(
     out: str = typer.Option(..., "--out", metavar="REPORT.html", help="The HTML file to write; an existing file is replaced only if gpuwhy wrote it."),
@@ -223,6 +249,8 @@ def report_cmd(
                          "pass --gpu NAME for a spec-only report (see `gpuwhy specs list`)")
 
     sheet = _sheet(gpu, docs, spec_dirs, d)
+    if gpu is not None and sheet is not None:
+        notes.extend(_sheet_mismatch(sheet, docs, spec_dirs))
 
     generated = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     from ..report import measured_of, place_points, point_ceilings, spec_of
