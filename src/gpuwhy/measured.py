@@ -17,18 +17,21 @@ from .model.ceilings import sheet_precision
 from .model.roofline import Ceilings
 
 
-def find_profile(sheet_name: str | None = None, uuid: str | None = None, folder: Path | None = None):
-    """The newest profile of the GPU ``uuid``, else the newest whose ``sheet`` is ``sheet_name``.
+def find_profile(sheet_name: str | None = None, uuid: str | None = None, folder: Path | None = None,
+                 need: str | None = None, nvml_match=None):
+    """The newest profile of the GPU ``uuid``, else the newest whose ``sheet`` is ``sheet_name``
+    (or whose GPU name ``nvml_match(name)`` accepts).
 
+    ``need`` names a field the profile must have set (e.g. ``"dram_bandwidth_gbs"``).
     Returns a :class:`~gpuwhy.profile.DeviceProfile` or None.
     """
     from . import profile as prof
 
     if uuid:
-        p = prof.latest_profile(uuid, folder)
+        p = prof.latest_profile(uuid, folder, need)
         if p is not None:
             return p
-    if not sheet_name:
+    if not sheet_name and nvml_match is None:
         return None
     root = folder or prof.profiles_dir()
     best = None
@@ -37,7 +40,10 @@ def find_profile(sheet_name: str | None = None, uuid: str | None = None, folder:
             p = prof.DeviceProfile.from_dict(json.loads(path.read_text()))
         except (OSError, ValueError, TypeError):
             continue
-        if p.sheet == sheet_name and (best is None or p.date > best.date):
+        if need and getattr(p, need, None) is None:
+            continue
+        hit = (sheet_name and p.sheet == sheet_name) or (nvml_match is not None and bool(p.name) and nvml_match(p.name))
+        if hit and (best is None or p.date > best.date):
             best = p
     return best
 

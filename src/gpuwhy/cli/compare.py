@@ -129,33 +129,15 @@ def _llm_inputs(params, model, models, layers, kv_heads, head_dim, heads, weight
 
 
 def _measured_bandwidths(sheets, lib) -> tuple[dict, list[str]]:
-    """``({sheet name: (B/s, source)}, notes)`` from the newest bench profile of each GPU compared.
+    """``({sheet name: (B/s, source)}, notes)`` from the newest bench profile of each GPU compared
+    (a profile recorded against the sheet, or from a GPU whose NVML name matches it)."""
+    from ..measured import find_profile
 
-    Raises:
-        UsageError: when this gpuwhy has no bench profiles (gpuwhy.profile.latest_profile).
-    """
-    from ..errors import UsageError
-
-    try:
-        from .. import profile as prof
-    except ImportError:
-        prof = None
-    if prof is None or not hasattr(prof, "latest_profile"):
-        raise UsageError("--measured is not yet available: needs bench profiles; drop --measured to use the spec sheets")
-    root = prof.profiles_dir() if hasattr(prof, "profiles_dir") else None
-    best: dict = {}
-    if root is not None and root.is_dir():
-        for d in sorted(root.iterdir()):
-            if not d.is_dir() or not d.name.upper().startswith("GPU-"):
-                continue
-            p = prof.latest_profile(d.name, need="dram_bandwidth_gbs")
-            if p is None:
-                continue
-            for s in sheets:
-                hit = p.sheet == s.name or lib.match_nvml(p.name) is s
-                if hit and (s.name not in best or p.date > best[s.name].date):
-                    best[s.name] = p
-    out = {name: (p.dram_bandwidth_gbs * 1e9, f"measured {p.date} by gpuwhy bench ({p.name})") for name, p in best.items()}
+    out = {}
+    for s in sheets:
+        p = find_profile(s.name, need="dram_bandwidth_gbs", nvml_match=lambda name, s=s: lib.match_nvml(name) is s)
+        if p is not None:
+            out[s.name] = (p.dram_bandwidth_gbs * 1e9, f"measured {p.date} by gpuwhy bench ({p.name})")
     notes = [f"no bench profile for the {s.name}: its sheet's bandwidth is used" for s in sheets if s.name not in out]
     return out, notes
 
