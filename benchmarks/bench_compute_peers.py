@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT / "src"))
 import numpy as np  # noqa: E402
 
 from gpuwhy.bench import compute as C  # noqa: E402
+from gpuwhy.device.sample import ClockSampler  # noqa: E402
 
 N = 8192
 
@@ -283,7 +284,7 @@ def main(argv=None) -> int:
                 report["sass"] = {"error": f"{type(exc).__name__}: {exc}"}
                 print("SASS check failed:", exc)
         rng = np.random.default_rng()
-        with C.NvmlClock(info.uuid) as clock:
+        with ClockSampler(info.uuid) as clock:
             cases = C.select_cases(info.arch, precs, args.variants)
             if args.explore and info.arch == "sm_90":
                 for p in ("bf16", "fp16", "fp8"):

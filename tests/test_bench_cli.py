@@ -325,7 +325,7 @@ def test_fake_quick_json_document(cli, fake, tmp_path):
     assert "NVML unavailable" in " ".join(doc["notes"])
     assert doc["summary"].startswith("gpuwhy bench: NVIDIA H200 (sm_90")
     assert not fake.mem  # every allocation freed
-    from gpuwhy.profile import latest_profile
+    from gpuwhy.profiles import latest_profile
 
     prof = latest_profile("GPU-1234abcd-0000-0000-0000-000000000000")
     assert prof is not None and prof.dram_bandwidth_gbs == pytest.approx(doc["sustained_dram_gbs"])

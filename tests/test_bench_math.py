@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from gpuwhy.bench import memory as M
-from gpuwhy.bench.health import HealthSample, health_warnings, reason_names
+from gpuwhy.bench.health import health_warnings, reason_names
+from gpuwhy.device.sample import HealthSample
 from gpuwhy.bench.results import (
     REGIME_DRAM,
     REGIME_L2,
@@ -250,7 +251,7 @@ def test_reason_names_and_warnings():
 
 
 def test_profile_round_trip_and_latest(tmp_path):
-    from gpuwhy.profile import DeviceProfile, latest_profile, list_profiles, normalize_uuid, save_profile
+    from gpuwhy.profiles import DeviceProfile, latest_profile, list_profiles, normalize_uuid, save_profile
 
     assert normalize_uuid("ABCD-12") == "GPU-abcd-12" == normalize_uuid("gpu-ABCD-12")
     old = DeviceProfile(uuid="GPU-abc", name="NVIDIA H200", date="2026-01-01T00:00:00+00:00", dram_bandwidth_gbs=4400.0,

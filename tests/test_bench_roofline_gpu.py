@@ -65,7 +65,7 @@ def test_empirical_ridge_is_near_the_ceilings_ridge(sweep):
 
 
 def test_sweep_is_json_and_goes_into_the_profile(sweep, tmp_path):
-    from gpuwhy.profile import DeviceProfile, merge_roofline_into_profile
+    from gpuwhy.profiles import DeviceProfile, merge_roofline_into_profile
     from gpuwhy.render.jsonout import to_plain
 
     doc = json.loads(json.dumps(to_plain(sweep)))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuwhy.check import FAIL, PASS, SKIP, Observations, evaluate, junit_xml, load_policy, write_junit
+from gpuwhy.check.policy import FAIL, PASS, SKIP, Observations, evaluate, junit_xml, load_policy, write_junit
 from gpuwhy.errors import UsageError
 
 # A healthy H200 as a check run would record it (figures of the order seen on the H200).

@@ -17,6 +17,8 @@ import re
 import numpy as np
 import pytest
 
+from gpuwhy.archs import parse_arch
+
 from gpuwhy.bench import compute as C
 from gpuwhy.errors import MeasurementError, UsageError
 from gpuwhy.resources import bundled_dir
@@ -53,7 +55,7 @@ def test_fma_and_mma_compile(arch):
     assert fma.cubin[:4] == b"\x7fELF" and set(fma.kernel_names) == FMA_KERNELS
     mma = compile_file("compute_mma.cu", arch, use_cache=False)
     want = set(MMA_KERNELS)
-    if C.parse_arch_cc(arch) >= (8, 9):
+    if parse_arch(arch).major_minor >= (8, 9):
         want.add("mma_fp8_f32")
     assert set(mma.kernel_names) == want
 
@@ -178,9 +180,11 @@ def test_time_with_clock_samples_while_running():
             Stream.n += 1
             ev.t = Stream.n * 2.0  # ms
 
+    from gpuwhy.engine.timing import collect, time_gpu
+
     calls = []
-    m, samples = C.time_with_clock(Stream(), Events(), calls.append, reps=4, warmup=1,
-                                   sample=lambda: (1980.0, 650.0, 0x4), interval_s=0.0)
+    hook, samples = collect(lambda: (1980.0, 650.0, 0x4))
+    m = time_gpu(Stream(), Events(), calls.append, reps=4, warmup=1, estimate=False, sample=hook, interval_s=0.0)
     assert calls == [0, 1, 2, 3, 4]
     assert m.reps == 4 and m.median_s == pytest.approx(2e-3)
     assert len(samples) == 3
@@ -217,9 +221,9 @@ def test_clock_helpers():
     assert C.calibrate_iters(64, 0.1, 0.03) == 64  # never below the probe
     assert C.calibrate_iters(64, 1e-12, 0.03) == 2**31 - 1
     assert C.calibrate_iters(64, 0.0, 0.03) == 64
-    assert C.parse_arch_cc("sm_90a") == (9, 0) and C.parse_arch_cc("sm_120") == (12, 0)
+    assert parse_arch("sm_90a").major_minor == (9, 0) and parse_arch("sm_120").major_minor == (12, 0)
     with pytest.raises(UsageError):
-        C.parse_arch_cc("compute_90")
+        parse_arch("compute_90")
 
 
 # ---------------------------------------------------------- selection -----

@@ -304,7 +304,7 @@ def test_fake_latency_run_end_to_end(fake):
 
 
 def test_fake_latency_uses_the_measured_bandwidth_and_bypasses_l1(fake):
-    from gpuwhy.profile import DeviceProfile, save_profile
+    from gpuwhy.profiles import DeviceProfile, save_profile
 
     save_profile(DeviceProfile(uuid="GPU-1234abcd-0000-0000-0000-000000000000", name="NVIDIA H200",
                                date="2026-11-29T00:00:00+00:00", dram_bandwidth_gbs=4300.0, dram_kernel="copy-vec16"))

@@ -1,4 +1,4 @@
-"""gpuwhy.measuring without a GPU: the error paths and the byte/dtype logic (fake arrays).
+"""gpuwhy.api.measure without a GPU: the error paths and the byte/dtype logic (fake arrays).
 
 The GPU test at the end runs only where there is a GPU and PyTorch.
 """
@@ -10,7 +10,7 @@ import pytest
 import gpuwhy
 from conftest import gpu_available
 from gpuwhy.errors import NoDeviceError, UsageError
-from gpuwhy.measuring import MeasuredClassification, bytes_lower_bound, infer_dtype, is_torch_tensor
+from gpuwhy.api.measure import MeasuredClassification, bytes_lower_bound, infer_dtype, is_torch_tensor
 
 
 class FakeArray:
@@ -82,13 +82,13 @@ def test_bad_numbers_and_non_callables():
 def test_no_gpu_is_no_device_error():
     with pytest.raises(NoDeviceError, match="needs a GPU"):
         gpuwhy.measure(lambda a: None, FakeArray(4, 1), flops=1e9)
-    # gpuwhy.measure stays the function after the gpuwhy.measuring submodule was imported.
+    # gpuwhy.measure stays the function after the gpuwhy.api.measure submodule was imported.
     with pytest.raises(NoDeviceError):
         gpuwhy.measure(lambda: None, flops=1e9, bytes=1e9)
 
 
 def test_result_type_is_a_classification():
-    from gpuwhy.diagnose import Classification
+    from gpuwhy.api.classify import Classification
 
     assert issubclass(MeasuredClassification, Classification)
 

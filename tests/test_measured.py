@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from gpuwhy.profile import DeviceProfile, save_profile
+from gpuwhy.profiles import DeviceProfile, save_profile
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_check_recorded_observations(cli, tmp_path):
 def test_compute_peaks_survive_a_later_memory_only_profile(cli, cache):
     from types import SimpleNamespace
 
-    from gpuwhy.profile import carry_compute, latest_profile, record_compute
+    from gpuwhy.profiles import carry_compute, latest_profile, record_compute
 
     uuid = _profile().uuid
     save_profile(_profile(date="2026-11-29T08:00:00+00:00"))

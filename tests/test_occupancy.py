@@ -25,7 +25,7 @@ from gpuwhy.model.occupancy import (
     limits_from_data,
     load_arch_limits,
     occupancy,
-    parse_arch,
+    arch_key,
     register_thresholds,
 )
 
@@ -144,10 +144,10 @@ def test_suggestions_register_counts_and_block_sizes():
 
 def test_parse_arch_forms():
     for text in ("sm_90", "SM90", "sm_90a", "90", "9.0", "compute_90"):
-        assert parse_arch(text) == "sm_90"
-    assert parse_arch("12.0") == "sm_120" and parse_arch("sm_100") == "sm_100"
+        assert arch_key(text) == "sm_90"
+    assert arch_key("12.0") == "sm_120" and arch_key("sm_100") == "sm_100"
     with pytest.raises(UsageError):
-        parse_arch("hopper")
+        arch_key("hopper")
     with pytest.raises(UsageError, match="known: sm_70"):
         arch_limits("sm_61", TABLE)
 

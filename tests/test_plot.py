@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuwhy.profile import DeviceProfile
+from gpuwhy.profiles import DeviceProfile
 from gpuwhy.render import plot
 from gpuwhy.specs import library
 
@@ -216,7 +216,7 @@ def test_classify_plot(cli, tmp_path, cache):
     code, out, err = cli("classify", "--gpu", "H200", "--example", "vecadd", "--measured", "--plot", str(g), "--json")
     assert code == 0, err
     assert json.loads(out)["kind"] == "classify" and g.stat().st_size > 10_000
-    ch = plot.chart_from_classification(__import__("gpuwhy.diagnose", fromlist=["x"]).run_classify(
+    ch = plot.chart_from_classification(__import__("gpuwhy.api.classify", fromlist=["x"]).run_classify(
         __import__("gpuwhy.model.roofline", fromlist=["x"]).Workload(2.7e8, 3.2e9, name="v"), "H200", measured=True))
     assert [r.kind for r in ch.roofs] == ["spec", "measured"]
 

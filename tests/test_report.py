@@ -314,7 +314,7 @@ def test_live_probe_uses_the_latest_profile(cli, tmp_path, monkeypatch):
     takes the GPU's newest profile from the cache (the hand-transcribed H200 fixture, plus two
     synthetic mixed-intensity points to see that the sweep is drawn)."""
     import gpuwhy.device.probe as probe_mod
-    from gpuwhy.profile import DeviceProfile, save_profile
+    from gpuwhy.profiles import DeviceProfile, save_profile
 
     recorded = json.loads((RAW / "probe.json").read_text())
     live = {k: v for k, v in recorded.items() if k not in ("gpuwhy", "schema", "kind")}

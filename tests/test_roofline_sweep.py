@@ -19,7 +19,7 @@ import pytest
 
 from gpuwhy.bench import intensity as I
 from gpuwhy.errors import MeasurementError, UsageError
-from gpuwhy.profile import DeviceProfile
+from gpuwhy.profiles import DeviceProfile
 
 # ------------------------------------------------------------ arithmetic ----
 
@@ -264,7 +264,7 @@ def test_bf16_kernel_is_left_out_before_sm_80(tmp_path, monkeypatch):
 
 
 def test_old_profile_json_still_loads_and_new_fields_round_trip(tmp_path):
-    from gpuwhy.profile import latest_profile, save_profile
+    from gpuwhy.profiles import latest_profile, save_profile
 
     old = {"uuid": "GPU-abc", "name": "NVIDIA H200", "date": "2026-01-01T00:00:00+00:00", "dram_bandwidth_gbs": 4500.0,
            "schema": 1, "some_future_field": 3}
@@ -284,7 +284,7 @@ def _compute_row(precision, tflops, status="measured"):
 
 
 def test_merge_compute_into_profile_is_pure():
-    from gpuwhy.profile import merge_compute_into_profile
+    from gpuwhy.profiles import merge_compute_into_profile
 
     base = DeviceProfile(uuid="GPU-1", name="G", date="2026-01-01T00:00:00+00:00", peak_tflops_measured={"fp64": 30.0, "fp32": 60.0})
     rows = [_compute_row("fp32", 66.0), _compute_row("fp32", 64.0), _compute_row("bf16", 860.0),
@@ -402,7 +402,7 @@ def test_fake_sweep_end_to_end(fake):
 
 def test_fake_sweep_uses_the_profile_ceilings_and_is_recorded(fake, tmp_path, cli):
     from gpuwhy.engine.context import open_device
-    from gpuwhy.profile import latest_profile, record_roofline, save_profile
+    from gpuwhy.profiles import latest_profile, record_roofline, save_profile
 
     uuid = "GPU-1234abcd-0000-0000-0000-000000000000"
     save_profile(DeviceProfile(uuid=uuid, name="NVIDIA H200", date="2026-11-29T00:00:00+00:00", sheet="H200 SXM",
@@ -428,7 +428,7 @@ def test_fake_sweep_uses_the_profile_ceilings_and_is_recorded(fake, tmp_path, cl
 
 
 def test_carry_compute_keeps_the_sweep_over_a_memory_only_run(tmp_path):
-    from gpuwhy.profile import carry_compute, save_profile
+    from gpuwhy.profiles import carry_compute, save_profile
 
     uuid = "GPU-feed"
     save_profile(DeviceProfile(uuid=uuid, name="G", date="2026-01-01T00:00:00+00:00", peak_tflops_measured={"fp32": 60.0},

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuwhy.device.sheet import sheet_for
 from gpuwhy.errors import SpecError, UsageError
 from gpuwhy.resources import bundled_dir
 from gpuwhy.specs import PRECISIONS, SpecLibrary, load_library, load_yaml, validate_sheet
@@ -161,13 +162,13 @@ def test_match_nvml_uses_pci_id(tmp_path):
     _write(tmp_path, "x.yaml", "X SXM", ["NVIDIA X"], pci=["0x1111"])
     _write(tmp_path, "y.yaml", "X NVL", ["NVIDIA X"], pci=["0x2222"])
     lib = SpecLibrary([s for s in load_library([tmp_path]) if s.name.startswith("X ")])
-    assert lib.match_nvml("NVIDIA X", "0x2222").name == "X NVL"
-    assert lib.match_nvml("NVIDIA X", "0x1111").name == "X SXM"
-    assert lib.match_nvml("NVIDIA X") is None  # ambiguous without the PCI id: no guess
+    assert sheet_for(nvml_name="NVIDIA X", pci_device_id="0x2222", library=lib).sheet.name == "X NVL"
+    assert sheet_for(nvml_name="NVIDIA X", pci_device_id="0x1111", library=lib).sheet.name == "X SXM"
+    assert sheet_for(nvml_name="NVIDIA X", library=lib).sheet is None  # ambiguous without the PCI id: no guess
 
 
 def test_bundled_h200_sheet_matches_probe_values():
     lib = load_library()
-    s = lib.match_nvml("NVIDIA H200", "0x2335")
+    s = sheet_for(nvml_name="NVIDIA H200", pci_device_id="0x2335", library=lib).sheet
     assert s.name == "H200 SXM"
     assert round(s.ridge_point("bf16")) == 206

@@ -10,19 +10,20 @@ Public API (imports are lazy so ``import gpuwhy`` stays fast):
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def load_spec(name: str, spec_dirs=()):
-    """The spec sheet for ``name`` (e.g. ``"H100 SXM"``); see :func:`gpuwhy.specs.load_spec`.
+    """The spec sheet for ``name`` (e.g. ``"H100 SXM"``), matched as ``--gpu`` is
+    (:func:`gpuwhy.device.sheet.sheet_for`; :meth:`gpuwhy.specs.SpecLibrary.match`).
 
     Raises:
         gpuwhy.errors.UsageError: unknown or ambiguous name.
         gpuwhy.errors.SpecError: a malformed sheet.
     """
-    from .specs import load_spec as _load
+    from .device.sheet import sheet_for
 
-    return _load(name, spec_dirs)
+    return sheet_for(name, spec_dirs=spec_dirs).sheet
 
 
 def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_cores=True, launch_overhead=None, spec_dirs=()):
@@ -39,7 +40,7 @@ def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_core
         launch_overhead: seconds per launch (default: 5 us, see roofline.py).
 
     Returns:
-        gpuwhy.diagnose.Classification with ``.verdict`` and ``.remedies``.
+        gpuwhy.api.classify.Classification with ``.verdict`` and ``.remedies``.
 
     Raises:
         gpuwhy.errors.UsageError: bad numbers, unknown GPU or precision.
@@ -50,7 +51,7 @@ def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_core
         >>> r.verdict.regime
         'memory'
     """
-    from .diagnose import run_classify
+    from .api.classify import run_classify
     from .model.roofline import Workload
     from .units import parse_count, parse_quantity, parse_time
 
@@ -69,10 +70,10 @@ def measure(fn, *args, flops=None, bytes=None, dtype=None, gpu=None, **kwargs):
 
     FLOPs are counted for PyTorch callables when not given; bytes default to
     inputs + outputs (a lower bound, and the result says so). See
-    :func:`gpuwhy.measuring.measure` for every option.
+    :func:`gpuwhy.api.measure.measure` for every option.
 
     Returns:
-        gpuwhy.measuring.MeasuredClassification (``.verdict``, ``.remedies``, ``.measurement``).
+        gpuwhy.api.measure.MeasuredClassification (``.verdict``, ``.remedies``, ``.measurement``).
 
     Raises:
         gpuwhy.errors.NoDeviceError: no GPU; gpuwhy.errors.UsageError: missing counts, bad values.
@@ -82,7 +83,7 @@ def measure(fn, *args, flops=None, bytes=None, dtype=None, gpu=None, **kwargs):
         >>> a = torch.randn(2**28, device="cuda"); b = torch.randn_like(a)
         >>> print(gpuwhy.measure(torch.add, a, b))
     """
-    from .measuring import measure as _measure
+    from .api.measure import measure as _measure
 
     return _measure(fn, *args, flops=flops, bytes=bytes, dtype=dtype, gpu=gpu, **kwargs)
 

@@ -5,7 +5,7 @@ commands print with ``--json`` (already parsed into dicts):
 
 - ``probe``   -- `gpuwhy probe --json` (``kind: probe``; identity, shape, derived peaks, health, sheet);
 - ``bench``   -- `gpuwhy bench --json` (``kind: bench``; the sweep rows, the ``compute`` ceilings,
-  launch overhead), or a device profile (:meth:`gpuwhy.profile.DeviceProfile.to_dict`, marked
+  launch overhead), or a device profile (:meth:`gpuwhy.profiles.DeviceProfile.to_dict`, marked
   ``kind: profile`` by the caller: ceilings only, no sweep rows);
 - ``check``   -- `gpuwhy check --json` (``kind: check``; pass/fail/skip per check);
 - ``latency`` -- `gpuwhy bench --latency --json` (``kind: bench-latency``; read defensively:

@@ -382,22 +382,6 @@ class SpecLibrary:
             raise UsageError(f"GPU name {query!r} is ambiguous: it matches {self._list(winners)}; use the full name")
         return winners[0]
 
-    def match_nvml(self, nvml_name: str, pci_device_id: str | None = None) -> Sheet | None:
-        """The sheet for a device NVML reports as ``nvml_name``, or None.
-
-        When several sheets list the same NVML name, the PCI device id
-        (``"0x2335"``, any case) picks one; if it does not, None is returned
-        rather than a guess.
-        """
-        name = " ".join(str(nvml_name).split()).lower()
-        cands = [s for s in self.sheets if name in (n.lower() for n in s.nvml_names)]
-        pci = pci_device_id.lower() if pci_device_id else None
-        if pci:
-            by_pci = [s for s in (cands or self.sheets) if pci in s.pci_device_ids]
-            if len(by_pci) == 1:
-                return by_pci[0]
-        return cands[0] if len(cands) == 1 else None
-
     def closest(self, query: str, n: int = 3) -> list[str]:
         """Up to ``n`` sheet names closest to ``query`` (for error messages)."""
         by_lower = {}
@@ -501,13 +485,3 @@ def library(extra_dirs: Iterable[str | os.PathLike] = ()) -> SpecLibrary:
     if key not in _CACHE:
         _CACHE[key] = load_library(extra_dirs)
     return _CACHE[key]
-
-
-def load_spec(name: str, extra_dirs: Iterable[str | os.PathLike] = ()) -> Sheet:
-    """The sheet a user means by ``name`` (see :meth:`SpecLibrary.match`).
-
-    Raises:
-        UsageError: unknown or ambiguous name.
-        SpecError: a malformed sheet in the searched folders.
-    """
-    return library(extra_dirs).match(name)

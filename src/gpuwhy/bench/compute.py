@@ -47,13 +47,14 @@ verify comparisons, peaks) need no GPU and are tested without one.
 from __future__ import annotations
 
 import math
-import re
 import time
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Sequence
 
 import numpy as np
 
+from ..archs import parse_arch
+from ..device.sample import ClockSampler
 from ..errors import MeasurementError, UsageError
 
 FMA_SOURCE = "compute_fma.cu"
@@ -196,18 +197,6 @@ def percent(value: float | None, peak: float | None) -> float | None:
 
 
 # -------------------------------------------------------------------- peaks --
-
-
-def parse_arch_cc(arch: str) -> tuple[int, int]:
-    """``"sm_90a"`` -> ``(9, 0)``; ``"sm_120"`` -> ``(12, 0)``.
-
-    Raises:
-        UsageError: text that is not ``sm_XY[a|f]``.
-    """
-    m = re.fullmatch(r"sm_?(\d+)(\d)[af]?", str(arch).strip().lower())
-    if not m:
-        raise UsageError(f"architecture {arch!r} is not of the form sm_XY (e.g. sm_90)")
-    return int(m.group(1)), int(m.group(2))
 
 
 def rate_per_sm_clk(precision: str, cc: tuple[int, int], fp32_lanes: int | None = None) -> int | None:
@@ -1023,7 +1012,7 @@ def select_cases(arch: str, precisions: Sequence[str] | None = None, variants: s
     for p in precs:
         if p not in PRECISIONS:
             raise UsageError(f"unknown precision {p!r}; use one of: {', '.join(PRECISIONS)}")
-    cc = parse_arch_cc(arch)
+    cc = parse_arch(arch).major_minor
     out: list = []
     for p in PRECISIONS:
         if p not in precs:
@@ -1071,122 +1060,9 @@ def select_cases(arch: str, precisions: Sequence[str] | None = None, variants: s
 # ------------------------------------------------------------ clocks ----
 
 
-class NvmlClock:
-    """Reads the SM clock (MHz) of one device through NVML; ``read()`` returns None when NVML cannot say.
-
-    ``nvmlDeviceGetClockInfo(handle, NVML_CLOCK_SM)``; the device is found by
-    ``uuid`` (``GPU-...``), else NVML index 0. Close with :meth:`close` (or use
-    as a context manager). Without NVML every read is None.
-    """
-
-    def __init__(self, uuid: str | None = None):
-        self._nv = None
-        self._h = None
-        try:
-            import pynvml as nv
-
-            nv.nvmlInit()
-            self._nv = nv
-        except Exception:
-            return
-        try:
-            self._h = nv.nvmlDeviceGetHandleByUUID(uuid) if uuid else nv.nvmlDeviceGetHandleByIndex(0)
-        except Exception:
-            try:
-                self._h = nv.nvmlDeviceGetHandleByIndex(0)
-            except Exception:
-                self._h = None
-
-    def read(self) -> float | None:
-        """The current SM clock in MHz, or None."""
-        if self._nv is None or self._h is None:
-            return None
-        try:
-            v = self._nv.nvmlDeviceGetClockInfo(self._h, self._nv.NVML_CLOCK_SM)
-            return float(v) if v else None
-        except Exception:
-            return None
-
-    def power_w(self) -> float | None:
-        """Board power draw in W, or None."""
-        if self._nv is None or self._h is None:
-            return None
-        try:
-            v = self._nv.nvmlDeviceGetPowerUsage(self._h)
-            return float(v) / 1000.0 if v else None
-        except Exception:
-            return None
-
-    def reasons(self) -> int | None:
-        """The current clock-event reason bit mask, or None."""
-        if self._nv is None or self._h is None:
-            return None
-        nv = self._nv
-        fn = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
-            nv, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
-        if fn is None:
-            return None
-        try:
-            return int(fn(self._h))
-        except Exception:
-            return None
-
-    def sample(self) -> tuple[float | None, float | None, int | None]:
-        """(SM clock MHz, power W, clock-event reason mask); Nones where NVML cannot say."""
-        return self.read(), self.power_w(), self.reasons()
-
-    def close(self) -> None:
-        if self._nv is not None:
-            try:
-                self._nv.nvmlShutdown()
-            except Exception:
-                pass
-            self._nv = None
-
-    def __enter__(self) -> "NvmlClock":
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-
-def time_with_clock(stream, events, fn: Callable[[int], None], *, reps: int, warmup: int = 1,
-                    sample: Callable[[], object] | None = None, interval_s: float = 0.004):
-    """Time ``reps`` calls of ``fn(i)`` with CUDA events, sampling the device while they run.
-
-    All launches are enqueued first; then the host polls the last event and
-    calls ``sample()`` (e.g. :meth:`NvmlClock.sample`) every ``interval_s``
-    until the GPU is done, so the samples fall inside the timed work (no
-    thread, no reliance on a driver call releasing the GIL). Returns
-    (:class:`~gpuwhy.engine.timing.Measurement` in seconds per call, the list
-    of samples, None results left out).
-    """
-    from ..engine.timing import summarize
-
-    for i in range(warmup):
-        fn(i)
-    evs = events.get(2 * reps)
-    for r in range(reps):
-        stream.record(evs[2 * r])
-        fn(warmup + r)
-        stream.record(evs[2 * r + 1])
-    samples: list = []
-    last = evs[2 * reps - 1]
-    while not last.is_done:
-        if sample is not None:
-            v = sample()
-            if v is not None:
-                samples.append(v)
-        time.sleep(interval_s)
-    last.sync()
-    times = [(evs[2 * r + 1] - evs[2 * r]) * 1e-3 for r in range(reps)]
-    return summarize(times, warmup), samples
-
-
 def sample_summary(samples: Sequence[tuple]) -> dict:
     """Clock (median/min/max/count, MHz), median power (W) and the union of clock-event
-    reasons of (clock, power, mask) samples from :meth:`NvmlClock.sample`."""
+    reasons of (clock, power, mask) samples from :meth:`gpuwhy.device.sample.ClockSampler.sample`."""
     from .health import reason_names
 
     clk, lo, hi, n = clock_summary([s[0] for s in samples if s and s[0]])
@@ -1221,13 +1097,10 @@ def calibrate_iters(probe_iters: int, probe_s: float, target_s: float, limit: in
 
 
 def find_sheet(ctx):
-    """The spec sheet matching the open device (NVML name + PCI id), or None."""
-    try:
-        from ..specs import library
+    """The spec sheet of the open device (:func:`gpuwhy.device.sheet.sheet_for_device`), or None."""
+    from ..device.sheet import sheet_for_device
 
-        return library().match_nvml(ctx.info.name, ctx.info.pci_device_id)
-    except Exception:
-        return None
+    return sheet_for_device(ctx.info).sheet
 
 
 def measure_case(ctx, case: ComputeCase, *, sheet=None, target_s: float = 0.03, reps: int = 10,
@@ -1236,12 +1109,12 @@ def measure_case(ctx, case: ComputeCase, *, sheet=None, target_s: float = 0.03, 
     """Verify ``case`` on fresh random inputs, then time it; returns a measured :class:`ComputeResult`.
 
     ``sample`` returns (SM clock MHz, power W, clock-event mask), e.g.
-    :meth:`NvmlClock.sample`; without it no clock is reported.
+    :meth:`gpuwhy.device.sample.ClockSampler.sample`; without it no clock is reported.
 
     Raises:
         MeasurementError: a wrong result (nothing timed), a CUDA error.
     """
-    from ..engine.timing import time_gpu
+    from ..engine.timing import collect, time_gpu
 
     rng = rng or np.random.default_rng()
     arch = case.arch_for(ctx.info.arch)
@@ -1263,7 +1136,8 @@ def measure_case(ctx, case: ComputeCase, *, sheet=None, target_s: float = 0.03, 
         probe = time_gpu(stream, ctx.events, launcher(case.probe_iters), warmup=1, reps=3)
         iters = calibrate_iters(case.probe_iters, probe.median_s, target_s)
         ctx.memset(state["out"], 0xFF)
-        m, samples = time_with_clock(stream, ctx.events, launcher(iters), reps=reps, warmup=1, sample=sample)
+        hook, samples = collect(sample)
+        m = time_gpu(stream, ctx.events, launcher(iters), warmup=1, reps=reps, estimate=False, sample=hook)
         ctx.sync(f"timing {case.kernel}")
         case.check_timed_output(ctx, state)
     finally:
@@ -1274,12 +1148,12 @@ def measure_case(ctx, case: ComputeCase, *, sheet=None, target_s: float = 0.03, 
     ss = sample_summary(samples)
     clk = ss["sm_clock_mhz"]
     fp32_lanes = getattr(sheet, "fp32_lanes_per_sm", None) if sheet is not None else None
-    rate = rate_per_sm_clk(case.precision, parse_arch_cc(ctx.info.arch), fp32_lanes)
+    rate = rate_per_sm_clk(case.precision, parse_arch(ctx.info.arch).major_minor, fp32_lanes)
     speak, skey = sheet_peak(sheet, case.precision)
     note = ""
     if case.unit == "tensor cores":
         note = TENSOR_NOTE
-        if isinstance(case, MmaCase) and parse_arch_cc(ctx.info.arch) == (9, 0):
+        if isinstance(case, MmaCase) and parse_arch(ctx.info.arch).major_minor == (9, 0):
             note = "mma.sync on Hopper: wgmma is the peak path; " + note
     if rate is None:
         note = (note + "; " if note else "") + f"no per-clock rate known for {case.precision} on {ctx.info.arch}"
@@ -1336,7 +1210,7 @@ def run_compute(device_ctx, precisions: Sequence[str] | None = None, *, sheet=No
     rng = rng or np.random.default_rng()
     results: list[ComputeResult] = []
     cases = select_cases(ctx.info.arch, precisions, variants)
-    with NvmlClock(ctx.info.uuid) as clock:
+    with ClockSampler(ctx.info.uuid) as clock:
         for case in cases:
             if isinstance(case, NotMeasured):
                 r = not_measured_result(case, sheet)

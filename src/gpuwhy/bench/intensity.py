@@ -206,10 +206,9 @@ def launch_grid(n_words: int, block: int = BLOCK, unroll: int = UNROLL) -> int:
 
 def supported(dtype: str, arch: str) -> bool:
     """Whether ``arch`` (``sm_90``) has the sweep's instruction for ``dtype``."""
-    from ..engine.compile import parse_arch
+    from ..archs import parse_arch
 
-    cc, _ = parse_arch(arch)
-    return (cc // 10, cc % 10) >= MIN_CC[check_dtype(dtype)]
+    return parse_arch(arch).major_minor >= MIN_CC[check_dtype(dtype)]
 
 
 # ------------------------------------------------------- number formats --
@@ -872,7 +871,7 @@ class IntensityBench:
 def _profiles_for(uuid: str):
     """(newest profile with DRAM bandwidth, newest with measured peaks) of the GPU, either may be None."""
     try:
-        from ..profile import latest_profile
+        from ..profiles import latest_profile
 
         return latest_profile(uuid, need="dram_bandwidth_gbs"), latest_profile(uuid, need="peak_tflops_measured")
     except Exception:  # an unreadable cache folder must not stop a measurement
@@ -891,7 +890,7 @@ def run_roofline_sweep(ctx, sheet=None, dtypes: Sequence[str] = ("fp32",), *, pr
         sheet: the device's spec sheet (default: matched from the NVML name and PCI id).
         dtypes: any of :data:`DTYPES`; types the GPU lacks (bf16 before sm_80) are
             skipped with a note.
-        profile: a :class:`~gpuwhy.profile.DeviceProfile` to take the measured
+        profile: a :class:`~gpuwhy.profiles.DeviceProfile` to take the measured
             ceilings from (default: the GPU's newest profile with DRAM bandwidth and
             the newest with measured peaks).
         intensities: target FLOP/byte values (default: 1/8 .. 1024, two per octave);

@@ -594,7 +594,7 @@ def run_latency(
             :func:`latency_sizes` for the device's L2.
         l1_bypass: chase with ``ld.global.cg`` (L2 and DRAM only).
         sample: returns (SM clock MHz, power W, clock-event mask), e.g.
-            :meth:`gpuwhy.bench.compute.NvmlClock.sample`; polled while the timed
+            :meth:`gpuwhy.device.sample.ClockSampler.sample`; polled while the timed
             launches run.
         progress: ``progress(total=, advance=, description=)`` (keywords optional).
         timed_steps, launches, warm_cap, prime_cap, ramp_ns: default to the module's
@@ -608,7 +608,7 @@ def run_latency(
         UsageError: a size that is not a multiple of 128 bytes or below 640.
         MeasurementError: the chase ended at a wrong address, or a CUDA error.
     """
-    from .compute import time_with_clock
+    from ..engine.timing import collect, time_gpu
 
     prog = progress or (lambda **kw: None)
     timed_steps = TIMED_STEPS if timed_steps is None else int(timed_steps)
@@ -661,7 +661,8 @@ def run_latency(
             def fn(i, warm=warm):
                 ctx.launch(chase, 1, 1, int(state.ptr), np.uint64(warm), np.uint64(timed_steps), int(rec.ptr) + 24 * i)
 
-            m, samples = time_with_clock(ctx.stream, ctx.events, fn, reps=launches, warmup=0, sample=sample)
+            hook, samples = collect(sample)
+            m = time_gpu(ctx.stream, ctx.events, fn, warmup=0, reps=launches, estimate=False, sample=hook)
             recs = ctx.download(rec, np.uint64, 3 * launches).reshape(launches, 3)
             final = int(ctx.download(state, np.uint64, 1)[0])
             for r in range(launches):
@@ -724,18 +725,19 @@ def dram_littles_law(levels: Sequence[Level], info, bandwidth_gbs: float | None,
 def dram_bandwidth_for(info, spec_dirs: Sequence[str] = (), gpu: str | None = None) -> tuple[float | None, str]:
     """(GB/s, where it came from): the newest `gpuwhy bench` profile of this GPU, else the spec sheet."""
     try:
-        from ..profile import latest_profile
+        from ..profiles import latest_profile
 
         prof = latest_profile(info.uuid, need="dram_bandwidth_gbs")
     except Exception:
         prof = None
     if prof is not None and prof.dram_bandwidth_gbs:
         return float(prof.dram_bandwidth_gbs), f"measured by `gpuwhy bench` on {prof.date} ({prof.dram_kernel or 'vec16'})"
-    try:
-        from ..specs import library, load_spec
+    from ..device.sheet import sheet_for_device
+    from ..errors import GpuwhyError
 
-        sheet = load_spec(gpu, spec_dirs) if gpu else library(spec_dirs).match_nvml(info.name, info.pci_device_id)
-    except Exception:
+    try:
+        sheet = sheet_for_device(info, gpu, spec_dirs).sheet
+    except GpuwhyError:
         sheet = None
     if sheet is not None:
         return float(sheet.memory_bandwidth_gbs), f"the {sheet.name} spec sheet (run `gpuwhy bench` to use a measured figure)"
@@ -760,8 +762,9 @@ def measure_latency(
     """
     from ..engine.context import open_device
     from ..model.littles_law import course_example
+    from ..device.sample import ClockSampler, sample
     from . import health
-    from .compute import NvmlClock, sample_summary
+    from .compute import sample_summary
 
     t0 = time.perf_counter()
     date = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
@@ -771,10 +774,10 @@ def measure_latency(
         notes.append("NVML unavailable: no SM clock samples; cycles come from clock64 only")
     with open_device(index) as ctx:
         info = ctx.info
-        with NvmlClock(info.uuid) as clock:
+        with ClockSampler(info.uuid) as clock:
             points, levels, samples, run_notes = run_latency(ctx, sizes=sizes, l1_bypass=l1_bypass,
                                                              sample=clock.sample, progress=progress)
-    after = health.sample(uuid, index) if before is not None else None
+    after = sample(uuid, index) if before is not None else None
     notes.extend(run_notes)
     summ = sample_summary(samples)
     points, levels = attach_levels(points, levels, summ.get("sm_clock_mhz"))

@@ -672,6 +672,7 @@ def measure_link(
         UsageError: a bad device.
         MeasurementError: a wrong copy or a CUDA error (exit 4).
     """
+    from ..device.sample import sample
     from ..engine.context import open_device
     from . import health
 
@@ -682,7 +683,7 @@ def measure_link(
         info = ctx.info
         link = probe_link(info.uuid, spec_dirs)
         rows, checks, notes = run_link(ctx, link, sizes=sizes, progress=progress)
-    after = health.sample(uuid, index) if before is not None else None
+    after = sample(uuid, index) if before is not None else None
     notes = list(notes)
     if link.note and link.kind != "pcie":
         notes.append(link.note)

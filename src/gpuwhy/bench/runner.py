@@ -49,18 +49,17 @@ def _nvrtc_text() -> str:
 
 
 def _sheet_for(info, opts: BenchOptions, notes: list[str]):
-    from ..specs import library, load_spec
+    from ..device.sheet import sheet_for_device
 
-    if opts.gpu:
-        return load_spec(opts.gpu, opts.spec_dirs)
-    try:
-        sheet = library(opts.spec_dirs).match_nvml(info.name, info.pci_device_id)
-    except Exception as exc:  # a broken user sheet must not stop a measurement
-        notes.append(f"spec sheets not loaded ({exc}); no % of spec")
-        return None
-    if sheet is None:
-        notes.append(f"no spec sheet matches {info.name!r}; pass --gpu NAME for % of the sheet's bandwidth")
-    return sheet
+    choice = sheet_for_device(info, opts.gpu, opts.spec_dirs)
+    if choice.conflict:
+        notes.append(choice.conflict)
+    if choice.sheet is None:
+        if choice.note.startswith("spec sheets not loaded"):
+            notes.append(f"{choice.note}; no % of spec")
+        else:
+            notes.append(f"no spec sheet matches {info.name!r}; pass --gpu NAME for % of the sheet's bandwidth")
+    return choice.sheet
 
 
 def run_bench(opts: BenchOptions, progress: Progress | None = None) -> "BenchResult":  # noqa: F821
@@ -74,6 +73,7 @@ def run_bench(opts: BenchOptions, progress: Progress | None = None) -> "BenchRes
         UsageError: a bad option value (kernel, dtype, device, sheet name).
         MeasurementError: a wrong kernel result or a CUDA error (exit 4).
     """
+    from ..device.sample import sample
     from ..engine.context import open_device
     from . import health
     from .launch import measure_launch_overhead
@@ -115,7 +115,7 @@ def run_bench(opts: BenchOptions, progress: Progress | None = None) -> "BenchRes
                                               max_reps=max_reps, on_row=on_row)
             rows.extend(got)
             notes.extend(size_notes)
-        after = health.sample(uuid, index) if before is not None else None
+        after = sample(uuid, index) if before is not None else None
         prog(description="launch overhead")
         launch = measure_launch_overhead(ctx, quick=opts.mode == "quick", submit_path=opts.submit_path)
         prog(advance=1)
@@ -138,7 +138,7 @@ def run_bench(opts: BenchOptions, progress: Progress | None = None) -> "BenchRes
     )
     path = None
     if opts.save_profile:
-        from ..profile import carry_compute, profile_from_result, save_profile
+        from ..profiles import carry_compute, profile_from_result, save_profile
 
         try:
             path = str(save_profile(carry_compute(profile_from_result(result))))

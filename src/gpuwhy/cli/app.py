@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from .. import __version__
+from ..version import __version__
 from ..errors import EXIT_USAGE, GpuwhyError
 
 EXIT_INTERNAL = 70  # a bug in gpuwhy (EX_SOFTWARE); `--debug` shows the traceback

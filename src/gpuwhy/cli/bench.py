@@ -141,14 +141,14 @@ def _run_compute(device, gpu, specs, precisions, save: bool):
             raise UsageError(f"--precision {p!r} is not one of: {', '.join(PRECISIONS)}")
     sheet = None
     if gpu:
-        from ..specs import load_spec
+        from ..device.sheet import sheet_for
 
-        sheet = load_spec(gpu, specs or ())
+        sheet = sheet_for(gpu, spec_dirs=specs or ()).sheet
     with open_device(device) as ctx:
         results = run_compute(ctx, precisions or None, sheet=sheet)
         info = ctx.info
     if save:
-        from ..profile import record_compute
+        from ..profiles import record_compute
 
         record_compute(info.uuid, results, name=info.name, sheet=getattr(sheet, "name", None))
     return results
@@ -201,9 +201,9 @@ def _roofline(device, gpu, specs, json_out: bool, save: bool) -> None:
 
     sheet = None
     if gpu:
-        from ..specs import load_spec
+        from ..device.sheet import sheet_for
 
-        sheet = load_spec(gpu, specs or ())
+        sheet = sheet_for(gpu, spec_dirs=specs or ()).sheet
     with open_device(device) as ctx:
         if sheet is None:
             sheet = find_sheet(ctx)
@@ -211,7 +211,7 @@ def _roofline(device, gpu, specs, json_out: bool, save: bool) -> None:
         sweep = run_roofline_sweep(ctx, sheet, dtypes)
         info = ctx.info
     if save:
-        from ..profile import record_roofline
+        from ..profiles import record_roofline
 
         record_roofline(info.uuid, sweep, name=info.name, sheet=sweep.sheet_name)
     if json_out:

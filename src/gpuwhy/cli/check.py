@@ -26,7 +26,7 @@ def check_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Health checks and quick measurements against thresholds: exit 0 all pass, 1 a check failed, 3 no GPU, 4 a measurement error."""
-    from ..check import Observations, evaluate, load_policy, write_junit
+    from ..check.policy import Observations, evaluate, load_policy, write_junit
     from ..errors import CheckFailed, UsageError
 
     pol = load_policy(policy, {
@@ -58,7 +58,7 @@ def check_cmd(
                 raise UsageError(f"--recorded {recorded!r}: entry {i} has a bad value ({exc}); numbers must be numbers > 0") from None
             observations.append(obs)
     else:
-        from ..checkrun import observe_device
+        from ..check.observe import observe_device
 
         targets = [device]
         if all_devices:

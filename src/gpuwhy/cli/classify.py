@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt
+from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
 
 
 @app.command("classify")
@@ -39,7 +39,7 @@ def classify_cmd(
             raise UsageError("--plot draws one workload; drop --plot with --ncu")
         run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype)
         return
-    from ..diagnose import example_workload, run_classify
+    from ..api.classify import example_workload, run_classify
     from ..errors import UsageError
     from ..model.roofline import Workload
     from ..units import parse_count, parse_quantity, parse_time
@@ -68,9 +68,7 @@ def classify_cmd(
     t = None if time is None else parse_time(time, "--time")
     lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
     if gpu is None:
-        from .main_job import probed_gpu_name
-
-        gpu = probed_gpu_name(specs or ())
+        gpu = chosen_sheet(None, specs)
     result = run_classify(
         Workload(flops=f, bytes=b, launches=n, time_s=t, name=name),
         gpu,

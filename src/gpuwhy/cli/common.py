@@ -13,3 +13,20 @@ SpecsOpt = Annotated[
 ]
 GpuOpt = Annotated[Optional[str], typer.Option("--gpu", metavar="NAME", help="GPU spec sheet by name, e.g. 'H100 SXM', 'rtx 5070' (see `gpuwhy specs list`).")]
 DeviceOpt = Annotated[Optional[str], typer.Option("--device", metavar="N|UUID", help="GPU index (CUDA order) or UUID.")]
+
+
+def chosen_sheet(gpu, specs=None):
+    """The spec sheet for ``--gpu NAME``, else for the GPU in this machine
+    (:func:`gpuwhy.device.probe.gpu_sheet`); a name/PCI-id conflict is noted on stderr.
+
+    Raises:
+        UsageError: an unknown name, or no --gpu and no GPU (the message says to pass --gpu).
+    """
+    from ..device.probe import gpu_sheet
+
+    choice = gpu_sheet(gpu, tuple(specs or ()))
+    if choice.conflict:
+        from ..render.console import note
+
+        note(choice.conflict)
+    return choice.sheet

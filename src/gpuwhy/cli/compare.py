@@ -128,14 +128,14 @@ def _llm_inputs(params, model, models, layers, kv_heads, head_dim, heads, weight
     return n_params, wd or "fp16", kw, notes
 
 
-def _measured_bandwidths(sheets, lib) -> tuple[dict, list[str]]:
+def _measured_bandwidths(sheets, spec_dirs) -> tuple[dict, list[str]]:
     """``({sheet name: (B/s, source)}, notes)`` from the newest bench profile of each GPU compared
     (a profile recorded against the sheet, or from a GPU whose NVML name matches it)."""
-    from ..measured import find_profile
+    from ..profiles import find_profile
 
     out = {}
     for s in sheets:
-        p = find_profile(s.name, need="dram_bandwidth_gbs", nvml_match=lambda name, s=s: lib.match_nvml(name) is s)
+        p = find_profile(s, need="dram_bandwidth_gbs", spec_dirs=spec_dirs)
         if p is not None:
             out[s.name] = (p.dram_bandwidth_gbs * 1e9, f"measured {p.date} by gpuwhy bench ({p.name})")
     notes = [f"no bench profile for the {s.name}: its sheet's bandwidth is used" for s in sheets if s.name not in out]
@@ -179,9 +179,9 @@ def compare_cmd(
     """Which GPU is worth it? One workload's roofline on several GPUs, ranked, with speed-up, per dollar and per watt."""
     from dataclasses import replace
 
+    from ..device.sheet import sheet_for
     from ..errors import UsageError
     from ..model.compare import assign_costs, compare_llm, compare_roofline, parse_cost_list
-    from ..specs import library
     from ..units import parse_quantity
 
     if not gpus:
@@ -226,18 +226,22 @@ def compare_cmd(
         )
     pairs = parse_cost_list(cost) if cost is not None else []
 
-    lib = library(specs or ())
+    spec_dirs = tuple(specs or ())
+
+    def match(name: str):
+        return sheet_for(name, spec_dirs=spec_dirs).sheet
+
     sheets = []
     for g in gpus:
-        s = lib.match(g)
+        s = match(g)
         if s in sheets:
             raise UsageError(f"the {s.name} is listed twice ({g!r}); list each GPU once")
         sheets.append(s)
     names = [s.name for s in sheets]
-    costs = assign_costs(pairs, names, lib.match)
+    costs = assign_costs(pairs, names, match)
     bws, extra_notes = ({}, [])
     if measured:
-        bws, extra_notes = _measured_bandwidths(sheets, lib)
+        bws, extra_notes = _measured_bandwidths(sheets, spec_dirs)
     if llm:
         result = compare_llm(sheets, n_params, wd, scaling, costs, per_watt, bws, **llm_kw)
     else:

@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt
+from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
 from .compare import ActiveParamsOpt, AllreduceOpt, BytesPerParamOpt, NumGpusOpt, QuantGroupOpt, ScaleBitsOpt
 
 _DTYPE_HELP = "fp16|bf16|fp8|int8|int4|fp4|fp32"
@@ -123,13 +123,7 @@ def llm_cmd(
         load_models(models)
     wd = wd or "fp16"
 
-    from ..specs import library
-
-    sheet = library(specs or ()).match(gpu) if gpu is not None else None
-    if sheet is None:
-        from .main_job import probed_gpu_name
-
-        sheet = probed_gpu_name(specs or ())
+    sheet = chosen_sheet(gpu, specs)
     g = gpu_from_sheet(sheet, wd)
     if not scaling.is_default:
         from ..model.llm_scaling import scaled_estimate

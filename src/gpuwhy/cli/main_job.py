@@ -1,29 +1,12 @@
-"""The main job of a bare `gpuwhy`, and the probed GPU for commands given no --gpu."""
+"""The main job of a bare `gpuwhy`: probe and bench the GPU, or with no GPU a spec-sheet classify."""
 
 from __future__ import annotations
 
-from typing import Iterable
-
-from ..errors import NoDeviceError, UsageError
+from ..errors import NoDeviceError
 
 #: What a bare `gpuwhy` classifies when there is no GPU: the course's vecadd on its card.
 FALLBACK_EXAMPLE = "vecadd"
 FALLBACK_GPU = "GeForce RTX 5070"
-
-
-def probed_gpu_name(spec_dirs: Iterable[str] = ()):
-    """The spec sheet of the first visible GPU, for commands run without --gpu.
-
-    Raises:
-        UsageError: when there is no GPU (or no sheet matches it); the message says
-            to pass --gpu.
-    """
-    from ..device.probe import local_sheet
-
-    try:
-        return local_sheet(spec_dirs)
-    except NoDeviceError as exc:
-        raise UsageError(f"no --gpu given and no GPU to probe ({exc}); pass --gpu NAME (see `gpuwhy specs list`)") from None
 
 
 def run_main_job(json_out: bool = False) -> int:
@@ -65,7 +48,7 @@ def run_main_job(json_out: bool = False) -> int:
 
 
 def _fallback_classify(json_out: bool, reason: str) -> int:
-    from ..diagnose import example_workload, run_classify
+    from ..api.classify import example_workload, run_classify
     from ..render.console import note
 
     wl, dtype, desc = example_workload(FALLBACK_EXAMPLE)

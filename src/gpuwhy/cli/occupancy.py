@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
+from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
 
 
 def _whole(text: str, what: str, allow_zero: bool) -> int:
@@ -59,7 +59,7 @@ def occupancy_cmd(
 ) -> None:
     """Theoretical occupancy: active blocks and warps per SM, the limit that binds, and the block sizes or register counts that raise it."""
     from ..errors import UsageError
-    from ..model.occupancy import arch_limits, load_arch_limits, occupancy, parse_arch
+    from ..model.occupancy import arch_key, arch_limits, load_arch_limits, occupancy
 
     chosen = [n for n, v in (("--gpu", gpu), ("--arch", arch), ("--device", device)) if v is not None]
     if len(chosen) > 1:
@@ -76,27 +76,22 @@ def occupancy_cmd(
     gpu_name = sm_count = None
     spec_dirs = specs or ()
     if arch is not None:
-        key = parse_arch(arch)
+        key = arch_key(arch)
     elif device is not None:
         cc, gpu_name, sm_count = _device_arch(device, spec_dirs)
-        key = parse_arch(cc)
+        key = arch_key(cc)
     else:
-        from ..specs import library
-
-        if gpu is not None:
-            sheet = library(spec_dirs).match(gpu)
-        else:
-            from .main_job import probed_gpu_name
-
-            try:
-                sheet = probed_gpu_name(spec_dirs)
-            except UsageError:
-                raise UsageError("no --gpu, --arch or --device given and no GPU to probe; pass --gpu NAME or --arch sm_XX") from None
+        try:
+            sheet = chosen_sheet(gpu, spec_dirs)
+        except UsageError:
+            if gpu is not None:
+                raise
+            raise UsageError("no --gpu, --arch or --device given and no GPU to probe; pass --gpu NAME or --arch sm_XX") from None
         if not any(ch.isdigit() for ch in sheet.compute_capability) or "." not in sheet.compute_capability:
             raise UsageError(
                 f"the {sheet.name} sheet's architecture {sheet.compute_capability!r} is not an NVIDIA compute capability; occupancy knows sm_70 to sm_120"
             )
-        key = parse_arch(sheet.compute_capability)
+        key = arch_key(sheet.compute_capability)
         gpu_name, sm_count = sheet.name, sheet.sm_count
     lim = arch_limits(key, load_arch_limits(spec_dirs))
     result = occupancy(lim, t, r, s, c, gpu=gpu_name, sm_count=sm_count)

@@ -156,7 +156,7 @@ def _command_line(out: str, files: dict, points: list[str], gpu: str | None, dty
 
 def _sheet_mismatch(sheet: dict, docs: dict, spec_dirs) -> list[str]:
     """Notes when --gpu names another GPU than the one the probe/bench files measured."""
-    from ..specs import library
+    from ..device.sheet import sheet_for
 
     out = []
     for what in ("probe", "bench"):
@@ -170,7 +170,7 @@ def _sheet_mismatch(sheet: dict, docs: dict, spec_dirs) -> list[str]:
         if not isinstance(name, str) or not name:
             continue
         try:
-            own = library(spec_dirs).match_nvml(name)
+            own = sheet_for(nvml_name=name, spec_dirs=spec_dirs).sheet
         except Exception:
             own = None
         if own is None or own.name != sheet["name"]:
@@ -202,7 +202,7 @@ def report_cmd(
     """
     import datetime as _dt
 
-    from .. import __version__
+    from ..version import __version__
     from ..errors import NoDeviceError, UsageError
     from ..model.ceilings import DTYPES
     from ..report import ReportInput, render_report
@@ -233,7 +233,7 @@ def report_cmd(
             dev = docs["probe"]["devices"][0] if docs["probe"].get("devices") else {}
             uuid = (dev.get("identity") or {}).get("uuid")
             if "bench" not in docs and uuid:
-                from ..profile import latest_profile, profiles_dir
+                from ..profiles import latest_profile, profiles_dir
 
                 prof = latest_profile(uuid)
                 if prof is not None:
@@ -318,11 +318,11 @@ def _sheet(gpu: str | None, docs: dict, spec_dirs, dtype: str) -> dict | None:
     Raises:
         UsageError: an unknown --gpu, or a --gpu sheet without ``dtype``.
     """
+    from ..device.sheet import sheet_for
     from ..errors import UsageError
-    from ..specs import load_spec
 
     if gpu is not None:
-        sheet = load_spec(gpu, spec_dirs)
+        sheet = sheet_for(gpu, spec_dirs=spec_dirs).sheet
         from ..model.ceilings import sheet_precision
 
         sheet_precision(sheet, dtype)
@@ -335,7 +335,7 @@ def _sheet(gpu: str | None, docs: dict, spec_dirs, dtype: str) -> dict | None:
     name = name or ((c.get("devices") or [{}])[0] or {}).get("sheet")
     if isinstance(name, str) and name:
         try:
-            return load_spec(name, spec_dirs).to_dict()
+            return sheet_for(name, spec_dirs=spec_dirs).sheet.to_dict()
         except UsageError:
             return None
     return None

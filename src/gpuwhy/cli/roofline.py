@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt
+from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
 
 
 def parse_point(text: str):
@@ -56,51 +56,11 @@ def parse_dtypes(values, sheet) -> list[str]:
     return out or ["fp32"]
 
 
-def load_profile_file(path: str):
-    """A :class:`~gpuwhy.profile.DeviceProfile` from a JSON file (a saved or recorded profile).
-
-    Raises:
-        UsageError: the file cannot be read or is not a profile.
-    """
-    import json
-
+def _sheet_of_profile(p, spec_dirs):
     from ..errors import UsageError
-    from ..profile import DeviceProfile
+    from ..profiles import profile_sheet
 
-    try:
-        with open(path) as fh:
-            data = json.load(fh)
-        return DeviceProfile.from_dict(data)
-    except OSError as exc:
-        raise UsageError(f"cannot read --profile {path!r} ({exc.strerror or exc}); give a profile JSON file") from None
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise UsageError(f"--profile {path!r} is not a gpuwhy device profile ({exc})") from None
-
-
-def _newest_profile_anywhere():
-    """The newest readable profile in the cache folder, of any GPU, or None."""
-    import json
-
-    from ..profile import DeviceProfile, profiles_dir
-
-    root = profiles_dir()
-    best = None
-    for path in root.glob("GPU-*/*.json") if root.is_dir() else ():
-        try:
-            p = DeviceProfile.from_dict(json.loads(path.read_text()))
-        except (OSError, ValueError, TypeError):
-            continue
-        if best is None or p.date > best.date:
-            best = p
-    return best
-
-
-def _sheet_of_profile(p, lib):
-    from ..errors import UsageError
-
-    if p.sheet:
-        return lib.match(p.sheet)
-    s = lib.match_nvml(p.name)
+    s = profile_sheet(p, spec_dirs)
     if s is None:
         raise UsageError(f"the profile of {p.name!r} names no spec sheet; pass --gpu NAME")
     return s
@@ -121,37 +81,33 @@ def roofline_cmd(
 ) -> None:
     """The roofline of a GPU: spec (dashed) and measured (solid) ceilings, ridge points, the measured sweep, your workloads."""
     from ..errors import UsageError
+    from ..profiles import find_profile, load_profile
     from ..render.plot import build_chart, check_plot_path
-    from ..specs import library
     from ..units import parse_time
 
     if out_file is not None:
         check_plot_path(out_file, "--out")
     points = [parse_point(p) for p in point or ()]
     lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
-    lib = library(specs or ())
+    spec_dirs = tuple(specs or ())
     prof = None
     if profile_file is not None:
-        prof = load_profile_file(profile_file)
+        prof = load_profile(profile_file)
         measured = True
     if gpu is not None:
-        sheet = lib.match(gpu)
+        sheet = chosen_sheet(gpu, spec_dirs)
     elif prof is not None:
-        sheet = _sheet_of_profile(prof, lib)
+        sheet = _sheet_of_profile(prof, spec_dirs)
     else:
-        from .main_job import probed_gpu_name
-
         try:
-            sheet = probed_gpu_name(specs or ())
+            sheet = chosen_sheet(None, spec_dirs)
         except UsageError:
-            newest = _newest_profile_anywhere() if measured else None
+            newest = find_profile() if measured else None
             if newest is None:
                 raise
-            sheet, prof = _sheet_of_profile(newest, lib), newest
+            sheet, prof = _sheet_of_profile(newest, spec_dirs), newest
     if measured and prof is None:
-        from ..measured import find_profile
-
-        prof = find_profile(sheet.name)
+        prof = find_profile(sheet, spec_dirs=spec_dirs)
         if prof is None:
             raise UsageError(f"no bench profile for the {sheet.name}; run `gpuwhy bench --sweep` on that GPU first, "
                              "or drop --measured")

@@ -32,9 +32,9 @@ def list_cmd(specs: SpecsOpt = None, json_out: JsonOpt = False) -> None:
 @specs_app.command("show")
 def show_cmd(name: str = typer.Argument(..., help="GPU name, e.g. 'H200' or 'rtx 5070'."), specs: SpecsOpt = None, json_out: JsonOpt = False) -> None:
     """One sheet: peaks per precision, ridge points and the source of each figure."""
-    from ..specs import library
+    from ..device.sheet import sheet_for
 
-    sheet = library(specs or ()).match(name)
+    sheet = sheet_for(name, spec_dirs=specs or ()).sheet
     if json_out:
         from ..render.jsonout import emit
 

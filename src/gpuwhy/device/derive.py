@@ -17,6 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple
 
+from ..archs import parse_arch
+from ..errors import UsageError
+
 #: Where the FP32 lanes per SM come from: the CUDA C++ Programming Guide, section
 #: "Arithmetic Instructions", table "Throughput of Native Arithmetic Instructions
 #: (operations per clock cycle per multiprocessor)", row "32-bit floating-point add,
@@ -132,22 +135,10 @@ _CLOCK_EVENTS_BY_BIT = {r.bit: r for r in CLOCK_EVENT_REASONS}
 _KNOWN_CLOCK_EVENTS = sum(_CLOCK_EVENTS_BY_BIT)  # distinct single bits: the sum is their OR
 
 
-def parse_cc(cc: str | tuple[int, int]) -> tuple[int, int]:
-    """``"9.0"`` or ``(9, 0)`` -> ``(9, 0)``.
-
-    Raises:
-        ValueError: for text that is not ``MAJOR.MINOR``.
-    """
-    if isinstance(cc, tuple):
-        return int(cc[0]), int(cc[1])
-    major, _, minor = str(cc).strip().partition(".")
-    return int(major), int(minor or 0)
-
-
 def _lookup(table: dict, cc) -> object | None:
     try:
-        major, minor = parse_cc(cc)
-    except (TypeError, ValueError):
+        major, minor = parse_arch(cc).major_minor
+    except (TypeError, ValueError, UsageError):
         return None
     if (major, minor) in table:
         return table[(major, minor)]
@@ -197,8 +188,8 @@ def memory_family_from_cc(cc: str | tuple[int, int], integrated: bool | None = N
     if integrated:
         return None
     try:
-        major, minor = parse_cc(cc)
-    except (TypeError, ValueError):
+        major, minor = parse_arch(cc).major_minor
+    except (TypeError, ValueError, UsageError):
         return None
     if (major, minor) in {(6, 0), (7, 0), (8, 0), (9, 0)} or (major == 10):
         return "HBM"
@@ -233,7 +224,7 @@ def fp32_peak_flops(sm_count: int, lanes_per_sm: int, boost_clock_mhz: float) ->
 
 
 @dataclass(frozen=True)
-class Comparison:
+class SheetComparison:
     """A derived figure beside the sheet's: ``diff`` is derived/sheet - 1; ``ok`` when within tolerance."""
 
     quantity: str
@@ -257,7 +248,7 @@ class Comparison:
         }
 
 
-def compare_to_sheet(quantity: str, derived: float, sheet: float, unit: str, tolerance: float = SHEET_TOLERANCE, hint: str = "") -> Comparison:
+def compare_to_sheet(quantity: str, derived: float, sheet: float, unit: str, tolerance: float = SHEET_TOLERANCE, hint: str = "") -> SheetComparison:
     """Compare a derived figure with the sheet's; not ``ok`` when they differ by more than ``tolerance``.
 
     ``derived`` and ``sheet`` share ``unit``. The message says by how much they
@@ -275,7 +266,7 @@ def compare_to_sheet(quantity: str, derived: float, sheet: float, unit: str, tol
         msg += f", more than {100 * tolerance:.0f}% apart"
         if hint:
             msg += f": {hint}"
-    return Comparison(quantity, derived, sheet, unit, diff, ok, msg)
+    return SheetComparison(quantity, derived, sheet, unit, diff, ok, msg)
 
 
 def decode_clock_event_reasons(mask: int) -> tuple[str, ...]:

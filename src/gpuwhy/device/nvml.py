@@ -231,6 +231,13 @@ class Nvml:
         """Handle of GPU ``index`` (NVML order, which is PCI bus order)."""
         return self.call("nvmlDeviceGetHandleByIndex", index)
 
+    def handle_by_uuid(self, uuid: str) -> Any:
+        """Handle of the GPU (or MIG device) with UUID ``uuid`` (``GPU-...``; the prefix may be left out)."""
+        u = str(uuid).strip()
+        if not u.upper().startswith(("GPU-", "MIG-")):
+            u = f"GPU-{u}"
+        return self.call("nvmlDeviceGetHandleByUUID", u)
+
     def process_name(self, pid: int) -> str | NA:
         """Process name as NVML knows it."""
         return text(self.call("nvmlSystemGetProcessName", pid), "process name")

@@ -1,9 +1,9 @@
 """`gpuwhy probe`: what each visible GPU is, from NVML and the CUDA driver.
 
 :func:`probe_devices` builds a :class:`ProbeReport` (one :class:`DeviceReport` per
-visible GPU, plus machine-wide :class:`Software` facts); :func:`local_sheet` is
-the spec sheet of the first visible GPU, which other commands use when no
-``--gpu`` is given.
+visible GPU, plus machine-wide :class:`Software` facts); :func:`gpu_sheet` is
+the spec sheet other commands use: ``--gpu``'s, else the first visible GPU's
+(matched by :func:`gpuwhy.device.sheet.sheet_for`).
 
 Device numbering follows CUDA, not NVML: the CUDA driver applies
 ``CUDA_VISIBLE_DEVICES`` and each CUDA device is matched to its NVML device
@@ -31,6 +31,7 @@ from typing import Any, Iterable, Sequence
 from ..errors import NoDeviceError, UsageError
 from . import derive
 from .nvml import NA, MigDevice, is_na
+from .sheet import SheetChoice, sheet_for
 
 #: Where /proc is read from (tests point this at a folder of recorded files).
 PROC = Path("/proc")
@@ -277,7 +278,7 @@ class Derived:
     data_rate_factor: int | NA
     fp32_tflops: float | NA
     fp32_formula: str
-    comparisons: tuple[derive.Comparison, ...] = ()
+    comparisons: tuple[derive.SheetComparison, ...] = ()
 
     def to_dict(self) -> dict:
         """Plain data (NA as null, reasons under ``n/a``)."""
@@ -330,41 +331,6 @@ class Health:
 
 
 @dataclass(frozen=True)
-class SheetMatch:
-    """The spec sheet matched to a device (MIG: scaled to the slice), or why none was.
-
-    ``sheet`` is what other commands should use; it is None when nothing matched
-    or a MIG slice's share could not be read (the full-GPU sheet is never used
-    for a slice).
-    """
-
-    sheet: Any  # gpuwhy.specs.Sheet | None
-    full_sheet_name: str | None
-    closest: tuple[str, ...]
-    note: str
-
-    @property
-    def matched(self) -> bool:
-        """True when a sheet is usable."""
-        return self.sheet is not None
-
-    def to_dict(self) -> dict:
-        """Name, file and the (scaled) peaks used, or the closest names."""
-        s = self.sheet
-        return {
-            "matched": self.matched,
-            "name": s.name if s is not None else None,
-            "full_sheet_name": self.full_sheet_name,
-            "path": s.path if s is not None else None,
-            "origin": s.origin if s is not None else None,
-            "memory_bandwidth_gbs": s.memory_bandwidth_gbs if s is not None else None,
-            "peak_tflops": dict(s.peak_tflops) if s is not None else None,
-            "closest": list(self.closest),
-            "note": self.note,
-        }
-
-
-@dataclass(frozen=True)
 class DeviceReport:
     """Everything `gpuwhy probe` says about one device. ``health`` is None for a quick probe."""
 
@@ -372,7 +338,7 @@ class DeviceReport:
     shape: Shape
     derived: Derived
     health: Health | None
-    sheet: SheetMatch
+    sheet: SheetChoice
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -596,56 +562,10 @@ def _base_name(name: Any) -> Any:
     return re.sub(r"\s+MIG\s+\S+$", "", name).strip() or name
 
 
-def _spec_library(spec_dirs: Iterable[str]):
-    """The spec library (a seam the tests replace)."""
-    from ..specs import library
-
-    return library(tuple(spec_dirs))
-
-
-def _scale_sheet(sheet, mig: MigSlice):
-    """A copy of ``sheet`` for a MIG slice: peaks x SM share, bandwidth and L2 x memory share."""
-    profile = mig.profile if not is_na(mig.profile) else "slice"
-    note = (
-        f"MIG {profile}: {mig.sm_count} of {mig.parent_sm_count} SMs ({100 * mig.sm_share:.1f}%) and "
-        f"{100 * mig.memory_share:.1f}% of the memory; peaks scaled from the {sheet.name} sheet by the SM share, "
-        f"DRAM bandwidth and L2 by the memory share (estimates, not datasheet figures)"
-    )
-    return dataclasses.replace(
-        sheet,
-        name=f"{sheet.name} MIG {profile}",
-        aliases=(),
-        nvml_names=(),
-        pci_device_ids=(),
-        sm_count=int(mig.sm_count),
-        memory_size_gb=mig.memory_bytes / 1e9,
-        memory_bandwidth_gbs=sheet.memory_bandwidth_gbs * mig.memory_share,
-        l2_cache_mib=sheet.l2_cache_mib * mig.memory_share,
-        peak_tflops={k: v * mig.sm_share for k, v in sheet.peak_tflops.items()},
-        notes=(*sheet.notes, note),
-    ), note
-
-
-def _match_sheet(name: Any, pci_id: Any, mig: MigSlice | None, spec_dirs) -> SheetMatch:
-    lib = _spec_library(spec_dirs)
+def _match_sheet(name: Any, pci_id: Any, mig: MigSlice | None, spec_dirs) -> SheetChoice:
     if is_na(name):
-        return SheetMatch(None, None, (), f"no sheet matched: the device name is unknown ({name.reason})")
-    sheet = lib.match_nvml(name, None if is_na(pci_id) else pci_id)
-    if sheet is None:
-        near = tuple(lib.closest(name))
-        tail = ("; closest: " + ", ".join(near)) if near else ""
-        return SheetMatch(None, None, near, f"no sheet matched {name!r}{tail}; add one with --specs DIR")
-    if mig is None:
-        return SheetMatch(sheet, sheet.name, (), f"matched {sheet.name} ({sheet.path})")
-    if any(is_na(v) for v in (mig.sm_share, mig.memory_share, mig.sm_count, mig.memory_bytes)):
-        return SheetMatch(
-            None,
-            sheet.name,
-            (),
-            f"MIG slice of a {sheet.name}: its share of SMs/memory is unknown, so the full-GPU sheet is not used; pass --gpu to choose",
-        )
-    scaled, note = _scale_sheet(sheet, mig)
-    return SheetMatch(scaled, sheet.name, (), note)
+        return SheetChoice(None, "none", f"no sheet matched: the device name is unknown ({name.reason})")
+    return sheet_for(nvml_name=name, pci_device_id=None if is_na(pci_id) else pci_id, mig=mig, spec_dirs=spec_dirs)
 
 
 def _read(path: Path) -> str | None:
@@ -830,7 +750,7 @@ def _build_device(t: _Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs
     else:
         fp32 = derive.fp32_peak_flops(sm, lanes, boost) / 1e12
         fp32_formula = f"{sm} SMs x {lanes} lanes x 2 x {boost:g} MHz"
-    comparisons: list[derive.Comparison] = []
+    comparisons: list[derive.SheetComparison] = []
     if sheet is not None:
         if not is_na(bw):
             comparisons.append(
@@ -1185,18 +1105,45 @@ def probe_devices(device: str | None = None, spec_dirs: Iterable[str] = (), *, f
             nv.close()
 
 
-def local_sheet(spec_dirs: Iterable[str] = ()):
-    """The spec sheet of the first visible GPU (for a MIG slice: the sheet scaled to the slice).
+def device_sheet(device: str | None = None, spec_dirs: Iterable[str] = ()) -> tuple[SheetChoice, DeviceReport]:
+    """The sheet of the visible GPU ``device`` (CUDA index or UUID; None: the first), by
+    :func:`~gpuwhy.device.sheet.sheet_for` on its NVML name and PCI id (MIG: scaled to the slice).
+
+    Returns ``(choice, device report)``; ``choice.sheet`` is never None.
 
     Raises:
         NoDeviceError: no GPU, driver or NVML (the precise reason), or a GPU that
             no sheet matches (the message names it and the closest sheets), or a
             MIG slice whose share cannot be read.
-        UsageError / SpecError: a missing spec folder or a malformed sheet.
+        UsageError / SpecError: a missing spec folder or a malformed sheet; ``device`` names no GPU.
     """
-    report = probe_devices(None, spec_dirs, full=False)
-    d = report.devices[0]
+    d = probe_devices(device, spec_dirs, full=False).devices[0]
     if d.sheet.sheet is None:
         name = d.identity.name if not is_na(d.identity.name) else "the GPU"
         raise NoDeviceError(f"found {name} but {d.sheet.note}")
-    return d.sheet.sheet
+    return d.sheet, d
+
+
+def local_sheet(spec_dirs: Iterable[str] = ()):
+    """The spec sheet of the first visible GPU (see :func:`device_sheet`).
+
+    Raises:
+        NoDeviceError, UsageError, SpecError: as :func:`device_sheet`.
+    """
+    return device_sheet(None, spec_dirs)[0].sheet
+
+
+def gpu_sheet(gpu=None, spec_dirs: Iterable[str] = ()) -> SheetChoice:
+    """The sheet of ``gpu`` (a name the user gave, or a Sheet), else of the first visible GPU:
+    what a command given no ``--gpu`` judges against.
+
+    Raises:
+        UsageError: ``gpu`` names no sheet; or no ``gpu`` and no GPU to probe (or none that
+            a sheet matches): the message says to pass --gpu.
+    """
+    if gpu is not None:
+        return sheet_for(gpu, spec_dirs=spec_dirs)
+    try:
+        return device_sheet(None, spec_dirs)[0]
+    except NoDeviceError as exc:
+        raise UsageError(f"no --gpu given and no GPU to probe ({exc}); pass --gpu NAME (see `gpuwhy specs list`)") from None

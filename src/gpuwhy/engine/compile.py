@@ -28,16 +28,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from ..archs import Arch, parse_arch
 from ..errors import MeasurementError, UsageError
 from ..resources import bundled_dir
-
-_ARCH_RE = re.compile(r"^(?:sm_?)?(\d{2,3})([af]?)$", re.IGNORECASE)
 
 #: First CUDA (NVRTC) release that can target each architecture, and the last one
 #: for architectures CUDA has dropped. Source: the CUDA Toolkit release notes
@@ -140,31 +138,6 @@ def supported_archs() -> tuple[int, ...]:
     return tuple(int(a) for a in archs)
 
 
-def parse_arch(arch: str) -> tuple[int, str]:
-    """``"sm_90a"`` -> ``(90, "a")``; also accepts ``sm90``, ``90``, ``9.0``.
-
-    Raises:
-        UsageError: for text that is not an SM architecture (``compute_90`` is PTX
-            and is refused: gpuwhy builds cubins only).
-    """
-    text = str(arch).strip()
-    if re.fullmatch(r"\d+\.\d", text):
-        major, minor = text.split(".")
-        return int(major) * 10 + int(minor), ""
-    m = _ARCH_RE.match(text)
-    if not m:
-        raise UsageError(
-            f"architecture {arch!r} is not an SM target; give e.g. sm_80, sm_89, sm_90, sm_90a, sm_100, sm_120 "
-            "(gpuwhy builds cubins, never compute_XX PTX)"
-        )
-    return int(m.group(1)), m.group(2).lower()
-
-
-def arch_name(cc: int, suffix: str = "") -> str:
-    """``(90, "a")`` -> ``"sm_90a"``."""
-    return f"sm_{cc}{suffix}"
-
-
 def check_arch(arch: str) -> str:
     """Normalise ``arch`` and make sure this NVRTC can target it; returns e.g. ``"sm_90"``.
 
@@ -172,15 +145,15 @@ def check_arch(arch: str) -> str:
         UsageError: naming the architecture, the NVRTC in use, the archs it supports
             and the NVRTC release needed.
     """
-    cc, suffix = parse_arch(arch)
+    a = parse_arch(arch)
+    cc, name = a.cc, a.name
     have = supported_archs()
-    name = arch_name(cc, suffix)
     if cc in have:
         return name
     major, minor = nvrtc_version()
-    listed = ", ".join(f"sm_{a}" for a in have)
+    listed = ", ".join(f"sm_{c}" for c in have)
     if cc in LAST_NVRTC_MAJOR and major > LAST_NVRTC_MAJOR[cc]:
-        need = f"NVRTC {LAST_NVRTC_MAJOR[cc]}.x (CUDA {major} dropped {arch_name(cc)}): pip install 'nvidia-cuda-nvrtc-cu{LAST_NVRTC_MAJOR[cc]}'"
+        need = f"NVRTC {LAST_NVRTC_MAJOR[cc]}.x (CUDA {major} dropped sm_{cc}): pip install 'nvidia-cuda-nvrtc-cu{LAST_NVRTC_MAJOR[cc]}'"
     elif have and cc < min(have):
         need = f"an older NVRTC (this one starts at sm_{min(have)}); gpuwhy's kernels target sm_75 and newer"
     elif cc in FIRST_NVRTC:
@@ -346,7 +319,7 @@ def _nvrtc_cubin(source: str, arch: str, name: str, opts: tuple[str, ...]) -> tu
         buf = buf[:size]
         if int(gerr) != 0 or size == 0 or buf[:4] != b"\x7fELF":
             raise MeasurementError(f"NVRTC produced no cubin for {name} ({arch}); gpuwhy never falls back to PTX")
-        want = parse_arch(arch)[0]
+        want = parse_arch(arch).cc
         if cubin_sm(bytes(buf)) != want:
             raise MeasurementError(f"NVRTC built {name} for sm_{cubin_sm(bytes(buf))} when asked for {arch}")
         return bytes(buf), log
@@ -382,10 +355,10 @@ def compile_file(
     exist on that exact chip.
     """
     src = source_path(file_name).read_text()
-    cc, suffix = parse_arch(arch)
-    if not suffix and "// gpuwhy: arch-specific" in src[:2000]:
-        suffix = "a"
-    return compile_source(src, arch_name(cc, suffix), name=file_name, defines=defines, use_cache=use_cache)
+    a = parse_arch(arch)
+    if not a.suffix and "// gpuwhy: arch-specific" in src[:2000]:
+        a = Arch(a.cc, "a")
+    return compile_source(src, a.name, name=file_name, defines=defines, use_cache=use_cache)
 
 
 def compile_all(arch: str, *, use_cache: bool | None = None) -> list[CompileReport]:
@@ -403,14 +376,14 @@ def compile_all(arch: str, *, use_cache: bool | None = None) -> list[CompileRepo
     import time
 
     arch = check_arch(arch)
-    cc, suffix = parse_arch(arch)
+    a = parse_arch(arch)
     ver = "%d.%d" % nvrtc_version()
     reports = []
     for path in bundled_sources():
         text = path.read_text()
         targets = [arch]
-        if not suffix and cc >= 90 and "__CUDA_ARCH_FEAT_SM" in text:
-            targets.append(arch_name(cc, "a"))
+        if not a.suffix and a.cc >= 90 and "__CUDA_ARCH_FEAT_SM" in text:
+            targets.append(Arch(a.cc, "a").name)
         for target in targets:
             t0 = time.perf_counter()
             try:

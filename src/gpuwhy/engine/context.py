@@ -166,6 +166,27 @@ def resolve_device(spec: str | int | None, count: int) -> int:
     raise UsageError(f"--device {text!r} matches no GPU; give an index 0..{count - 1} or one of the UUIDs: GPU-{', GPU-'.join(uuids)}")
 
 
+def device_identity(index: int, via_torch: bool = False) -> tuple[str | None, int]:
+    """``(UUID or None, L2 bytes or 0)`` of GPU ``index`` (CUDA order), read through PyTorch
+    (``via_torch``: its view of the device) or cuda.core; never raises."""
+    uuid, l2 = None, 0
+    try:
+        if via_torch:
+            import torch
+
+            p = torch.cuda.get_device_properties(index)
+            u, l2 = getattr(p, "uuid", None), int(getattr(p, "L2_cache_size", 0) or 0)
+        else:
+            from cuda.core import Device
+
+            d = Device(index)
+            u, l2 = d.uuid, int(d.properties.l2_cache_size)
+        uuid = None if u is None else str(u)
+    except Exception:
+        pass
+    return uuid, l2
+
+
 class DeviceBuffer:
     """A ``cuMemAlloc`` allocation. Use as a context manager, or call :meth:`free`.
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -115,6 +117,51 @@ class EventPool:
         self._events.clear()
 
 
+class TorchEvents:
+    """The :class:`EventPool` interface over ``torch.cuda.Event`` (for timing PyTorch work on
+    PyTorch's current stream); pair it with :class:`TorchStream`."""
+
+    def __init__(self):
+        self._events: list = []
+
+    def get(self, n: int) -> list:
+        """``n`` events (the pool grows as needed)."""
+        while len(self._events) < n:
+            self._events.append(_TorchEvent())
+        return self._events[:n]
+
+    def close(self) -> None:
+        self._events.clear()
+
+
+class _TorchEvent:
+    def __init__(self):
+        import torch
+
+        self.ev = torch.cuda.Event(enable_timing=True)
+
+    @property
+    def is_done(self) -> bool:
+        return bool(self.ev.query())
+
+    def sync(self) -> None:
+        self.ev.synchronize()
+
+    def __sub__(self, start: "_TorchEvent") -> float:
+        """Milliseconds from ``start`` to this event (cuda.core's convention)."""
+        return start.ev.elapsed_time(self.ev)
+
+
+class TorchStream:
+    """A ``torch.cuda.Stream`` seen as the stream :func:`time_gpu` records events on."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def record(self, event: _TorchEvent) -> None:
+        event.ev.record(self.stream)
+
+
 def time_gpu(
     stream,
     events: EventPool,
@@ -126,14 +173,22 @@ def time_gpu(
     min_reps: int = 5,
     max_reps: int = 200,
     reps: int | None = None,
+    estimate: bool = True,
     pad: Callable[[], None] | None = None,
     pad_below_s: float = 2e-4,
+    sample: Callable[[], None] | None = None,
+    interval_s: float = 0.004,
 ) -> Measurement:
     """Time ``fn(rep)`` on ``stream`` with a pair of CUDA events around each call.
 
+    The one timing loop of gpuwhy: the benchmarks, the compute ceilings (with a
+    clock sampler) and :func:`gpuwhy.measure` (PyTorch events, an L2 flush between
+    repetitions) all call it.
+
     Args:
-        stream: a ``cuda.core.Stream``; ``fn`` must enqueue its work there.
-        events: an :class:`EventPool` of the stream's device.
+        stream: records the events: a ``cuda.core.Stream`` (``fn`` must enqueue its
+            work there), or a :class:`TorchStream`.
+        events: an :class:`EventPool` of the stream's device, or :class:`TorchEvents`.
         fn: enqueues the region to time; gets the repetition index (use it to
             rotate buffer sets so each repetition reads data not in the L2).
         between: enqueued before each repetition outside the events (an L2
@@ -142,17 +197,23 @@ def time_gpu(
         budget_s: the time all repetitions should take together; the count is
             estimated from 3 timed calls and clamped to [min_reps, max_reps].
         reps: a fixed repetition count instead of the budget.
+        estimate: time 3 calls first (for the budget and ``pad``); with
+            ``estimate=False`` give ``reps``, and the first timed call is the first after warm-up.
         pad: enqueues GPU busy-work (e.g. :meth:`GpuContext.spin`) before each
             repetition's first event, so the events and ``fn``'s launches queue
             up behind it and the events time the GPU only, not the host's time
             to submit them (without it a few-microsecond kernel reads as the
             host's launch latency). Used while the estimated time per call is
             under ``pad_below_s``; the padding itself is never timed.
+        sample: called every ``interval_s`` while the timed repetitions run (all are
+            enqueued first, then the host polls the last event), e.g. to read the SM
+            clock (:class:`gpuwhy.device.sample.ClockSampler`); it stores what it reads.
 
     Returns:
         a :class:`Measurement` (seconds per call).
 
     Raises:
+        ValueError: ``estimate=False`` without ``reps``.
         whatever the CUDA calls raise (the engine context turns CUDA errors into
         :class:`~gpuwhy.errors.MeasurementError`).
     """
@@ -160,17 +221,39 @@ def time_gpu(
         if between:
             between(i)
         fn(i)
-    probe = _timed(stream, events, fn, between, 3, offset=warmup, pad=pad)
-    estimate = statistics.median(probe)
-    if pad is not None and estimate >= pad_below_s:
-        pad = None
-    if reps is None:
-        reps = choose_reps(estimate, budget_s, min_reps, max_reps)
-    samples = _timed(stream, events, fn, between, reps, offset=warmup + 3, pad=pad)
+    offset = warmup
+    if estimate:
+        probe = _timed(stream, events, fn, between, 3, offset, pad=pad)
+        offset += 3
+        est = statistics.median(probe)
+        if pad is not None and est >= pad_below_s:
+            pad = None
+        if reps is None:
+            reps = choose_reps(est, budget_s, min_reps, max_reps)
+    elif reps is None:
+        raise ValueError("time_gpu(estimate=False) needs reps")
+    samples = _timed(stream, events, fn, between, reps, offset, pad=pad, sample=sample, interval_s=interval_s)
     return summarize(samples, warmup)
 
 
-def _timed(stream, events: EventPool, fn, between, n: int, offset: int, pad=None) -> list[float]:
+def collect(read: Callable[[], object] | None) -> tuple[Callable[[], None] | None, list]:
+    """``(hook, samples)``: a ``sample`` hook for :func:`time_gpu` that appends each non-None
+    ``read()`` (e.g. :meth:`gpuwhy.device.sample.ClockSampler.sample`) to ``samples``;
+    ``(None, [])`` without ``read``."""
+    samples: list = []
+    if read is None:
+        return None, samples
+
+    def hook() -> None:
+        v = read()
+        if v is not None:
+            samples.append(v)
+
+    return hook, samples
+
+
+def _timed(stream, events: EventPool, fn, between, n: int, offset: int, pad=None, sample=None,
+           interval_s: float = 0.004) -> list[float]:
     evs = events.get(2 * n)
     for r in range(n):
         if between:
@@ -180,5 +263,56 @@ def _timed(stream, events: EventPool, fn, between, n: int, offset: int, pad=None
         stream.record(evs[2 * r])
         fn(offset + r)
         stream.record(evs[2 * r + 1])
-    evs[2 * n - 1].sync()
+    last = evs[2 * n - 1]
+    if sample is not None:
+        while not last.is_done:
+            sample()
+            time.sleep(interval_s)
+    last.sync()
     return [(evs[2 * r + 1] - evs[2 * r]) * 1e-3 for r in range(n)]
+
+
+@contextmanager
+def callable_timing(index: int, *, via_torch: bool, flush_bytes: int = 0):
+    """``(stream, events, between)`` for :func:`time_gpu` of work a user's callable enqueues
+    on GPU ``index`` (CUDA order).
+
+    With ``via_torch``: PyTorch's current stream and ``torch.cuda.Event``; else the
+    device's default stream and cuda.core events (where CuPy and plain cuda.core launches
+    go by default). ``between`` overwrites ``flush_bytes`` bytes of device memory (an L2
+    flush outside the events), or is None for 0. Everything is released on exit.
+
+    Raises:
+        MeasurementError: the flush buffer cannot be allocated (a CUDA error).
+    """
+    if via_torch:
+        import torch
+
+        flush = torch.empty(max(1, flush_bytes // 4), dtype=torch.int32, device=index) if flush_bytes else None
+        events = TorchEvents()
+        try:
+            yield (TorchStream(torch.cuda.current_stream(index)), events,
+                   (lambda i: flush.zero_()) if flush is not None else None)
+        finally:
+            events.close()
+        return
+    from cuda.bindings import driver
+    from cuda.core import Device
+
+    from .context import check
+
+    dev = Device(index)
+    dev.set_current()
+    stream = dev.default_stream
+    events = EventPool(dev)
+    ptr = check(driver.cuMemAlloc(flush_bytes), "allocating the L2-flush buffer") if flush_bytes else None
+
+    def between(i: int) -> None:
+        check(driver.cuMemsetD8Async(ptr, 0, flush_bytes, stream.handle), "flushing the L2")
+
+    try:
+        yield stream, events, between if ptr is not None else None
+    finally:
+        events.close()
+        if ptr is not None:
+            driver.cuMemFree(ptr)

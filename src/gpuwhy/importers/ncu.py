@@ -734,28 +734,25 @@ def _top_remedy(rem, on_tensor_cores: bool) -> str:
     return (helps or list(rem.helps) or [""])[0]
 
 
-def _sheet_for(device_name: str | None, gpu, spec_dirs) -> object:
-    from ..specs import Sheet, library
+def _sheet_for(device_name: str | None, gpu, spec_dirs):
+    """The sheet for ``gpu`` (given), else the export's GPU name, else this machine's GPU:
+    a :class:`~gpuwhy.device.sheet.SheetChoice`.
 
-    if isinstance(gpu, Sheet):
-        return gpu
-    lib = library(spec_dirs)
-    if gpu:
-        return lib.match(gpu)
-    if device_name:
-        s = lib.match_nvml(device_name)
-        if s is not None:
-            return s
-        try:
-            return lib.match(device_name)
-        except UsageError:
+    Raises:
+        UsageError: an unknown --gpu; an export GPU no sheet matches; no name and no GPU here.
+    """
+    from ..device.probe import gpu_sheet
+    from ..device.sheet import sheet_for
+
+    if gpu is not None or device_name:
+        choice = sheet_for(gpu, nvml_name=device_name, fuzzy=True, spec_dirs=spec_dirs)
+        if choice.sheet is None:
             raise UsageError(
                 f"the export's GPU {device_name!r} matches no spec sheet; pass --gpu NAME (see `gpuwhy specs list`)"
-            ) from None
-    from ..cli.main_job import probed_gpu_name
-
+            )
+        return choice
     try:
-        return probed_gpu_name(spec_dirs)
+        return gpu_sheet(None, spec_dirs)
     except UsageError:
         raise UsageError(
             "the export does not name its GPU (add device__attribute_display_name to --metrics) and no --gpu was given; "
@@ -811,7 +808,10 @@ def analyze(
     for dev_key in sorted(groups, key=lambda k: (len(k), k)):
         launches = groups[dev_key]
         dev_name = next((la.device_name for la in launches if la.device_name), None)
-        sheet = _sheet_for(dev_name, gpu, spec_dirs)
+        choice = _sheet_for(dev_name, gpu, spec_dirs)
+        sheet = choice.sheet
+        if choice.conflict:
+            notes.append(f"device {dev_key}: {choice.conflict}")
         if gpu is not None and dev_name and not _same_gpu(sheet, dev_name):
             notes.append(f"device {dev_key} is a {dev_name}, judged against the {sheet.name} sheet (--gpu)")
         ceil_cache: dict[str, object] = {}

@@ -66,3 +66,36 @@ def ceilings_from_sheet(
         source=f"spec sheet ({sheet.origin})",
         launch_overhead_source=lo_src,
     )
+
+
+def ceilings_from_profile(profile, sheet: Sheet, dtype: str = "fp32", tensor_cores: bool = True) -> tuple[Ceilings, list[str]]:
+    """Ceilings measured by `gpuwhy bench` (a :class:`~gpuwhy.profiles.DeviceProfile`), with
+    notes on what fell back to ``sheet``.
+
+    Bandwidth (``dram_bandwidth_gbs``, 1e9 B/s) and launch overhead (s) come from the
+    profile; the compute ceiling from its measured peak for the precision
+    (``peak_tflops_measured``, TFLOP/s) when it has one, else the sheet's dense peak
+    (and a note says so); no measured launch overhead: the 5 us default.
+
+    Raises:
+        UsageError: the profile has no DRAM bandwidth; and see :func:`sheet_precision`.
+    """
+    if profile.dram_bandwidth_gbs is None:
+        raise UsageError(f"the newest bench profile of the {sheet.name} ({profile.date}) has no DRAM bandwidth; "
+                         "run `gpuwhy bench --quick`")
+    prec = sheet_precision(sheet, dtype, tensor_cores)
+    notes: list[str] = []
+    peaks = getattr(profile, "peak_tflops_measured", None) or {}
+    if peaks.get(prec):
+        peak = peaks[prec] * 1e12
+        src = f"measured profile {profile.date}"
+    else:
+        peak = sheet.peak_flops(prec)
+        src = f"measured bandwidth ({profile.date}), sheet {prec} peak"
+        notes.append(f"the profile has no measured {prec} peak (run `gpuwhy bench --compute`); the sheet's dense peak is used")
+    if profile.launch_overhead_s is None:
+        lo, lo_src = DEFAULT_LAUNCH_OVERHEAD_S, DEFAULT_LAUNCH_OVERHEAD_SOURCE
+    else:
+        lo, lo_src = profile.launch_overhead_s, f"measured, event-timed ({profile.date})"
+    return Ceilings(peak_flops=peak, bandwidth=profile.dram_bandwidth_gbs * 1e9, launch_overhead_s=lo, precision=prec,
+                    gpu=sheet.name, source=src, launch_overhead_source=lo_src), notes

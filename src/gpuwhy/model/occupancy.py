@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from ..archs import parse_arch
 from ..errors import SpecError, UsageError
 
 #: Integer fields of an architecture entry (after merging ``defaults``).
@@ -234,29 +235,23 @@ def load_arch_limits(extra_dirs: Iterable[str] = ()) -> dict[str, ArchLimits]:
     return table
 
 
-def parse_arch(text: str) -> str:
-    """``"sm_90"`` from ``sm_90``, ``sm90``, ``sm_90a``, ``90``, ``9.0``, ``12.0``, ``compute_90``.
+def arch_key(text: str) -> str:
+    """The limits-table key ``"sm_90"`` of any form :func:`gpuwhy.archs.parse_arch` reads
+    (``sm_90a``, ``90``, ``9.0``, ``compute_90``).
 
     Raises:
         UsageError: for text that names no SM architecture.
     """
-    s = str(text).strip().lower()
-    m = re.fullmatch(r"(\d{1,2})\.(\d)", s)
-    if m:
-        return f"sm_{m.group(1)}{m.group(2)}"
-    m = re.fullmatch(r"(?:sm_?|compute_?)?(\d{2,3})[af]?", s)
-    if not m:
-        raise UsageError(f"--arch {text!r} is not an architecture; give e.g. sm_80, sm_90 or 9.0")
-    return f"sm_{m.group(1)}"
+    return parse_arch(text, what="--arch", allow_ptx=True).base
 
 
 def arch_limits(arch: str, table: Mapping[str, ArchLimits]) -> ArchLimits:
-    """The limits of ``arch`` (any form :func:`parse_arch` accepts).
+    """The limits of ``arch`` (any form :func:`arch_key` accepts).
 
     Raises:
         UsageError: an architecture the table lacks (the message lists those it has).
     """
-    key = parse_arch(arch)
+    key = arch_key(arch)
     if key not in table:
         have = ", ".join(sorted(table, key=lambda k: int(k[3:])))
         raise UsageError(f"no occupancy limits for {key}; known: {have} (add it to arch/limits.yaml in a --specs DIR)")
@@ -713,6 +708,6 @@ __all__ = [
     "limits_from_data",
     "load_arch_limits",
     "occupancy",
-    "parse_arch",
+    "arch_key",
     "register_thresholds",
 ]

@@ -34,7 +34,7 @@ def to_plain(obj: Any) -> Any:
 
 def emit(kind: str, payload: Any, stream=None) -> None:
     """Write ``{"gpuwhy": version, "schema": 1, "kind": kind, **payload}`` as one JSON document."""
-    from .. import __version__
+    from ..version import __version__
 
     doc = {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": kind}
     plain = to_plain(payload)

@@ -187,7 +187,7 @@ def save_figure(plt, fig, path: str) -> str:
     Raises:
         UsageError: the file cannot be written, or it exists and gpuwhy did not write it.
     """
-    from .. import __version__
+    from ..version import __version__
     from ..errors import UsageError
     from .outputs import writable_output
 
@@ -386,7 +386,7 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
         sheet: a :class:`~gpuwhy.specs.Sheet`.
         dtypes: ``--dtype`` values; the first one classifies the workloads.
         tensor_cores: False for CUDA-core ceilings (tf32 -> fp32, fp16 -> fp16_nontensor, ...).
-        profile: a :class:`~gpuwhy.profile.DeviceProfile` or None. With it, each dtype
+        profile: a :class:`~gpuwhy.profiles.DeviceProfile` or None. With it, each dtype
             gets a measured roof (measured bandwidth; measured peak where the profile
             has one, else the sheet's, with a note), and the profile's sweep series
             whose roof is drawn are added.

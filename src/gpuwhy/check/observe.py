@@ -1,11 +1,11 @@
-"""The measuring side of `gpuwhy check`: fill :class:`~gpuwhy.check.Observations` on a GPU.
+"""The measuring side of `gpuwhy check`: fill :class:`~gpuwhy.check.policy.Observations` on a GPU.
 
 It reads the probe's health facts (NVML, CUDA driver, NVRTC), then runs a
 quick set of measurements on the same GPU -- DRAM bandwidth (vectorized read
 and write over 1 GiB, several times the L2), the FP32 FMA rate, one
 tensor-core precision and the event-timed launch overhead -- and records the
 clock-event reasons NVML reports while measuring. The verdicts themselves are
-:func:`gpuwhy.check.evaluate`'s (pure).
+:func:`gpuwhy.check.policy.evaluate`'s (pure).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Iterable
 
-from .check import Observations, Policy
+from .policy import Observations, Policy
 
 #: Elements of the DRAM bandwidth rows: 2^28 fp32 = 1 GiB per buffer, >= 4 x the
 #: L2 of every current GPU (the H200's 60 MiB included).
@@ -26,13 +26,13 @@ FAILING_CLOCK_EVENTS = ("hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdo
 
 
 def _val(v):
-    from .device.nvml import is_na
+    from ..device.nvml import is_na
 
     return None if is_na(v) else v
 
 
 def _why(v, default: str) -> str:
-    from .device.nvml import is_na
+    from ..device.nvml import is_na
 
     return v.reason if is_na(v) else default
 
@@ -92,19 +92,19 @@ def observe_device(device: str | None, policy: Policy, spec_dirs: Iterable[str] 
         MeasurementError: a kernel gave a wrong result or a CUDA error (exit 4).
         UsageError: a bad device or sheet name.
     """
-    from .bench.compute import run_compute
-    from .bench.runner import BenchOptions, run_bench
-    from .device.probe import probe_devices
-    from .engine.context import open_device
+    from ..bench.compute import run_compute
+    from ..bench.runner import BenchOptions, run_bench
+    from ..device.probe import probe_devices
+    from ..engine.context import open_device
 
     t0 = time.perf_counter()
     report = probe_devices(device, spec_dirs)
     dev = report.devices[0]
     sheet = dev.sheet.sheet
     if gpu:
-        from .specs import load_spec
+        from ..device.sheet import sheet_for
 
-        sheet = load_spec(gpu, spec_dirs)
+        sheet = sheet_for(gpu, spec_dirs=spec_dirs).sheet
     fields = _health_observations(dev, report.software)
     reasons = fields.pop("reasons")
     uuid = _val(dev.identity.uuid) or ""

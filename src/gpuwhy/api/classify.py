@@ -1,8 +1,8 @@
 """The classify use case: a workload's FLOPs and bytes in, a verdict with remedies out.
 
 This joins the spec sheets (or a measured profile) with the pure roofline model
-and the remedies. The CLI and the Python API (:func:`gpuwhy.classify`) both call
-:func:`run_classify`.
+and the remedies. The CLI, :func:`gpuwhy.classify` and :func:`gpuwhy.measure`
+all call :func:`run_classify`, so the same profile gives the same ceilings.
 """
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from .errors import SpecError, UsageError
-from .model.ceilings import ceilings_from_sheet, sheet_precision
-from .model.remedies import Remedies, remedies_for
-from .model.roofline import Verdict, Workload, classify
-from .resources import bundled_dir
-from .specs import Sheet, library, load_yaml
+from ..device.sheet import sheet_for
+from ..errors import SpecError, UsageError
+from ..model.ceilings import ceilings_from_profile, ceilings_from_sheet, sheet_precision
+from ..model.remedies import Remedies, remedies_for
+from ..model.roofline import Verdict, Workload, classify
+from ..resources import bundled_dir
+from ..specs import Sheet, load_yaml
 
 
 @dataclass(frozen=True)
@@ -90,23 +91,28 @@ def run_classify(
     """Classify ``workload`` on the GPU named ``gpu`` (a name or a :class:`Sheet`).
 
     With ``measured``, the ceilings come from the newest bench profile of that
-    GPU (``uuid`` when known, else the newest profile recorded against the
-    sheet), and the sheet's ridge point is kept beside the measured one.
+    GPU (``uuid`` when known, else the newest profile of a GPU of that sheet;
+    :func:`gpuwhy.profiles.find_profile`), and the sheet's ridge point is kept
+    beside the measured one.
 
     Raises:
         UsageError: unknown/ambiguous GPU, unknown dtype, a precision the sheet
             lacks, non-positive workload figures, or no profile with ``measured``.
         SpecError: a malformed sheet or remedies file.
     """
-    sheet = gpu if isinstance(gpu, Sheet) else library(spec_dirs).match(gpu)
+    sheet = sheet_for(gpu, spec_dirs=spec_dirs).sheet
     spec = ceilings_from_sheet(sheet, dtype, tensor_cores, launch_overhead_s)
     notes: list[str] = []
     if measured:
         from dataclasses import replace
 
-        from .measured import measured_ceilings
+        from ..profiles import find_profile
 
-        ceilings, notes = measured_ceilings(sheet, dtype, tensor_cores, uuid)
+        prof = find_profile(sheet, uuid, spec_dirs=spec_dirs)
+        if prof is None:
+            raise UsageError(f"no bench profile for the {sheet.name}; run `gpuwhy bench --sweep` on that GPU first, "
+                             "or drop --measured")
+        ceilings, notes = ceilings_from_profile(prof, sheet, dtype, tensor_cores)
         if launch_overhead_s is not None:
             ceilings = replace(ceilings, launch_overhead_s=spec.launch_overhead_s, launch_overhead_source=spec.launch_overhead_source)
     else:

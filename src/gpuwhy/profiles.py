@@ -1,12 +1,15 @@
-"""Device profiles: what `gpuwhy bench` measured on one GPU, saved per GPU UUID.
+"""The device-profile store: what `gpuwhy bench` measured on one GPU, saved per GPU UUID.
 
-Each bench run writes one JSON file under the user cache folder::
+The one module that saves, loads, finds and merges profiles. Each bench run
+writes one JSON file under the user cache folder::
 
     $XDG_CACHE_HOME/gpuwhy/profiles/GPU-<uuid>/<UTC timestamp>.json   (default ~/.cache/gpuwhy)
 
-and keeps the newest :data:`KEEP` per GPU. ``gpuwhy classify --measured`` asks
-:func:`latest_profile` for the GPU's newest profile and uses its measured
-ceilings (DRAM bandwidth in B/s, launch overhead in s) instead of the sheet's.
+and keeps the newest :data:`KEEP` per GPU. ``--measured`` commands ask
+:func:`find_profile` for a GPU's newest profile (by UUID, else by its spec
+sheet) and judge against its measured ceilings (DRAM bandwidth in B/s,
+launch overhead in s, compute peaks) instead of the sheet's
+(:func:`gpuwhy.model.ceilings.ceilings_from_profile`).
 
 Fields (JSON, SI units in the names): ``schema``, ``uuid``, ``name``, ``arch``,
 ``driver_version``, ``driver_cuda_version``, ``date`` (ISO 8601 UTC),
@@ -29,6 +32,10 @@ import re
 import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Iterable
+
+from .errors import GpuwhyError, UsageError
+from .version import __version__
 
 SCHEMA = 1
 KEEP = 20
@@ -133,17 +140,26 @@ def save_profile(profile: DeviceProfile, folder: Path | None = None) -> Path:
     return path
 
 
-def list_profiles(uuid: str, folder: Path | None = None) -> list[DeviceProfile]:
-    """Every readable profile of the GPU ``uuid``, oldest first (unreadable files skipped)."""
-    d = (folder or profiles_dir()) / normalize_uuid(uuid)
+def _read_all(folder: Path | None = None, uuid: str | None = None) -> list[DeviceProfile]:
+    """Every readable profile in the store (of the GPU ``uuid`` only, when given), oldest first.
+
+    Unreadable or foreign files are skipped: the store is a cache, never a reason to fail.
+    """
+    root = folder or profiles_dir()
+    pattern = f"{normalize_uuid(uuid)}/*.json" if uuid else "GPU-*/*.json"
     out = []
-    for p in sorted(d.glob("*.json")):
+    for path in sorted(root.glob(pattern)) if root.is_dir() else ():
         try:
-            out.append(DeviceProfile.from_dict(json.loads(p.read_text())))
-        except (OSError, ValueError, TypeError):
+            out.append(DeviceProfile.from_dict(json.loads(path.read_text())))
+        except (OSError, ValueError, TypeError, AttributeError):
             continue
     out.sort(key=lambda pr: pr.date)
     return out
+
+
+def list_profiles(uuid: str, folder: Path | None = None) -> list[DeviceProfile]:
+    """Every readable profile of the GPU ``uuid``, oldest first (unreadable files skipped)."""
+    return _read_all(folder, uuid)
 
 
 def latest_profile(uuid: str, folder: Path | None = None, need: str | None = None) -> DeviceProfile | None:
@@ -152,16 +168,81 @@ def latest_profile(uuid: str, folder: Path | None = None, need: str | None = Non
     ``need`` names a field that must be set (``"dram_bandwidth_gbs"`` or
     ``"launch_overhead_s"``): a run limited by ``--kernel`` may lack one.
     """
-    profs = list_profiles(uuid, folder)
-    if need:
-        profs = [p for p in profs if getattr(p, need, None) is not None]
-    return profs[-1] if profs else None
+    return find_profile(uuid=uuid, folder=folder, need=need, by_sheet=False)
+
+
+def profile_sheet(profile: DeviceProfile, spec_dirs: Iterable[str] = ()):
+    """The spec sheet of the GPU a profile measured: the sheet it was recorded against,
+    else the one its NVML name matches (:func:`gpuwhy.device.sheet.sheet_for`); None when none does.
+
+    Raises:
+        UsageError: the recorded sheet name is no longer known; SpecError: a malformed sheet.
+    """
+    from .device.sheet import sheet_for
+
+    if profile.sheet:
+        return sheet_for(profile.sheet, spec_dirs=spec_dirs).sheet
+    return sheet_for(nvml_name=profile.name, spec_dirs=spec_dirs).sheet
+
+
+def find_profile(sheet=None, uuid: str | None = None, *, need: str | None = None, folder: Path | None = None,
+                 by_sheet: bool = True, spec_dirs: Iterable[str] = ()) -> DeviceProfile | None:
+    """The newest profile of a GPU, or None.
+
+    Tried in order: the GPU ``uuid``; then (with ``by_sheet``) any GPU whose profile
+    was recorded against ``sheet`` (a :class:`~gpuwhy.specs.Sheet` or its name) or
+    whose NVML name that sheet matches; with neither ``uuid`` nor ``sheet``, the
+    newest profile of any GPU. ``need`` names a field the profile must have set
+    (e.g. ``"dram_bandwidth_gbs"``).
+    """
+    def usable(p: DeviceProfile) -> bool:
+        return not need or getattr(p, need, None) is not None
+
+    if uuid:
+        hits = [p for p in _read_all(folder, uuid) if usable(p)]
+        if hits or not by_sheet:
+            return hits[-1] if hits else None
+    if not by_sheet:
+        return None
+    name = getattr(sheet, "name", sheet)
+    best = None
+    for p in _read_all(folder):
+        if not usable(p):
+            continue
+        if name and p.sheet != name and _sheet_name_of(p.name, spec_dirs) != name:
+            continue
+        best = p
+    return best
+
+
+def _sheet_name_of(nvml_name: str, spec_dirs: Iterable[str]) -> str | None:
+    from .device.sheet import sheet_for
+
+    try:
+        s = sheet_for(nvml_name=nvml_name, spec_dirs=spec_dirs).sheet
+    except GpuwhyError:  # a broken user sheet must not hide the other profiles
+        return None
+    return s.name if s is not None else None
+
+
+def load_profile(path: str, what: str = "--profile") -> DeviceProfile:
+    """A profile from a JSON file (a saved or recorded one).
+
+    Raises:
+        UsageError: the file cannot be read or is not a profile.
+    """
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+        return DeviceProfile.from_dict(data)
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path!r} ({exc.strerror or exc}); give a profile JSON file") from None
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise UsageError(f"{what} {path!r} is not a gpuwhy device profile ({exc})") from None
 
 
 def profile_from_result(result) -> DeviceProfile:
     """The profile of a :class:`~gpuwhy.bench.results.BenchResult`."""
-    from . import __version__
-
     d = result.device
     h = result.health_after or result.health_before
     lo = result.launch
@@ -199,8 +280,6 @@ def record_compute(uuid: str, results, folder: Path | None = None, name: str = "
     started. Returns the path written, or None when nothing was measured or the
     cache is not writable (never raises for that).
     """
-    from . import __version__
-
     if not _measured_peaks(results):
         return None
     now = _now()
@@ -282,8 +361,6 @@ def record_roofline(uuid: str, sweep, folder: Path | None = None, name: str = "G
     none. Returns the path written, or None when the sweep measured nothing or the
     cache is not writable (never raises for that).
     """
-    from . import __version__
-
     if not sweep.curves:
         return None
     now = _now()

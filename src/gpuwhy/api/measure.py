@@ -1,4 +1,4 @@
-"""``gpuwhy.measure`` (this module: ``gpuwhy.measuring``): time a callable on the GPU and judge it on the roofline.
+"""``gpuwhy.measure`` (this module: ``gpuwhy.api.measure``): time a callable on the GPU and judge it on the roofline.
 
 ::
 
@@ -30,20 +30,19 @@ How it measures:
   element_size()``). That is a lower bound on DRAM traffic (intermediates,
   re-reads and in-place writes are not counted) and the result says so.
 
-The result is the :class:`~gpuwhy.diagnose.Classification` ``classify`` gives
+The result is the :class:`~gpuwhy.api.classify.Classification` ``classify`` gives
 (same verdict, remedies, sheet) with the measurement attached:
 :class:`MeasuredClassification`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from .diagnose import Classification
-from .errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
+from ..device.sheet import sheet_for
+from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
+from .classify import Classification, run_classify
 
 #: Keyword names ``measure`` keeps for itself (the rest go to ``fn``).
 RESERVED = ("flops", "bytes", "dtype", "gpu", "launches", "measured", "warmup", "reps", "flush_l2", "spec_dirs", "name")
@@ -66,7 +65,7 @@ _NOT_FLOPS = ("copy", "_to_copy", "fill", "zero", "clone", "lift_fresh", "detach
 
 @dataclass(frozen=True)
 class MeasuredClassification(Classification):
-    """A :class:`~gpuwhy.diagnose.Classification` of a measured callable.
+    """A :class:`~gpuwhy.api.classify.Classification` of a measured callable.
 
     Attributes (besides ``verdict``, ``remedies``, ``sheet``, ``dtype``):
         measurement: the repetitions' statistics (seconds), a
@@ -105,7 +104,7 @@ class MeasuredClassification(Classification):
 
     def summary(self) -> str:
         """One line: the regime, the achieved rates and the share of the roof."""
-        from .units import fmt_si, fmt_time
+        from ..units import fmt_si, fmt_time
 
         v = self.verdict
         lb = " (bytes: lower bound)" if self.bytes_is_lower_bound else ""
@@ -252,87 +251,20 @@ def _count_flops_torch(call: Callable[[], Any]) -> tuple[float, str, Any, bool]:
     return float(total), "; ".join(parts) or "torch.utils.flop_counter counted none", result, mm > 0
 
 
-def _time_torch(call, device, warmup: int, reps: int | None, flush_bytes: int):
-    import torch
+def _time(call, index: int, via_torch: bool, warmup: int, reps: int | None, flush_bytes: int):
+    """(Measurement, the last call's result): :func:`gpuwhy.engine.timing.time_gpu` of ``call``
+    with the L2 flushed before every repetition."""
+    from ..engine.timing import callable_timing, time_gpu
 
-    from .engine.timing import choose_reps, summarize
+    last = [None]
 
-    stream = torch.cuda.current_stream(device)
-    flush = torch.empty(max(1, flush_bytes // 4), dtype=torch.int32, device=device) if flush_bytes else None
-    last = None
-    for _ in range(warmup):
-        if flush is not None:
-            flush.zero_()
-        last = call()
-    torch.cuda.synchronize(device)
+    def fn(i: int) -> None:
+        last[0] = call()
 
-    def timed(n: int) -> list[float]:
-        nonlocal last
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        for i in range(n):
-            if flush is not None:
-                flush.zero_()
-            starts[i].record(stream)
-            last = call()
-            ends[i].record(stream)
-        ends[-1].synchronize()
-        return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends)]
-
-    probe = timed(3)
-    n = reps or choose_reps(statistics.median(probe), BUDGET_S, MIN_REPS, MAX_REPS)
-    m = summarize(timed(n), warmup)
-    return m, last
-
-
-def _time_cuda_core(call, index: int, warmup: int, reps: int | None, flush_bytes: int):
-    from cuda.bindings import driver
-    from cuda.core import Device, EventOptions
-
-    from .engine.context import check
-    from .engine.timing import choose_reps, summarize
-
-    dev = Device(index)
-    dev.set_current()
-    stream = dev.default_stream
-    opts = EventOptions(timing_enabled=True)
-    ptr = check(driver.cuMemAlloc(flush_bytes), "allocating the L2-flush buffer") if flush_bytes else None
-    events: list = []
-    last = None
-    try:
-        def between():
-            if ptr is not None:
-                check(driver.cuMemsetD8Async(ptr, 0, flush_bytes, stream.handle), "flushing the L2")
-
-        for _ in range(warmup):
-            between()
-            last = call()
-        stream.sync()
-
-        def timed(n: int) -> list[float]:
-            nonlocal last
-            while len(events) < 2 * n:
-                events.append(dev.create_event(options=opts))
-            for i in range(n):
-                between()
-                stream.record(events[2 * i])
-                last = call()
-                stream.record(events[2 * i + 1])
-            events[2 * n - 1].sync()
-            return [(events[2 * i + 1] - events[2 * i]) * 1e-3 for i in range(n)]
-
-        probe = timed(3)
-        n = reps or choose_reps(statistics.median(probe), BUDGET_S, MIN_REPS, MAX_REPS)
-        m = summarize(timed(n), warmup)
-    finally:
-        for e in events:
-            try:
-                e.close()
-            except Exception:
-                pass
-        if ptr is not None:
-            driver.cuMemFree(ptr)
-    return m, last
+    with callable_timing(index, via_torch=via_torch, flush_bytes=flush_bytes) as (stream, events, between):
+        m = time_gpu(stream, events, fn, between=between, warmup=warmup, budget_s=BUDGET_S, min_reps=MIN_REPS,
+                     max_reps=MAX_REPS, reps=reps)
+    return m, last[0]
 
 
 # --------------------------------------------------------------------------- device and sheet
@@ -354,52 +286,20 @@ def _torch_device(args: tuple, kwargs: dict) -> int:
 
 
 def _resolve_sheet(gpu, index: int, spec_dirs):
-    """(sheet, uuid or None) for the measured device."""
-    from .specs import Sheet, library
-
-    if isinstance(gpu, Sheet):
-        return gpu, None
+    """(sheet, uuid or None) for the measured device: ``gpu``'s sheet, else the probed device's."""
     if gpu is not None:
-        return library(spec_dirs).match(gpu), None
-    from .device.nvml import is_na
-    from .device.probe import probe_devices
+        return sheet_for(gpu, spec_dirs=spec_dirs).sheet, None
+    from ..device.nvml import is_na
+    from ..device.probe import device_sheet
 
-    report = probe_devices(str(index), spec_dirs, full=False)
-    d = report.devices[0]
+    try:
+        choice, d = device_sheet(str(index), spec_dirs)
+    except NoDeviceError as exc:
+        if "found " not in str(exc):
+            raise
+        raise NoDeviceError(f"{exc}; pass gpu='NAME' (see `gpuwhy specs list`)") from None
     uuid = None if is_na(d.identity.uuid) else str(d.identity.uuid)
-    if d.sheet.sheet is None:
-        name = d.identity.name if not is_na(d.identity.name) else "the GPU"
-        raise NoDeviceError(f"found {name} but {d.sheet.note}; pass gpu='NAME' (see `gpuwhy specs list`)")
-    return d.sheet.sheet, uuid
-
-
-def _device_uuid(is_torch: bool, index: int) -> str | None:
-    try:
-        if is_torch:
-            import torch
-
-            u = getattr(torch.cuda.get_device_properties(index), "uuid", None)
-            return None if u is None else str(u)
-        from cuda.core import Device
-
-        return str(Device(index).uuid)
-    except Exception:
-        return None
-
-
-def _l2_bytes(is_torch: bool, index: int, sheet) -> int:
-    try:
-        if is_torch:
-            import torch
-
-            n = int(getattr(torch.cuda.get_device_properties(index), "L2_cache_size", 0) or 0)
-        else:
-            from cuda.core import Device
-
-            n = int(Device(index).properties.l2_cache_size)
-    except Exception:
-        n = 0
-    return n or int(sheet.l2_bytes)
+    return choice.sheet, uuid
 
 
 # --------------------------------------------------------------------------- the API
@@ -435,8 +335,9 @@ def measure(
         gpu: a spec-sheet name or :class:`~gpuwhy.specs.Sheet`; default: the
             sheet of the GPU the work runs on.
         launches: kernel launches per call (the overhead term of the model).
-        measured: take DRAM bandwidth and launch overhead from this GPU's newest
-            ``gpuwhy bench`` profile instead of the sheet.
+        measured: judge against this GPU's newest ``gpuwhy bench`` profile (DRAM
+            bandwidth, launch overhead, measured compute peaks), the same ceilings
+            as ``gpuwhy classify --measured`` (:func:`gpuwhy.api.classify.run_classify`).
         warmup: untimed calls first. reps: timed calls (default: a 0.5 s budget,
             10 to 100). flush_l2: overwrite 2x the L2 before each timed call.
         name: the workload's label (default: ``fn``'s name).
@@ -460,10 +361,8 @@ def measure(
         >>> r.verdict.regime
         'compute'
     """
-    from .model.ceilings import ceilings_from_sheet
-    from .model.remedies import remedies_for
-    from .model.roofline import Workload, classify
-    from .units import parse_count, parse_quantity
+    from ..model.roofline import Workload
+    from ..units import parse_count, parse_quantity
 
     if not callable(fn):
         raise UsageError(f"gpuwhy.measure needs a callable, got {type(fn).__name__}")
@@ -487,7 +386,7 @@ def measure(
     if is_torch:
         index = _torch_device(args, kwargs)
     else:
-        from .engine.context import init_driver
+        from ..engine.context import init_driver
 
         try:
             init_driver()
@@ -504,18 +403,17 @@ def measure(
         if f_count <= 0:
             raise UsageError(f"no FLOPs were counted for {getattr(fn, '__name__', 'fn')} ({flops_source}); pass flops=N")
         f_given = f_count
-    flush_bytes = max(2 * _l2_bytes(is_torch, index, sheet), MIN_FLUSH_BYTES) if flush_l2 else 0
+    from ..engine.context import device_identity
+
+    dev_uuid, l2 = device_identity(index, via_torch=is_torch)
+    flush_bytes = max(2 * (l2 or int(sheet.l2_bytes)), MIN_FLUSH_BYTES) if flush_l2 else 0
     try:
-        if is_torch:
-            m, last = _time_torch(call, index, warmup, reps, flush_bytes)
-            timer = "torch.cuda.Event"
-        else:
-            m, last = _time_cuda_core(call, index, warmup, reps, flush_bytes)
-            timer = "cuda.core events"
+        m, last = _time(call, index, is_torch, warmup, reps, flush_bytes)
+        timer = "torch.cuda.Event" if is_torch else "cuda.core events"
     except GpuwhyError:
         raise
     except Exception as exc:
-        from .engine.context import as_gpuwhy_error
+        from ..engine.context import as_gpuwhy_error
 
         err = as_gpuwhy_error(exc, "timing the callable")
         if err is None and type(exc).__name__ in ("OutOfMemoryError",):
@@ -548,32 +446,16 @@ def measure(
                 notes.append("fp32 matmuls with torch.backends.cuda.matmul.allow_tf32: judged against the tf32 peak")
         except Exception:
             pass
-    ceilings = ceilings_from_sheet(sheet, d)
     if measured:
-        from .profile import latest_profile
-
-        uuid = uuid or _device_uuid(is_torch, index)
-        prof = latest_profile(uuid, need="dram_bandwidth_gbs") if uuid else None
-        if prof is None:
-            raise UsageError("measured=True needs a `gpuwhy bench` profile of this GPU; run `gpuwhy bench --quick` first")
-        ceilings = dataclasses.replace(
-            ceilings,
-            bandwidth=prof.dram_bandwidth,
-            launch_overhead_s=prof.launch_overhead_s if prof.launch_overhead_s is not None else ceilings.launch_overhead_s,
-            launch_overhead_source=f"measured profile {prof.date}" if prof.launch_overhead_s is not None else ceilings.launch_overhead_source,
-            source=f"measured profile {prof.date} (DRAM {prof.dram_bandwidth_gbs:.0f} GB/s); compute peak from the {sheet.name} sheet",
-        )
+        uuid = uuid or dev_uuid
     label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or "fn"
     wl = Workload(flops=f_given, bytes=b_given, launches=n_launch, time_s=m.median_s, name=str(label))
-    try:
-        verdict = classify(wl, ceilings)
-    except ValueError as exc:
-        raise UsageError(f"cannot classify: {exc}") from None
-    rem = remedies_for(verdict, d, sheet.peak_tflops)
+    judged = run_classify(wl, sheet, d, measured=measured, uuid=uuid, spec_dirs=spec_dirs)
     return MeasuredClassification(
-        verdict=verdict, remedies=rem, sheet=sheet, dtype=d, example=None, measurement=m,
+        verdict=judged.verdict, remedies=judged.remedies, sheet=sheet, dtype=d, example=None,
+        spec_ridge_point=judged.spec_ridge_point, measurement=m,
         flops_source=flops_source, bytes_source=bytes_source, bytes_is_lower_bound=lower, timer=timer,
-        l2_flush_bytes=flush_bytes, notes=tuple(notes),
+        l2_flush_bytes=flush_bytes, notes=tuple(notes) + judged.notes,
     )
 
 

@@ -2,7 +2,7 @@
 
 The measuring side (probe facts and quick benchmarks on a GPU) fills an
 :class:`Observations` per device; :func:`evaluate` compares it with a
-:class:`Policy` and returns a :class:`DeviceReport` of pass/fail/skip checks.
+:class:`Policy` and returns a :class:`DeviceChecks` of pass/fail/skip checks.
 Recorded observations (JSON) can stand in for a GPU, which is how this module is
 tested without one.
 """
@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecError, UsageError
-from .resources import bundled_dir
+from ..errors import SpecError, UsageError
+from ..resources import bundled_dir
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 HEALTH_CHECKS = ("ecc_uncorrected", "remapped_rows", "clock_events", "pcie_link", "other_processes", "driver_nvrtc")
@@ -108,7 +108,7 @@ def load_policy(path: str | os.PathLike | None = None, overrides: dict[str, floa
         UsageError: an unreadable or malformed policy file, an unknown key, or a
             fraction outside 0 < f <= 1 (one line naming the file and the key).
     """
-    from .specs import load_yaml
+    from ..specs import load_yaml
 
     default_path = bundled_dir("specs") / "policy" / "default.yaml"
     try:
@@ -200,7 +200,7 @@ class CheckResult:
 
 
 @dataclass(frozen=True)
-class DeviceReport:
+class DeviceChecks:
     """All checks for one GPU."""
 
     device: str
@@ -238,10 +238,10 @@ def _fraction_check(name: str, measured: float | None, sheet: float | None, frac
                        "" if ok else f"below the threshold by {(frac * sheet - measured) / sheet:.1%} of the sheet figure")
 
 
-def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) -> DeviceReport:
+def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) -> DeviceChecks:
     """Compare one GPU's observations with ``policy``.
 
-    Returns a :class:`DeviceReport`: a check whose input is missing is ``skip``
+    Returns a :class:`DeviceChecks`: a check whose input is missing is ``skip``
     with the reason (from ``obs.reasons`` where given), never a pass.
     """
     r = obs.reasons
@@ -287,10 +287,10 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
     drv_val = "" if drv_missing else f"driver CUDA {obs.driver_cuda_version // 1000}.{obs.driver_cuda_version % 1000 // 10}, NVRTC {obs.nvrtc_version[0]}.{obs.nvrtc_version[1]}"
     health("driver_nvrtc", drv_missing, drv_ok, drv_val, "driver major >= NVRTC major",
            "the driver is older than NVRTC's CUDA major version: upgrade the driver or install a matching nvidia-cuda-nvrtc")
-    return DeviceReport(obs.device, obs.uuid, obs.sheet, tuple(checks), elapsed_s)
+    return DeviceChecks(obs.device, obs.uuid, obs.sheet, tuple(checks), elapsed_s)
 
 
-def junit_xml(reports: list[DeviceReport]) -> str:
+def junit_xml(reports: list[DeviceChecks]) -> str:
     """JUnit XML (one testsuite per GPU, one testcase per check) for CI test-result viewers."""
     import xml.etree.ElementTree as ET
 
@@ -323,7 +323,7 @@ def junit_xml(reports: list[DeviceReport]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(reports: list[DeviceReport], path: str | os.PathLike) -> None:
+def write_junit(reports: list[DeviceChecks], path: str | os.PathLike) -> None:
     """Write :func:`junit_xml` to ``path``.
 
     An existing file is replaced only when it is an earlier gpuwhy check report;
