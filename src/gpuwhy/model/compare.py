@@ -12,7 +12,7 @@ Left of every GPU's ridge (``I`` below each ridge) every GPU is memory-bound and
 the ranking is the ranking of DRAM bandwidth; right of every ridge it is the
 ranking of the dense peak; in between it mixes the two. With ``--flops F
 --bytes B``, ``I = F / B`` and each GPU's time is ``max(F / peak, B / bandwidth)``.
-For an LLM the throughput is decode tokens/s from :mod:`gpuwhy.model.llm_scaling`
+For an LLM the throughput is decode tokens/s from :func:`gpuwhy.model.llm.scaled_estimate`
 (tokens per USD, tokens per joule).
 
 Launch overhead is left out (it is the same order on every GPU and matters only
@@ -392,13 +392,15 @@ def compare_llm(
     """
     from dataclasses import replace
 
-    from . import llm as L
-    from .llm_scaling import Scaling, scaled_estimate
+    from .llm import scaled_estimate
+    from .llm_dtypes import normalize_dtype
+    from .llm_roofline import gpu_from_sheet
+    from .llm_scaling import Scaling
 
     if not sheets:
         raise UsageError("compare needs at least one GPU; e.g. gpuwhy compare H100 H200 --llm --params 8B")
     scaling = scaling or Scaling()
-    wd = L.normalize_dtype(weight_dtype)
+    wd = normalize_dtype(weight_dtype)
     costs = dict(costs or {})
     bandwidths = dict(bandwidths or {})
     rows: list[GpuRow] = []
@@ -408,7 +410,7 @@ def compare_llm(
     for s in sheets:
         bw, bw_src = bandwidths.get(s.name, (s.bandwidth_bytes_per_s, "spec sheet"))
         try:
-            g = L.gpu_from_sheet(s, wd)
+            g = gpu_from_sheet(s, wd)
         except UsageError:
             rows.append(GpuRow(gpu=s.name, architecture=s.architecture, precision=None, bandwidth=bw, bandwidth_source=bw_src,
                                peak_flops=None, ridge_point=None, intensity=None, regime=None, attainable=None, throughput=None,
