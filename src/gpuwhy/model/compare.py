@@ -99,7 +99,7 @@ class GpuRow:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class GpuComparison:
     """One workload on several GPUs.
 
     Attributes:
@@ -304,7 +304,7 @@ def compare_roofline(
     per_watt: bool = False,
     bandwidths: Mapping[str, tuple[float, str]] | None = None,
     tensor_cores: bool = True,
-) -> Comparison:
+) -> GpuComparison:
     """Compare ``sheets`` (:class:`gpuwhy.specs.Sheet`, the first is the baseline) for
     a workload of ``intensity`` FLOP/byte, or of ``flops`` FLOPs and ``bytes_`` bytes.
 
@@ -364,7 +364,7 @@ def compare_roofline(
         notes.append(f"the {rows[0].gpu} has no {d} peak: speed-ups are against the {base}")
     if any(r.bandwidth_source != "spec sheet" for r in rows):
         notes.append("bandwidth from bench profiles where marked; peaks are the sheets' (bench measures no peak here)")
-    return Comparison(kind, label, intensity, flops, bytes_, d, "FLOP/s", tuple(rows), base, ranking, decided, sentence, tuple(notes))
+    return GpuComparison(kind, label, intensity, flops, bytes_, d, "FLOP/s", tuple(rows), base, ranking, decided, sentence, tuple(notes))
 
 
 def compare_llm(
@@ -377,7 +377,7 @@ def compare_llm(
     bandwidths: Mapping[str, tuple[float, str]] | None = None,
     label: str | None = None,
     **llm_kwargs: Any,
-) -> Comparison:
+) -> GpuComparison:
     """Compare ``sheets`` for LLM decoding: per GPU (or group of
     ``scaling.num_gpus``) the decode tokens/s of
     :func:`gpuwhy.model.llm_scaling.scaled_estimate`, with the step's FLOP/byte
@@ -460,7 +460,7 @@ def compare_llm(
     if any(r.fits is False for r in rows):
         warnings.append("on the GPUs marked 'no' the weights and KV cache do not fit; their figures assume they did")
     who = label or (first.model or f"{params:.4g} parameters")
-    return Comparison(
+    return GpuComparison(
         "llm",
         f"{who}, {wd} weights, decode at batch {batch}",
         inten,
@@ -490,4 +490,4 @@ def _fits(e) -> bool | None:
     return True
 
 
-__all__ = ["Comparison", "GpuRow", "assign_costs", "compare_llm", "compare_roofline", "parse_cost_list", "ranking_sentence"]
+__all__ = ["GpuComparison", "GpuRow", "assign_costs", "compare_llm", "compare_roofline", "parse_cost_list", "ranking_sentence"]

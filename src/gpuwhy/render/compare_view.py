@@ -92,12 +92,12 @@ def _num(x: float | None, scale: float = 1.0) -> str:
 
 
 def roofline_series(c) -> list[tuple[str, float, float]]:
-    """``(name, peak FLOP/s, bandwidth B/s)`` of each row of a :class:`~gpuwhy.model.compare.Comparison` with figures."""
+    """``(name, peak FLOP/s, bandwidth B/s)`` of each row of a :class:`~gpuwhy.model.compare.GpuComparison` with figures."""
     return [(r.gpu, r.peak_flops, r.bandwidth) for r in c.rows if r.peak_flops]
 
 
 def render_compare(c, plot: bool = True) -> None:
-    """Print a :class:`~gpuwhy.model.compare.Comparison`: one row per GPU, the
+    """Print a :class:`~gpuwhy.model.compare.GpuComparison`: one row per GPU, the
     sentence that says what decides the ranking, notes, and (``plot``) the
     overlaid text roofline."""
     from rich.table import Table
