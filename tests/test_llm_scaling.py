@@ -11,8 +11,10 @@ import pytest
 
 from gpuwhy.errors import UsageError
 from gpuwhy.model import llm as L
+from gpuwhy.model.llm import scaled_estimate
 from gpuwhy.model.llm_models import load_model
-from gpuwhy.model.llm_scaling import Scaling, bits_per_weight, effective_bytes_per_weight, kv_split, scaled_estimate
+from gpuwhy.model.llm_roofline import gpu_from_sheet
+from gpuwhy.model.llm_scaling import Scaling, bits_per_weight, effective_bytes_per_weight, kv_split
 from gpuwhy.specs import library
 
 H100 = library().match("H100 SXM")
@@ -21,7 +23,7 @@ LLAMA70 = load_model("llama-3-70b")
 
 
 def gpu(dtype="bf16"):
-    return L.gpu_from_sheet(H100, dtype)
+    return gpu_from_sheet(H100, dtype)
 
 
 @pytest.mark.parametrize(

@@ -1,131 +1,17 @@
 """`gpuwhy compare`: one workload's roofline on several GPUs: attainable FLOP/s or tokens/s, speed-up, per dollar, per watt.
 
-Also defines the options the LLM model gained for it (``--active-params``,
-``--num-gpus``, ``--bytes-per-param``, ``--quant-group``, ``--scale-bits``,
-``--allreduce-latency``), shared with `gpuwhy llm`.
+The LLM options it shares with `gpuwhy llm` are in :mod:`gpuwhy.cli.llm_options`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, List, Optional
+from typing import List, Optional
 
 import typer
 
 from .app import app
 from .common import JsonOpt, SpecsOpt
-
-ActiveParamsOpt = Annotated[
-    Optional[str],
-    typer.Option("--active-params", metavar="P", help="Mixture of experts: parameters each token uses (e.g. 12.9B); all --params must fit, each token reads only these."),
-]
-NumGpusOpt = Annotated[
-    Optional[str],
-    typer.Option("--num-gpus", metavar="N", help="Split the model over N GPUs (tensor parallel): weights and bandwidth N ways, plus an all-reduce allowance."),
-]
-BytesPerParamOpt = Annotated[
-    Optional[str],
-    typer.Option("--bytes-per-param", metavar="X", help="Bytes per stored weight, overriding the dtype (e.g. 0.5625 for 4.5 bits)."),
-]
-QuantGroupOpt = Annotated[
-    Optional[str],
-    typer.Option("--quant-group", metavar="G", help="Quantized weights: one scale per G weights, counted in the size (4-bit + 16-bit scale per 32 = 4.5 bits)."),
-]
-ScaleBitsOpt = Annotated[
-    Optional[str], typer.Option("--scale-bits", metavar="S", help="Bits per scale with --quant-group (default 16; 8 for MXFP4/NVFP4).")
-]
-AllreduceOpt = Annotated[
-    Optional[str],
-    typer.Option("--allreduce-latency", metavar="T", help="Time of one all-reduce with --num-gpus (default 10us, assumed; measure with nccl-tests)."),
-]
-
-
-def scaling_from_options(
-    active_params: str | None,
-    num_gpus: str | None,
-    bytes_per_param: str | None,
-    quant_group: str | None,
-    scale_bits: str | None,
-    allreduce_latency: str | None,
-):
-    """A :class:`~gpuwhy.model.llm_scaling.Scaling` from the options' text.
-
-    Raises:
-        UsageError: a value that is not a number of the right kind, or
-            ``--scale-bits`` without ``--quant-group``.
-    """
-    from ..errors import UsageError
-    from ..model.llm import parse_params
-    from ..model.llm_scaling import DEFAULT_SCALE_BITS, Scaling
-    from ..units import parse_count, parse_quantity, parse_time
-
-    kw: dict = {}
-    if active_params is not None:
-        kw["active_params"] = parse_params(active_params, "--active-params")
-    if num_gpus is not None:
-        kw["num_gpus"] = parse_count(num_gpus, "--num-gpus")
-    if bytes_per_param is not None:
-        kw["bytes_per_param"] = parse_quantity(bytes_per_param, "--bytes-per-param")
-    if quant_group is not None:
-        kw["quant_group"] = parse_count(quant_group, "--quant-group")
-    if scale_bits is not None:
-        if quant_group is None:
-            raise UsageError("--scale-bits needs --quant-group G (the weights per scale)")
-        kw["scale_bits"] = parse_quantity(scale_bits, "--scale-bits")
-    else:
-        kw["scale_bits"] = DEFAULT_SCALE_BITS
-    if allreduce_latency is not None:
-        t = 0.0 if allreduce_latency.strip() in ("0", "0s", "0us") else parse_time(allreduce_latency, "--allreduce-latency")
-        kw["allreduce_latency_s"] = t
-        kw["allreduce_source"] = f"--allreduce-latency {allreduce_latency}"
-    return Scaling(**kw)
-
-
-def _llm_inputs(params, model, models, layers, kv_heads, head_dim, heads, weight_dtype, kv_dtype, batch, context, prompt_len):
-    """Parse the LLM options as `gpuwhy llm` does; returns (params, dtype, kwargs for scaled_estimate, notes)."""
-    from ..errors import UsageError
-    from ..model.llm import AttentionShape, normalize_dtype, parse_params
-    from ..units import parse_count, parse_quantity
-
-    shape_opts = {"--layers": layers, "--kv-heads": kv_heads, "--head-dim": head_dim}
-    given = [k for k, v in shape_opts.items() if v is not None]
-    if model is not None and (given or heads is not None):
-        raise UsageError("--model sets the shape; drop --layers/--kv-heads/--head-dim/--heads or drop --model")
-    if given and len(given) < 3:
-        raise UsageError(f"the shape needs --layers, --kv-heads and --head-dim together; missing {', '.join(k for k in shape_opts if k not in given)}")
-    if heads is not None and not given:
-        raise UsageError("--heads needs the shape: --layers N --kv-heads H --head-dim D")
-    if params is None and model is None:
-        raise UsageError("compare --llm needs --params P (e.g. --params 8B) or --model NAME (e.g. --model llama-3-8b)")
-    kw: dict = {"batch": parse_count(batch, "--batch")}
-    if prompt_len is not None:
-        kw["prompt_len"] = parse_count(prompt_len, "--prompt-len")
-    if context is not None:
-        c = parse_quantity(context, "--context", allow_zero=True)
-        if c != int(c):
-            raise UsageError(f"--context {context!r} must be a whole number of tokens")
-        kw["context"] = int(c)
-    wd = None if weight_dtype is None else normalize_dtype(weight_dtype, "--weight-dtype")
-    if kv_dtype is not None:
-        kw["kv_dtype"] = normalize_dtype(kv_dtype, "--kv-dtype")
-    n_params = None if params is None else parse_params(params, "--params")
-    notes: list[str] = []
-    if model is not None:
-        from ..model.llm_models import load_model
-
-        m = load_model(model, models or ())
-        kw.update(shape=m.attention(), max_context=m.max_context, model=m.name)
-        if n_params is None:
-            n_params = m.params
-        if wd is None and m.dtype:
-            wd = m.dtype
-    elif given:
-        kw["shape"] = AttentionShape(
-            layers=parse_count(layers, "--layers"),
-            kv_heads=parse_count(kv_heads, "--kv-heads"),
-            head_dim=parse_count(head_dim, "--head-dim"),
-            heads=None if heads is None else parse_count(heads, "--heads"),
-        )
-    return n_params, wd or "fp16", kw, notes
+from .llm_options import LlmText, ScalingText, scaling_options
 
 
 def _measured_bandwidths(sheets, spec_dirs) -> tuple[dict, list[str]]:
@@ -143,6 +29,7 @@ def _measured_bandwidths(sheets, spec_dirs) -> tuple[dict, list[str]]:
 
 
 @app.command("compare")
+@scaling_options
 def compare_cmd(
     gpus: Optional[List[str]] = typer.Argument(None, metavar="GPU...", help="GPU names (see `gpuwhy specs list`); the first is the baseline of the speed-ups."),
     intensity: Optional[str] = typer.Option(None, "--intensity", metavar="I", help="Arithmetic intensity in FLOP/byte, e.g. 0.33 or 1000."),
@@ -167,12 +54,7 @@ def compare_cmd(
     head_dim: Optional[str] = typer.Option(None, "--head-dim", metavar="D", help="--llm: elements per head."),
     heads: Optional[str] = typer.Option(None, "--heads", metavar="H", help="--llm: query heads per layer."),
     kv_dtype: Optional[str] = typer.Option(None, "--kv-dtype", metavar="DTYPE", help="--llm: KV-cache dtype."),
-    active_params: ActiveParamsOpt = None,
-    num_gpus: NumGpusOpt = None,
-    bytes_per_param: BytesPerParamOpt = None,
-    quant_group: QuantGroupOpt = None,
-    scale_bits: ScaleBitsOpt = None,
-    allreduce_latency: AllreduceOpt = None,
+    scaling: ScalingText = ScalingText(),
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -186,19 +68,15 @@ def compare_cmd(
 
     if not gpus:
         raise UsageError("compare needs one or more GPU names, e.g. gpuwhy compare H100 H200 B200 --intensity 0.33")
-    llm_opts = {
-        "--params": params, "--weight-dtype": weight_dtype, "--context": context, "--prompt-len": prompt_len, "--model": model,
-        "--layers": layers, "--kv-heads": kv_heads, "--head-dim": head_dim, "--heads": heads, "--kv-dtype": kv_dtype,
-        "--active-params": active_params, "--num-gpus": num_gpus, "--bytes-per-param": bytes_per_param,
-        "--quant-group": quant_group, "--scale-bits": scale_bits, "--allreduce-latency": allreduce_latency,
-    }
+    text = LlmText(params=params, weight_dtype=weight_dtype, context=context, prompt_len=prompt_len, model=model, layers=layers,
+                   kv_heads=kv_heads, head_dim=head_dim, heads=heads, kv_dtype=kv_dtype, batch=batch, models=tuple(models or ()))
     if llm:
         if intensity is not None or flops is not None or bytes_ is not None:
             raise UsageError("--llm sets the workload; drop --intensity/--flops/--bytes or drop --llm")
         if dtype is not None:
             raise UsageError("with --llm the weights' dtype picks the peak: use --weight-dtype, not --dtype")
     else:
-        stray = [k for k, v in llm_opts.items() if v is not None] + (["--batch"] if batch != "1" else []) + (["--models"] if models else [])
+        stray = text.given() + scaling.given() + (["--batch"] if batch != "1" else []) + (["--models"] if models else [])
         if stray:
             raise UsageError(f"{stray[0]} is an LLM option; add --llm (with --params or --model)")
         if intensity is not None and (flops is not None or bytes_ is not None):
@@ -218,12 +96,9 @@ def compare_cmd(
         else:
             F, B = parse_quantity(flops, "--flops"), parse_quantity(bytes_, "--bytes")
     else:
-        from ..model.llm_scaling import Scaling  # noqa: F401  (fail early on a broken install)
-
-        scaling = scaling_from_options(active_params, num_gpus, bytes_per_param, quant_group, scale_bits, allreduce_latency)
-        n_params, wd, llm_kw, llm_notes = _llm_inputs(
-            params, model, models, layers, kv_heads, head_dim, heads, weight_dtype, kv_dtype, batch, context, prompt_len
-        )
+        plan = scaling.parse()
+        req = text.parse("compare --llm needs --params P (e.g. --params 8B) or --model NAME (e.g. --model llama-3-8b)")
+        req = text.load_shape(req)
     pairs = parse_cost_list(cost) if cost is not None else []
 
     spec_dirs = tuple(specs or ())
@@ -243,7 +118,7 @@ def compare_cmd(
     if measured:
         bws, extra_notes = _measured_bandwidths(sheets, spec_dirs)
     if llm:
-        result = compare_llm(sheets, n_params, wd, scaling, costs, per_watt, bws, **llm_kw)
+        result = compare_llm(sheets, req.params, req.weight_dtype, plan, costs, per_watt, bws, **req.estimate_kwargs())
     else:
         result = compare_roofline(sheets, (dtype or "fp32"), I, F, B, costs, per_watt, bws)
     if extra_notes:

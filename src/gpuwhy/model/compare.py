@@ -12,7 +12,7 @@ Left of every GPU's ridge (``I`` below each ridge) every GPU is memory-bound and
 the ranking is the ranking of DRAM bandwidth; right of every ridge it is the
 ranking of the dense peak; in between it mixes the two. With ``--flops F
 --bytes B``, ``I = F / B`` and each GPU's time is ``max(F / peak, B / bandwidth)``.
-For an LLM the throughput is decode tokens/s from :mod:`gpuwhy.model.llm_scaling`
+For an LLM the throughput is decode tokens/s from :func:`gpuwhy.model.llm.scaled_estimate`
 (tokens per USD, tokens per joule).
 
 Launch overhead is left out (it is the same order on every GPU and matters only
@@ -99,7 +99,7 @@ class GpuRow:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class GpuComparison:
     """One workload on several GPUs.
 
     Attributes:
@@ -304,7 +304,7 @@ def compare_roofline(
     per_watt: bool = False,
     bandwidths: Mapping[str, tuple[float, str]] | None = None,
     tensor_cores: bool = True,
-) -> Comparison:
+) -> GpuComparison:
     """Compare ``sheets`` (:class:`gpuwhy.specs.Sheet`, the first is the baseline) for
     a workload of ``intensity`` FLOP/byte, or of ``flops`` FLOPs and ``bytes_`` bytes.
 
@@ -364,7 +364,7 @@ def compare_roofline(
         notes.append(f"the {rows[0].gpu} has no {d} peak: speed-ups are against the {base}")
     if any(r.bandwidth_source != "spec sheet" for r in rows):
         notes.append("bandwidth from bench profiles where marked; peaks are the sheets' (bench measures no peak here)")
-    return Comparison(kind, label, intensity, flops, bytes_, d, "FLOP/s", tuple(rows), base, ranking, decided, sentence, tuple(notes))
+    return GpuComparison(kind, label, intensity, flops, bytes_, d, "FLOP/s", tuple(rows), base, ranking, decided, sentence, tuple(notes))
 
 
 def compare_llm(
@@ -377,7 +377,7 @@ def compare_llm(
     bandwidths: Mapping[str, tuple[float, str]] | None = None,
     label: str | None = None,
     **llm_kwargs: Any,
-) -> Comparison:
+) -> GpuComparison:
     """Compare ``sheets`` for LLM decoding: per GPU (or group of
     ``scaling.num_gpus``) the decode tokens/s of
     :func:`gpuwhy.model.llm_scaling.scaled_estimate`, with the step's FLOP/byte
@@ -392,13 +392,15 @@ def compare_llm(
     """
     from dataclasses import replace
 
-    from . import llm as L
-    from .llm_scaling import Scaling, scaled_estimate
+    from .llm import scaled_estimate
+    from .llm_dtypes import normalize_dtype
+    from .llm_roofline import gpu_from_sheet
+    from .llm_scaling import Scaling
 
     if not sheets:
         raise UsageError("compare needs at least one GPU; e.g. gpuwhy compare H100 H200 --llm --params 8B")
     scaling = scaling or Scaling()
-    wd = L.normalize_dtype(weight_dtype)
+    wd = normalize_dtype(weight_dtype)
     costs = dict(costs or {})
     bandwidths = dict(bandwidths or {})
     rows: list[GpuRow] = []
@@ -408,7 +410,7 @@ def compare_llm(
     for s in sheets:
         bw, bw_src = bandwidths.get(s.name, (s.bandwidth_bytes_per_s, "spec sheet"))
         try:
-            g = L.gpu_from_sheet(s, wd)
+            g = gpu_from_sheet(s, wd)
         except UsageError:
             rows.append(GpuRow(gpu=s.name, architecture=s.architecture, precision=None, bandwidth=bw, bandwidth_source=bw_src,
                                peak_flops=None, ridge_point=None, intensity=None, regime=None, attainable=None, throughput=None,
@@ -458,7 +460,7 @@ def compare_llm(
     if any(r.fits is False for r in rows):
         warnings.append("on the GPUs marked 'no' the weights and KV cache do not fit; their figures assume they did")
     who = label or (first.model or f"{params:.4g} parameters")
-    return Comparison(
+    return GpuComparison(
         "llm",
         f"{who}, {wd} weights, decode at batch {batch}",
         inten,
@@ -488,4 +490,4 @@ def _fits(e) -> bool | None:
     return True
 
 
-__all__ = ["Comparison", "GpuRow", "assign_costs", "compare_llm", "compare_roofline", "parse_cost_list", "ranking_sentence"]
+__all__ = ["GpuComparison", "GpuRow", "assign_costs", "compare_llm", "compare_roofline", "parse_cost_list", "ranking_sentence"]

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import SpecError, UsageError
-from .llm import BYTES_PER_ELEMENT, AttentionShape
+from .llm_dtypes import BYTES_PER_ELEMENT
+from .llm_roofline import AttentionShape
 
 #: Environment variable of extra model folders (``os.pathsep``-separated).
 ENV_VAR = "GPUWHY_MODELS"
@@ -65,7 +66,7 @@ class ModelShape:
     origin: str = "bundled"
 
     def attention(self) -> AttentionShape:
-        """The :class:`~gpuwhy.model.llm.AttentionShape` (layers, heads, kv heads, head dim)."""
+        """The :class:`~gpuwhy.model.llm_roofline.AttentionShape` (layers, heads, kv heads, head dim)."""
         return AttentionShape(layers=self.layers, kv_heads=self.kv_heads, head_dim=self.head_dim, heads=self.attention_heads)
 
     def all_names(self) -> tuple[str, ...]:

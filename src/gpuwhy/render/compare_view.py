@@ -1,5 +1,5 @@
 """Rendering of `gpuwhy compare` (table, ranking sentence, overlaid text roofline, optional
-matplotlib file), of `gpuwhy occupancy`, and of the LLM scaling arithmetic."""
+matplotlib file) and of `gpuwhy occupancy`."""
 
 from __future__ import annotations
 
@@ -92,12 +92,12 @@ def _num(x: float | None, scale: float = 1.0) -> str:
 
 
 def roofline_series(c) -> list[tuple[str, float, float]]:
-    """``(name, peak FLOP/s, bandwidth B/s)`` of each row of a :class:`~gpuwhy.model.compare.Comparison` with figures."""
+    """``(name, peak FLOP/s, bandwidth B/s)`` of each row of a :class:`~gpuwhy.model.compare.GpuComparison` with figures."""
     return [(r.gpu, r.peak_flops, r.bandwidth) for r in c.rows if r.peak_flops]
 
 
 def render_compare(c, plot: bool = True) -> None:
-    """Print a :class:`~gpuwhy.model.compare.Comparison`: one row per GPU, the
+    """Print a :class:`~gpuwhy.model.compare.GpuComparison`: one row per GPU, the
     sentence that says what decides the ranking, notes, and (``plot``) the
     overlaid text roofline."""
     from rich.table import Table
@@ -232,31 +232,6 @@ def save_roofline_plot(c, path: str) -> str:
     fig.tight_layout()
     save_figure(plt, fig, path)
     return path
-
-
-# ---------------------------------------------------------------------------
-# LLM scaling
-# ---------------------------------------------------------------------------
-
-
-def render_llm_scaling(rep) -> None:
-    """Print a :class:`~gpuwhy.model.llm_scaling.ScalingReport`: the arithmetic of
-    mixture-of-experts, several GPUs and quantization scales, line by line."""
-    from rich.table import Table
-    from rich.text import Text
-
-    from .console import out
-
-    t = Table(title="the arithmetic (active params, GPUs, scales)", show_header=False, title_justify="left", box=None, pad_edge=False)
-    t.add_column(style="bold", no_wrap=True)
-    t.add_column()
-    for line in rep.lines:
-        head, sep, rest = line.partition(": ")
-        if sep and len(head) < 28:
-            t.add_row(head, Text(rest))
-        else:
-            t.add_row("", Text(line))
-    out().print(t)
 
 
 # ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Rich rendering of `gpuwhy llm`: the decode step, its ceiling, the batch ridge, KV cache, prefill, the sweep."""
+"""Rich rendering of `gpuwhy llm`: the decode step, its ceiling, the batch ridge, KV cache, prefill, the sweep,
+and the arithmetic of the scaling options."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _regime(regime: str, ratio: float) -> Text:
 
 
 def render_llm(e) -> None:
-    """Print a :class:`~gpuwhy.model.llm.LlmEstimate`: the decode step and its
+    """Print a :class:`~gpuwhy.model.llm_result.LlmEstimate`: the decode step and its
     ceiling, the batch ridge and the largest batch that fits, the KV cache, the
     prefill, the optional batch sweep, then notes, warnings and what the model
     leaves out."""
@@ -159,3 +160,16 @@ def render_llm(e) -> None:
         Text("left out: ", style="bold")
         + Text("; ".join(e.leaves_out) + f". These are ceilings: real engines reach about {lo * 100:.0f}-{hi * 100:.0f}% of them.")
     )
+
+
+def render_llm_scaling(rep) -> None:
+    """Print a :class:`~gpuwhy.model.llm_result.ScalingReport`: the arithmetic of
+    mixture-of-experts, several GPUs and quantization scales, line by line."""
+    t = _kv_table("the arithmetic (active params, GPUs, scales)")
+    for line in rep.lines:
+        head, sep, rest = line.partition(": ")
+        if sep and len(head) < 28:
+            t.add_row(head, Text(rest))
+        else:
+            t.add_row("", Text(line))
+    out().print(t)
