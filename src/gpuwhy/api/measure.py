@@ -254,7 +254,8 @@ def _count_flops_torch(call: Callable[[], Any]) -> tuple[float, str, Any, bool]:
 def _time(call, index: int, via_torch: bool, warmup: int, reps: int | None, flush_bytes: int):
     """(Measurement, the last call's result): :func:`gpuwhy.engine.timing.time_gpu` of ``call``
     with the L2 flushed before every repetition."""
-    from ..engine.timing import callable_timing, time_gpu
+    from ..engine.context import callable_timing
+    from ..engine.timing import time_gpu
 
     last = [None]
 

@@ -442,3 +442,51 @@ def open_device(spec: str | int | None = None) -> GpuContext:
         if err is None:
             raise MeasurementError(f"opening GPU {index} failed: {type(exc).__name__}: {exc}") from None
         raise err from None
+
+
+@contextlib.contextmanager
+def callable_timing(index: int, *, via_torch: bool, flush_bytes: int = 0):
+    """``(stream, events, between)`` for :func:`~gpuwhy.engine.timing.time_gpu` of work a user's callable enqueues
+    on GPU ``index`` (CUDA order).
+
+    With ``via_torch``: PyTorch's current stream and ``torch.cuda.Event``; else the
+    device's default stream and cuda.core events (where CuPy and plain cuda.core launches
+    go by default). ``between`` overwrites ``flush_bytes`` bytes of device memory (an L2
+    flush outside the events), or is None for 0. Everything is released on exit.
+
+    Raises:
+        MeasurementError: the flush buffer cannot be allocated (a CUDA error).
+    """
+    if via_torch:
+        import torch
+
+        from .timing import TorchEvents, TorchStream
+
+        flush = torch.empty(max(1, flush_bytes // 4), dtype=torch.int32, device=index) if flush_bytes else None
+        events = TorchEvents()
+        try:
+            yield (TorchStream(torch.cuda.current_stream(index)), events,
+                   (lambda i: flush.zero_()) if flush is not None else None)
+        finally:
+            events.close()
+        return
+    from cuda.bindings import driver
+    from cuda.core import Device
+
+    from .timing import EventPool
+
+    dev = Device(index)
+    dev.set_current()
+    stream = dev.default_stream
+    events = EventPool(dev)
+    ptr = check(driver.cuMemAlloc(flush_bytes), "allocating the L2-flush buffer") if flush_bytes else None
+
+    def between(i: int) -> None:
+        check(driver.cuMemsetD8Async(ptr, 0, flush_bytes, stream.handle), "flushing the L2")
+
+    try:
+        yield stream, events, between if ptr is not None else None
+    finally:
+        events.close()
+        if ptr is not None:
+            driver.cuMemFree(ptr)
