@@ -64,7 +64,14 @@ INT_FIELDS = (
     "reserved_shared_mem_per_block_bytes",
 )
 _ZERO_OK = ("reserved_shared_mem_per_block_bytes",)
-_ARCH_KEY_RE = re.compile(r"^sm_(\d{2,3})$")
+
+
+def _is_arch_key(key: str) -> bool:
+    """True for a limits-table key written exactly ``sm_XX`` (no suffix, no other form)."""
+    try:
+        return parse_arch(key).base == key
+    except UsageError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -154,7 +161,7 @@ def limits_from_data(data: Any, path: str, origin: str = "bundled", base: Mappin
     out: dict[str, ArchLimits] = {}
     for key, entry in archs.items():
         key = str(key)
-        if not _ARCH_KEY_RE.match(key):
+        if not _is_arch_key(key):
             raise SpecError(f"{path}: architecture {key!r} must be written sm_XX, e.g. sm_90")
         if not isinstance(entry, dict):
             raise SpecError(f"{path}: architecture {key!r} must be a mapping of its limits")
