@@ -264,7 +264,7 @@ class Plane:
     def fit(cls, frame: Frame, width: float, height: float, unit: str = "FLOP/s", font: float = 13,
             top: float = 8, bottom: float = 44, right: float = 8) -> Plane:
         """A plane whose left margin holds the longest y tick text at ``font`` px."""
-        widest = max((len(t.text) for t in _y_ticks(frame, unit)), default=4)
+        widest = max((len(t) for _, t in _y_labels(frame, unit)), default=4)
         return cls(frame, width, height, math.ceil(widest * font * 0.57) + 10, right, top, bottom)
 
     @property
@@ -298,8 +298,7 @@ class Plane:
 
     def y_ticks(self, unit: str = "FLOP/s") -> list[Tick]:
         """A tick per decade of ``unit``; every decade labelled up to nine, else every other."""
-        return [Tick(self.Y(10.0**e), t.text) for e, t in zip(decades(self.frame.y_lo, self.frame.y_hi),
-                                                                  _y_ticks(self.frame, unit))]
+        return [Tick(self.Y(10.0**e), t) for e, t in _y_labels(self.frame, unit)]
 
     def x_tick_anchor(self, tick: Tick, font: float) -> tuple[float, str]:
         """Where an x tick's text goes: centred under it, or pulled in at the picture's edges
@@ -312,10 +311,11 @@ class Plane:
         return tick.pos, "middle"
 
 
-def _y_ticks(frame: Frame, unit: str) -> list[Tick]:
+def _y_labels(frame: Frame, unit: str) -> list[tuple[int, str]]:
+    """(exponent, text) per decade of y; every decade labelled up to nine, else every other."""
     es = decades(frame.y_lo, frame.y_hi)
     step = 1 if len(es) <= 9 else 2
-    return [Tick(float(e), y_tick_text(e, unit) if i % step == 0 else "") for i, e in enumerate(es)]
+    return [(e, y_tick_text(e, unit) if i % step == 0 else "") for i, e in enumerate(es)]
 
 
 # ---------------------------------------------------------------------------
