@@ -323,3 +323,46 @@ def test_no_gpu_no_name(cli, cache):
     code, out, err = cli("roofline", "--measured", "--json")
     assert code == 0, err
     assert json.loads(out)["gpu"] == "H200 SXM"
+
+
+# ------------------------------------------------- one geometry for all ----
+
+
+def test_terminal_file_and_report_share_the_axes(tmp_path):
+    """The three roofline drawings write the same ticks: FLOP/byte on x (0.1, 1,000), FLOP/s with SI prefixes on y."""
+    pytest.importorskip("matplotlib")
+    from gpuwhy.render.report_svg import roofline_svg
+
+    ch = plot.build_chart(H200, ["fp32", "bf16"], profile=recorded(), workloads=[("vecadd", 2.7e8, 3.2e9, 0.8e-3)])
+    term = "\n".join(plot.text_chart(ch))
+    f = tmp_path / "r.svg"
+    plot.save_chart(ch, str(f))
+    file_text = f.read_text()
+    html_svg = roofline_svg(ch.roofs, ch.workloads)
+    for tick in ("1 PFLOP/s", "100 TFLOP/s", "0.1", "1,000"):
+        assert tick in term, tick
+        assert f"<!-- {tick} -->" in file_text, tick  # matplotlib keeps each text as a comment
+        assert f">{tick}<" in html_svg, tick
+    assert "TFLOP/s (1e12" not in html_svg and "1e+" not in file_text
+
+
+def test_layout_keeps_labels_apart_and_inside():
+    """The shared label placement on the recorded H200 roofs with three points: no two labels overlap,
+    none leaves the plot, none covers a point."""
+    from gpuwhy.render import roofline_geometry as G
+
+    ch = plot.build_chart(H200, ["bf16", "fp32"], profile=recorded(),
+                          workloads=[("vecadd", 2.7e8, 3.2e9, 0.8e-3), ("gemm", 1.1e12, 4e8, 1.6e-3), ("gemv", 3.4e7, 3.4e7, None)])
+    marks = [G.Mark.of(w.label, w.verdict) for w in ch.workloads]
+    for size in ((520, 410), (420, 420)):
+        plane = G.Plane.fit(ch.frame(labelled=True), *size)
+        lay = G.layout(plane, ch.roofs, marks, two_line=size[0] < 440)
+        boxes = [G.text_box(lb.x, lb.y, lb.text, lb.size, lb.anchor, lb.bold) for lb in lay.labels]
+        assert len(boxes) == 3 + 2 + 2  # points, roof labels and ridge labels per precision
+        inner = (plane.left, plane.top, plane.left + plane.pw, plane.top + plane.ph)
+        for i, b in enumerate(boxes):
+            assert inner[0] <= b[0] and b[2] <= inner[2] and inner[1] <= b[1] and b[3] <= inner[3], (size, lay.labels[i])
+            for o in boxes[i + 1:]:
+                assert not (b[0] < o[2] and o[0] < b[2] and b[1] < o[3] and o[1] < b[3]), (size, b, o)
+            for m in lay.marks:
+                assert not (b[0] < m.x < b[2] and b[1] < m.y < b[3]), (size, lay.labels[i], m)

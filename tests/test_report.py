@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 from conftest import gpu_available
-from gpuwhy.report import GENERATOR_MARK, ReportInput, ReportPoint, Roof, render_report, roofline_svg
+from gpuwhy.render.report_data import ReportInput, ReportPoint
+from gpuwhy.render.report_html import GENERATOR_MARK, render_report
+from gpuwhy.render.report_svg import roofline_svg
+from gpuwhy.render.roofline_geometry import Roof
 
 RAW = Path(__file__).resolve().parents[1] / "docs" / "results" / "raw" / "2026-11-29-h200-run5"
 POINTS = (
@@ -291,15 +294,15 @@ def test_text_is_escaped():
 
 
 def test_roofline_svg_geometry():
-    roofs = [Roof("fp32 sheet", "fp32", 1000.0, 100.0, False, "#000"), Roof("fp32 measured", "fp32", 800.0, 90.0, True, "#000")]
+    roofs = [Roof("fp32", "spec", 100e12, 1000e9), Roof("fp32", "measured", 90e12, 800e9)]  # FLOP/s, B/s
     svg = roofline_svg(roofs)
     ET.fromstring(svg)
     # one dashed (sheet) and one solid (measured) polyline; ridges 100 and 112.5 FLOP/byte
     polys = re.findall(r"<polyline [^>]*>", svg)
     assert len(polys) == 2 and sum("stroke-dasharray" in p for p in polys) == 1
     assert "ridge of fp32 sheet: 100 FLOP/byte" in svg and "ridge of fp32 measured: 112 FLOP/byte" in svg
-    # decade labels on both axes: x 0.01 .. 1000 FLOP/byte, y in TFLOP/s
-    for tick in (">0.01<", ">0.1<", ">1<", ">10<", ">100<", ">1,000<"):
+    # decade labels on both axes: x 0.1 .. 1000 FLOP/byte, y 1 GFLOP/s .. 1 PFLOP/s
+    for tick in (">10 GFLOP/s<", ">0.1<", ">1<", ">10<", ">100<", ">1,000<"):
         assert tick in svg
     # the ridge circle sits where the slope meets the flat roof: same y as the flat part
     circ = re.search(r'<circle cx="([\d.]+)" cy="([\d.]+)" r="4.5" fill="#fff"', svg)
@@ -336,3 +339,31 @@ def test_live_probe_uses_the_latest_profile(cli, tmp_path, monkeypatch):
     assert "keeps the ceilings only" in html  # a profile has no sweep rows
     svg = re.findall(r"<svg.*?</svg>", html, flags=re.S)[0]
     assert svg.count('r="2.2" fill="#59636e"') == 2  # the two sweep points
+
+
+def test_reports_of_earlier_versions_are_recognised(cli, tmp_path):
+    """A report an earlier gpuwhy wrote (docs/results, by the pre-template code) may be replaced; a look-alike may not."""
+    from gpuwhy.render.report_html import is_gpuwhy_report
+
+    old = (Path(__file__).resolve().parents[1] / "docs" / "results" / "2026-11-29-h200-report.html").read_text(encoding="utf-8")
+    assert is_gpuwhy_report(old[:8192])
+    assert not is_gpuwhy_report('<html><head><meta name="generator" content="Hugo 0.1"></head></html>')
+    out = tmp_path / "old.html"
+    out.write_text(old, encoding="utf-8")
+    code, _, err = cli("report", "--out", str(out), "--gpu", "H200 SXM")
+    assert code == 0, err
+    assert out.read_text(encoding="utf-8") != old and is_gpuwhy_report(out.read_text(encoding="utf-8"))
+
+
+def test_jinja2_is_imported_by_the_report_only():
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, gpuwhy, gpuwhy.cli.app, gpuwhy.render.plot, gpuwhy.render.report_html; "
+            "print('jinja2' in sys.modules); "
+            "from gpuwhy.render.report_data import ReportInput; from gpuwhy.render.report_html import render_report; "
+            "render_report(ReportInput(version='x')); print('jinja2' in sys.modules)")
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": src}, check=True)
+    assert out.stdout.split() == ["False", "True"], out

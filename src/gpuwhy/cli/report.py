@@ -67,13 +67,13 @@ def read_input(what: str, path: str) -> dict:
 
 
 def parse_point(text: str):
-    """``NAME:FLOPS:BYTES[:TIME]`` (e.g. ``gemm:2.2T:100MB:3.1ms``) as a :class:`~gpuwhy.report.ReportPoint`.
+    """``NAME:FLOPS:BYTES[:TIME]`` (e.g. ``gemm:2.2T:100MB:3.1ms``) as a :class:`~gpuwhy.render.report_data.ReportPoint`.
 
     Raises:
         UsageError: wrong number of fields, an empty name, or a bad quantity or time.
     """
     from ..errors import UsageError
-    from ..report import ReportPoint
+    from ..render.report_data import ReportPoint
     from ..units import parse_quantity, parse_time
 
     parts = text.split(":")
@@ -96,7 +96,7 @@ def check_out_path(out: str) -> None:
     import os
 
     from ..errors import UsageError
-    from ..report import is_gpuwhy_report
+    from ..render.report_html import is_gpuwhy_report
 
     if not out.strip():
         raise UsageError("--out is empty; pass a file name such as REPORT.html")
@@ -205,7 +205,8 @@ def report_cmd(
     from ..version import __version__
     from ..errors import NoDeviceError, UsageError
     from ..model.ceilings import DTYPES
-    from ..report import ReportInput, render_report
+    from ..render.report_data import ReportInput
+    from ..render.report_html import render_report
 
     check_out_path(out)
     d = dtype.lower().strip()
@@ -253,7 +254,7 @@ def report_cmd(
         notes.extend(_sheet_mismatch(sheet, docs, spec_dirs))
 
     generated = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    from ..report import measured_of, place_points, point_ceilings, spec_of
+    from ..render.report_data import measured_of, place_points, point_ceilings, spec_of
 
     inp = ReportInput(
         version=__version__, commands=tuple(commands), generated=generated,

@@ -35,7 +35,8 @@ def text_roofline(
     min(peak, bandwidth x I). The legend follows the plot. Drawn on the shared
     :class:`~gpuwhy.render.plot.LogCanvas`.
     """
-    from .plot import LogCanvas, decade_ceil, decade_floor
+    from .plot import LogCanvas
+    from .roofline_geometry import decade_ceil, decade_floor
 
     series = [s for s in series if s[1] and s[2]]
     if not series:
@@ -209,7 +210,8 @@ def save_roofline_plot(c, path: str) -> str:
     Raises:
         UsageError: matplotlib is not installed, or the file cannot be written.
     """
-    from .plot import decade_ceil, decade_floor, log_grid, require_pyplot, save_figure
+    from .plot import require_pyplot, save_figure
+    from .roofline_geometry import decade_ceil, decade_floor, log_grid
 
     plt = require_pyplot()
     series = roofline_series(c)

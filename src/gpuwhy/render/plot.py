@@ -1,17 +1,22 @@
 """Roofline drawings: the shared text canvas and matplotlib helpers, the roofline chart
 of `gpuwhy roofline` and `classify --plot`, and the tables of `bench --roofline`.
 
-Two back ends draw the same :class:`RooflineChart`:
+Two back ends draw the same :class:`RooflineChart`, both from the geometry of
+:mod:`gpuwhy.render.roofline_geometry` (the one the HTML report's SVG uses too):
 
 - :func:`text_chart`: a log-log roofline in the terminal (:class:`LogCanvas`, also
-  used by `gpuwhy compare`'s text roofline);
+  used by `gpuwhy compare`'s text roofline), on whole decades
+  (:meth:`~gpuwhy.render.roofline_geometry.Frame.compact`);
 - :func:`save_chart`: a PNG or SVG file through matplotlib (the optional extra
-  ``pip install 'gpuwhy[plot]'``; Agg back end, no display needed).
+  ``pip install 'gpuwhy[plot]'``; Agg back end, no display needed), laid out like
+  the report's SVG (:meth:`~gpuwhy.render.roofline_geometry.Frame.labelled`, the
+  same label placement).
 
-Conventions in both: x = arithmetic intensity (FLOP/byte), y = FLOP/s, both
-logarithmic; spec-sheet ceilings dashed, measured ceilings solid; ridge points
-marked on their roof; the mixed-intensity sweep as a line of dots; workload
-points labelled with their verdict (:func:`gpuwhy.model.roofline.classify`).
+Conventions in both: x = arithmetic intensity (FLOP/byte), y = FLOP/s with SI
+prefixes (OP/s for integer precisions), both logarithmic; spec-sheet ceilings
+dashed, measured ceilings solid; ridge points marked on their roof; the
+mixed-intensity sweep as a line of dots; workload points labelled with their
+verdict (:func:`gpuwhy.model.roofline.classify`).
 
 Building a chart is pure (no I/O): :func:`build_chart` takes a sheet, optional
 measured ceilings from a device profile and workload points.
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..units import fmt_si
+from .roofline_geometry import Frame, Roof, drawn_at, rate_unit, x_tick_text, y_tick_text
 
 #: The one line every plotting path raises when matplotlib is missing.
 MISSING_MATPLOTLIB = "plots need matplotlib: pip install 'gpuwhy[plot]'"
@@ -36,31 +42,20 @@ PLOT_SUFFIXES = (".png", ".svg")
 # ---------------------------------------------------------------------------
 
 
-def decade_floor(x: float) -> float:
-    """The largest power of ten <= x (x > 0)."""
-    return 10.0 ** math.floor(math.log10(x))
-
-
-def decade_ceil(x: float) -> float:
-    """The smallest power of ten >= x (x > 0)."""
-    return 10.0 ** math.ceil(math.log10(x))
-
-
-def tick_text(x: float) -> str:
-    """An x-axis tick: ``0.1``, ``1000``, or ``1e5`` outside [1e-3, 1e5)."""
-    return f"{x:g}" if 1e-3 <= x < 1e5 else f"1e{round(math.log10(x))}"
-
-
 class LogCanvas:
-    """A character grid with log-log axes: x in FLOP/byte, y in FLOP/s.
+    """A character grid with log-log axes: x in FLOP/byte, y in ``unit`` (FLOP/s), ticks
+    written as in every roofline drawing (:func:`~gpuwhy.render.roofline_geometry.x_tick_text`,
+    :func:`~gpuwhy.render.roofline_geometry.y_tick_text`).
 
     Args:
         x_lo, x_hi, y_lo, y_hi: the axis ranges (powers of ten read best).
         width, height: the plot area in characters.
+        unit: the y unit (``FLOP/s``; ``OP/s`` for integer precisions).
     """
 
-    def __init__(self, x_lo: float, x_hi: float, y_lo: float, y_hi: float, width: int = 64, height: int = 16):
-        self.width, self.height = int(width), int(height)
+    def __init__(self, x_lo: float, x_hi: float, y_lo: float, y_hi: float, width: int = 64, height: int = 16,
+                 unit: str = "FLOP/s"):
+        self.width, self.height, self.unit = int(width), int(height), unit
         self.lx0, self.lx1, self.ly0, self.ly1 = (math.log10(v) for v in (x_lo, x_hi, y_lo, y_hi))
         self.grid = [[" "] * self.width for _ in range(self.height)]
 
@@ -114,7 +109,7 @@ class LogCanvas:
         labels = {}
         for k in range(round(self.ly0), round(self.ly1) + 1):
             row = self.row_of(10.0**k * 1.0001) if k < round(self.ly1) else 0
-            labels[row] = fmt_si(10.0**k, "FLOP/s", digits=3).replace(".00", "")
+            labels[row] = y_tick_text(k, self.unit)
         return labels
 
     @property
@@ -130,7 +125,7 @@ class LogCanvas:
         axis = [" "] * (self.width + 12)
         for k in range(round(self.lx0), round(self.lx1) + 1):
             c = self.col_of(10.0**k * 1.0001) if k < round(self.lx1) else self.width - 1
-            t = tick_text(10.0**k)
+            t = x_tick_text(k)
             start = min(max(c - len(t) // 2, 0), self.width + 12 - len(t))
             if all(ch == " " for ch in axis[max(start - 1, 0): start + len(t) + 1]):
                 axis[start: start + len(t)] = t
@@ -202,49 +197,9 @@ def save_figure(plt, fig, path: str) -> str:
     return path
 
 
-def log_grid(lo: float, hi: float, n: int = 200) -> list[float]:
-    """``n`` geometric steps from ``lo`` to ``hi`` inclusive."""
-    return [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
-
-
 # ---------------------------------------------------------------------------
 # The roofline chart
 # ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Roof:
-    """One roof: min(peak, bandwidth x I).
-
-    Attributes:
-        precision: the ``peak_tflops`` key (``fp32``, ``bf16``, ``fp16_nontensor``).
-        kind: ``spec`` (drawn dashed) or ``measured`` (solid).
-        peak_flops: FLOP/s; bandwidth: B/s.
-        source: where the figures came from.
-    """
-
-    precision: str
-    kind: str
-    peak_flops: float
-    bandwidth: float
-    source: str = ""
-
-    @property
-    def ridge(self) -> float:
-        """FLOP/byte where the roof bends."""
-        return self.peak_flops / self.bandwidth
-
-    @property
-    def label(self) -> str:
-        return f"{self.precision} {self.kind}"
-
-    def at(self, intensity: float) -> float:
-        """Attainable FLOP/s at ``intensity``."""
-        return min(self.peak_flops, self.bandwidth * intensity)
-
-    def to_dict(self) -> dict:
-        return {"precision": self.precision, "kind": self.kind, "peak_tflops": self.peak_flops / 1e12,
-                "bandwidth_gbs": self.bandwidth / 1e9, "ridge": self.ridge, "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -283,8 +238,8 @@ class WorkloadPoint:
 
     @property
     def flops(self) -> float:
-        v = self.verdict
-        return v.achieved_flops if v.achieved_flops else v.attainable_flops
+        """FLOP/s where it is drawn (:func:`~gpuwhy.render.roofline_geometry.drawn_at`)."""
+        return drawn_at(self.verdict)
 
     @property
     def on_roof(self) -> bool:
@@ -339,22 +294,25 @@ class RooflineChart:
             "notes": list(self.notes),
         }
 
-    def x_range(self) -> tuple[float, float]:
-        """Decades covering every ridge, point and sweep, with a decade of margin."""
-        xs = [r.ridge for r in self.roofs] + [w.intensity for w in self.workloads]
-        xs += [i for s in self.sweeps for i, _ in s.points] + [s.ridge for s in self.sweeps if s.ridge]
-        xs = [x for x in xs if x and x > 0 and math.isfinite(x)] or [1.0]
-        return decade_floor(min(xs) / 10), decade_ceil(max(xs) * 10)
+    @property
+    def unit(self) -> str:
+        """The y unit of the drawings: the first roof's (FLOP/s; OP/s for integer precisions)."""
+        return rate_unit(self.roofs[0].precision) if self.roofs else "FLOP/s"
 
-    def y_range(self, x_lo: float) -> tuple[float, float]:
-        """From the lowest roof (or point) at ``x_lo`` to the decade above the highest peak."""
-        tops = [r.peak_flops for r in self.roofs] + [w.flops for w in self.workloads]
-        tops += [f for s in self.sweeps for _, f in s.points]
-        lows = [r.bandwidth * x_lo for r in self.roofs] + [w.flops for w in self.workloads]
-        lows += [f for s in self.sweeps for _, f in s.points]
-        tops = [t for t in tops if t and t > 0] or [1.0]
-        lows = [t for t in lows if t and t > 0] or [min(tops)]
-        return decade_floor(min(lows)), decade_ceil(max(tops) * 1.01)
+    def frame(self, labelled: bool = False) -> Frame:
+        """Axis extents covering every roof, workload, sweep point and empirical ridge:
+        whole decades (the terminal), or with room for labels inside the plot (``labelled``, files).
+
+        Raises:
+            ValueError: ``labelled`` without any roof.
+        """
+        xs = [w.intensity for w in self.workloads] + [i for s in self.sweeps for i, _ in s.points]
+        xs += [s.ridge for s in self.sweeps if s.ridge]
+        ys = [w.flops for w in self.workloads] + [f for s in self.sweeps for _, f in s.points]
+        if not labelled:
+            return Frame.compact(self.roofs, xs, ys)
+        ys += [w.verdict.attainable_flops for w in self.workloads]
+        return Frame.labelled(self.roofs, [x for x in xs if x > 0], [y for y in ys if y > 0])
 
 
 def ceiling_key(dtype: str, tensor_cores: bool = True) -> str:
@@ -507,9 +465,8 @@ def text_chart(chart: RooflineChart, width: int = 64, height: int = 18) -> list[
     ``R`` on their roof, sweep points ``o``, workloads ``A``, ``B``, ... and a legend."""
     if not chart.roofs:
         return []
-    x_lo, x_hi = chart.x_range()
-    y_lo, y_hi = chart.y_range(x_lo)
-    cv = LogCanvas(x_lo, x_hi, y_lo, y_hi, width, height)
+    fr = chart.frame()
+    cv = LogCanvas(fr.x_lo, fr.x_hi, fr.y_lo, fr.y_hi, width, height, unit=chart.unit)
     # Spec roofs first (dashed; "+" where two share a cell), then the measured ones over them
     # (solid; "*" where two measured roofs share a cell).
     spec_marks = "".join(ROOF_MARKS[i % len(ROOF_MARKS)] for i, r in enumerate(chart.roofs) if r.kind == "spec")
@@ -526,7 +483,7 @@ def text_chart(chart: RooflineChart, width: int = 64, height: int = 18) -> list[
         for i, f in s.points:
             cv.put(i, f, SWEEP_MARKS[j % len(SWEEP_MARKS)])
         if s.ridge:
-            cv.put(s.ridge, max((f for _, f in s.points), default=y_lo), "X")
+            cv.put(s.ridge, max((y for _, y in s.points), default=fr.y_lo), "X")
     for j, w in enumerate(chart.workloads):
         cv.put(w.intensity, w.flops, WORKLOAD_MARKS[j % len(WORKLOAD_MARKS)])
     lines = cv.lines()
@@ -549,59 +506,98 @@ def text_chart(chart: RooflineChart, width: int = 64, height: int = 18) -> list[
 
 
 _COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
+#: The file drawing: width x height in px at this many px per inch (800 x 520 px).
+FILE_SIZE, FILE_DPI = (800, 520), 100
+_TICK_PX = 13  # tick labels; the placed labels are 12 and 11 px, as in the report's SVG
 
 
 def save_chart(chart: RooflineChart, path: str) -> str:
     """Draw ``chart`` to ``path`` (``.png`` or ``.svg``) with matplotlib; returns the path.
 
+    The plot area and every label come from :func:`~gpuwhy.render.roofline_geometry.layout`
+    on a :class:`~gpuwhy.render.roofline_geometry.Plane` of :data:`FILE_SIZE` px (the axes
+    are put exactly on that plane), so the file and the report's SVG agree.
+
     Raises:
         UsageError: a wrong suffix, matplotlib missing (:data:`MISSING_MATPLOTLIB`),
             or a file that cannot be written.
     """
+    from .roofline_geometry import LINE, Mark, Plane, decades, layout, minor_ticks, slots
+
     check_plot_path(path)
     plt = require_pyplot()
-    x_lo, x_hi = chart.x_range()
-    y_lo, y_hi = chart.y_range(x_lo)
-    xs = log_grid(x_lo, x_hi)
-    fig, ax = plt.subplots(figsize=(8, 5.2))
-    color_of: dict[str, str] = {}
+    from matplotlib import patheffects
+
+    W, H = FILE_SIZE
+    pt = 72 / FILE_DPI  # points per px
+    frame = chart.frame(labelled=True)
+    plane = Plane.fit(frame, W, H, chart.unit, font=_TICK_PX, top=30, bottom=58, right=12)
+    fig = plt.figure(figsize=(W / FILE_DPI, H / FILE_DPI), dpi=FILE_DPI)
+    ax = fig.add_axes((plane.left / W, plane.bottom / H, plane.pw / W, plane.ph / H))
+    slot = slots(chart.roofs)
+
+    def colour(s: int | None) -> str:
+        return "black" if s is None else _COLORS[s % len(_COLORS)]
+
     for r in chart.roofs:
-        col = color_of.setdefault(r.precision, _COLORS[len(color_of) % len(_COLORS)])
-        ls = "--" if r.kind == "spec" else "-"
-        ax.plot(xs, [r.at(x) for x in xs], linestyle=ls, color=col, linewidth=1.2 if r.kind == "spec" else 1.8,
-                label=f"{r.label}: {r.bandwidth / 1e9:,.0f} GB/s, {r.peak_flops / 1e12:.4g} TFLOP/s")
+        col = colour(slot[r.precision])
+        (x0, y0), (xr, yr), (x1, y1) = r.vertices(frame)
+        ax.plot([x0, xr, x1], [y0, yr, y1], linestyle="--" if r.kind == "spec" else "-", color=col,
+                linewidth=1.2 if r.kind == "spec" else 1.8,
+                label=f"{r.label}: {r.bandwidth / 1e9:,.0f} GB/s, {r.peak_flops / 1e12:.4g} TFLOP/s, ridge {r.ridge:.3g}")
         ax.plot([r.ridge], [r.peak_flops], marker="o", color=col, markersize=5,
                 markerfacecolor="white" if r.kind == "spec" else col)
-        ax.annotate(f"ridge {r.ridge:.3g}", (r.ridge, r.peak_flops), textcoords="offset points",
-                    xytext=(4, 6 if r.kind == "measured" else -12), fontsize=7, color=col)
     for s in chart.sweeps:
-        col = color_of.get(s.precision, "black")
+        col = colour(slot.get(s.precision))
         ax.plot([i for i, _ in s.points], [f for _, f in s.points], linestyle=":", marker=".", color=col,
                 markersize=6, label=f"{s.dtype} mixed-intensity sweep (measured)")
         if s.ridge:
-            top = max(f for _, f in s.points)
             ax.axvline(s.ridge, color=col, linestyle=":", linewidth=0.8)
-            ax.annotate(f"empirical ridge {s.ridge:.3g}", (s.ridge, top), textcoords="offset points", xytext=(4, -24),
-                        fontsize=7, color=col)
-    for j, w in enumerate(chart.workloads):
+    for w in chart.workloads:
+        if not w.on_roof:  # a dotted line from the achieved rate up to the roof
+            ax.plot([w.intensity] * 2, [w.flops, w.verdict.attainable_flops], linestyle=":", color="black", linewidth=0.8)
         ax.plot([w.intensity], [w.flops], marker="*", markersize=11, color="black", linestyle="none",
                 markerfacecolor="gold" if not w.on_roof else "white")
-        ax.annotate(w.label, (w.intensity, w.flops), textcoords="offset points", xytext=(6, -4 - 10 * (j % 2)),
-                    fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlim(x_lo, x_hi)
-    # Headroom above the highest roof, so a peak just under a decade is not drawn on the frame.
-    top = max([r.peak_flops for r in chart.roofs] + [w.flops for w in chart.workloads])
-    ax.set_ylim(y_lo, max(y_hi, top * 2.5))
-    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("FLOP/s")
-    ax.set_title(chart.title or f"roofline: {chart.gpu}")
+    ax.set_xlim(frame.x_lo, frame.x_hi)
+    ax.set_ylim(frame.y_lo, frame.y_hi)
+    ax.set_xticks([10.0**e for e in decades(frame.x_lo, frame.x_hi)], [t.text for t in plane.x_ticks()])
+    ax.set_yticks([10.0**e for e in decades(frame.y_lo, frame.y_hi)], [t.text for t in plane.y_ticks(chart.unit)])
+    ax.set_xticks(minor_ticks(frame.x_lo, frame.x_hi), minor=True)
+    ax.set_yticks(minor_ticks(frame.y_lo, frame.y_hi), minor=True)
+    ax.tick_params(which="both", labelsize=_TICK_PX * pt)
+    ax.tick_params(which="minor", labelleft=False, labelbottom=False)
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)", fontsize=_TICK_PX * pt)
+    ax.set_title(chart.title or f"roofline: {chart.gpu}", fontsize=11)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize="x-small", loc="lower right")
+    legend = ax.legend(fontsize="x-small", loc="lower right")
     fig.text(0.01, 0.01, "dashed: spec sheet; solid: measured (gpuwhy bench); dots: mixed-intensity sweep",
              fontsize=6, color="grey")
-    fig.tight_layout()
+    lb = legend.get_window_extent(fig.canvas.get_renderer())  # px, y up
+    lay = layout(plane, chart.roofs, [Mark.of(w.label, w.verdict) for w in chart.workloads], spec_word="spec",
+                 reserved=[(lb.x0, H - lb.y1, lb.x1, H - lb.y0)],
+                 sweep_ridges=[(s.ridge, max(f for _, f in s.points), f"empirical ridge {s.ridge:.3g}",
+                                slot.get(s.precision, 0)) for s in chart.sweeps if s.ridge and s.points])
+    halo = [patheffects.withStroke(linewidth=3 * pt, foreground="white")]
+
+    def text(x: float, y: float, t: str, size: float, col: str, **kw) -> None:
+        """``t`` at (x, y) px, its baseline there, over a white halo (drawn apart: a file's
+        SVG keeps the plain text)."""
+        for c, effects in (("white", halo), (col, None)):
+            fig.text(x / W, 1 - y / H, t, fontsize=size * pt, color=c, va="baseline", path_effects=effects, **kw)
+
+    bx, by = lay.slope.baseline()
+    text(bx, by, lay.slope.text, 12, colour(lay.slope.slot), ha="left", rotation=-lay.slope.angle, rotation_mode="anchor")
+    for lab in lay.labels:
+        col = colour(lab.slot)
+        if lab.leader:
+            x1, y1, x2, y2 = lab.leader
+            fig.add_artist(plt.Line2D([x1 / W, x2 / W], [1 - y1 / H, 1 - y2 / H], transform=fig.transFigure,
+                                      color=col, linewidth=0.8))
+        ha = {"start": "left", "middle": "center", "end": "right"}[lab.anchor]
+        for k, line in enumerate(lab.lines):
+            text(lab.x, lab.y + k * lab.size * LINE, line, lab.size, col, ha=ha, fontweight="bold" if lab.bold else "normal")
     return save_figure(plt, fig, path)
 
 

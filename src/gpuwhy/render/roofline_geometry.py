@@ -1,0 +1,596 @@
+"""The one roofline geometry behind every drawing gpuwhy makes of a roofline: the terminal
+chart and the PNG/SVG file of :mod:`gpuwhy.render.plot`, and the inline SVG of the HTML
+report (:mod:`gpuwhy.render.report_svg`).
+
+Pure: numbers in, numbers and plain strings out (no matplotlib, no markup).
+
+Axes, the same in every drawing, both log10 with a tick at every decade:
+
+- x: arithmetic intensity in FLOP/byte (FLOP per DRAM byte read + written), ticks
+  written ``0.01``, ``1``, ``1,000`` (``1e5``, ``1e-4`` outside 1e-3 .. 1e4);
+- y: the rate in FLOP/s, each decade written with an SI prefix (``10 GFLOP/s``,
+  ``100 TFLOP/s``, ``1 PFLOP/s``; ``OP/s`` when the first roof is an integer
+  precision such as int8).
+
+Inside, rates are FLOP/s and bandwidths B/s (:class:`Roof`); GB/s = 1e9 B/s and
+TFLOP/s = 1e12 FLOP/s appear only in label text.
+
+What is here: :class:`Roof` (min(peak, bandwidth x I) and its ridge point);
+:class:`Frame` (axis extents: whole decades for a character grid, or with headroom
+for labels inside the plot) and the decade and minor ticks; :class:`Plane` (a frame
+on a pixel box); :func:`drawn_at` / :class:`Mark` (where a classified point sits:
+at its achieved rate when timed, else on the roof); :class:`Labels` and
+:func:`layout` (the label placement rules with their collision handling).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from ..units import fmt_si
+from .numfmt import num, tera_unit
+
+#: Line height of multi-line labels, in font sizes.
+LINE = 1.2
+#: A pixel box: (x0, y0, x1, y1) with y growing downwards.
+Box = tuple[float, float, float, float]
+
+
+# ---------------------------------------------------------------------------
+# Roofs
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One roof: min(peak, bandwidth x I).
+
+    Attributes:
+        precision: the ``peak_tflops`` key (``fp32``, ``bf16``, ``fp16_nontensor``).
+        kind: ``spec`` (from a spec sheet, drawn dashed) or ``measured`` (solid).
+        peak_flops: FLOP/s; bandwidth: B/s.
+        source: where the figures came from.
+    """
+
+    precision: str
+    kind: str
+    peak_flops: float
+    bandwidth: float
+    source: str = ""
+
+    @property
+    def ridge(self) -> float:
+        """FLOP/byte where the slope meets the flat roof (peak / bandwidth)."""
+        return self.peak_flops / self.bandwidth
+
+    @property
+    def measured(self) -> bool:
+        return self.kind == "measured"
+
+    @property
+    def label(self) -> str:
+        """``fp32 spec``, ``bf16 measured``."""
+        return f"{self.precision} {self.kind}"
+
+    @property
+    def peak_tflops(self) -> float:
+        return self.peak_flops / 1e12
+
+    @property
+    def bandwidth_gbs(self) -> float:
+        return self.bandwidth / 1e9
+
+    def at(self, intensity: float) -> float:
+        """Attainable FLOP/s at ``intensity`` FLOP/byte."""
+        return min(self.peak_flops, self.bandwidth * intensity)
+
+    def vertices(self, frame: Frame) -> tuple[tuple[float, float], ...]:
+        """The roof inside ``frame`` as (FLOP/byte, FLOP/s) corners: where the slope
+        enters (the left edge or the bottom), the ridge, the right edge."""
+        x0 = max(frame.x_lo, frame.y_lo / self.bandwidth)
+        return (x0, self.bandwidth * x0), (self.ridge, self.peak_flops), (frame.x_hi, self.peak_flops)
+
+    def to_dict(self) -> dict:
+        return {"precision": self.precision, "kind": self.kind, "peak_tflops": self.peak_flops / 1e12,
+                "bandwidth_gbs": self.bandwidth / 1e9, "ridge": self.ridge, "source": self.source}
+
+
+def slots(roofs: Sequence[Roof]) -> dict[str, int]:
+    """A colour slot per precision, in the order the precisions first appear (a
+    precision's spec and measured roofs share a colour)."""
+    out: dict[str, int] = {}
+    for r in roofs:
+        out.setdefault(r.precision, len(out))
+    return out
+
+
+def drawn_at(verdict) -> float:
+    """FLOP/s at which a classified point is drawn: its achieved rate when it was timed,
+    else the attainable rate on the roof (``verdict``: a :class:`~gpuwhy.model.roofline.Verdict`)."""
+    return verdict.achieved_flops if verdict.achieved_flops else verdict.attainable_flops
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A user's point to draw: ``intensity`` FLOP/byte at ``flops`` FLOP/s, ``attainable``
+    FLOP/s on the roof above it; ``timed`` when ``flops`` is the achieved rate."""
+
+    label: str
+    intensity: float
+    flops: float
+    attainable: float
+    timed: bool
+
+    @classmethod
+    def of(cls, label: str, verdict) -> Mark:
+        return cls(label, verdict.arithmetic_intensity, drawn_at(verdict), verdict.attainable_flops,
+                   bool(verdict.achieved_flops))
+
+
+# ---------------------------------------------------------------------------
+# Axes: extents and ticks
+# ---------------------------------------------------------------------------
+
+
+def decade_floor(x: float) -> float:
+    """The largest power of ten <= x (x > 0)."""
+    return 10.0 ** math.floor(math.log10(x))
+
+
+def decade_ceil(x: float) -> float:
+    """The smallest power of ten >= x (x > 0)."""
+    return 10.0 ** math.ceil(math.log10(x))
+
+
+def log_grid(lo: float, hi: float, n: int = 200) -> list[float]:
+    """``n`` geometric steps from ``lo`` to ``hi`` inclusive."""
+    return [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+
+
+def x_tick_text(exp: int) -> str:
+    """The x tick (FLOP/byte) at 10**exp: ``0.001`` .. ``10,000``, else ``1e5``, ``1e-4``."""
+    if -3 <= exp <= 4:
+        v = 10.0**exp
+        return f"{v:,.0f}" if exp >= 0 else f"{v:.{-exp}f}"
+    return f"1e{exp}"
+
+
+def rate_unit(precision: str) -> str:
+    """The y axis unit for roofs of ``precision``: ``OP/s`` for integer precisions, else ``FLOP/s``."""
+    return "OP/s" if precision.startswith("int") else "FLOP/s"
+
+
+def y_tick_text(exp: int, unit: str = "FLOP/s") -> str:
+    """The y tick at 10**exp ``unit``, with an SI prefix: ``10 GFLOP/s``, ``1 PFLOP/s``."""
+    return fmt_si(10.0**exp, unit, digits=3)
+
+
+def decades(lo: float, hi: float) -> list[int]:
+    """Exponents of the powers of ten in [lo, hi]."""
+    l0, l1 = math.log10(lo), math.log10(hi)
+    return [e for e in range(math.floor(l0), math.ceil(l1) + 1) if l0 - 1e-9 <= e <= l1 + 1e-9]
+
+
+def minor_ticks(lo: float, hi: float) -> list[float]:
+    """2..9 x each decade strictly inside (lo, hi)."""
+    out = []
+    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        for m in range(2, 10):
+            v = 10.0**e * m
+            if lo < v < hi:
+                out.append(v)
+    return out
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Axis extents: x in FLOP/byte, y in FLOP/s (both > 0)."""
+
+    x_lo: float
+    x_hi: float
+    y_lo: float
+    y_hi: float
+
+    @classmethod
+    def compact(cls, roofs: Sequence[Roof], xs: Sequence[float] = (), ys: Sequence[float] = ()) -> Frame:
+        """Whole decades for a character grid: a decade of margin either side of every
+        ridge and of ``xs`` (FLOP/byte); from the lowest roof (or ``ys``, FLOP/s) at the
+        left edge to the decade above the highest peak."""
+        px = [r.ridge for r in roofs] + list(xs)
+        px = [x for x in px if x and x > 0 and math.isfinite(x)] or [1.0]
+        x_lo, x_hi = decade_floor(min(px) / 10), decade_ceil(max(px) * 10)
+        tops = [r.peak_flops for r in roofs] + list(ys)
+        lows = [r.bandwidth * x_lo for r in roofs] + list(ys)
+        tops = [t for t in tops if t and t > 0] or [1.0]
+        lows = [t for t in lows if t and t > 0] or [min(tops)]
+        return cls(x_lo, x_hi, decade_floor(min(lows)), decade_ceil(max(tops) * 1.01))
+
+    @classmethod
+    def labelled(cls, roofs: Sequence[Roof], xs: Sequence[float] = (), ys: Sequence[float] = ()) -> Frame:
+        """Room for labels inside the plot: x from the decade below a third of the
+        smallest of 1, the ridges and ``xs`` to 6 x the largest (at least four
+        decades); y from the lowest roof at the left edge (or ``ys``) to 5 x the
+        highest peak or ``ys`` (two rows of labels above the highest roof), at least
+        three decades and at most eight.
+
+        Raises:
+            ValueError: no roof.
+        """
+        if not roofs:
+            raise ValueError("a roofline frame needs at least one roof")
+        px = [r.ridge for r in roofs] + list(xs)
+        py = [r.peak_flops for r in roofs] + list(ys)
+        x_lo = decade_floor(min(min(px), 1.0) / 3)
+        x_hi = max(px) * 6
+        if math.log10(x_hi / x_lo) < 4:
+            x_hi = x_lo * 1e4
+        y_hi = max(py) * 5
+        y_floor = min([min(r.bandwidth for r in roofs) * x_lo] + [y for y in py if y > 0])
+        y_lo = decade_floor(max(y_floor, y_hi * 1e-8))
+        if math.log10(y_hi / y_lo) < 3:
+            y_lo = decade_floor(y_hi / 1e3)
+        return cls(x_lo, x_hi, y_lo, y_hi)
+
+
+# ---------------------------------------------------------------------------
+# A frame on pixels
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tick:
+    """A decade tick at pixel ``pos`` with its text (``""`` where only every other decade is labelled)."""
+
+    pos: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Plane:
+    """``frame`` drawn in a ``width`` x ``height`` px picture, the plot area inset by the
+    margins (px); y grows downwards."""
+
+    frame: Frame
+    width: float
+    height: float
+    left: float
+    right: float
+    top: float
+    bottom: float
+
+    @classmethod
+    def fit(cls, frame: Frame, width: float, height: float, unit: str = "FLOP/s", font: float = 13,
+            top: float = 8, bottom: float = 44, right: float = 8) -> Plane:
+        """A plane whose left margin holds the longest y tick text at ``font`` px."""
+        widest = max((len(t) for _, t in _y_labels(frame, unit)), default=4)
+        return cls(frame, width, height, math.ceil(widest * font * 0.57) + 10, right, top, bottom)
+
+    @property
+    def pw(self) -> float:
+        return self.width - self.left - self.right
+
+    @property
+    def ph(self) -> float:
+        return self.height - self.top - self.bottom
+
+    @property
+    def logs(self) -> tuple[float, float, float, float]:
+        f = self.frame
+        return math.log10(f.x_lo), math.log10(f.x_hi), math.log10(f.y_lo), math.log10(f.y_hi)
+
+    def X(self, x: float) -> float:
+        """Pixel column of ``x`` FLOP/byte."""
+        lx0, lx1, _, _ = self.logs
+        return self.left + (math.log10(x) - lx0) / (lx1 - lx0) * self.pw
+
+    def Y(self, y: float) -> float:
+        """Pixel row of ``y`` FLOP/s."""
+        _, _, ly0, ly1 = self.logs
+        return self.top + self.ph - (math.log10(y) - ly0) / (ly1 - ly0) * self.ph
+
+    def x_ticks(self) -> list[Tick]:
+        """A tick per decade of FLOP/byte; every decade labelled up to seven, else every other."""
+        es = decades(self.frame.x_lo, self.frame.x_hi)
+        step = 1 if len(es) <= 7 else 2
+        return [Tick(self.X(10.0**e), x_tick_text(e) if i % step == 0 else "") for i, e in enumerate(es)]
+
+    def y_ticks(self, unit: str = "FLOP/s") -> list[Tick]:
+        """A tick per decade of ``unit``; every decade labelled up to nine, else every other."""
+        return [Tick(self.Y(10.0**e), t) for e, t in _y_labels(self.frame, unit)]
+
+    def x_tick_anchor(self, tick: Tick, font: float) -> tuple[float, str]:
+        """Where an x tick's text goes: centred under it, or pulled in at the picture's edges
+        (``(x, "middle" | "start" | "end")``)."""
+        half = len(tick.text) * font * 0.3
+        if tick.pos + half > self.width - 1:
+            return self.width - 1, "end"
+        if tick.pos - half < 1:
+            return 1, "start"
+        return tick.pos, "middle"
+
+
+def _y_labels(frame: Frame, unit: str) -> list[tuple[int, str]]:
+    """(exponent, text) per decade of y; every decade labelled up to nine, else every other."""
+    es = decades(frame.y_lo, frame.y_hi)
+    step = 1 if len(es) <= 9 else 2
+    return [(e, y_tick_text(e, unit) if i % step == 0 else "") for i, e in enumerate(es)]
+
+
+# ---------------------------------------------------------------------------
+# Labels
+# ---------------------------------------------------------------------------
+
+
+def text_box(x: float, y: float, text: str, size: float, anchor: str, bold: bool = False) -> Box:
+    """The box of ``text`` (lines split at ``\\n``) at ``size`` px with its first baseline
+    at ``y``, anchored at ``x`` (``start``, ``middle``, ``end``); glyphs 0.57 em wide (0.63 bold)."""
+    lines = text.split("\n")
+    w = max(len(t) for t in lines) * size * (0.63 if bold else 0.57)
+    x0 = x if anchor == "start" else (x - w if anchor == "end" else x - w / 2)
+    return (x0, y - size * 0.85, x0 + w, y + size * (0.25 + LINE * (len(lines) - 1)))
+
+
+def _hits(b: Box, boxes: Sequence[Box]) -> bool:
+    return any(b[0] < o[2] and o[0] < b[2] and b[1] < o[3] and o[1] < b[3] for o in boxes)
+
+
+class Labels:
+    """Greedy placement of text labels in the plot: the first candidate position whose
+    box stays inside ``bounds`` and overlaps nothing placed before it wins (see
+    :meth:`place` for the "near" candidates that may cross a roof line), else the
+    candidate with the least overlap. Hard boxes are markers and labels; soft boxes
+    are roof lines."""
+
+    def __init__(self, bounds: Box):
+        self.bounds = bounds
+        self.boxes: list[Box] = []
+        self.soft: list[Box] = []
+
+    def inside(self, b: Box) -> bool:
+        bx0, by0, bx1, by1 = self.bounds
+        return bx0 <= b[0] and b[2] <= bx1 and by0 <= b[1] and b[3] <= by1
+
+    def block(self, b: Box, soft: bool = False) -> None:
+        (self.soft if soft else self.boxes).append(b)
+
+    def block_line(self, a: tuple[float, float], b: tuple[float, float]) -> None:
+        """Soft boxes every 5 px or so along the segment a-b."""
+        (ax, ay), (bx, by) = a, b
+        n = max(1, int(math.hypot(bx - ax, by - ay) / 5))
+        for k in range(n + 1):
+            qx, qy = ax + (bx - ax) * k / n, ay + (by - ay) * k / n
+            self.block((qx - 1, qy - 1, qx + 1, qy + 1), soft=True)
+
+    def overlap(self, b: Box) -> float:
+        """Area of ``b`` covered by the boxes placed so far (summed; hard boxes count ten
+        times as much as soft ones)."""
+        def area(boxes):
+            return sum(max(0.0, min(b[2], o[2]) - max(b[0], o[0])) * max(0.0, min(b[3], o[3]) - max(b[1], o[1]))
+                       for o in boxes)
+        return 10 * area(self.boxes) + area(self.soft)
+
+    def place(self, text: str, size: float, candidates: Sequence[tuple], near: int = 0,
+              bold: bool = False) -> tuple[float, float, str, str]:
+        """Pick a position for ``text``: ``candidates`` are ``(x, y, anchor)`` or
+        ``(x, y, anchor, other_text)`` (another wording of the label for that spot).
+        With ``near`` > 0 the first ``near`` candidates may cross soft boxes (a line)
+        before any later candidate is considered. Returns ``(x, y, anchor, text)``
+        and reserves its box (the last of :attr:`boxes`)."""
+        full = [(c[0], c[1], c[2], c[3] if len(c) > 3 else text) for c in candidates]
+        boxed = [(c, text_box(c[0], c[1], c[3], size, c[2], bold)) for c in full]
+        inside = [(i, c, b) for i, (c, b) in enumerate(boxed) if self.inside(b)]
+        passes: list[Callable[[int, Box], bool]] = []
+        if near:
+            passes += [lambda i, b: i < near and not _hits(b, self.boxes) and not _hits(b, self.soft),
+                       lambda i, b: i < near and not _hits(b, self.boxes)]
+        passes.append(lambda i, b: not _hits(b, self.boxes) and not _hits(b, self.soft))
+        pick = None
+        for ok in passes:
+            pick = next(((c, b) for i, c, b in inside if ok(i, b)), None)
+            if pick is not None:
+                break
+        if pick is None:
+            pick = min([(c, b) for _, c, b in inside] or boxed, key=lambda cb: self.overlap(cb[1]))
+        (x, y, anchor, t), b = pick
+        self.boxes.append(b)
+        return x, y, anchor, t
+
+
+@dataclass(frozen=True)
+class Label:
+    """A placed label: first baseline at (``x``, ``y``) px, ``anchor`` start/middle/end,
+    ``text`` lines split at ``\\n``, ``size`` px. ``slot`` is the colour slot of its
+    roofs (None: a user's point). ``leader`` is a line (x1, y1, x2, y2) px from the
+    point to a label placed away from it, or None."""
+
+    kind: str  # point | roof | ridge | sweep
+    x: float
+    y: float
+    anchor: str
+    text: str
+    size: float
+    bold: bool = False
+    slot: int | None = None
+    leader: tuple[float, float, float, float] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+
+@dataclass(frozen=True)
+class SlopeLabel:
+    """The DRAM bandwidth label along the slope: anchored at (``x``, ``y``) px on the
+    slope, rotated by ``angle`` degrees (clockwise, as SVG), its baseline 7 px above."""
+
+    x: float
+    y: float
+    angle: float
+    text: str
+    slot: int
+
+    def baseline(self) -> tuple[float, float]:
+        """The start of the text's baseline, px."""
+        th = math.radians(self.angle)
+        return self.x + 7 * math.sin(th), self.y - 7 * math.cos(th)
+
+
+@dataclass(frozen=True)
+class PlacedMark:
+    """A :class:`Mark` at (``x``, ``y``) px; ``roof_y``: the roof above it (px) when timed, else None."""
+
+    mark: Mark
+    x: float
+    y: float
+    roof_y: float | None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Everything a drawing places, in px of its :class:`Plane`: the roofs' corners, the
+    ridge points, the user's points, the slope label and the other labels (in drawing order)."""
+
+    plane: Plane
+    slots: dict
+    paths: tuple  # (Roof, ((x, y), (x, y), (x, y)))
+    ridges: tuple  # (Roof, x, y)
+    marks: tuple[PlacedMark, ...]
+    slope: SlopeLabel
+    labels: tuple[Label, ...]
+
+
+def layout(plane: Plane, roofs: Sequence[Roof], marks: Sequence[Mark] = (), *, two_line: bool = False,
+           spec_word: str = "spec", reserved: Sequence[Box] = (), colour_slots: dict | None = None,
+           sweep_ridges: Sequence[tuple[float, float, str, int]] = ()) -> Layout:
+    """Place the labels of a roofline drawing on ``plane``.
+
+    Markers and ridge points are blocked first, the roof lines softly; then, in
+    priority order: one DRAM bandwidth label along the slope, each point's label
+    (bold; right of the point, then below, above, or further away with a leader
+    line), one label per precision with its peaks (over the flat part of its roofs),
+    one ridge label per precision (below its ridge), then each of ``sweep_ridges``
+    ((FLOP/byte, FLOP/s, text, colour slot): empirical ridges of measured sweeps).
+    ``two_line`` breaks point labels after the name (narrow drawings);
+    ``spec_word`` names the spec-sheet roofs (``spec``, ``sheet``); ``reserved``
+    boxes (px) are kept free (a legend). ``colour_slots`` (precision -> slot) replaces
+    the default :func:`slots` of ``roofs``.
+
+    Raises:
+        ValueError: no roof.
+    """
+    if not roofs:
+        raise ValueError("a roofline layout needs at least one roof")
+    f, X, Y = plane.frame, plane.X, plane.Y
+    ml, mt, pw, ph = plane.left, plane.top, plane.pw, plane.ph
+    lx0, lx1, ly0, ly1 = plane.logs
+    slot = colour_slots if colour_slots is not None else slots(roofs)
+    labels = Labels((ml + 2, mt + 2, ml + pw - 2, mt + ph - 2))
+    for b in reserved:
+        labels.block(b)
+    placed = []
+    for m in marks:
+        px, py = X(m.intensity), Y(m.flops)
+        placed.append(PlacedMark(m, px, py, Y(m.attainable) if m.timed else None))
+        labels.block((px - 7, py - 7, px + 7, py + 7))
+    paths, ridges = [], []
+    for r in roofs:
+        corners = tuple((X(x), Y(y)) for x, y in r.vertices(f))
+        paths.append((r, corners))
+        cx, cy = corners[1]
+        ridges.append((r, cx, cy))
+        labels.block((cx - 6, cy - 6, cx + 6, cy + 6))
+        labels.block_line(corners[0], corners[1])  # keep labels off the roof lines
+        labels.block_line(corners[1], corners[2])
+    slope = _slope_label(plane, roofs, slot, spec_word, labels)
+    out: list[Label] = []
+    roof_top = min(Y(r.peak_flops) for r in roofs)
+    edge = ml + pw - 4
+    for pm in placed:
+        px, py = pm.x, pm.y
+        text = pm.mark.label.replace(": ", "\n", 1) if two_line else pm.mark.label
+        up = 12 * LINE * text.count("\n")  # a label above something starts higher by its extra lines
+        cands = [(px + 9, py + 4, "start"), (px + 9, py + 18, "start"), (px - 9, py + 18, "end"), (px - 9, py + 4, "end"),
+                 (edge, roof_top - 10 - up, "end"), (px, roof_top - 10 - up, "middle"),
+                 (px, py - 12 - up, "middle"), (px + 9, py - 10 - up, "start"), (px - 9, py - 10 - up, "end"),
+                 (edge, py + 20, "end")]
+        for dy in range(34, 260, 16):
+            cands += [(px - 9, py + dy, "end"), (px + 9, py + dy, "start"), (edge, py + dy, "end")]
+        x, y, anc, text = labels.place(text, 12, cands, near=2, bold=True)  # right of the point may cross a line
+        b = labels.boxes[-1]
+        qx, qy = min(max(px, b[0]), b[2]), min(max(py, b[1]), b[3])  # the box's nearest point
+        leader = (px, py, qx, qy) if math.hypot(qx - px, qy - py) > 16 else None
+        out.append(Label("point", x, y, anc, text, 12, bold=True, leader=leader))
+    by_prec: dict[str, list[Roof]] = {}
+    for r in roofs:
+        by_prec.setdefault(r.precision, []).append(r)
+    for prec, rs in by_prec.items():  # one per precision, right-aligned along the flat part
+        out.append(_roof_label(plane, prec, rs, slot[prec], spec_word, labels))
+    for prec, rs in by_prec.items():  # "ridge 206 sheet" / "188 measured"
+        top = max(rs, key=lambda r: r.peak_flops)
+        cx, cy = X(top.ridge), Y(top.peak_flops)
+        low_y = max(Y(r.peak_flops) for r in rs)
+        text = "\n".join(f"{'ridge ' if i == 0 else ''}{num(r.ridge)} {'measured' if r.measured else spec_word}"
+                         for i, r in enumerate(rs))
+        cands = [(cx - 8, low_y + 17, "end"), (cx + 8, low_y + 17, "start"), (cx - 8, low_y + 31, "end"),
+                 (cx + 8, low_y + 31, "start"), (cx - 10, cy - 24, "end"), (cx + 8, low_y + 45, "start"),
+                 (cx + 8, low_y + 59, "start"), (cx, low_y + 45, "middle"), (ml + pw - 4, low_y + 17, "end")]
+        x, y, anc, text = labels.place(text, 11, cands)
+        out.append(Label("ridge", x, y, anc, text, 11, slot=slot[prec]))
+    for rx, top_flops, text, s in sweep_ridges:
+        cx, cy = X(rx), Y(top_flops)
+        cands = [(cx + 6, cy + dy, "start") for dy in (24, 38, 52)] + [(cx - 6, cy + dy, "end") for dy in (24, 38, 52)]
+        cands += [(cx + 6, cy - 12, "start"), (cx - 6, cy - 12, "end")]
+        x, y, anc, text = labels.place(text, 11, cands)
+        out.append(Label("sweep", x, y, anc, text, 11, slot=s))
+    return Layout(plane, slot, tuple(paths), tuple(ridges), tuple(placed), slope, tuple(out))
+
+
+def _slope_label(plane: Plane, roofs: Sequence[Roof], slot: dict, spec_word: str, labels: Labels) -> SlopeLabel:
+    """One bandwidth label along the slope, above it (nothing else is drawn above-left of
+    the roof): the spec sheet's figure and the measured one where they differ."""
+    f, X, Y = plane.frame, plane.X, plane.Y
+    lx0, lx1, ly0, ly1 = plane.logs
+    angle = -math.degrees(math.atan2(plane.ph / (ly1 - ly0), plane.pw / (lx1 - lx0)))
+    sheet_bw = next((r for r in roofs if not r.measured), None)
+    meas_bw = next((r for r in roofs if r.measured), None)
+    parts = []
+    if sheet_bw:
+        parts.append(f"{spec_word} {num(sheet_bw.bandwidth_gbs)}")
+    if meas_bw and (not sheet_bw or abs(meas_bw.bandwidth - sheet_bw.bandwidth) > 0.5e9):
+        parts.append(f"measured {num(meas_bw.bandwidth_gbs)}")
+    ref = sheet_bw or meas_bw
+    bw = ref.bandwidth
+    lowest_ridge = min(r.ridge for r in roofs if r.bandwidth == bw)
+    xa, xb = max(f.x_lo, f.y_lo / bw), min(lowest_ridge, f.x_hi)
+    xm = 10 ** (math.log10(xa) + (math.log10(xb) - math.log10(xa)) * 0.08)
+    text = f"DRAM GB/s: {', '.join(parts)}"
+    th = math.radians(angle)
+    for k in range(0, int(len(text) * 12 * 0.56) + 8, 8):  # keep other labels off the rotated text
+        cx = X(xm) + k * math.cos(th) + 13 * math.sin(th)
+        cy = Y(bw * xm) + k * math.sin(th) - 13 * math.cos(th)
+        labels.block((cx - 6, cy - 7, cx + 6, cy + 7))
+    return SlopeLabel(X(xm), Y(bw * xm), angle, text, slot[ref.precision])
+
+
+def _roof_label(plane: Plane, prec: str, rs: Sequence[Roof], slot: int, spec_word: str, labels: Labels) -> Label:
+    """``bf16 TFLOP/s`` over ``sheet 990, measured 862`` (or on one line), right-aligned over
+    the flat part of the precision's roofs when there is room, else below them or further left."""
+    X, Y = plane.X, plane.Y
+    unit = tera_unit(prec)
+    figures = ", ".join(f"{'measured' if r.measured else spec_word} {num(r.peak_tflops)}" for r in rs)
+    text = f"{prec} {unit}\n{figures}"
+    one_line = f"{prec}: {figures} {unit}"
+    y_top = min(Y(r.peak_flops) for r in rs)
+    y_low = max(Y(r.peak_flops) for r in rs)
+    right = plane.left + plane.pw - 4
+    above = y_top - 6 - 12 * LINE
+    steps = range(0, int(plane.pw), 30)
+    cands: list[tuple] = [(right - dx, above, "end") for dx in steps] + [(right - dx, y_low + 15, "end") for dx in steps]
+    cands += [(right - dx, yy, "end", one_line) for yy in (y_top - 6, y_top - 24, y_low + 15) for dx in steps]
+    # first the spots over the flat part of these roofs (right of the ridge), then the rest
+    ridge_x = X(max(r.ridge for r in rs))
+    cands.sort(key=lambda c: max(0.0, ridge_x - 4 - text_box(c[0], c[1], c[3] if len(c) > 3 else text, 12, c[2])[0]))
+    x, y, anc, text = labels.place(text, 12, cands)
+    return Label("roof", x, y, anc, text, 12, slot=slot)
