@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gpuwhy.archs import parse_arch
 from gpuwhy.bench import compute as C
 
 pytestmark = pytest.mark.gpu
@@ -49,7 +50,7 @@ def test_run_compute_reports_rates_beside_peaks(ctx):
 
 
 def test_hopper_wgmma_beats_mma_sync(ctx):
-    if C.parse_arch_cc(ctx.info.arch) != (9, 0):
+    if parse_arch(ctx.info.arch).major_minor != (9, 0):
         pytest.skip("wgmma exists on sm_90 only")
     res = C.run_compute(ctx, ["bf16"], target_s=0.01, reps=3)
     wg = [r for r in res if r.kernel.startswith("wgmma_")][0]
