@@ -153,7 +153,7 @@ def test_wgmma_knob_build_holds_one_precision():
     assert "serialized" not in mod.log
 
 
-def test_time_with_clock_samples_while_running():
+def test_time_gpu_samples_the_clock_while_running():
     class Ev:
         def __init__(self):
             self.t, self.polls = 0.0, 0
