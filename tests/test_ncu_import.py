@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from gpuwhy.errors import UsageError
-from gpuwhy.importers import demangle, display_names, short_kernel_name
+from gpuwhy.importers.kernel_names import demangle, display_names, short_kernel_name
 from gpuwhy.importers.ncu import (
     analyze,
     launch_figures,

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from gpuwhy.device import derive
-from gpuwhy.device.probe import cvd_hides_all_message, is_wsl2, perf_counter_access
 from gpuwhy.device.nvml import is_na
+from gpuwhy.device.software import is_wsl2, perf_counter_access
+from gpuwhy.device.visible import cvd_hides_all_message
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "probe"
 

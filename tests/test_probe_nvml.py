@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from gpuwhy.device import probe as probe_mod
+from gpuwhy.device import procfs
 from gpuwhy.device.nvml import is_na
 from gpuwhy.errors import NoDeviceError, UsageError
 
@@ -348,7 +349,7 @@ class Machine:
         self.proc = tmp_path / "proc"
         (self.proc / "driver" / "nvidia").mkdir(parents=True)
         (self.proc / "version").write_text("Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) #45-Ubuntu SMP\n")
-        monkeypatch.setattr(probe_mod, "PROC", self.proc)
+        monkeypatch.setattr(procfs, "PROC", self.proc)
         monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
         self.nvrtc(13, 0)
 

@@ -31,7 +31,7 @@ def classify_cmd(
     """Arithmetic intensity vs the ridge point: compute-, memory- or overhead-bound, with remedies."""
     if ncu is not None:
         from ..errors import UsageError
-        from .diagnose_cmds import run_ncu
+        from .ncu import run_ncu
 
         if flops is not None or bytes_ is not None or time is not None or example is not None:
             raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example")

@@ -14,8 +14,9 @@ Sources of the constants are given next to each table.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from ..archs import parse_arch
 from ..errors import UsageError
@@ -374,3 +375,28 @@ def uuid_key(uuid: str) -> str:
             u = u[len(p):]
             break
     return "".join(ch for ch in u if ch in "0123456789abcdef")
+
+
+# MIG device names, as CUDA prints them: "NVIDIA A100-SXM4-40GB MIG 1g.5gb".
+# Each accepts what NVML or the driver gave, a name or an NA; an NA comes back as it is
+# (is_mig_name: False).
+
+
+def is_mig_name(name: Any) -> bool:
+    """True when ``name`` ends in a MIG profile (``... MIG 1g.5gb``)."""
+    return isinstance(name, str) and re.search(r"\sMIG\s+\S+$", name) is not None
+
+
+def mig_profile(name: Any) -> Any:
+    """The MIG profile in a device name (``... MIG 1g.5gb`` -> ``1g.5gb``), else the name itself."""
+    if not isinstance(name, str):
+        return name
+    m = re.search(r"\bMIG\s+(\S+)", name)
+    return m.group(1) if m else name
+
+
+def without_mig_suffix(name: Any) -> Any:
+    """A CUDA device name without its MIG suffix (``NVIDIA A100-SXM4-40GB MIG 1g.5gb`` -> ``NVIDIA A100-SXM4-40GB``)."""
+    if not isinstance(name, str):
+        return name
+    return re.sub(r"\s+MIG\s+\S+$", "", name).strip() or name

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
-from . import display_names
+from .kernel_names import display_names
 
 #: Idle share of the GPU's span (percent) from which a trace is overhead-bound.
 IDLE_OVERHEAD_PCT = 30.0

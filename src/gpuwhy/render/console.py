@@ -34,3 +34,11 @@ def warn(message: str) -> None:
 def note(message: str) -> None:
     """Print one informational line on stderr."""
     err().print(f"[dim]{message}[/dim]", markup=True, highlight=False, soft_wrap=True)
+
+
+def note_left_out(verb: str, left_out: dict[str, int], notes) -> None:
+    """Print on stderr what reading a file left out (``<verb> <count> <reason>``), then its ``notes``, one a line."""
+    for reason, n in left_out.items():
+        note(f"{verb} {n} {reason}")
+    for n in notes:
+        note(n)

@@ -1,0 +1,32 @@
+"""`gpuwhy trace TRACE.json`: a torch.profiler Chrome trace (plain or gzipped) into a
+per-GPU timeline verdict: overhead-bound or not."""
+
+from __future__ import annotations
+
+import typer
+
+from .app import app
+from .common import JsonOpt
+from .profiler_files import TopOpt, readable
+
+
+@app.command("trace")
+def trace_cmd(
+    trace: str = typer.Argument(..., metavar="TRACE.json", help="A torch.profiler Chrome trace (.json or .json.gz)."),
+    top: str = TopOpt,
+    json_out: JsonOpt = False,
+) -> None:
+    """Per GPU of a torch.profiler trace: busy vs idle (waiting on the host or back-to-back gaps), launch-sized kernels, the verdict."""
+    from ..importers.torch_trace import load_trace
+    from ..units import parse_count
+
+    n = parse_count(top, "--top")
+    report = readable(trace, "torch.profiler trace", load_trace, trace, top=n)
+    if json_out:
+        from ..render.jsonout import emit
+
+        emit("trace", report)
+        return
+    from ..render.trace_view import render_trace
+
+    render_trace(report)

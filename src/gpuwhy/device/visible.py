@@ -1,0 +1,292 @@
+"""Which GPUs CUDA sees, in CUDA's order, and which NVML device each one is.
+
+:func:`resolve_cuda_visible_devices` applies ``CUDA_VISIBLE_DEVICES`` the way the
+CUDA runtime does (for when no CUDA driver can do it); :func:`enumerate_nvml`
+lists NVML's GPUs and MIG devices; :func:`match_driver_devices` pairs each CUDA
+device with its NVML device by UUID (else by PCI bus id); :func:`select_device`
+picks the one ``--device`` names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..errors import UsageError
+from . import derive
+from .nvml import NA, MigDevice, is_na
+
+#: CUDA's documented rules for CUDA_VISIBLE_DEVICES (indices, UUIDs and prefixes, MIG UUIDs).
+CVD_SOURCE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables"
+
+# ---------------------------------------------------------------------------------
+# CUDA_VISIBLE_DEVICES
+# ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A device CUDA could enumerate: a whole GPU (``GPU-…``) or a MIG device (``MIG-…``)."""
+
+    uuid: str
+    parent_uuid: str | None = None
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = None
+
+    @property
+    def is_mig(self) -> bool:
+        """True for a MIG device."""
+        return self.uuid.lower().startswith("mig-")
+
+
+@dataclass(frozen=True)
+class VisibleSelection:
+    """Result of applying ``CUDA_VISIBLE_DEVICES`` to a candidate list.
+
+    ``indices`` are positions in the candidate list, in CUDA's order;
+    ``stopped_at``/``why`` name the entry at which the list stopped, if any.
+    """
+
+    indices: tuple[int, ...]
+    stopped_at: str | None = None
+    why: str = ""
+
+
+_INDEX_RE = re.compile(r"^\d+$")
+
+
+def _entry_syntax_ok(entry: str) -> bool:
+    e = entry.strip().lower()
+    return bool(_INDEX_RE.match(e)) or e.startswith("gpu-") or e.startswith("mig-")
+
+
+def resolve_cuda_visible_devices(value: str | None, candidates: Sequence[Candidate]) -> VisibleSelection:
+    """Apply ``CUDA_VISIBLE_DEVICES`` the way the CUDA runtime does (source: :data:`CVD_SOURCE`).
+
+    ``value`` None: every candidate, in order. Otherwise a comma-separated list of
+    indices into ``candidates``, ``GPU-`` UUIDs or unique prefixes of them, ``MIG-``
+    UUIDs or prefixes, or legacy ``MIG-GPU-<uuid>/<gi>/<ci>``; devices appear in
+    the order listed. The list stops at the first entry that names no device (a
+    negative or out-of-range index, an unknown or ambiguous UUID, a repeat, an
+    empty entry): ``0,2,-1,1`` makes 0 and 2 visible; ``-1`` or an empty value
+    hides everything.
+    """
+    if value is None:
+        return VisibleSelection(tuple(range(len(candidates))))
+    chosen: list[int] = []
+    for raw in value.split(","):
+        e = raw.strip()
+        idx, why = _resolve_entry(e, candidates)
+        if idx is None:
+            return VisibleSelection(tuple(chosen), e, why)
+        if idx in chosen:
+            return VisibleSelection(tuple(chosen), e, "names a device already listed")
+        chosen.append(idx)
+    return VisibleSelection(tuple(chosen))
+
+
+def _resolve_entry(e: str, candidates: Sequence[Candidate]) -> tuple[int | None, str]:
+    low = e.lower()
+    if not e:
+        return None, "is empty"
+    if _INDEX_RE.match(e):
+        i = int(e)
+        if i >= len(candidates):
+            return None, f"is past the last device (there are {len(candidates)})"
+        return i, ""
+    if low.startswith("mig-gpu-"):
+        parts = low[len("mig-"):].split("/")
+        if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+            return None, "is not MIG-GPU-<uuid>/<gpu instance>/<compute instance>"
+        hits = [
+            i
+            for i, c in enumerate(candidates)
+            if c.is_mig
+            and c.parent_uuid
+            and c.parent_uuid.lower().startswith(parts[0])
+            and c.gpu_instance_id == int(parts[1])
+            and c.compute_instance_id == int(parts[2])
+        ]
+    elif low.startswith("gpu-") or low.startswith("mig-"):
+        hits = [i for i, c in enumerate(candidates) if c.uuid.lower().startswith(low)]
+    else:
+        return None, "is neither a device index nor a GPU-/MIG- UUID"
+    if not hits:
+        return None, "matches no device's UUID"
+    if len(hits) > 1:
+        return None, f"matches {len(hits)} devices' UUIDs (give more digits)"
+    return hits[0], ""
+
+
+def cvd_hides_all_message(value: str | None) -> str | None:
+    """The one-line reason when ``CUDA_VISIBLE_DEVICES`` hides every GPU by its syntax alone, else None.
+
+    Catches an empty value and a first entry that can name no device (``-1``,
+    ``none``, ``,0``), before any library is loaded.
+    """
+    if value is None:
+        return None
+    if not value.strip():
+        return "CUDA_VISIBLE_DEVICES is set but empty, which hides every GPU from CUDA; unset it or list a device index or UUID"
+    first = value.split(",")[0].strip()
+    if not _entry_syntax_ok(first):
+        return (
+            f"CUDA_VISIBLE_DEVICES={value!r} hides every GPU from CUDA (the list stops at its first entry {first!r}, "
+            f"which names no device); unset it or list a device index or UUID"
+        )
+    return None
+
+
+# ---------------------------------------------------------------------------------
+# Enumeration and matching
+# ---------------------------------------------------------------------------------
+
+
+@dataclass
+class NvGpu:
+    """An NVML GPU: its NVML index and handle, its UUID and, with MIG on, its MIG devices."""
+
+    index: int
+    handle: Any
+    uuid: str | NA
+    mig_enabled: bool
+    migs: list[MigDevice]
+
+
+@dataclass
+class Target:
+    """One device to report: its CUDA ordinal, CUDA driver device, NVML GPU and MIG device (each None when unknown)."""
+
+    ordinal: int | NA
+    drv: Any  # DriverDevice | None
+    gpu: NvGpu | None
+    mig: MigDevice | None
+    mig_from_driver: bool = False  # a MIG slice CUDA sees whose NVML MIG device was not identified
+    notes: list[str] = field(default_factory=list)
+
+
+def enumerate_nvml(nv) -> list[NvGpu] | NA:
+    """NVML's GPUs in NVML index order, with their MIG devices; an NA when NVML cannot count them."""
+    n = nv.device_count()
+    if is_na(n):
+        return n
+    gpus: list[NvGpu] = []
+    for i in range(n):
+        h = nv.handle(i)
+        if is_na(h):
+            continue
+        mode = nv.mig_mode(h)
+        enabled = (not is_na(mode)) and mode[0]
+        migs = nv.mig_devices(h) if enabled else []
+        gpus.append(NvGpu(i, h, nv.uuid(h), enabled, [] if is_na(migs) else migs))
+    return gpus
+
+
+def nvml_candidates(gpus: list[NvGpu]) -> list[tuple[Candidate, NvGpu, MigDevice | None]]:
+    """What CUDA would enumerate from NVML's view: each whole GPU, or each MIG device of a GPU in MIG mode."""
+    out = []
+    for g in gpus:
+        guuid = g.uuid if not is_na(g.uuid) else f"GPU-unknown-{g.index}"
+        if g.mig_enabled:
+            for m in g.migs:
+                muuid = m.uuid if not is_na(m.uuid) else f"MIG-unknown-{g.index}"
+                gi = m.gpu_instance_id if isinstance(m.gpu_instance_id, int) else None
+                ci = m.compute_instance_id if isinstance(m.compute_instance_id, int) else None
+                out.append((Candidate(muuid, guuid, gi, ci), g, m))
+        else:
+            out.append((Candidate(guuid), g, None))
+    return out
+
+
+def _bus_key(bus: Any) -> tuple[int, ...] | None:
+    if is_na(bus) or not isinstance(bus, str):
+        return None
+    m = re.match(r"^([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)\.([0-9a-fA-F]+)$", bus.strip())
+    return tuple(int(x, 16) for x in m.groups()) if m else None
+
+
+def match_driver_devices(devs: list, gpus: list[NvGpu], nv) -> list[Target]:
+    """Pair each CUDA driver device with its NVML GPU (and MIG device) by UUID, else by a unique PCI bus id.
+
+    ``nv`` is the open NVML (None without it); the notes of each target say how
+    it was matched when it was not by UUID.
+    """
+    by_key: dict[str, tuple[NvGpu, MigDevice | None]] = {}
+    for g in gpus:
+        if not is_na(g.uuid):
+            by_key[derive.uuid_key(g.uuid)] = (g, None)
+        for m in g.migs:
+            if not is_na(m.uuid):
+                by_key[derive.uuid_key(m.uuid)] = (g, m)
+    targets: list[Target] = []
+    for d in devs:
+        t = Target(d.ordinal, d, None, None)
+        hit = by_key.get(derive.uuid_key(d.uuid_hex)) if not is_na(d.uuid_hex) else None
+        if hit is None and nv is not None:
+            bk = _bus_key(d.pci_bus_id)
+            same_bus = [g for g in gpus if bk is not None and _bus_key(nv.pci(g.handle).bus_id) == bk]
+            if len(same_bus) == 1:
+                hit = (same_bus[0], None)
+                t.notes.append("matched to NVML by PCI bus id (the CUDA UUID matched none)")
+        if hit is not None:
+            t.gpu, t.mig = hit
+            if t.mig is None and t.gpu.mig_enabled:
+                t.mig = _guess_mig(d, t.gpu)
+                t.mig_from_driver = t.mig is None
+        elif nv is not None:
+            t.notes.append("no NVML device has this CUDA device's UUID: NVML fields are n/a")
+        if t.mig is None and not t.mig_from_driver and derive.is_mig_name(d.name):
+            t.mig_from_driver = True  # NVML cannot say; the driver's name does
+        targets.append(t)
+    return targets
+
+
+def _guess_mig(d, g: NvGpu) -> MigDevice | None:
+    """CUDA reported the parent's UUID for a MIG slice: pick the MIG device of the same size, if unique."""
+    if not isinstance(d.sm_count, int):
+        return None
+    same = [m for m in g.migs if isinstance(m.sm_count, int) and m.sm_count == d.sm_count]
+    if len(same) > 1 and not is_na(d.total_memory_bytes):
+        same = [m for m in same if isinstance(m.memory_bytes, int) and abs(m.memory_bytes - d.total_memory_bytes) <= 0.02 * m.memory_bytes]
+    return same[0] if len(same) == 1 else None
+
+
+def select_device(device: str | None, targets: list[Target], uuid_of) -> list[Target]:
+    """The targets ``device`` names (an index into ``targets`` or a UUID or prefix of one); None: all.
+
+    ``uuid_of(target)`` gives a target's UUID (an NA when unknown).
+
+    Raises:
+        UsageError: ``device`` is past the last index, neither an index nor a UUID,
+            or matches no target's UUID or several (the message lists them).
+    """
+    if device is None:
+        return targets
+    d = device.strip()
+    listing = ", ".join(f"{i}: {uuid_of(t)}" for i, t in enumerate(targets))
+    if _INDEX_RE.match(d):
+        i = int(d)
+        if i >= len(targets):
+            raise UsageError(f"--device {d}: there are {len(targets)} visible GPU(s) ({listing}); pass an index below {len(targets)} or a UUID")
+        return [targets[i]]
+    want = d.lower()
+    want_prefix = want[:4] if want[:4] in ("gpu-", "mig-") else None
+    key = derive.uuid_key(d)
+    if not key:
+        raise UsageError(f"--device {d!r} is neither an index nor a UUID; visible GPUs: {listing}")
+    hits = []
+    for t in targets:
+        u = uuid_of(t)
+        if not isinstance(u, str):
+            continue
+        if want_prefix and not u.lower().startswith(want_prefix):
+            continue
+        if derive.uuid_key(u).startswith(key):
+            hits.append(t)
+    if not hits:
+        raise UsageError(f"--device {d!r} matches no visible GPU's UUID; visible GPUs: {listing}")
+    if len(hits) > 1:
+        raise UsageError(f"--device {d!r} matches {len(hits)} GPUs; give more of the UUID ({listing})")
+    return hits
+

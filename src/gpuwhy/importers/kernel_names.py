@@ -1,0 +1,206 @@
+"""Kernel names as profilers print them, made readable: :func:`demangle`,
+:func:`short_kernel_name`, :func:`template_hint` and :func:`display_names`
+(short names unique within a set). Shared by the ncu and torch.profiler readers;
+imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MAX_SHORT = 64
+#: Kernel function names that say nothing; the template argument names the kernel instead.
+_GENERIC = {"Kernel", "Kernel2", "kernel", "device_kernel", "kernel_entry", "operator()", "global_kernel"}
+
+
+def _demangle_itanium(name: str) -> str:
+    """A minimal Itanium C++ ABI reading of ``_Z...``: the qualified function name only.
+
+    Reads ``_Z<len><id>`` and ``_ZN<len><id>...E`` (nested names, stopping at
+    template arguments ``I...E``); enough to name a CUDA kernel. Returns the
+    input unchanged when it cannot read it.
+    """
+    s = name
+    if not s.startswith("_Z"):
+        return name
+    i = 2
+    nested = i < len(s) and s[i] == "N"
+    if nested:
+        i += 1
+        while i < len(s) and s[i] in "rVKRO":  # cv- and ref-qualifiers of member functions
+            i += 1
+    parts: list[str] = []
+    while i < len(s):
+        if s[i].isdigit():
+            j = i
+            while j < len(s) and s[j].isdigit():
+                j += 1
+            n = int(s[i:j])
+            ident = s[j : j + n]
+            if len(ident) < n:
+                break
+            parts.append("(anonymous namespace)" if ident.startswith("_GLOBAL__N") else ident)
+            i = j + n
+            if not nested:
+                break
+        elif s.startswith("St", i):
+            parts.append("std")
+            i += 2
+        else:
+            break  # I (template args), E (end of nested name), S_ substitutions, ...
+    return "::".join(parts) if parts else name
+
+
+def demangle(name: str) -> str:
+    """The human-readable form of a kernel name.
+
+    Names that are already demangled (what ``ncu`` and ``torch.profiler``
+    print by default) are returned as they are; an Itanium-mangled ``_Z...``
+    name is reduced to its qualified function name (``_ZN2at6native6kernelEv``
+    -> ``at::native::kernel``), without template or parameter lists.
+    """
+    name = (name or "").strip()
+    if name.startswith("_Z"):
+        return _demangle_itanium(name)
+    return name
+
+
+_OPEN = {"<": ">", "(": ")", "[": "]", "{": "}"}
+_CLOSE = {v: k for k, v in _OPEN.items()}
+
+
+def _top_level(name: str) -> tuple[str, list[str]]:
+    """Split ``name`` into the text at bracket depth 0 and the bracketed groups' contents.
+
+    ``operator<``/``operator()`` and ``->`` are kept at depth 0 where they
+    would otherwise unbalance the brackets.
+    """
+    out: list[str] = []
+    groups: list[str] = []
+    depth = 0
+    cur: list[str] = []
+    i = 0
+    n = len(name)
+    while i < n:
+        c = name[i]
+        if name.startswith("operator", i) and depth == 0:
+            j = i + len("operator")
+            m = re.match(r"\s*(\(\)|\[\]|<<=?|>>=?|<=>|<=|>=|<|>|->\*?|[-+*/%^&|~!=,]+)", name[j:])
+            if m:
+                out.append(name[i : j + m.end()])
+                i = j + m.end()
+                continue
+        if c == "-" and i + 1 < n and name[i + 1] == ">":
+            (cur if depth else out).append("->")
+            i += 2
+            continue
+        if c in _OPEN:
+            if depth > 0:
+                cur.append(c)
+            depth += 1
+        elif c in _CLOSE and depth > 0:
+            depth -= 1
+            if depth == 0:
+                groups.append("".join(cur))
+                cur = []
+            else:
+                cur.append(c)
+        elif depth > 0:
+            cur.append(c)
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out), groups
+
+
+def short_kernel_name(name: str, max_len: int = _MAX_SHORT) -> str:
+    """A short display name for a kernel: no return type, namespaces, templates or parameters.
+
+    ``void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, ...>(int, T2, T3)``
+    becomes ``vectorized_elementwise_kernel``; plain names (cuBLAS, Triton:
+    ``sm90_xmma_gemm_bf16bf16...``, ``triton_poi_fused_add_0``) stay as they
+    are, cut to ``max_len`` characters with an ellipsis. Mangled names are
+    demangled first (:func:`demangle`).
+    """
+    full = demangle(name)
+    if not full:
+        return "(unnamed kernel)"
+    text = full.replace("(anonymous namespace)", "anon")
+    top, _ = _top_level(text)
+    top = top.strip()
+    # The last whitespace-separated token is the qualified name ("void ns::f" -> "ns::f").
+    tokens = top.split()
+    qual = tokens[-1] if tokens else top
+    base = qual.rsplit("::", 1)[-1] or qual
+    if not base:
+        base = full
+    if base in _GENERIC:
+        # cutlass::Kernel2<cutlass_80_tensorop_...>: the template argument is the real name.
+        longer = [i for i in _template_idents(full) if len(i) >= 8]
+        if longer:
+            base = longer[0]
+    if len(base) > max_len:
+        base = base[: max_len - 1] + "\u2026"
+    return base
+
+
+_HINT_SKIP = {
+    "float", "double", "int", "long", "char", "bool", "short", "unsigned", "signed", "void", "const",
+    "at", "native", "detail", "c10", "std", "cutlass", "cute", "Array", "T", "half", "__half",
+    "BFloat16", "Half", "instance", "lambda", "anon", "int64_t", "int32_t", "uint32_t", "uint64_t",
+    "Params", "true", "false",
+}
+
+
+def _template_idents(name: str) -> list[str]:
+    _, groups = _top_level(demangle(name).replace("(anonymous namespace)", "anon"))
+    if not groups:
+        return []
+    # Template arguments are the first <...> group; the parameter list is the last (...) one.
+    return [i for i in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", groups[0]) if i not in _HINT_SKIP and len(i) >= 3]
+
+
+def template_hint(name: str) -> str:
+    """The most telling identifier in the template arguments of ``name``, or ``""``.
+
+    Used to tell apart kernels whose short names collide
+    (``vectorized_elementwise_kernel`` for add and for mul): the innermost
+    functor-like name wins (``...BinaryFunctor<..., MulFunctor<float>>`` gives
+    ``MulFunctor``; PyTorch's add kernel gives ``CUDAFunctor_add``), else the
+    first capitalised identifier.
+    """
+    idents = _template_idents(name)
+    functors = [i for i in idents if re.search(r"(Functor|functor|Op$|_op$|Op_|_func|Func)", i)]
+    if functors:
+        return functors[-1]
+    caps = [i for i in idents if i[0].isupper() and "_internal" not in i]
+    return caps[0] if caps else ""
+
+
+def display_names(full_names: list[str]) -> dict[str, str]:
+    """Short display names for a set of full kernel names, unique within the set.
+
+    Each name gets :func:`short_kernel_name`; names whose short forms collide get
+    a ``<hint>`` from :func:`template_hint`, and any that still collide a ``#2``,
+    ``#3``, ... suffix (in the order given).
+    """
+    short = {f: short_kernel_name(f) for f in full_names}
+    by_short: dict[str, list[str]] = {}
+    for f in full_names:
+        by_short.setdefault(short[f], []).append(f)
+    out: dict[str, str] = {}
+    for s, fulls in by_short.items():
+        if len(fulls) == 1:
+            out[fulls[0]] = s
+            continue
+        used: dict[str, int] = {}
+        for f in fulls:
+            hint = template_hint(f)
+            cand = f"{s}<{hint}>" if hint else s
+            k = used.get(cand, 0) + 1
+            used[cand] = k
+            out[f] = cand if k == 1 else f"{cand}#{k}"
+    return out
+
+
+__all__ = ["demangle", "short_kernel_name", "template_hint", "display_names"]

@@ -1,0 +1,394 @@
+"""Reading an Nsight Compute CSV export (``ncu --csv``) into launches and their metrics.
+
+Both pages are read:
+
+- ``--page raw``: one row per kernel launch, one column per metric, usually a
+  units row right under the header;
+- ``--page details``: one row per (launch, metric) with ``Metric Name``,
+  ``Metric Unit`` and ``Metric Value`` columns.
+
+Values: ``n/a`` (and empty cells) are missing, never zero; thousands
+separators (``1,234,567``) are removed; unit prefixes that change with
+magnitude (``byte``/``Kbyte``/``Mbyte``/``Gbyte``: powers of 1000 as ncu
+uses them; ``nsecond``/``usecond``/``msecond``/``second``; ``cycle``, ``inst``,
+``%``, ``.../second``) are converted to SI. Columns are found by name, so
+their order does not matter. Several GPUs in one file are told apart by the
+``Device`` column (index) and ``device__attribute_display_name``.
+
+What the counters add up to is :mod:`gpuwhy.importers.ncu.counters`'s job; the
+verdicts are :mod:`gpuwhy.importers.ncu.analyse`'s.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from ...errors import UsageError
+
+#: Metrics that name the launch's GPU (read into :attr:`Launch.device_name` on the details page).
+DEVICE_NAME_METRICS = ("device__attribute_display_name",)
+
+# --------------------------------------------------------------------------- columns
+
+_ID_COLS = ("ID",)
+_PID_COLS = ("Process ID",)
+_NAME_COLS = ("Kernel Name", "Function Name", "Kernel", "Name")
+_DEVICE_COLS = ("Device", "Device ID", "device__attribute_device_index")
+_DEVICE_NAME_COLS = ("device__attribute_display_name", "Device Name")
+_METRIC_NAME_COLS = ("Metric Name",)
+_METRIC_UNIT_COLS = ("Metric Unit",)
+_METRIC_VALUE_COLS = ("Metric Value",)
+_NA = {"", "n/a", "na", "nan", "-", "--", "(!) n/a", "none", "null"}
+
+# --------------------------------------------------------------------------- units
+
+_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "m": 1e-3, "u": 1e-6, "µ": 1e-6, "n": 1e-9, "p": 1e-12}
+_BASE_DIM = {
+    "byte": "bytes", "bytes": "bytes", "second": "time", "seconds": "time", "cycle": "count", "cycles": "count",
+    "inst": "count", "warp": "count", "thread": "count", "sector": "count", "request": "count", "block": "count",
+    "register": "count", "op": "count", "flop": "count", "wavefront": "count", "transaction": "count", "hz": "rate",
+    "Hz": "rate", "bit": "count",
+}
+_SHORT_UNITS = {
+    "B": ("bytes", 1.0), "KB": ("bytes", 1e3), "MB": ("bytes", 1e6), "GB": ("bytes", 1e9), "TB": ("bytes", 1e12),
+    "KiB": ("bytes", 2.0**10), "MiB": ("bytes", 2.0**20), "GiB": ("bytes", 2.0**30), "TiB": ("bytes", 2.0**40),
+    "ns": ("time", 1e-9), "us": ("time", 1e-6), "µs": ("time", 1e-6), "ms": ("time", 1e-3), "s": ("time", 1.0),
+    "%": ("percent", 1.0),
+}
+
+
+def unit_scale(unit: str | None) -> tuple[float, str | None]:
+    """``(factor to SI, dimension)`` of an ncu unit string; dimension None when unknown or empty.
+
+    ``Kbyte`` -> (1e3, "bytes"), ``usecond`` -> (1e-6, "time"), ``Gbyte/second``
+    -> (1e9, "bytes/time"), ``cycle/nsecond`` -> (1e9, "count/time"), ``%`` ->
+    (1, "percent"), ``""`` -> (1, None). ncu's byte prefixes are decimal
+    (1 Kbyte = 1000 bytes); ``KiB``-style units are binary.
+    """
+    u = (unit or "").strip()
+    if not u:
+        return 1.0, None
+    if "/" in u:
+        num, _, den = u.partition("/")
+        fn, dn = unit_scale(num) if num else (1.0, "count")
+        fd, dd = unit_scale(den)
+        if dn is None or dd is None:
+            return 1.0, None
+        return fn / fd, f"{dn}/{dd}"
+    if u in _SHORT_UNITS:
+        dim, f = _SHORT_UNITS[u]
+        return f, dim
+    if u in _BASE_DIM:
+        return 1.0, _BASE_DIM[u]
+    if u[0] in _PREFIX and u[1:] in _BASE_DIM:
+        return _PREFIX[u[0]], _BASE_DIM[u[1:]]
+    return 1.0, None
+
+
+_THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$")
+
+
+def parse_number(text: str | None) -> float | None:
+    """A number as ncu prints it, or None when missing.
+
+    ``"1,234,567"`` -> 1234567.0; ``"n/a"``, ``""``, ``"-"`` -> None (missing,
+    never 0); ``"12.5 Mbyte"`` -> 12.5 (the unit is read by :func:`parse_value`).
+    Text that is not a number also gives None.
+    """
+    if text is None:
+        return None
+    s = str(text).strip().strip('"').strip()
+    if s.lower() in _NA:
+        return None
+    s = s.split()[0] if " " in s else s
+    if "," in s:
+        if _THOUSANDS_RE.match(s):
+            s = s.replace(",", "")
+        else:
+            return None
+    try:
+        v = float(s)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def parse_value(text: str | None, unit: str | None) -> tuple[float | None, str | None]:
+    """``(value in SI, dimension)`` of a cell and its column's (or row's) unit.
+
+    A unit written inside the cell (``"12.5 Mbyte"``) wins over ``unit``.
+    """
+    v = parse_number(text)
+    if v is None:
+        return None, None
+    s = str(text).strip()
+    if " " in s:
+        cell_unit = s.split(None, 1)[1].strip()
+        f, dim = unit_scale(cell_unit)
+        if dim is not None:
+            return v * f, dim
+    f, dim = unit_scale(unit)
+    return v * f, dim
+
+
+# --------------------------------------------------------------------------- parsed file
+
+
+@dataclass
+class Launch:
+    """One profiled kernel launch: its identity and its metrics.
+
+    ``metrics`` maps a metric name to ``(value in SI or None, dimension or None)``;
+    ``texts`` keeps the raw text of non-numeric cells (e.g. the device name).
+    """
+
+    id: str
+    name: str
+    device: str
+    device_name: str | None
+    metrics: dict[str, tuple[float | None, str | None]] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NcuTable:
+    """What :func:`read_ncu_csv` read: the launches in file order and what it noticed.
+
+    Attributes:
+        source: the file's path (or "<text>").
+        page: ``"raw"`` or ``"details"``.
+        launches: one :class:`Launch` per profiled kernel launch.
+        columns: the header's column names (raw page) or the metric names seen (details page).
+        dropped: reason -> count of lines that were not data rows (preamble, profiler
+            messages, program output, rows of the wrong width).
+        messages: the profiler's own ``==WARNING==``/``==ERROR==`` lines (first few).
+        notes: assumptions made while reading (e.g. a time column without a unit).
+    """
+
+    source: str
+    page: str
+    launches: tuple[Launch, ...]
+    columns: tuple[str, ...]
+    dropped: dict[str, int]
+    messages: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+_PERM_RE = re.compile(r"ERR_NVGPUCTRPERM")
+
+
+def _perm_error(source: str) -> UsageError:
+    return UsageError(
+        f"{source}: ncu could not read the GPU performance counters (ERR_NVGPUCTRPERM), so the file holds no metrics; "
+        "re-run ncu as root (sudo), or let all users profile: set the nvidia driver option "
+        "NVreg_RestrictProfilingToAdminUsers=0 and reload the driver (in a container: --cap-add=SYS_ADMIN); "
+        "see https://developer.nvidia.com/ERR_NVGPUCTRPERM"
+    )
+
+
+def _find(header: list[str], names: Iterable[str]) -> int | None:
+    idx = {h.strip(): i for i, h in enumerate(header)}
+    for n in names:
+        if n in idx:
+            return idx[n]
+    low = {h.strip().lower(): i for i, h in enumerate(header)}
+    for n in names:
+        if n.lower() in low:
+            return low[n.lower()]
+    return None
+
+
+def _is_header(cells: list[str]) -> bool:
+    return _find(cells, _ID_COLS) is not None and _find(cells, _NAME_COLS) is not None
+
+
+def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
+    """Read an ``ncu --csv`` export (raw or details page) from ``source`` (or from ``text``).
+
+    Lines before the header (``==PROF==``, ``==WARNING==``, the program's own
+    output) are skipped and counted; so are later lines that are not rows of
+    the header's width.
+
+    Raises:
+        UsageError: the file cannot be read; it holds only a profiler
+            permission error (ERR_NVGPUCTRPERM; the message names the fix); it
+            holds another ncu error and no data; it has no CSV header with
+            ``ID`` and ``Kernel Name`` columns; or it lists no kernel.
+    """
+    src = str(source)
+    if text is None:
+        try:
+            raw = Path(source).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {src!r} ({exc.strerror or exc}); pass an `ncu --csv` export") from None
+        text = raw.decode("utf-8-sig", errors="replace")
+    lines = text.splitlines()
+    dropped: dict[str, int] = {}
+    messages: list[str] = []
+
+    def drop(reason: str, line: str | None = None) -> None:
+        dropped[reason] = dropped.get(reason, 0) + 1
+        if line is not None and line.startswith(("==WARNING==", "==ERROR==")) and len(messages) < 10:
+            messages.append(line.strip())
+
+    start = None
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("=="):
+            drop("profiler messages (==PROF==, ==WARNING==, ==ERROR==)", s)
+            continue
+        if ("ID" in s) and ("Kernel" in s or "Function" in s or "Name" in s):
+            try:
+                cells = next(csv.reader([s]))
+            except (csv.Error, StopIteration):
+                cells = []
+            if _is_header(cells):
+                start = i
+                break
+        drop("lines before the CSV header (program output)")
+    if start is None:
+        if _PERM_RE.search(text):
+            raise _perm_error(src)
+        err = next((m for m in messages if m.startswith("==ERROR==")), None)
+        if err:
+            raise UsageError(f"{src}: ncu reported an error and wrote no metrics: {err[:300]}")
+        raise UsageError(
+            f"{src} is not an `ncu --csv` export (no header row with ID and Kernel Name columns); "
+            "export one with `ncu --csv --page raw --metrics ... ./app > report.csv` (see docs/diagnose.md)"
+        )
+
+    body = "\n".join(lines[start:])
+    reader = csv.reader(io.StringIO(body))
+    header = [h.strip() for h in next(reader)]
+    width = len(header)
+    rows: list[list[str]] = []
+    for row in reader:
+        if not row or all(not c.strip() for c in row):
+            continue
+        first = row[0].strip()
+        if first.startswith("=="):
+            drop("profiler messages (==PROF==, ==WARNING==, ==ERROR==)", ",".join(row))
+            continue
+        if len(row) != width:
+            drop("rows of the wrong width (program output inside the CSV)")
+            continue
+        rows.append(row)
+
+    if _find(header, _METRIC_NAME_COLS) is not None and _find(header, _METRIC_VALUE_COLS) is not None:
+        page = "details"
+        launches, columns, notes = _read_details(header, rows)
+    else:
+        page = "raw"
+        launches, columns, notes = _read_raw(header, rows)
+    if not launches:
+        if _PERM_RE.search(text):
+            raise _perm_error(src)
+        said = f" (ncu said: {messages[0]})" if messages else ""
+        raise UsageError(f"{src} lists no profiled kernel{said}; check the --kernel-name/-c filters and that the program launched kernels")
+    return NcuTable(src, page, tuple(launches), tuple(columns), dropped, tuple(messages), tuple(notes))
+
+
+@dataclass(frozen=True)
+class _IdColumns:
+    """Where a row names its launch: the ID, process ID, kernel name, device index and device name columns
+    (an index into the header; None where the export has no such column; ``id`` and ``name`` always exist)."""
+
+    id: int
+    pid: int | None
+    name: int
+    device: int | None
+    device_name: int | None
+
+    @classmethod
+    def of(cls, header: list[str]) -> "_IdColumns":
+        """The columns of ``header`` (a header with ID and Kernel Name columns, see :func:`_is_header`)."""
+        return cls(
+            _find(header, _ID_COLS), _find(header, _PID_COLS), _find(header, _NAME_COLS),
+            _find(header, _DEVICE_COLS), _find(header, _DEVICE_NAME_COLS),
+        )
+
+    def indices(self) -> set[int]:
+        """The identity columns that exist (the rest of a raw-page row are metrics)."""
+        return {i for i in (self.id, self.pid, self.name, self.device, self.device_name) if i is not None}
+
+    def key(self, row: list[str]) -> str:
+        """The launch's id: ``<process id>:<ID>`` where the export has process ids, else the ID."""
+        pid = row[self.pid].strip() if self.pid is not None else ""
+        return f"{pid}:{row[self.id].strip()}" if pid else row[self.id].strip()
+
+    def launch(self, row: list[str]) -> Launch:
+        """A new :class:`Launch` (no metrics yet) for the launch ``row`` names; device ``"0"`` when unnamed."""
+        dev = row[self.device].strip() if self.device is not None else ""
+        dev_name = row[self.device_name].strip() if self.device_name is not None else ""
+        return Launch(id=self.key(row), name=row[self.name].strip(), device=dev or "0", device_name=dev_name or None)
+
+
+def _read_cell(la: Launch, metric: str, cell: str, unit: str) -> tuple[float | None, str | None]:
+    """``(value in SI, dimension)`` of one metric cell; text that is no number (and not n/a) is kept in ``la.texts``."""
+    v, dim = parse_value(cell, unit)
+    if v is None and parse_number(cell) is None and cell.strip().lower() not in _NA:
+        la.texts[metric] = cell.strip()
+    return v, dim
+
+
+def _read_raw(header: list[str], rows: list[list[str]]) -> tuple[list[Launch], list[str], list[str]]:
+    cols = _IdColumns.of(header)
+    units: list[str] = [""] * len(header)
+    notes: list[str] = []
+    if rows and not rows[0][cols.id].strip() and not rows[0][cols.name].strip():
+        units = [u.strip() for u in rows[0]]
+        rows = rows[1:]
+    elif rows:
+        notes.append("the raw page has no units row: values are taken in ncu's base units (byte, nsecond)")
+    fixed = cols.indices()
+    launches: list[Launch] = []
+    for row in rows:
+        la = cols.launch(row)
+        for i, col in enumerate(header):
+            if i in fixed or not col:
+                continue
+            la.metrics[col] = _read_cell(la, col, row[i], units[i])
+        launches.append(la)
+    return launches, header, notes
+
+
+def _read_details(header: list[str], rows: list[list[str]]) -> tuple[list[Launch], list[str], list[str]]:
+    cols = _IdColumns.of(header)
+    i_mn = _find(header, _METRIC_NAME_COLS)
+    i_mu = _find(header, _METRIC_UNIT_COLS)
+    i_mv = _find(header, _METRIC_VALUE_COLS)
+    by_id: dict[str, Launch] = {}
+    seen: list[str] = []
+    for row in rows:
+        key = cols.key(row)
+        la = by_id.get(key)
+        if la is None:
+            la = by_id[key] = cols.launch(row)
+        metric = row[i_mn].strip()
+        if not metric:
+            continue
+        unit = row[i_mu].strip() if i_mu is not None else ""
+        v, dim = _read_cell(la, metric, row[i_mv], unit)
+        # A metric may appear in two sections (e.g. Duration); the first value wins.
+        if metric not in la.metrics or la.metrics[metric][0] is None:
+            la.metrics[metric] = (v, dim)
+        if metric not in seen:
+            seen.append(metric)
+    for la in by_id.values():
+        if la.device_name is None:
+            for m in DEVICE_NAME_METRICS:
+                if la.texts.get(m):
+                    la.device_name = la.texts[m]
+    return list(by_id.values()), seen, []
+
+
+
+__all__ = ["Launch", "NcuTable", "read_ncu_csv", "parse_number", "parse_value", "unit_scale", "DEVICE_NAME_METRICS"]
