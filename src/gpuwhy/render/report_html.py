@@ -14,9 +14,8 @@ with :func:`gpuwhy.units.fmt_time`, intensities in FLOP/byte.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from .report_data import ReportInput
+from .templates_env import environment
 
 #: The start of the tag every gpuwhy report carries (every version so far); `gpuwhy report`
 #: replaces an existing --out file only when it finds this in it.
@@ -24,18 +23,6 @@ GENERATOR_MARK = '<meta name="generator" content="gpuwhy'
 
 _TOC = (("roofline", "Roofline"), ("ceilings", "Ceilings"), ("check", "Check"), ("device", "GPU"),
         ("sweep", "Memory sweep"), ("launch", "Launch"), ("latency", "Latency"), ("link", "Link"), ("made", "How made"))
-
-
-@lru_cache(maxsize=1)
-def environment():
-    """The jinja2 environment of ``templates/`` (autoescape on, undefined names are errors)."""
-    import jinja2
-
-    env = jinja2.Environment(loader=jinja2.PackageLoader("gpuwhy.render", "templates"), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["f1"] = lambda v: f"{v:.1f}"
-    env.filters["g"] = lambda v: f"{v:g}"
-    return env
 
 
 def render_report(inp: ReportInput) -> str:

@@ -43,7 +43,7 @@ def roofline_svg(roofs: Sequence[Roof], points: Sequence = (), sweep: Sequence[t
     """
     if not roofs:
         return ""
-    from .report_html import environment
+    from .templates_env import environment
 
     W, H = size
     marks = [Mark.of(pp.label, pp.verdict) for pp in points]

@@ -1,0 +1,20 @@
+"""The jinja2 environment of ``render/templates/`` (the HTML report and its SVG roofline).
+
+jinja2 is imported on the first call only, so commands other than `gpuwhy report` never load it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def environment():
+    """The jinja2 environment of ``templates/`` (autoescape on, undefined names are errors)."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("gpuwhy.render", "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["f1"] = lambda v: f"{v:.1f}"
+    env.filters["g"] = lambda v: f"{v:g}"
+    return env
