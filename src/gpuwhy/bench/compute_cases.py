@@ -301,16 +301,23 @@ MMA_KERNELS = {
 
 
 @dataclass(frozen=True)
-class MmaCase(ComputeCase):
-    """Tensor cores through warp-level mma.sync (compute_mma.cu), operands in registers."""
+class TensorCase(ComputeCase):
+    """A tensor-core case: its operands' element width follows from the precision."""
 
     unit: ClassVar[str] = "tensor cores"
-    source: ClassVar[str] = MMA_SOURCE
     probe_iters: ClassVar[int] = 64
 
     @property
     def elem_bits(self) -> int:
+        """Bits per input element: 32 (tf32), 16 (fp16, bf16), 8 (fp8, int8)."""
         return ELEM_BITS[self.precision]
+
+
+@dataclass(frozen=True)
+class MmaCase(TensorCase):
+    """Tensor cores through warp-level mma.sync (compute_mma.cu), operands in registers."""
+
+    source: ClassVar[str] = MMA_SOURCE
 
     @property
     def instruction(self) -> str:
@@ -384,7 +391,7 @@ WG_MAX_WARPGROUPS = {"ss": 3, "rs": 2}
 
 
 @dataclass(frozen=True)
-class WgmmaCase(ComputeCase):
+class WgmmaCase(TensorCase):
     """Hopper tensor cores through wgmma (compute_wgmma.cu, sm_90a): B in shared memory,
     A in shared memory (``a_src="ss"``) or registers (``"rs"``), ``warpgroups`` per block.
 
@@ -398,13 +405,7 @@ class WgmmaCase(ComputeCase):
     warpgroups: int = 2
     passes: int = 1
     inflight: int = 1
-    unit: ClassVar[str] = "tensor cores"
     source: ClassVar[str] = WGMMA_SOURCE
-    probe_iters: ClassVar[int] = 64
-
-    @property
-    def elem_bits(self) -> int:
-        return ELEM_BITS[self.precision]
 
     @property
     def n(self) -> int:
