@@ -2,22 +2,19 @@
 
 Without a GPU: exit 3 with one line; ``--compile-only --arch`` works. The rest
 runs the whole pipeline (checks, sweep, launch overhead, rendering, JSON, CSV,
-profile, memory freed on every path) against a fake CUDA device: numpy stands in
-for the kernels and a fake clock for the events. The fake proves the
+profile, memory freed on every path) against the fake CUDA device of tests/fakes.py:
+numpy stands in for the kernels and a fake clock for the events. The fake proves the
 bookkeeping, never a figure; GPU figures come from tests/test_bench_gpu.py.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
-import sys
-import types
 
-import numpy as np
 import pytest
 
 from conftest import gpu_available, run_cli
+from fakes import FakeGpu, install
 
 # ------------------------------------------------------------ no GPU here ----
 
@@ -70,239 +67,15 @@ def test_usage_errors_exit_2(cli, args, needle):
 # ------------------------------------------------------------ fake device ----
 
 
-class FakeGpu:
-    """State of the fake device: memory, a clock, injected faults."""
-
-    def __init__(self, l2=256 * 1024, total=8 * 2**30):
-        self.l2, self.total = l2, total
-        self.oom_sizes: set[int] = set()  # allocation sizes that fail with out-of-memory
-        self.mem: dict[int, np.ndarray] = {}
-        self.next_ptr = 0x7F0000000000
-        self.clock = 0.0
-        self.bug: str | None = None  # a kernel name that computes a wrong result
-        self.fault: str | None = None  # a kernel name whose launch raises a CUDA error
-        self.launches = 0
-
-    def alloc(self, n):
-        if n in self.oom_sizes:
-            return 2, 0
-        ptr = self.next_ptr
-        self.next_ptr += (n + 255) // 256 * 256 + 256
-        self.mem[ptr] = np.zeros(n, np.uint8)
-        return 0, ptr
-
-    def run(self, name, grid, args):
-        self.launches += 1
-        if name == self.fault:
-            raise CUDAError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered")
-        if name == "empty_kernel":
-            self.clock += 2e-6
-            return
-        if name == "spin_kernel":
-            self.clock += int(args[0]) * 1e-9
-            return
-        *op, sfx = name.split("_")
-        dt = np.float32 if sfx == "f32" else np.float64
-        op = "_".join(op)
-
-        def arr(ptr, n):
-            return self.mem[int(ptr)].view(dt)[: int(n)]
-
-        moved = 0
-        if op == "fill_random":
-            a = arr(args[0], args[1])
-            a[:] = 0.5 + np.random.default_rng(int(args[2])).random(a.size)
-            moved = a.nbytes
-        elif op.startswith("read"):
-            n = int(args[1])
-            a, part = arr(args[0], n), arr(args[2], grid)
-            part[:] = 0
-            part[0] = a.sum(dtype=np.float64)
-            moved = a.nbytes
-        elif op.startswith("write"):
-            n = int(args[1])
-            a = arr(args[0], n)
-            a[:] = dt(args[2]) + (np.arange(n) & 1023).astype(dt)
-            moved = a.nbytes
-        elif op.startswith("copy"):
-            n = int(args[2])
-            arr(args[1], n)[:] = arr(args[0], n)
-            moved = 2 * n * np.dtype(dt).itemsize
-        elif op.startswith("vecadd"):
-            n = int(args[3])
-            arr(args[2], n)[:] = arr(args[0], n) + arr(args[1], n)
-            moved = 3 * n * np.dtype(dt).itemsize
-        else:
-            raise AssertionError(f"fake has no kernel {name}")
-        if name == self.bug:  # corrupt the first element of the output
-            out_arg = {"read": 2, "write": 0, "copy": 1, "vecadd": 2}[op.split("_")[0]]
-            self.mem[int(args[out_arg])].view(dt)[0] += 1
-        self.clock += 3e-6 + moved / 3.0e12
-
-
-class CUDAError(Exception):
-    pass
-
-
-def make_fake_modules(gpu: FakeGpu):
-    core = types.ModuleType("cuda.core")
-    drv = types.ModuleType("cuda.bindings.driver")
-
-    class CUresult:
-        CUDA_SUCCESS = 0
-        CUDA_ERROR_OUT_OF_MEMORY = 2
-
-    drv.CUresult = CUresult
-    drv.cuInit = lambda flags: (0,)
-    drv.cuDeviceGetCount = lambda: (0, 1)
-    drv.cuGetErrorName = lambda e: (0, b"CUDA_ERROR_OUT_OF_MEMORY" if e == 2 else b"CUDA_ERROR_UNKNOWN")
-    drv.cuDriverGetVersion = lambda: (0, 13000)
-    drv.cuMemGetInfo = lambda: (0, gpu.total - sum(a.nbytes for a in gpu.mem.values()), gpu.total)
-    drv.cuMemAlloc = gpu.alloc
-    drv.cuMemFree = lambda p: (gpu.mem.pop(int(p)), (0,))[1]
-
-    def htod(dst, src, n, s):
-        ctypes.memmove(gpu.mem[int(dst)].ctypes.data, src, n)
-        return (0,)
-
-    def dtoh(dst, src, n, s):
-        ctypes.memmove(dst, gpu.mem[int(src)].ctypes.data, n)
-        return (0,)
-
-    def memset(ptr, v, n, s):
-        gpu.mem[int(ptr)][:n] = v
-        return (0,)
-
-    drv.cuMemcpyHtoDAsync, drv.cuMemcpyDtoHAsync, drv.cuMemsetD8Async = htod, dtoh, memset
-    drv.CUfunction = lambda h: h
-    drv.cuLaunchKernel = lambda *a: (gpu.run("empty_kernel", 1, ()), (0,))[1]
-
-    class Props:
-        multiprocessor_count = 132
-        l2_cache_size = gpu.l2
-        max_threads_per_multiprocessor = 2048
-        gpu_pci_device_id = 0x233510DE
-
-    class Event:
-        t = 0.0
-
-        def sync(self):
-            pass
-
-        def close(self):
-            pass
-
-        def __sub__(self, other):
-            return (self.t - other.t) * 1e3
-
-    class Stream:
-        handle = 1
-
-        def sync(self):
-            pass
-
-        def record(self, event=None, options=None):
-            event = event or Event()
-            event.t = gpu.clock
-            return event
-
-        def close(self):
-            pass
-
-        def create_graph_builder(self):
-            return GraphBuilder()
-
-    class Graph:
-        def __init__(self, work):
-            self.work = work
-
-        def upload(self, s):
-            pass
-
-        def launch(self, s):
-            for k, grid, args in self.work:
-                gpu.run(k.name, grid, args)
-            gpu.clock -= len(self.work) * 1.5e-6  # graphs launch cheaper
-
-        def close(self):
-            pass
-
-    class GraphBuilder:
-        def __init__(self):
-            self.work = []
-
-        def begin_building(self, mode="relaxed"):
-            return self
-
-        def end_building(self):
-            return self
-
-        def complete(self):
-            return Graph(self.work)
-
-        def close(self):
-            pass
-
-    class Device:
-        def __init__(self, index=0):
-            self.uuid = "1234abcd-0000-0000-0000-000000000000"
-            self.name = "NVIDIA H200"
-            self.properties = Props()
-            self.compute_capability = (9, 0)
-
-        def set_current(self):
-            pass
-
-        def create_stream(self):
-            return Stream()
-
-        def create_event(self, options=None):
-            return Event()
-
-    class Kernel:
-        def __init__(self, name):
-            self.name, self.handle = name, 42
-            self.occupancy = types.SimpleNamespace(max_active_blocks_per_multiprocessor=lambda b, s: 8)
-
-    class ObjectCode:
-        @staticmethod
-        def from_cubin(data, name=""):
-            assert data[:4] == b"\x7fELF"
-            return types.SimpleNamespace(get_kernel=Kernel)
-
-    class LaunchConfig:
-        def __init__(self, grid=None, block=None, shmem_size=0):
-            self.grid, self.block = grid, block
-
-    def launch(target, cfg, kernel, *args):
-        if isinstance(target, GraphBuilder):
-            target.work.append((kernel, cfg.grid, args))
-        else:
-            gpu.run(kernel.name, cfg.grid, args)
-
-    core.Device, core.ObjectCode, core.LaunchConfig, core.launch = Device, ObjectCode, LaunchConfig, launch
-    core.EventOptions = lambda **kw: kw
-    return core, drv
-
-
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
-    """Install the fake device; small sizes so the regimes still show (L2 = 256 KiB)."""
-    import cuda.bindings
-    import cuda.bindings.nvrtc  # noqa: F401  (real NVRTC compiles; load it before the fake driver)
-
+    """Install the fake device (tests/fakes.py); small sizes so the regimes still show (L2 = 256 KiB)."""
     from gpuwhy.bench import memory
 
-    gpu = FakeGpu()
-    core, drv = make_fake_modules(gpu)
-    monkeypatch.setitem(sys.modules, "cuda.core", core)
-    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", drv)
-    monkeypatch.setattr(cuda.bindings, "driver", drv, raising=False)
-    monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML: the run must still work
+    gpu = install(monkeypatch, FakeGpu(), tmp_path)
     monkeypatch.setattr(memory, "QUICK_SIZES", (2**10, 2**14, 2**16, 2**18))
     monkeypatch.setattr(memory, "sweep_sizes", lambda *a, **k: [2**10, 2**12, 2**14, 2**16, 2**18])
     monkeypatch.setattr(memory, "CPU_ELEMENTS", 2**14)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return gpu
 
 

@@ -63,9 +63,9 @@ def test_link_small_run():
 
 
 def test_cli_functions_emit_one_json_document(capsys):
-    from gpuwhy.cli.hierarchy import run_latency_cmd
+    from gpuwhy.cli.app import main
 
-    run_latency_cmd(None, True, ())
+    main(["bench", "--latency", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["kind"] == "bench-latency" and doc["levels"] and doc["points"]
 

@@ -253,19 +253,9 @@ def test_kernel_constants_mirror_the_source():
 
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
-    from test_link import FakeDevice, make_modules
-    import sys
+    from fakes import FakeGpu, install
 
-    import cuda.bindings
-    import cuda.bindings.nvrtc  # noqa: F401
-
-    gpu = FakeDevice(l2=256 * KIB)
-    core, drv = make_modules(gpu)
-    monkeypatch.setitem(sys.modules, "cuda.core", core)
-    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", drv)
-    monkeypatch.setattr(cuda.bindings, "driver", drv, raising=False)
-    monkeypatch.setitem(sys.modules, "pynvml", None)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    gpu = install(monkeypatch, FakeGpu(l2=256 * KIB), tmp_path)
     # a ladder the fake's chase reports: L1 to 16 KiB, near L2 to 96 KiB, far L2 to 200 KiB, then DRAM
     gpu.latency_ns = lambda ws: 30.0 if ws <= 16 * KIB else 200.0 if ws <= 96 * KIB else 260.0 if ws <= 200 * KIB else 600.0
     # short walks: the fake follows every pointer in Python
@@ -324,19 +314,19 @@ def test_fake_chase_that_skips_a_load_is_caught(fake):
 
 
 def test_fake_latency_cli_json_and_human(fake, monkeypatch):
-    from test_link import _capture
+    from fakes import capture
 
-    from gpuwhy.cli.hierarchy import run_latency_cmd
+    from gpuwhy.cli.app import main
 
     grid = [k * KIB for k in (4, 6, 8, 11, 40, 48, 56, 64, 80, 128, 144, 160, 176, 512, 640, 768, 1024)]
     monkeypatch.setattr(LT, "latency_sizes", lambda l2, *a, **k: list(grid))
-    out, err = _capture(run_latency_cmd, None, True, ())
+    out, err = capture(main, ["bench", "--latency", "--json"])
     doc = json.loads(out)
     assert doc["kind"] == "bench-latency" and doc["mode"] == "ca"
     assert [lv["name"] for lv in doc["levels"]] == ["L1", "L2", "L2 far", "DRAM"]
     assert doc["littles_law"]["bandwidth_gbs"] == 4800 and doc["littles_law_course_example"]["bytes_in_flight"] == pytest.approx(336_000)
     assert len(doc["points"]) == len(grid) and doc["points"][0]["cycles"] == pytest.approx(30 * 1.98, rel=1e-3)
-    out, err = _capture(run_latency_cmd, None, False, ())
+    out, err = capture(main, ["bench", "--latency"])
     for needle in ("latency ladder", "L2 far", "DRAM", "step to next at", "Little's law on this GPU",
                    "the course's example", "336.0 KB in flight", "7.0 KB per SM", "1,750 threads per SM", "1,536-thread limit"):
         assert needle in out, needle

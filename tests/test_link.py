@@ -1,18 +1,14 @@
 """`gpuwhy bench --link` without a GPU: PCIe arithmetic, curve summaries, and a fake-device run.
 
-The fake device (also used by tests/test_latency.py) stands in for cuda.core and
-the driver API: numpy memory for device and pinned host buffers, copies done
-with memmove, a fake clock advanced by a bandwidth model (pinned faster than
-pageable), CUDA events that read that clock. It proves the bookkeeping (checks,
-timing paths, ratios, every allocation freed on every path), never a figure.
+The fake device (tests/fakes.py) stands in for cuda.core and the driver API: numpy
+memory for device and pinned host buffers, copies done with memmove, a fake clock
+advanced by a bandwidth model (pinned faster than pageable), CUDA events that read
+that clock. It proves the bookkeeping (checks, timing paths, ratios, every
+allocation freed on every path), never a figure.
 """
 
 from __future__ import annotations
 
-import bisect
-import contextlib
-import ctypes
-import io
 import json
 import sys
 import types
@@ -20,6 +16,7 @@ import types
 import numpy as np
 import pytest
 
+from fakes import FakeGpu, capture, install
 from gpuwhy.bench import link as L
 from gpuwhy.engine.timing import summarize
 from gpuwhy.errors import MeasurementError
@@ -175,248 +172,11 @@ def test_fill_pattern_has_a_prime_period():
 # ------------------------------------------------------------ fake device ----
 
 
-class CUDAError(Exception):
-    pass
-
-
-class FakeDevice:
-    """State of the fake GPU: device memory, pinned host memory, a clock, kernels, faults."""
-
-    def __init__(self, l2=256 * 1024, total=8 * 2**30):
-        self.l2, self.total = l2, total
-        self.mem: dict[int, np.ndarray] = {}
-        self.bases: list[int] = []
-        self.pinned: dict[int, np.ndarray] = {}
-        self.next_ptr = 0x7F0000000000
-        self.clock = 0.0
-        self.pinned_gbs, self.pageable_gbs = 50.0, 10.0
-        self.pinned_lat, self.pageable_lat = 2e-6, 8e-6
-        self.last_upload: dict[int, int] = {}
-        self.latency_ns = lambda ws: 30.0  # the fake chase's latency model (ns per step by working set)
-        self.sm_mhz = 1980.0
-        self.corrupt_copy = False  # flip a byte in every H2D copy
-        self.skip_step = False  # the chase kernel skips a load
-        self.fault_after_copies: int | None = None
-        self.copies = 0
-        self.launches: list[str] = []
-
-    # memory
-    def alloc(self, n):
-        ptr = self.next_ptr
-        self.next_ptr += (n + 255) // 256 * 256 + 256
-        self.mem[ptr] = np.zeros(n, np.uint8)
-        bisect.insort(self.bases, ptr)
-        return 0, ptr
-
-    def free(self, p):
-        self.mem.pop(int(p))
-        self.bases.remove(int(p))
-        return (0,)
-
-    def find(self, addr):
-        i = bisect.bisect_right(self.bases, int(addr)) - 1
-        base = self.bases[i]
-        off = int(addr) - base
-        assert 0 <= off < self.mem[base].size, f"address 0x{int(addr):x} outside every allocation"
-        return base, off
-
-    def host_alloc(self, n, flags):
-        a = np.zeros(int(n), np.uint8)
-        ptr = a.ctypes.data
-        self.pinned[ptr] = a
-        return 0, ptr
-
-    def host_free(self, p):
-        self.pinned.pop(int(p))
-        return (0,)
-
-    def is_pinned(self, addr):
-        return any(p <= int(addr) < p + a.size for p, a in self.pinned.items())
-
-    def _copy_cost(self, host, n):
-        if self.is_pinned(host):
-            return self.pinned_lat + n / (self.pinned_gbs * 1e9)
-        return self.pageable_lat + n / (self.pageable_gbs * 1e9)
-
-    def _count(self):
-        self.copies += 1
-        if self.fault_after_copies is not None and self.copies > self.fault_after_copies:
-            raise CUDAError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered")
-
-    def htod(self, dst, src, n, s):
-        self._count()
-        base, off = self.find(dst)
-        ctypes.memmove(self.mem[base].ctypes.data + off, int(src), int(n))
-        if self.corrupt_copy and n:
-            self.mem[base][off] ^= 0xFF
-        self.last_upload[base] = int(n)
-        self.clock += self._copy_cost(src, n)
-        return (0,)
-
-    def dtoh(self, dst, src, n, s):
-        self._count()
-        base, off = self.find(src)
-        ctypes.memmove(int(dst), self.mem[base].ctypes.data + off, int(n))
-        self.clock += self._copy_cost(dst, n)
-        return (0,)
-
-    def memset(self, ptr, v, n, s):
-        base, off = self.find(ptr)
-        self.mem[base][off : off + n] = v
-        return (0,)
-
-    def u64(self, addr):
-        base, off = self.find(addr)
-        return self.mem[base][off : off + 8].view(np.uint64)
-
-    # kernels
-    def run(self, name, grid, args):
-        self.launches.append(name)
-        if name == "empty_kernel":
-            self.clock += 2e-6
-        elif name == "spin_kernel":
-            self.clock += int(args[0]) * 1e-9
-        elif name == "touch_nodes":
-            self.clock += 3e-6
-        elif name in ("chase_ca", "chase_cg"):
-            state, warm, steps, rec = int(args[0]), int(args[1]), int(args[2]), int(args[3])
-            p = int(self.u64(state)[0])
-            base, _ = self.find(p)
-            ws = self.last_upload[base]
-            total = warm + steps - (1 if self.skip_step else 0)
-            for _ in range(total):
-                p = int(self.u64(p)[0])
-            lat = self.latency_ns(ws)
-            self.u64(state)[0] = p
-            r = self.mem[self.find(rec)[0]][self.find(rec)[1] :][:24].view(np.uint64)
-            r[0] = int(round(steps * lat * self.sm_mhz * 1e-3))
-            r[1] = int(round(steps * lat))
-            r[2] = p
-            self.clock += 3e-6 + total * lat * 1e-9
-        else:
-            raise AssertionError(f"the fake has no kernel {name}")
-
-
-def make_modules(gpu: FakeDevice):
-    core = types.ModuleType("cuda.core")
-    drv = types.ModuleType("cuda.bindings.driver")
-
-    class CUresult:
-        CUDA_SUCCESS = 0
-        CUDA_ERROR_OUT_OF_MEMORY = 2
-
-    drv.CUresult = CUresult
-    drv.cuInit = lambda flags: (0,)
-    drv.cuDeviceGetCount = lambda: (0, 1)
-    drv.cuGetErrorName = lambda e: (0, b"CUDA_ERROR_OUT_OF_MEMORY" if e == 2 else b"CUDA_ERROR_UNKNOWN")
-    drv.cuDriverGetVersion = lambda: (0, 13000)
-    drv.cuMemGetInfo = lambda: (0, gpu.total - sum(a.nbytes for a in gpu.mem.values()), gpu.total)
-    drv.cuMemAlloc = gpu.alloc
-    drv.cuMemFree = gpu.free
-    drv.cuMemHostAlloc = gpu.host_alloc
-    drv.cuMemFreeHost = gpu.host_free
-    drv.cuMemcpyHtoDAsync, drv.cuMemcpyDtoHAsync, drv.cuMemsetD8Async = gpu.htod, gpu.dtoh, gpu.memset
-
-    class Props:
-        multiprocessor_count = 132
-        l2_cache_size = gpu.l2
-        max_threads_per_multiprocessor = 2048
-        gpu_pci_device_id = 0x233510DE
-
-    class Event:
-        def __init__(self):
-            self.t = 0.0
-            self.closed = False
-
-        is_done = True
-
-        def sync(self):
-            pass
-
-        def close(self):
-            self.closed = True
-
-        def __sub__(self, other):
-            return (self.t - other.t) * 1e3
-
-    class Stream:
-        def __init__(self):
-            self.handle = object()
-            self.closed = False
-
-        def sync(self):
-            pass
-
-        def record(self, event=None, options=None):
-            event = event or Event()
-            event.t = gpu.clock
-            return event
-
-        def wait(self, event_or_stream):
-            assert isinstance(event_or_stream, (Event, Stream))
-
-        def close(self):
-            self.closed = True
-
-    gpu.streams, gpu.events = [], []
-
-    class Device:
-        def __init__(self, index=0):
-            self.uuid = "1234abcd-0000-0000-0000-000000000000"
-            self.name = "NVIDIA H200"
-            self.properties = Props()
-            self.compute_capability = (9, 0)
-
-        def set_current(self):
-            pass
-
-        def create_stream(self, obj=None, options=None):
-            s = Stream()
-            gpu.streams.append(s)
-            return s
-
-        def create_event(self, options=None):
-            e = Event()
-            gpu.events.append(e)
-            return e
-
-    class Kernel:
-        def __init__(self, name):
-            self.name, self.handle = name, 42
-            self.occupancy = types.SimpleNamespace(max_active_blocks_per_multiprocessor=lambda b, s: 8)
-
-    class ObjectCode:
-        @staticmethod
-        def from_cubin(data, name=""):
-            assert data[:4] == b"\x7fELF"
-            return types.SimpleNamespace(get_kernel=Kernel)
-
-    class LaunchConfig:
-        def __init__(self, grid=None, block=None, shmem_size=0):
-            self.grid, self.block = grid, block
-
-    def launch(target, cfg, kernel, *args):
-        gpu.run(kernel.name, cfg.grid, args)
-
-    core.Device, core.ObjectCode, core.LaunchConfig, core.launch = Device, ObjectCode, LaunchConfig, launch
-    core.EventOptions = lambda **kw: kw
-    return core, drv
-
-
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
-    """Install the fake device (no NVML), its clock as the host clock, and a private cache folder."""
-    import cuda.bindings
-    import cuda.bindings.nvrtc  # noqa: F401  (the real NVRTC compiles the kernels)
-
-    gpu = FakeDevice()
-    core, drv = make_modules(gpu)
-    monkeypatch.setitem(sys.modules, "cuda.core", core)
-    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", drv)
-    monkeypatch.setattr(cuda.bindings, "driver", drv, raising=False)
-    monkeypatch.setitem(sys.modules, "pynvml", None)
+    """Install the fake device (tests/fakes.py: no NVML, a private cache folder) and its clock as the host clock."""
+    gpu = install(monkeypatch, FakeGpu(), tmp_path)
     monkeypatch.setattr(L, "host_clock", lambda: gpu.clock)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return gpu
 
 
@@ -427,21 +187,6 @@ def _clean(gpu):
 
 
 SIZES = [4096, 65536, 1 << 20, 4 << 20]
-
-
-def _capture(fn, *args, **kw):
-    from gpuwhy.render import console
-
-    out, err = io.StringIO(), io.StringIO()
-    console.out.cache_clear()
-    console.err.cache_clear()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            fn(*args, **kw)
-    finally:
-        console.out.cache_clear()
-        console.err.cache_clear()
-    return out.getvalue(), err.getvalue()
 
 
 def test_fake_link_run_checks_times_and_frees(fake, monkeypatch):
@@ -469,18 +214,18 @@ def test_fake_link_run_checks_times_and_frees(fake, monkeypatch):
 
 
 def test_fake_link_cli_json_and_human(fake, monkeypatch):
-    from gpuwhy.cli.hierarchy import run_link_cmd
+    from gpuwhy.cli.app import main
 
     monkeypatch.setattr(L, "probe_link", lambda device, spec_dirs=(): L.link_info_from("NVIDIA H200", 5, 16, 5, 16, 5))
     monkeypatch.setattr(L, "link_sizes", lambda *a, **k: list(SIZES))
-    out, err = _capture(run_link_cmd, None, True, ())
+    out, err = capture(main, ["bench", "--link", "--json"])
     doc = json.loads(out)
     assert doc["kind"] == "bench-link" and doc["link"]["label"] == "PCIe gen 5 x16"
     assert doc["link"]["theoretical_gbs"] == pytest.approx(63.015, abs=1e-3)
     assert {c["direction"] for c in doc["curves"]} == {"h2d", "d2h", "bidir"}
     assert doc["pinned_pageable_ratio"]["h2d"]["plateau"] > 1 and doc["summary"].startswith("gpuwhy bench --link:")
     _clean(fake)
-    out, err = _capture(run_link_cmd, None, False, ())
+    out, err = capture(main, ["bench", "--link"])
     for needle in ("PCIe gen 5 x16", "63.02 GB/s per direction", "H2D pinned", "D2H pageable", "both ways",
                    "small-copy floor", "pinned vs pageable, host-to-device", "pin_memory=True", "half bandwidth at"):
         assert needle in out, needle

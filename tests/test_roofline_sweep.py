@@ -313,13 +313,8 @@ def test_unsupported_dtype_is_a_usage_error():
 
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
-    """The engine's fake device (tests/test_bench_cli.py) plus the intensity kernels in numpy."""
-    import sys
-
-    import cuda.bindings
-    import cuda.bindings.nvrtc  # noqa: F401  (real NVRTC compiles intensity.cu; load it before the fake driver)
-
-    from test_bench_cli import FakeGpu, make_fake_modules
+    """The fake device (tests/fakes.py) plus the intensity kernels in numpy."""
+    from fakes import FakeGpu, install
 
     class IntensityGpu(FakeGpu):
         peak, bw = 60e12, 3e12  # the fake's roofs: ridge 20 FLOP/byte
@@ -330,7 +325,7 @@ def fake(monkeypatch, tmp_path):
         def run(self, name, grid, args):
             if not name.startswith("intensity_"):
                 return super().run(name, grid, args)
-            self.launches += 1
+            self.launches.append(name)
             if name == "intensity_fill":
                 a = self.mem[int(args[0])].view(np.uint32)[: int(args[1])]
                 fmt = {0: "fp32", 1: "fp16", 2: "bf16"}[int(args[3])]
@@ -358,13 +353,7 @@ def fake(monkeypatch, tmp_path):
 
     gpu = IntensityGpu()
     gpu.launch_shapes = []
-    core, drv = make_fake_modules(gpu)
-    monkeypatch.setitem(sys.modules, "cuda.core", core)
-    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", drv)
-    monkeypatch.setattr(cuda.bindings, "driver", drv, raising=False)
-    monkeypatch.setitem(sys.modules, "pynvml", None)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    return gpu
+    return install(monkeypatch, gpu, tmp_path)
 
 
 SMALL = dict(n_words=4 * 2**15 + 3, check_sizes=(1, 31, 65541), budget_s=0.001, min_reps=3, max_reps=5)

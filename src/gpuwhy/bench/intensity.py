@@ -1,34 +1,21 @@
 """The mixed-intensity sweep (`gpuwhy bench --roofline`): the measured roofline, point by point.
 
-One kernel family (``microbench/intensity.cu``) whose FLOPs per byte are set at
-launch: each thread reads 16-byte vectors, runs a chain of fused multiply-adds
-on every 32-bit word in registers and writes the result. ``fmas``, the FMA
-instructions per 16-byte vector, sets the arithmetic intensity (bytes = read +
-write, each once)::
+The kernel family (``microbench/intensity.cu``) and the arithmetic of FLOPs, bytes and
+intensity per launch are in :mod:`gpuwhy.model.intensity_sweep`; ``fmas``, the FMA
+instructions per 16-byte vector, sets the intensity (fp32: fmas / 16 FLOP/byte; fp16 and
+bf16 half pairs: fmas / 8).
 
-    fp32  (FFMA, 2 FLOP per word-step):                 intensity = fmas / 16 FLOP/byte
-    fp16, bf16 (HFMA2 on a half pair, 4 FLOP/step):     intensity = fmas / 8  FLOP/byte
-
-The sweep runs :data:`POINTS_PER_OCTAVE` points per octave from
-:data:`SWEEP_LO` = 1/8 to :data:`SWEEP_HI` = 1024 FLOP/byte over arrays of at
-least :data:`WS_FACTOR` x L2 (so every byte comes from DRAM). At each point it
+The sweep runs two points per octave from 1/8 to 1024 FLOP/byte
+(:func:`~gpuwhy.model.intensity_sweep.sweep_fmas`) over arrays of at least
+:data:`~gpuwhy.model.intensity_sweep.WS_FACTOR` x L2 (so every byte comes from DRAM). At each point it
 reports the achieved FLOP/s and GB/s and the % of the roofline
 min(peak, bandwidth x intensity), with the ceilings the device profile measured
 (``gpuwhy bench`` and ``bench --compute``) where it has them, else the spec
 sheet's. fp16/bf16 here are CUDA-core half2 arithmetic, so their compute roof is
 the ``fp16_nontensor``/``bf16_nontensor`` ceiling, not the tensor-core peak.
 
-The empirical ridge point (:func:`fit_ridge`, :data:`RIDGE_METHOD`): the
-measured points are fitted, in log-log space by least squares, with two roofs,
-``log F = log B + log I`` below a split and ``log F = log P`` above it (for a
-fixed split the best B and P are geometric means; every split with at least two
-points on each side is tried and the one with the smallest squared error
-kept). The empirical ridge is where the fitted roofs cross, P / B. A bend is
-reported only when the two-roof fit is clearly better than either roof alone
-(rms error under half the better single roof's, which must miss by more than
-:data:`BEND_MIN_DECADES`). Beside it, the *knee*: the intensity (log-log
-interpolated) at which the achieved FLOP/s first reaches :data:`KNEE_FRACTION`
-of the compute ceiling (the measured peak when known).
+The empirical ridge point and the knee: :func:`gpuwhy.model.ridge_fit.fit_ridge`
+(two roofs fitted in log-log space; :data:`~gpuwhy.model.ridge_fit.RIDGE_METHOD`).
 
 Before timing, every kernel is run on random non-zero host data at awkward sizes
 (:data:`CHECK_WORDS`) and compared with a numpy emulation of the same chains
@@ -46,14 +33,15 @@ Usage::
         sweep = run_roofline_sweep(ctx, dtypes=("fp32", "fp16"))
     sweep.curve("fp32").fit.ridge      # FLOP/byte
 
-Pure parts (intensity arithmetic, FLOP counts, sizing, the emulation, the ridge
-fit) need no GPU and are tested without one.
+The pure parts (intensity arithmetic, FLOP counts and sizing in
+:mod:`gpuwhy.model.intensity_sweep`, the ridge fit in :mod:`gpuwhy.model.ridge_fit`,
+the word formats in :mod:`gpuwhy.model.number_formats`) and the emulation here need
+no GPU and are tested without one.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -61,37 +49,45 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import MeasurementError, UsageError
+from ..model.intensity_sweep import (  # noqa: F401  (the sweep's arithmetic, importable from here too)
+    BLOCK,
+    CEILING_KEY,
+    CONVENTION,
+    DTYPES,
+    MIN_WS_BYTES,
+    STEPS_UNROLL,
+    UNROLL,
+    WORD_BYTES,
+    WORDS_PER_VECTOR,
+    WS_FACTOR,
+    check_dtype,
+    fmas_for,
+    intensity_of,
+    lane_steps,
+    launch_bytes,
+    launch_flops,
+    launch_grid,
+    sweep_fmas,
+    sweep_words,
+    wave_words,
+)
+from ..model.number_formats import (  # noqa: F401
+    bf16_round,
+    round_to_format as _round,
+    scalar_word,
+    values_to_words as _encode,
+    words_to_values as _decode,
+)
+from ..model.ridge_fit import RIDGE_METHOD, RidgeFit, fit_ridge  # noqa: F401
 
 SOURCE = "intensity.cu"
-#: Sweep element types, in report order.
-DTYPES = ("fp32", "fp16", "bf16")
 KERNELS = {"fp32": "intensity_f32", "fp16": "intensity_f16x2", "bf16": "intensity_bf16x2"}
 FILL_KERNEL = "intensity_fill"
 FILL_FORMAT = {"fp32": 0, "fp16": 1, "bf16": 2}
-#: FLOPs of one step on one 32-bit word: FFMA = 2; HFMA2 = two FMAs = 4.
-FLOPS_PER_STEP = {"fp32": 2, "fp16": 4, "bf16": 4}
-#: The profile/sheet ``peak_tflops`` key that bounds each sweep: CUDA-core rates.
-CEILING_KEY = {"fp32": "fp32", "fp16": "fp16_nontensor", "bf16": "bf16_nontensor"}
 #: The instruction each sweep issues.
 INSTRUCTION = {"fp32": "FFMA", "fp16": "HFMA2 (fp16 pairs)", "bf16": "HFMA2.BF16 (bf16 pairs)"}
 #: First compute capability with the instruction (fma.rn.f16x2: sm_53; fma.rn.bf16x2: sm_80, PTX ISA 7.0).
 MIN_CC = {"fp32": (3, 0), "fp16": (5, 3), "bf16": (8, 0)}
-
-#: Mirrors of intensity.cu's constants (tests/test_roofline_sweep.py keeps them in step).
-BLOCK = 256
-UNROLL = 2          # GPUWHY_INT_UNROLL: 16-byte vectors per thread per chunk
-STEPS_UNROLL = 32   # GPUWHY_INT_STEPS
-WORDS_PER_VECTOR = 4
-WORD_BYTES = 4
-#: Bytes one launch moves per word: read once, written once.
-BYTES_PER_WORD = 2 * WORD_BYTES
-
-SWEEP_LO, SWEEP_HI = 1 / 8, 1024.0
-POINTS_PER_OCTAVE = 2
-#: Working set (input + output) of a sweep launch, at least this many L2 sizes ...
-WS_FACTOR = 8
-#: ... and at least this many bytes (GPUs with a small L2 still leave their caches).
-MIN_WS_BYTES = 256 * 2**20
 
 #: Sizes (32-bit words) every kernel is checked at: 1, a prime under a warp, a
 #: chunk and a bit (not a multiple of 4), a prime over a million.
@@ -112,152 +108,12 @@ GUARD = 64
 #: (about 1): values stay in [0.5, 1.5], never zero, never subnormal, never overflow.
 TIMED_MUL_ADD = {"fp32": (0.999, 0.001), "fp16": (0.99, 0.01), "bf16": (0.99, 0.01)}
 
-KNEE_FRACTION = 0.9
-BEND_MIN_DECADES = 0.05
-BEND_GAIN = 0.5
-RIDGE_METHOD = (
-    "least-squares fit of two roofs in log-log space (memory: F = B x I below a split, compute: F = P above it; "
-    "every split with >= 2 points a side tried); empirical ridge = P / B, where the fitted roofs cross; "
-    f"knee = intensity where the achieved FLOP/s first reaches {KNEE_FRACTION:.0%} of the compute ceiling"
-)
-CONVENTION = ("bytes = bytes read + bytes written (each element once, from DRAM: working set >= "
-              f"{WS_FACTOR} x L2); FLOPs = 2 per FMA (half2: 4 per HFMA2); intensity = FLOPs / bytes")
-
-
-# ------------------------------------------------------------ arithmetic --
-
-
-def check_dtype(dtype: str) -> str:
-    """``dtype`` lower-cased if it is a sweep type.
-
-    Raises:
-        UsageError: any other name (lists :data:`DTYPES`).
-    """
-    d = str(dtype).strip().lower()
-    if d not in DTYPES:
-        raise UsageError(f"the roofline sweep has no dtype {dtype!r}; use one of: {', '.join(DTYPES)}")
-    return d
-
-
-def intensity_of(fmas: int, dtype: str) -> float:
-    """FLOP/byte of ``fmas`` FMA instructions per 16-byte vector (read + write), exact
-    when the word count is a multiple of 4: ``FLOPS_PER_STEP x fmas / 32``."""
-    return FLOPS_PER_STEP[dtype] * int(fmas) / (WORDS_PER_VECTOR * BYTES_PER_WORD)
-
-
-def fmas_for(intensity: float, dtype: str) -> int:
-    """The FMA count per vector nearest to ``intensity`` FLOP/byte (at least 1)."""
-    if not intensity > 0:
-        raise ValueError("intensity must be > 0")
-    return max(1, int(round(intensity * WORDS_PER_VECTOR * BYTES_PER_WORD / FLOPS_PER_STEP[dtype])))
-
-
-def sweep_fmas(dtype: str, lo: float = SWEEP_LO, hi: float = SWEEP_HI, per_octave: int = POINTS_PER_OCTAVE) -> list[int]:
-    """FMA counts per vector of a sweep: ``per_octave`` geometric steps per octave from
-    ``lo`` to ``hi`` FLOP/byte, rounded to whole instructions, duplicates dropped, ascending.
-
-    fp32 with the defaults: 2, 3, 4, 6, 8, ..., 11585, 16384 (1/8 .. 1024 FLOP/byte, 27 points).
-    """
-    if not (0 < lo <= hi) or per_octave < 1:
-        raise ValueError("need 0 < lo <= hi and per_octave >= 1")
-    n = int(math.floor(per_octave * math.log2(hi / lo) + 1e-9))
-    out = sorted({fmas_for(lo * 2 ** (k / per_octave), dtype) for k in range(n + 1)})
-    return out
-
-
-def lane_steps(fmas: int) -> tuple[int, int, int, int]:
-    """Steps of each of a vector's four lanes: ``q + (lane < r)``, q, r = divmod(fmas, 4)."""
-    q, r = divmod(int(fmas), WORDS_PER_VECTOR)
-    return tuple(q + (1 if lane < r else 0) for lane in range(WORDS_PER_VECTOR))  # type: ignore[return-value]
-
-
-def launch_flops(n_words: int, fmas: int, dtype: str) -> int:
-    """FLOPs of one launch over ``n_words`` words (any count; lane = word index % 4)."""
-    steps = lane_steps(fmas)
-    base, extra = divmod(int(n_words), WORDS_PER_VECTOR)
-    return FLOPS_PER_STEP[dtype] * sum((base + (1 if lane < extra else 0)) * s for lane, s in enumerate(steps))
-
-
-def launch_bytes(n_words: int) -> int:
-    """Bytes one launch moves: every word read once and written once."""
-    return BYTES_PER_WORD * int(n_words)
-
-
-def wave_words(sm_count: int, blocks_per_sm: int, block: int = BLOCK, unroll: int = UNROLL) -> int:
-    """Words one full wave of resident blocks processes (one chunk per block)."""
-    return max(1, int(sm_count)) * max(1, int(blocks_per_sm)) * int(block) * int(unroll) * WORDS_PER_VECTOR
-
-
-def sweep_words(l2_bytes: int, wave: int, factor: int = WS_FACTOR, min_bytes: int = MIN_WS_BYTES) -> int:
-    """Words per array of a sweep launch: a whole number of waves (so no partial last
-    wave skews the compute-bound points) whose working set (in + out) is at least
-    ``factor`` x L2 and ``min_bytes``. H200 (60 MiB L2, 132 SMs x 8 blocks): 30 waves,
-    64,880,640 words, 519 MB working set."""
-    need = max(int(factor) * int(l2_bytes), int(min_bytes))
-    waves = max(1, -(-need // (BYTES_PER_WORD * int(wave))))
-    return waves * int(wave)
-
-
-def launch_grid(n_words: int, block: int = BLOCK, unroll: int = UNROLL) -> int:
-    """Blocks of the one-chunk-per-block launch (at least 1, so the tail words run too)."""
-    chunks = -(-(int(n_words) // WORDS_PER_VECTOR) // (block * unroll))
-    return int(min(max(1, chunks), 2**31 - 1))
-
 
 def supported(dtype: str, arch: str) -> bool:
     """Whether ``arch`` (``sm_90``) has the sweep's instruction for ``dtype``."""
     from ..archs import parse_arch
 
     return parse_arch(arch).major_minor >= MIN_CC[check_dtype(dtype)]
-
-
-# ------------------------------------------------------- number formats --
-
-
-def bf16_round(x: np.ndarray) -> np.ndarray:
-    """float64 values rounded to the nearest bfloat16 (8 significant bits), ties to even
-    (normal range; zero stays zero). Returns float64."""
-    m, e = np.frexp(np.asarray(x, dtype=np.float64))
-    return np.ldexp(np.rint(m * 256.0), e - 8)
-
-
-def _decode(words: np.ndarray, dtype: str) -> np.ndarray:
-    """uint32 words -> float64 values: shape (n,) for fp32, (n, 2) for half pairs (low half first)."""
-    w = np.ascontiguousarray(words, dtype=np.uint32)
-    if dtype == "fp32":
-        return w.view(np.float32).astype(np.float64)
-    halves = w.view(np.uint16).reshape(-1, 2)
-    if dtype == "fp16":
-        return halves.view(np.float16).astype(np.float64)
-    return (halves.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-
-
-def _encode(values: np.ndarray, dtype: str) -> np.ndarray:
-    """Inverse of :func:`_decode` (values must be representable)."""
-    v = np.asarray(values, dtype=np.float64)
-    if dtype == "fp32":
-        return v.astype(np.float32).view(np.uint32)
-    if dtype == "fp16":
-        return np.ascontiguousarray(v.astype(np.float16)).view(np.uint32).reshape(-1)
-    bits = (np.ascontiguousarray(v.astype(np.float32)).view(np.uint32) >> 16).astype(np.uint16)
-    return np.ascontiguousarray(bits).view(np.uint32).reshape(-1)
-
-
-def _round(values: np.ndarray, dtype: str) -> np.ndarray:
-    if dtype == "fp32":
-        return values.astype(np.float32).astype(np.float64)
-    if dtype == "fp16":
-        return values.astype(np.float16).astype(np.float64)
-    return bf16_round(values)
-
-
-def scalar_word(value: float | tuple[float, float], dtype: str) -> int:
-    """The 32-bit argument for ``mul``/``add``: an fp32 value, or a pair of halves
-    (a scalar fills both halves; rounded to nearest even)."""
-    if dtype == "fp32":
-        return int(np.float32(value).view(np.uint32))
-    lo, hi = (value, value) if np.isscalar(value) else value
-    return int(_encode(_round(np.array([[lo, hi]], dtype=np.float64), dtype), dtype)[0])
 
 
 def emulate(words: np.ndarray, fmas: int, mul_word: int, add_word: int, dtype: str) -> np.ndarray:
@@ -311,126 +167,6 @@ def random_inputs(rng: np.random.Generator, n_words: int, dtype: str) -> np.ndar
 
 
 # ---------------------------------------------------------------- ridge --
-
-
-@dataclass(frozen=True)
-class RidgeFit:
-    """The bend of a measured roofline (see :data:`RIDGE_METHOD`).
-
-    Attributes:
-        ridge: FLOP/byte where the fitted roofs cross (None: no bend found; ``note`` says why).
-        bandwidth: the fitted memory roof, B/s (the kernel's bandwidth below the ridge).
-        peak_flops: the fitted compute roof, FLOP/s.
-        memory_points, compute_points: points on each side of the best split.
-        rms_log10: rms error of the two-roof fit, decades of FLOP/s.
-        knee: FLOP/byte where the achieved FLOP/s first reaches ``knee_fraction`` x
-            ``knee_ref_flops`` (log-log interpolated), None if it never does or the
-            lowest point already does.
-        knee_fraction: e.g. 0.9.
-        knee_ref_flops: the compute ceiling the knee refers to, FLOP/s.
-        note: why there is no ridge or knee, or "".
-    """
-
-    ridge: float | None
-    bandwidth: float | None
-    peak_flops: float | None
-    memory_points: int
-    compute_points: int
-    rms_log10: float | None
-    knee: float | None
-    knee_fraction: float
-    knee_ref_flops: float | None
-    note: str = ""
-
-    def to_dict(self) -> dict:
-        """Plain data (FLOP/byte, GB/s, TFLOP/s)."""
-        return {
-            "ridge": self.ridge,
-            "bandwidth_gbs": None if self.bandwidth is None else self.bandwidth / 1e9,
-            "peak_tflops": None if self.peak_flops is None else self.peak_flops / 1e12,
-            "memory_points": self.memory_points,
-            "compute_points": self.compute_points,
-            "rms_log10": self.rms_log10,
-            "knee": self.knee,
-            "knee_fraction": self.knee_fraction,
-            "knee_ref_tflops": None if self.knee_ref_flops is None else self.knee_ref_flops / 1e12,
-            "method": RIDGE_METHOD,
-            "note": self.note,
-        }
-
-
-def _knee(lx: np.ndarray, ly: np.ndarray, target: float) -> tuple[float | None, str]:
-    lt = math.log10(target)
-    hit = np.flatnonzero(ly >= lt)
-    if hit.size == 0:
-        return None, f"the achieved FLOP/s never reaches {10 ** lt:.3g} FLOP/s"
-    i = int(hit[0])
-    if i == 0:
-        return None, "the lowest intensity already reaches that fraction of the compute ceiling (start the sweep lower)"
-    t = (lt - ly[i - 1]) / (ly[i] - ly[i - 1])
-    return float(10 ** (lx[i - 1] + t * (lx[i] - lx[i - 1]))), ""
-
-
-def fit_ridge(intensities: Sequence[float], flops: Sequence[float], *, ref_peak: float | None = None,
-              knee_fraction: float = KNEE_FRACTION, min_side: int = 2) -> RidgeFit:
-    """Fit two roofs to measured (intensity FLOP/byte, achieved FLOP/s) points and find their crossing.
-
-    Args:
-        intensities, flops: the points, any order; non-positive or non-finite ones are dropped.
-        ref_peak: the compute ceiling (FLOP/s) for the knee; default the fitted compute
-            roof (or the highest point when there is no bend).
-        knee_fraction: the knee is where the curve reaches this fraction of ``ref_peak``.
-        min_side: points required on each side of the split.
-
-    Returns:
-        a :class:`RidgeFit`; ``ridge`` is None when the points show no bend (all on one
-        roof, too few points, or roofs that cross outside the swept range).
-    """
-    pts = sorted((float(i), float(f)) for i, f in zip(intensities, flops)
-                 if math.isfinite(i) and math.isfinite(f) and i > 0 and f > 0)
-    m = len(pts)
-    lx = np.log10(np.array([p[0] for p in pts], dtype=np.float64))
-    ly = np.log10(np.array([p[1] for p in pts], dtype=np.float64))
-    if m < 2 * min_side:
-        knee, why = _knee(lx, ly, knee_fraction * ref_peak) if (m and ref_peak) else (None, "")
-        return RidgeFit(None, None, None, 0, 0, None, knee, knee_fraction, ref_peak,
-                        f"{m} points: at least {2 * min_side} are needed to fit two roofs" + (f"; {why}" if why else ""))
-
-    def sq_err(lb: float, lp: float) -> float:
-        return float(np.sum((ly - np.minimum(lp, lb + lx)) ** 2))
-
-    best = None
-    for k in range(min_side, m - min_side + 1):
-        lb = float(np.mean(ly[:k] - lx[:k]))
-        lp = float(np.mean(ly[k:]))
-        e = sq_err(lb, lp)
-        if best is None or e < best[0]:
-            best = (e, k, lb, lp)
-    e, k, lb, lp = best
-    rms_two = math.sqrt(e / m)
-    lb_all = float(np.mean(ly - lx))
-    rms_mem = math.sqrt(float(np.mean((ly - lb_all - lx) ** 2)))
-    rms_comp = math.sqrt(float(np.mean((ly - ly.mean()) ** 2)))
-    single = min(rms_mem, rms_comp)
-    ridge = 10 ** (lp - lb)
-    note = ""
-    bent = single > BEND_MIN_DECADES and rms_two < BEND_GAIN * single
-    if not bent:
-        side = "memory" if rms_mem <= rms_comp else "compute"
-        note = (f"no bend: the points follow the {side} roof alone (rms {single:.3f} decades; two roofs "
-                f"{rms_two:.3f}); sweep a wider intensity range")
-    elif not (10 ** lx[0] <= ridge <= 10 ** lx[-1]):
-        bent = False
-        note = f"the fitted roofs cross at {ridge:.3g} FLOP/byte, outside the swept range; no ridge reported"
-    # The knee needs a compute ceiling: the given one, else the fitted compute roof (none without a bend).
-    ref = ref_peak if ref_peak else (10 ** lp if bent else None)
-    knee, why = _knee(lx, ly, knee_fraction * ref) if ref else (None, "")
-    if why:
-        note = (note + "; " if note else "") + f"knee: {why}"
-    if not bent:
-        return RidgeFit(None, None, None, 0, 0, rms_two, knee, knee_fraction, ref, note)
-    return RidgeFit(ridge, 10 ** lb, 10 ** lp, k, m - k, rms_two, knee, knee_fraction, ref, note)
-
 
 # --------------------------------------------------------------- results --
 
@@ -820,16 +556,14 @@ class IntensityBench:
                                        "free GPU memory and run it again") from None
             for s, (inp, _out) in enumerate(bufs):
                 self.fill(inp.ptr, n_words, seed=101 + s)
-            cfg = ctx.config(grid, BLOCK)
+            go = ctx.launcher(kern, grid, BLOCK)
             stream = ctx.stream
-            from cuda.core import launch
-
             for fmas in fmas_list:
                 argsets = [(inp.ptr, out.ptr, np.uint64(n_words), np.uint32(mul), np.uint32(add), np.int32(fmas))
                            for inp, out in bufs]
 
                 def fn(i, argsets=argsets):
-                    launch(stream, cfg, kern, *argsets[i % len(argsets)])
+                    go(*argsets[i % len(argsets)])
 
                 m = time_gpu(stream, ctx.events, fn, warmup=2, budget_s=budget_s, min_reps=min_reps,
                              max_reps=max_reps, pad=ctx.spin)

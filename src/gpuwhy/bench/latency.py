@@ -1,6 +1,6 @@
 """The memory latency ladder: a dependent pointer chase over growing working sets.
 
-``gpuwhy bench --latency`` (wired in ``cli/hierarchy.py``)::
+``gpuwhy bench --latency`` (a mode of :mod:`gpuwhy.bench.modes`)::
 
     from gpuwhy.bench.latency import measure_latency
     result = measure_latency(device="0")          # LatencyResult
@@ -46,13 +46,14 @@ that size on; on Hopper such a step could coincide with the far-L2 step near
 L2/2. Telling the two apart needs a chase that spreads a small set over many
 pages (not done here).
 
-Pure parts (sizes, permutation, addresses, level detection) need no GPU.
+Pure parts need no GPU: sizes, permutation and addresses in
+:mod:`gpuwhy.model.pointer_chase`, level detection and Little's law at the DRAM
+latency in :mod:`gpuwhy.model.latency_levels`.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import statistics
 import time
 from dataclasses import dataclass, replace
@@ -61,19 +62,25 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import MeasurementError, UsageError
+from ..model.latency_levels import Level, detect_levels, dram_littles_law  # noqa: F401  (importable from here too)
+from ..model.pointer_chase import (  # noqa: F401
+    ELEM_BYTES,
+    LINE_BYTES,
+    NODE_BYTES,
+    STRIDE_ELEMS,
+    build_cycle,
+    chain_addresses,
+    chase_order,
+    cycle_from_order,
+    expected_address,
+    latency_sizes,
+)
 
 SOURCE = "latency.cu"
 KERNELS = {"ca": "chase_ca", "cg": "chase_cg"}
 LOADS = {"ca": "ld.global (default .ca: L1 and L2)", "cg": "ld.global.cg (L2 only, bypasses L1)"}
 TOUCH_KERNEL = "touch_nodes"
 
-#: Cache line of NVIDIA GPUs' L1 and L2 (bytes): 128-byte lines of four 32-byte
-#: sectors (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory").
-LINE_BYTES = 128
-#: One chase node per cache line; each holds a 64-bit address.
-NODE_BYTES = LINE_BYTES
-ELEM_BYTES = 8
-STRIDE_ELEMS = NODE_BYTES // ELEM_BYTES
 #: Mirror of GPUWHY_CHASE_UNROLL in latency.cu (timed steps must be a multiple).
 UNROLL = 8
 #: Timed steps per launch (0.5 ms at 30 ns, 10 ms at 600 ns; %globaltimer
@@ -88,345 +95,9 @@ WARM_CAP = 8192
 #: priming passes take ~7 s of a ~12 s run (one pass at each working set).
 PRIME_CAP = 1 << 21
 LAUNCHES = 3
-MIN_BYTES = 4 * 1024
-#: Working sets sampled 8 per octave here (the L1 edge of every NVIDIA GPU
-#: since Volta: 128-256 KiB of L1 per SM).
-L1_WINDOW = (64 * 1024, 512 * 1024)
-#: A first plateau ending above this is not L1 (largest L1 per SM on NVIDIA
-#: GPUs so far: 256 KiB, Hopper and Blackwell; margin for the step's spread).
-L1_MAX_BYTES = 1 << 20
-#: A plateau that starts at or beyond this fraction of the L2 is DRAM.
-DRAM_START_FRACTION = 0.8
-DENSE_PER_OCTAVE, SPARSE_PER_OCTAVE = 8, 2
 SEED = 0x6770_7568  # fixed: the same chains on every run
 #: Nanoseconds of spin before the first point, so the SM clock has left idle.
 CLOCK_RAMP_NS = 200_000_000
-
-
-# ----------------------------------------------------------- sizes ----
-
-
-def latency_sizes(
-    l2_bytes: int,
-    lo: int = MIN_BYTES,
-    hi: int | None = None,
-    *,
-    l1_window: tuple[int, int] = L1_WINDOW,
-    dense: int = DENSE_PER_OCTAVE,
-    sparse: int = SPARSE_PER_OCTAVE,
-    node_bytes: int = NODE_BYTES,
-) -> list[int]:
-    """Working-set sizes (bytes) for the ladder, ascending, multiples of ``node_bytes``.
-
-    Geometric: ``sparse`` points per octave from ``lo`` to ``hi`` (default
-    4 x ``l2_bytes``), ``dense`` per octave inside ``l1_window`` and inside
-    [L2/4, 2 x L2] (where the L1, near/far L2 and DRAM steps fall).
-
-    Raises:
-        ValueError: ``lo`` below 5 nodes, ``hi`` < ``lo``, or a non-positive L2.
-    """
-    if l2_bytes <= 0:
-        raise ValueError(f"l2_bytes={l2_bytes!r} must be positive")
-    hi = 4 * int(l2_bytes) if hi is None else int(hi)
-    if lo < 5 * node_bytes or hi < lo:
-        raise ValueError(f"need {5 * node_bytes} <= lo <= hi (got lo={lo}, hi={hi})")
-    windows = [l1_window, (l2_bytes / 4, 2 * l2_bytes)]
-
-    def per_octave(x: float) -> int:
-        return dense if any(a <= x * (1 + 1e-9) and x < b for a, b in windows) else sparse
-
-    out: list[int] = []
-    x = float(lo)
-    while x <= hi * (1 + 1e-9):
-        n = max(5, int(round(x / node_bytes))) * node_bytes
-        if not out or n > out[-1]:
-            out.append(n)
-        x *= 2.0 ** (1.0 / per_octave(x))
-    top = (hi // node_bytes) * node_bytes
-    if out[-1] < top and top / out[-1] > 2 ** (0.5 / sparse):
-        out.append(top)
-    return out
-
-
-# ------------------------------------------------------ permutation ----
-
-
-def chase_order(nodes: int, rng: np.random.Generator) -> np.ndarray:
-    """The order in which the chase visits ``nodes`` nodes: a permutation of 0..nodes-1.
-
-    ``order[0] == 0`` (the walk starts at node 0); node ``order[k]`` is followed
-    by ``order[k + 1]`` and the last by ``order[0]``, one cycle through every
-    node. With 5 or more nodes no two consecutive visits (the wrap included)
-    are neighbouring nodes, so every step jumps more than one node in memory.
-
-    Returns: int64 array of shape ``(nodes,)``.
-
-    Raises:
-        ValueError: ``nodes`` < 1.
-    """
-    nodes = int(nodes)
-    if nodes < 1:
-        raise ValueError(f"nodes={nodes} must be >= 1")
-    order = np.concatenate(([0], rng.permutation(np.arange(1, nodes, dtype=np.int64)))).astype(np.int64)
-    if nodes >= 5:
-        _separate_neighbours(order, rng)
-    return order
-
-
-def _separate_neighbours(order: np.ndarray, rng: np.random.Generator, rounds: int = 10_000) -> None:
-    """Swap nodes until no consecutive pair (cyclically) are neighbours; order[0] stays 0."""
-    n = order.size
-    for _ in range(rounds):
-        bad = np.flatnonzero(np.abs(order - np.roll(order, -1)) == 1)
-        if bad.size == 0:
-            return
-        for i in bad:
-            a = int(i) + 1 if int(i) + 1 < n else int(i)  # never move order[0]
-            j = int(rng.integers(1, n))
-            order[a], order[j] = order[j], order[a]
-    raise ValueError(f"could not separate neighbouring nodes in a cycle of {n}")  # pragma: no cover
-
-
-def cycle_from_order(order: np.ndarray, n_elems: int, stride_elems: int) -> np.ndarray:
-    """The chase array of ``n_elems`` elements for a visiting ``order``.
-
-    Node k sits at element ``k * stride_elems``; ``nxt[order[i] * stride] =
-    order[i + 1] * stride`` (element index of the next node); the last node
-    points back to the first. Elements between nodes are 0 and never read.
-
-    Returns: int64 array of shape ``(n_elems,)``.
-
-    Raises:
-        ValueError: the nodes do not fit in ``n_elems`` elements.
-    """
-    order = np.asarray(order, dtype=np.int64)
-    if stride_elems < 1 or order.size * stride_elems > n_elems:
-        raise ValueError(f"{order.size} nodes at a stride of {stride_elems} do not fit in {n_elems} elements")
-    pos = order * int(stride_elems)
-    nxt = np.zeros(int(n_elems), dtype=np.int64)
-    nxt[pos] = np.roll(pos, -1)
-    return nxt
-
-
-def build_cycle(n_elems: int, stride_elems: int, rng: np.random.Generator) -> np.ndarray:
-    """A random single-cycle chase over ``n_elems // stride_elems`` nodes (see :func:`chase_order`).
-
-    Nodes are every ``stride_elems``-th element (with ``stride_elems=1``: every
-    element); following ``nxt`` from element 0 visits every node once and
-    returns to 0. gpuwhy uses 8-byte elements and ``stride_elems = 16``, one
-    node per 128-byte line.
-
-    Returns: int64 array of shape ``(n_elems,)``.
-
-    Raises:
-        ValueError: fewer than one node, or ``stride_elems`` < 1.
-    """
-    if stride_elems < 1:
-        raise ValueError(f"stride_elems={stride_elems} must be >= 1")
-    nodes = int(n_elems) // int(stride_elems)
-    return cycle_from_order(chase_order(nodes, rng), n_elems, stride_elems)
-
-
-def chain_addresses(order: np.ndarray, n_elems: int, stride_elems: int, base: int, elem_bytes: int = ELEM_BYTES) -> np.ndarray:
-    """The array to upload: each node holds the device address of the next node.
-
-    ``out[order[i] * stride] = base + order[i + 1] * stride * elem_bytes``.
-
-    Returns: uint64 array of shape ``(n_elems,)``.
-    """
-    order = np.asarray(order, dtype=np.int64)
-    if stride_elems < 1 or order.size * stride_elems > n_elems:
-        raise ValueError(f"{order.size} nodes at a stride of {stride_elems} do not fit in {n_elems} elements")
-    succ = np.empty(order.size, dtype=np.int64)  # succ[k]: the node visited after node k
-    succ[order] = np.roll(order, -1)
-    out = np.zeros(int(n_elems), dtype=np.uint64)
-    # written in memory order (a strided view), not scattered: 240 MiB chains build in a fraction of a second
-    out[: order.size * int(stride_elems) : int(stride_elems)] = np.uint64(base) + (succ * (int(stride_elems) * int(elem_bytes))).astype(np.uint64)
-    return out
-
-
-def expected_address(order: np.ndarray, stride_elems: int, base: int, steps: int, elem_bytes: int = ELEM_BYTES) -> int:
-    """Where a walk that starts at node ``order[0]`` is after ``steps`` loads."""
-    return int(base) + int(order[int(steps) % len(order)]) * int(stride_elems) * int(elem_bytes)
-
-
-# -------------------------------------------------- level detection ----
-
-
-@dataclass(frozen=True)
-class Level:
-    """One plateau of the latency curve.
-
-    Attributes:
-        name: ``L1``, ``L2``, ``L2 far`` (the far L2 partition), ``DRAM``; further
-            steps as ``L2 (3)``, ``DRAM (2)``.
-        latency_s: median latency of the plateau's points, s.
-        first_bytes, last_bytes: working sets of its first and last point.
-        points: how many points it has.
-        edge_bytes: working set where the latency crosses the mean of this level's
-            and the next one's (half the loads hit each): where the step falls.
-            None for the last level.
-        indices: positions of its points in the input (as given, not sorted).
-        cycles: median clock64 cycles per load of its points (filled by the runner).
-        cycles_at_clock: latency_s x the sampled SM clock (filled by the runner).
-    """
-
-    name: str
-    latency_s: float
-    first_bytes: int
-    last_bytes: int
-    points: int
-    edge_bytes: float | None = None
-    indices: tuple[int, ...] = ()
-    cycles: float | None = None
-    cycles_at_clock: float | None = None
-
-    def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "latency_s": self.latency_s,
-            "cycles": self.cycles,
-            "cycles_at_clock": self.cycles_at_clock,
-            "first_bytes": self.first_bytes,
-            "last_bytes": self.last_bytes,
-            "points": self.points,
-            "edge_bytes": self.edge_bytes,
-        }
-
-
-def detect_levels(
-    sizes: Sequence[float],
-    latencies: Sequence[float],
-    *,
-    l2_bytes: int | None = None,
-    l1_cached: bool = True,
-    l1_max_bytes: int = L1_MAX_BYTES,
-    tol: float = 0.12,
-    flat_slope: float = 0.35,
-    min_points: int = 2,
-    min_span_octaves: float = 0.2,
-) -> list[Level]:
-    """Find the plateaus (cache levels) of a latency-vs-working-set curve.
-
-    Args:
-        sizes: working sets, bytes (any order; each once).
-        latencies: latency at each size (any unit; ``latency_s`` keeps it).
-        l2_bytes: the L2 size; plateaus starting at >= 0.8 x L2 are DRAM. Without
-            it the last plateau is DRAM.
-        l1_cached: False for a chase that bypasses L1 (``.cg``): no L1 level.
-        tol: relative change that separates two plateaus (0.12: 12%).
-        flat_slope: |d ln(latency) / d log2(size)| at or below which a point is on
-            a plateau (per octave; 0.35 is a 42% rise per octave).
-        min_points, min_span_octaves: the fewest points a plateau needs and the
-            fewest octaves of working set it must span (0.2: three points at 8
-            per octave, two at 2 per octave), so the slow start of a step is
-            not taken for a level of its own.
-
-    Method: median-of-3 smoothing in log latency; a point is flat when the
-    central difference of the smoothed curve through it is within
-    ``flat_slope``; runs of flat points are split where consecutive points
-    (or a point and the run's median) differ by more than ``tol``; runs with
-    ``min_points`` points over ``min_span_octaves`` become levels;
-    neighbouring levels within ``tol`` of each other merge. (Tuned on
-    synthetic curves with logistic steps of various widths and 0.3-2% noise.)
-    Names: the first level is L1 (``l1_cached`` and it ends at or below
-    ``l1_max_bytes``); levels that start below 0.8 x L2 are L2, then
-    ``L2 far`` (H100/H200: each SM reaches the L2 half that is not wired to
-    its GPCs at a higher latency); the rest DRAM.
-
-    Returns: levels by increasing working set.
-
-    Raises:
-        ValueError: mismatched lengths, fewer than 2 points, or a non-positive value.
-    """
-    s = np.asarray(sizes, dtype=float)
-    lat = np.asarray(latencies, dtype=float)
-    if s.shape != lat.shape or s.ndim != 1:
-        raise ValueError("sizes and latencies must be 1-D and of equal length")
-    if s.size < 2:
-        raise ValueError("need at least 2 points")
-    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(lat)) and np.all(s > 0) and np.all(lat > 0)):
-        raise ValueError("sizes and latencies must be positive and finite")
-    idx = np.argsort(s, kind="stable")
-    s, lat = s[idx], lat[idx]
-    x, y = np.log2(s), np.log(lat)
-    n = s.size
-    ys = y.copy()
-    for i in range(1, n - 1):
-        ys[i] = float(np.median(y[i - 1 : i + 2]))
-    flat = np.zeros(n, dtype=bool)
-    for i in range(n):
-        a, b = max(0, i - 1), min(n - 1, i + 1)
-        flat[i] = abs(ys[b] - ys[a]) / max(x[b] - x[a], 1e-9) <= flat_slope
-    jump = math.log1p(tol)
-
-    runs: list[list[int]] = []
-    cur: list[int] = []
-    for i in range(n):
-        if not flat[i]:
-            if cur:
-                runs.append(cur)
-            cur = []
-            continue
-        if cur and (abs(y[i] - y[cur[-1]]) > jump or abs(y[i] - float(np.median(y[cur]))) > jump):
-            runs.append(cur)
-            cur = []
-        cur.append(i)
-    if cur:
-        runs.append(cur)
-    runs = [r for r in runs if len(r) >= min_points and x[r[-1]] - x[r[0]] >= min_span_octaves - 1e-9]
-    merged: list[list[int]] = []
-    for r in runs:
-        if merged and abs(float(np.median(y[r])) - float(np.median(y[merged[-1]]))) <= jump:
-            merged[-1] = merged[-1] + r
-        else:
-            merged.append(r)
-
-    names = _name_levels([(s[r[0]], s[r[-1]]) for r in merged], l2_bytes, l1_cached, l1_max_bytes)
-    levels = []
-    for k, r in enumerate(merged):
-        edge = None
-        if k + 1 < len(merged):
-            edge = _crossing(x, lat, r[-1], merged[k + 1][0], float(np.median(lat[r])), float(np.median(lat[merged[k + 1]])))
-        levels.append(Level(
-            name=names[k], latency_s=float(np.median(lat[r])), first_bytes=int(round(s[r[0]])),
-            last_bytes=int(round(s[r[-1]])), points=len(r), edge_bytes=edge,
-            indices=tuple(int(idx[i]) for i in r),
-        ))
-    return levels
-
-
-def _crossing(x, lat, i0: int, i1: int, lo: float, hi: float) -> float:
-    """Working set (bytes) where the latency first crosses the mean of two levels'
-    latencies between points i0 and i1 (half the loads served by each level),
-    interpolated linearly in latency against log2(size)."""
-    mid = 0.5 * (lo + hi)
-    up = hi >= lo
-    for i in range(i0, i1):
-        a, b = lat[i], lat[i + 1]
-        if (a < mid <= b) if up else (a > mid >= b):
-            t = (mid - a) / (b - a)
-            return float(2.0 ** (x[i] + t * (x[i + 1] - x[i])))
-    return float(2.0 ** (0.5 * (x[i0] + x[i1])))
-
-
-def _name_levels(spans, l2_bytes, l1_cached: bool, l1_max_bytes: int) -> list[str]:
-    names: list[str] = []
-    rest = list(range(len(spans)))
-    if l1_cached and len(spans) >= 2 and spans[0][1] <= l1_max_bytes:
-        names.append("L1")
-        rest = rest[1:]
-    if l2_bytes:
-        cache = [k for k in rest if spans[k][0] < DRAM_START_FRACTION * l2_bytes]
-    else:
-        cache = rest[:-1] if len(rest) >= 2 else []
-    dram = [k for k in rest if k not in cache]
-    l2_names = ["L2", "L2 far"]
-    for j, _ in enumerate(cache):
-        names.append(l2_names[j] if j < len(l2_names) else f"L2 ({j + 1})")
-    for j, _ in enumerate(dram):
-        names.append("DRAM" if j == 0 else f"DRAM ({j + 1})")
-    return names
 
 
 # ----------------------------------------------------------- results ----
@@ -709,17 +380,6 @@ def attach_levels(points: Sequence[LatencyPoint], levels: Sequence[Level], clock
         clk = clock_mhz or _median(p.sm_clock_mhz for p in ps)
         out.append(replace(lv, cycles=cyc, cycles_at_clock=lv.latency_s * clk * 1e6 if clk else None))
     return pts, out
-
-
-def dram_littles_law(levels: Sequence[Level], info, bandwidth_gbs: float | None, bandwidth_source: str):
-    """Little's law for the DRAM level's latency at ``bandwidth_gbs`` (None when either is missing)."""
-    from ..model.littles_law import littles_law
-
-    dram = next((lv for lv in levels if lv.name == "DRAM"), None)
-    if dram is None or not bandwidth_gbs:
-        return None
-    return littles_law(bandwidth_gbs, dram.latency_s, int(info.sm_count), int(info.max_threads_per_sm),
-                       bandwidth_source=bandwidth_source, latency_source="measured DRAM latency (pointer chase)")
 
 
 def dram_bandwidth_for(info, spec_dirs: Sequence[str] = (), gpu: str | None = None) -> tuple[float | None, str]:

@@ -10,6 +10,11 @@
 4. graph: one CUDA graph of many launches, event-timed, divided by their number.
 
 All four report the median of their repetitions (seconds per launch).
+
+The one bench module that imports cuda itself: it calls cuda.core's ``launch`` (and,
+for ``submit_path="cuLaunchKernel"``, the driver's ``cuLaunchKernel``) directly rather
+than through :mod:`gpuwhy.engine.context`, because the cost of that call is what it
+measures; a wrapper would add its own.
 """
 
 from __future__ import annotations

@@ -1,17 +1,18 @@
 """The host link: host-to-device and device-to-host copy bandwidth, pinned and pageable.
 
-``gpuwhy bench --link`` (wired in ``cli/hierarchy.py``)::
+``gpuwhy bench --link`` (a mode of :mod:`gpuwhy.bench.modes`)::
 
     from gpuwhy.bench.link import measure_link
     result = measure_link(device="0")      # LinkResult
     result.curve("h2d", "pinned").plateau_gbs
     result.ratio("h2d")                     # pinned / pageable at the plateau
 
-Method. Copies through the CUDA driver API (cuda.bindings:
-``cuMemcpyHtoDAsync`` / ``cuMemcpyDtoHAsync`` on the engine's stream) between
-``cuMemAlloc`` device buffers and
+Method. Copies through the engine (:meth:`~gpuwhy.engine.context.GpuContext.copier`:
+the driver's ``cuMemcpyHtoDAsync`` / ``cuMemcpyDtoHAsync`` on the engine's stream)
+between ``cuMemAlloc`` device buffers and
 
-- pinned host memory from ``cuMemHostAlloc`` (page-locked: the GPU's copy
+- pinned host memory from ``cuMemHostAlloc`` (:meth:`~gpuwhy.engine.context.GpuContext.pinned`;
+  page-locked: the GPU's copy
   engines read and write it directly by DMA; what PyTorch's
   ``pin_memory=True`` allocates), and
 - pageable host memory: ordinary numpy arrays. The driver cannot DMA from
@@ -44,7 +45,6 @@ Every host and device allocation is freed on every path.
 
 from __future__ import annotations
 
-import ctypes
 import datetime as _dt
 import math
 import platform
@@ -408,33 +408,6 @@ def summarize_curves(rows: Sequence[LinkRow], link: LinkInfo) -> list[LinkCurve]
 # ------------------------------------------------------------- runner ----
 
 
-class _Host:
-    """Pinned host allocations (``cuMemHostAlloc``), freed together by :meth:`free_all`."""
-
-    def __init__(self):
-        self.ptrs: list[int] = []
-
-    def pinned(self, nbytes: int) -> tuple[int, np.ndarray]:
-        from cuda.bindings import driver
-
-        from ..engine.context import check
-
-        ptr = int(check(driver.cuMemHostAlloc(int(nbytes), 0), f"pinning {nbytes} bytes of host memory (cuMemHostAlloc)"))
-        self.ptrs.append(ptr)
-        view = np.ctypeslib.as_array((ctypes.c_uint8 * int(nbytes)).from_address(ptr))
-        return ptr, view
-
-    def free_all(self) -> None:
-        from cuda.bindings import driver
-
-        while self.ptrs:
-            ptr = self.ptrs.pop()
-            try:
-                driver.cuMemFreeHost(ptr)
-            except Exception:
-                pass
-
-
 def _time_host(fn: Callable[[], None], clock: Callable[[], float], budget_s: float, min_reps: int, max_reps: int):
     """Median host-clock time of ``fn()`` (one untimed warm-up; repetitions to fill ``budget_s``)."""
     from ..engine.timing import choose_reps, summarize
@@ -472,9 +445,7 @@ def run_link(
         MeasurementError: a copy that returned wrong bytes, a CUDA error, or
             pinned memory that could not be allocated.
     """
-    from cuda.bindings import driver
-
-    from ..engine.context import DeviceOutOfMemory, check
+    from ..engine.context import DeviceOutOfMemory
     from ..engine.timing import time_gpu
 
     clk = clock or host_clock
@@ -490,10 +461,9 @@ def run_link(
         raise MeasurementError("no transfer size fits in the GPU's free memory")
     top = max(sizes)
     s1 = ctx.stream
-    h2d, d2h = driver.cuMemcpyHtoDAsync, driver.cuMemcpyDtoHAsync
-    host = _Host()
+    h2d, d2h = ctx.copier("h2d"), ctx.copier("d2h")
+    pinned = []
     bufs = []
-    s2 = fork = join = None
     checks: list[str] = []
     rows: list[LinkRow] = []
     try:
@@ -503,8 +473,10 @@ def run_link(
         except DeviceOutOfMemory as exc:
             raise MeasurementError(f"two device buffers of {top:,} bytes did not fit ({exc}); close other GPU programs") from None
         dev_a, dev_b = bufs
-        p_src_ptr, p_src = host.pinned(top + GUARD)
-        p_dst_ptr, p_dst = host.pinned(top + GUARD)
+        for _ in range(2):
+            pinned.append(ctx.pinned(top + GUARD))
+        p_src_ptr, p_src = pinned[0].ptr, pinned[0].array
+        p_dst_ptr, p_dst = pinned[1].ptr, pinned[1].array
         g_src = np.empty(top + GUARD, dtype=np.uint8)
         g_dst = np.empty(top + GUARD, dtype=np.uint8)
         fill_pattern(p_src)
@@ -517,102 +489,85 @@ def run_link(
             for n in sorted({c for c in CHECK_SIZES if c <= top} | {top}):
                 dst_v[: n + GUARD] = POISON
                 ctx.memset(dev_a, 0)
-                check(h2d(dev_a.ptr, src, n, s1.handle), f"copying {n} bytes to the GPU ({memory})")
-                check(d2h(dst, dev_a.ptr, n, s1.handle), f"copying {n} bytes from the GPU ({memory})")
+                h2d(dev_a.ptr, src, n, f"copying {n} bytes to the GPU ({memory})")
+                d2h(dst, dev_a.ptr, n, f"copying {n} bytes from the GPU ({memory})")
                 ctx.sync(f"copying {memory} memory")
                 _compare(dst_v, src_v, n, f"{memory} host -> GPU -> host round trip")
                 done.append(n)
             checks.append(f"{memory}: H2D then D2H, byte for byte with {GUARD} guard bytes, at {', '.join(f'{n:,}' for n in done)} bytes")
-        check(h2d(dev_b.ptr, p_src_ptr, top, s1.handle), "filling the D2H source")
+        h2d(dev_b.ptr, p_src_ptr, top, "filling the D2H source")
         ctx.sync("filling the D2H source")
 
-        # ---- bidirectional: a second stream and two events join it to the first
-        s2 = ctx.device.create_stream()
-        fork, join = ctx.device.create_event(), ctx.device.create_event()
+        # ---- bidirectional: a second stream, joined to the first by two events
+        with ctx.side_stream() as side:
+            d2h_side = ctx.copier("d2h", side.stream)
 
-        def both(n):
-            s1.record(fork)
-            s2.wait(fork)
-            check(h2d(dev_a.ptr, p_src_ptr, n, s1.handle), "bidirectional H2D")
-            check(d2h(p_dst_ptr, dev_b.ptr, n, s2.handle), "bidirectional D2H")
-            s2.record(join)
-            s1.wait(join)
+            def both(n):
+                side.fork()
+                h2d(dev_a.ptr, p_src_ptr, n, "bidirectional H2D")
+                d2h_side(p_dst_ptr, dev_b.ptr, n, "bidirectional D2H")
+                side.join()
 
-        p_dst[: top + GUARD] = POISON
-        ctx.memset(dev_a, 0)
-        both(top)
-        ctx.sync("copying both ways")
-        _compare(p_dst, p_src, top, "bidirectional D2H")
-        g_dst[: top + GUARD] = POISON
-        check(d2h(g_dst.ctypes.data, dev_a.ptr, top, s1.handle), "reading back the bidirectional H2D")
-        ctx.sync("reading back the bidirectional H2D")
-        _compare(g_dst, p_src, top, "bidirectional H2D")
-        checks.append(f"pinned, both ways at once on two streams at {top:,} bytes: both copies byte for byte")
+            p_dst[: top + GUARD] = POISON
+            ctx.memset(dev_a, 0)
+            both(top)
+            ctx.sync("copying both ways")
+            _compare(p_dst, p_src, top, "bidirectional D2H")
+            g_dst[: top + GUARD] = POISON
+            d2h(g_dst.ctypes.data, dev_a.ptr, top, "reading back the bidirectional H2D")
+            ctx.sync("reading back the bidirectional H2D")
+            _compare(g_dst, p_src, top, "bidirectional H2D")
+            checks.append(f"pinned, both ways at once on two streams at {top:,} bytes: both copies byte for byte")
 
-        # ---- timing
-        prog(total=len(sizes) * 5, description="host link")
-        for n in sizes:
-            def ev(fn):
-                return time_gpu(s1, ctx.events, fn, warmup=1, budget_s=budget_s, min_reps=min_reps, max_reps=max_reps,
-                                pad=ctx.spin)
+            # ---- timing
+            prog(total=len(sizes) * 5, description="host link")
+            for n in sizes:
+                def ev(fn):
+                    return time_gpu(s1, ctx.events, fn, warmup=1, budget_s=budget_s, min_reps=min_reps, max_reps=max_reps,
+                                    pad=ctx.spin)
 
-            def synced(fn):
-                def run():
-                    fn()
-                    ctx.sync("timing a copy")
-                return run
+                def synced(fn):
+                    def run():
+                        fn()
+                        ctx.sync("timing a copy")
+                    return run
 
-            def h2d_p(i=0, n=n):
-                check(h2d(dev_a.ptr, p_src_ptr, n, s1.handle), "H2D (pinned)")
+                def h2d_p(i=0, n=n):
+                    h2d(dev_a.ptr, p_src_ptr, n, "H2D (pinned)")
 
-            def d2h_p(i=0, n=n):
-                check(d2h(p_dst_ptr, dev_b.ptr, n, s1.handle), "D2H (pinned)")
+                def d2h_p(i=0, n=n):
+                    d2h(p_dst_ptr, dev_b.ptr, n, "D2H (pinned)")
 
-            def h2d_g(n=n):
-                check(h2d(dev_a.ptr, g_src.ctypes.data, n, s1.handle), "H2D (pageable)")
+                def h2d_g(n=n):
+                    h2d(dev_a.ptr, g_src.ctypes.data, n, "H2D (pageable)")
 
-            def d2h_g(n=n):
-                check(d2h(g_dst.ctypes.data, dev_b.ptr, n, s1.handle), "D2H (pageable)")
+                def d2h_g(n=n):
+                    d2h(g_dst.ctypes.data, dev_b.ptr, n, "D2H (pageable)")
 
-            for direction, fn in (("h2d", h2d_p), ("d2h", d2h_p)):
-                prog(description=f"{direction.upper()} pinned, {n:,} B")
-                m = ev(fn)
-                hm = _time_host(synced(fn), clk, budget_s, min_reps, max_reps)
-                rows.append(LinkRow(direction, "pinned", n, m, hm, TIMING["pinned"]))
+                for direction, fn in (("h2d", h2d_p), ("d2h", d2h_p)):
+                    prog(description=f"{direction.upper()} pinned, {n:,} B")
+                    m = ev(fn)
+                    hm = _time_host(synced(fn), clk, budget_s, min_reps, max_reps)
+                    rows.append(LinkRow(direction, "pinned", n, m, hm, TIMING["pinned"]))
+                    prog(advance=1)
+                for direction, fn in (("h2d", h2d_g), ("d2h", d2h_g)):
+                    prog(description=f"{direction.upper()} pageable, {n:,} B")
+                    hm = _time_host(synced(fn), clk, budget_s, min_reps, max_reps)
+                    rows.append(LinkRow(direction, "pageable", n, hm, hm, TIMING["pageable"]))
+                    prog(advance=1)
+                prog(description=f"both ways pinned, {n:,} B")
+                m = ev(lambda i, n=n: both(n))
+                hm = _time_host(synced(lambda n=n: both(n)), clk, budget_s, min_reps, max_reps)
+                rows.append(LinkRow("bidir", "pinned", n, m, hm, TIMING["pinned"] + ", two streams"))
                 prog(advance=1)
-            for direction, fn in (("h2d", h2d_g), ("d2h", d2h_g)):
-                prog(description=f"{direction.upper()} pageable, {n:,} B")
-                hm = _time_host(synced(fn), clk, budget_s, min_reps, max_reps)
-                rows.append(LinkRow(direction, "pageable", n, hm, hm, TIMING["pageable"]))
-                prog(advance=1)
-            prog(description=f"both ways pinned, {n:,} B")
-            m = ev(lambda i, n=n: both(n))
-            hm = _time_host(synced(lambda n=n: both(n)), clk, budget_s, min_reps, max_reps)
-            rows.append(LinkRow("bidir", "pinned", n, m, hm, TIMING["pinned"] + ", two streams"))
-            prog(advance=1)
-        ctx.sync("finishing the copies")
+            ctx.sync("finishing the copies")
     finally:
         try:
             ctx.stream.sync()
         except Exception:
             pass
-        if s2 is not None:
-            try:
-                s2.sync()
-            except Exception:
-                pass
-        for e in (fork, join):
-            if e is not None:
-                try:
-                    e.close()
-                except Exception:
-                    pass
-        if s2 is not None:
-            try:
-                s2.close()
-            except Exception:
-                pass
-        host.free_all()
+        for h in reversed(pinned):
+            h.free()
         for b in bufs:
             b.free()
     return rows, checks, notes

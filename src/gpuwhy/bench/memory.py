@@ -448,8 +448,6 @@ class MemoryBench:
         and the faster one is timed in full. Calls shorter than 200 us are
         padded (:meth:`GpuContext.spin`) so the events time the GPU only.
         """
-        from cuda.core import launch
-
         from ..engine.context import DeviceOutOfMemory
         from ..engine.timing import time_gpu
 
@@ -496,10 +494,10 @@ class MemoryBench:
                 argsets = [case.args([b.ptr for b in bufs[s]], n, self.dtype, partial.ptr, value) for s in range(k)]
 
                 def make_fn(grid, block):
-                    cfg = ctx.config(grid, block)
+                    go = ctx.launcher(kern, grid, block)
 
                     def fn(i):
-                        launch(stream, cfg, kern, *argsets[i % k])
+                        go(*argsets[i % k])
 
                     return fn
 

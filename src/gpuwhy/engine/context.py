@@ -12,6 +12,11 @@ Usage (the whole engine API other benchmarks need)::
             m = time_gpu(ctx.stream, ctx.events, lambda i: ctx.launch(k, grid, block, buf.ptr, np.int32(n)))
             out = ctx.download(buf, np.float32, n)     # syncs; CUDA errors -> MeasurementError (exit 4)
 
+Timed loops take a launcher built once (``go = ctx.launcher(k, grid, block)``, then
+``go(*args)``); host-link benchmarks take pinned host buffers (:meth:`GpuContext.pinned`),
+bound async copies (:meth:`GpuContext.copier`) and a second stream
+(:meth:`GpuContext.side_stream`). Outside ``engine/`` and ``device/`` nothing imports cuda.
+
 Kernel arguments follow cuda.core's rules: a Python ``int`` is passed as a
 pointer (``intptr_t``); pass sizes and scalars as numpy scalars of the C type
 (``np.int32``, ``np.uint64``, ``np.float32``, ...).
@@ -23,6 +28,7 @@ is 256-byte aligned and the 16-byte vector kernels can use it directly.
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -187,35 +193,102 @@ def device_identity(index: int, via_torch: bool = False) -> tuple[str | None, in
     return uuid, l2
 
 
-class DeviceBuffer:
-    """A ``cuMemAlloc`` allocation. Use as a context manager, or call :meth:`free`.
+class _Allocation:
+    """Memory freed once: by :meth:`free`, or on leaving a ``with`` block. Errors while
+    freeing (after a failed kernel) are ignored. Subclasses name the driver call."""
 
-    Attributes: ``ptr`` (int device address, pass it as a kernel argument), ``nbytes``.
-    """
+    _free_call = ""  # the cuda.bindings.driver function that frees ``ptr``
 
-    def __init__(self, ctx: "GpuContext", ptr: int, nbytes: int):
-        self.ctx, self.ptr, self.nbytes = ctx, ptr, nbytes
+    def __init__(self, ctx: "GpuContext", ptr: int, nbytes: int, live: set):
+        self.ctx, self.ptr, self.nbytes, self._live_set = ctx, ptr, nbytes, live
 
     def free(self) -> None:
-        """Free once; errors while freeing after a failed kernel are ignored."""
+        """Free once; errors are ignored."""
         if self.ptr:
             ptr, self.ptr = self.ptr, 0
-            self.ctx._live.discard(self)
+            self._live_set.discard(self)
             try:
                 from cuda.bindings import driver
 
-                driver.cuMemFree(ptr)
+                getattr(driver, self._free_call)(ptr)
             except Exception:
                 pass
 
-    def __enter__(self) -> "DeviceBuffer":
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:
         self.free()
 
+
+class DeviceBuffer(_Allocation):
+    """A ``cuMemAlloc`` allocation. Use as a context manager, or call :meth:`free`.
+
+    Attributes: ``ptr`` (int device address, pass it as a kernel argument), ``nbytes``.
+    """
+
+    _free_call = "cuMemFree"
+
+    def __init__(self, ctx: "GpuContext", ptr: int, nbytes: int):
+        super().__init__(ctx, ptr, nbytes, ctx._live)
+
     def __repr__(self) -> str:
         return f"DeviceBuffer(0x{self.ptr:x}, {self.nbytes} B)"
+
+
+class HostBuffer(_Allocation):
+    """Page-locked host memory from ``cuMemHostAlloc`` (what PyTorch's ``pin_memory=True``
+    allocates: the copy engines reach it by DMA). Use as a context manager, or call :meth:`free`.
+
+    Attributes: ``ptr`` (int host address), ``nbytes``, ``array`` (a numpy uint8 view of the
+    ``nbytes`` bytes; do not use it after :meth:`free`).
+    """
+
+    _free_call = "cuMemFreeHost"
+
+    def __init__(self, ctx: "GpuContext", ptr: int, nbytes: int):
+        import ctypes
+
+        import numpy as np
+
+        super().__init__(ctx, ptr, nbytes, ctx._live_host)
+        self.array = np.ctypeslib.as_array((ctypes.c_uint8 * int(nbytes)).from_address(ptr))
+
+
+class SideStream:
+    """A second stream beside the context's, joined to it by two events (see
+    :meth:`GpuContext.side_stream`). ``stream`` is the cuda.core stream."""
+
+    def __init__(self, main):
+        self.main = main
+        self.stream = self.fork_event = self.join_event = None
+
+    def open(self, device) -> None:
+        """Create the stream and the two events (what was made before a failure is closed by :meth:`close`)."""
+        self.stream = device.create_stream()
+        self.fork_event = device.create_event()
+        self.join_event = device.create_event()
+
+    def fork(self) -> None:
+        """The side stream waits for the work queued so far on the main one."""
+        self.main.record(self.fork_event)
+        self.stream.wait(self.fork_event)
+
+    def join(self) -> None:
+        """The main stream waits for the work queued so far on the side one."""
+        self.stream.record(self.join_event)
+        self.main.wait(self.join_event)
+
+    def close(self) -> None:
+        """Wait for both streams, then close the events and the side stream (errors ignored)."""
+        for s in (self.main, self.stream):
+            if s is not None:
+                with contextlib.suppress(Exception):
+                    s.sync()
+        for obj in (self.fork_event, self.join_event, self.stream):
+            if obj is not None:
+                with contextlib.suppress(Exception):
+                    obj.close()
 
 
 class GpuContext:
@@ -233,6 +306,7 @@ class GpuContext:
         from .timing import EventPool
 
         self._live: set[DeviceBuffer] = set()
+        self._live_host: set[HostBuffer] = set()
         self._modules: dict = {}
         self._configs: dict = {}
         self._spin_kernel = None
@@ -316,16 +390,69 @@ class GpuContext:
         n = buf.nbytes if nbytes is None else int(nbytes)
         check(driver.cuMemsetD8Async(buf.ptr, int(byte) & 0xFF, n, self.stream.handle), "cuMemsetD8Async")
 
+    def pinned(self, nbytes: int) -> HostBuffer:
+        """``cuMemHostAlloc`` ``nbytes`` of page-locked host memory (freed at the latest on close).
+
+        Raises:
+            MeasurementError: the driver refused (names the size).
+        """
+        from cuda.bindings import driver
+
+        ptr = int(check(driver.cuMemHostAlloc(int(nbytes), 0), f"pinning {nbytes} bytes of host memory (cuMemHostAlloc)"))
+        buf = HostBuffer(self, ptr, int(nbytes))
+        self._live_host.add(buf)
+        return buf
+
+    def copier(self, direction: str, stream=None):
+        """``copy(dst, src, nbytes, what)``: one asynchronous copy on ``stream`` (default the
+        context's): ``h2d`` (``cuMemcpyHtoDAsync``, dst a device address, src a host one) or
+        ``d2h`` (``cuMemcpyDtoHAsync``). The driver call and the stream handle are bound once,
+        for timed loops; a failed copy raises MeasurementError naming ``what``.
+
+        Raises:
+            ValueError: another direction.
+        """
+        from cuda.bindings import driver
+
+        calls = {"h2d": driver.cuMemcpyHtoDAsync, "d2h": driver.cuMemcpyDtoHAsync}
+        if direction not in calls:
+            raise ValueError(f"direction {direction!r} is not 'h2d' or 'd2h'")
+        fn, handle = calls[direction], (stream if stream is not None else self.stream).handle
+
+        def copy(dst: int, src: int, nbytes: int, what: str) -> None:
+            check(fn(dst, src, nbytes, handle), what)
+
+        return copy
+
+    @contextlib.contextmanager
+    def side_stream(self):
+        """A :class:`SideStream` for work that overlaps the context's stream (copies both ways
+        at once); both streams are waited for and the side one closed on exit, on every path."""
+        side = SideStream(self.stream)
+        try:
+            side.open(self.device)
+            yield side
+        finally:
+            side.close()
+
     # --------------------------------------------------------------- kernels
-    def module(self, file_name: str, defines: Mapping[str, object] | None = None):
-        """The bundled ``microbench/<file_name>`` compiled for this device and loaded (cached)."""
-        key = (file_name, tuple(sorted((defines or {}).items())))
+    def module(self, file_name: str, defines: Mapping[str, object] | None = None, *, arch: str | None = None):
+        """The bundled ``microbench/<file_name>`` compiled for ``arch`` and loaded (cached).
+
+        ``arch`` defaults to this device's (``sm_90``); pass an arch-specific target
+        (``sm_90a``, which wgmma needs) to build for that instead.
+        """
+        return self._loaded(file_name, defines, arch)[0]
+
+    def _loaded(self, file_name: str, defines, arch: str | None):
+        target = arch or self.info.arch
+        key = (file_name, target, tuple(sorted((defines or {}).items())))
         if key not in self._modules:
             from cuda.core import ObjectCode
 
             from .compile import compile_file, nvrtc_version
 
-            mod = compile_file(file_name, self.info.arch, defines=defines)
+            mod = compile_file(file_name, target, defines=defines)
             try:
                 obj = ObjectCode.from_cubin(mod.cubin, name=file_name)
             except Exception as exc:
@@ -335,20 +462,23 @@ class GpuContext:
                     hint = f"; NVRTC {major}.x is newer than the driver's CUDA {self.info.driver_cuda_version}: install nvidia-cuda-nvrtc {self.info.driver_cuda_version.split('.')[0]}.x or update the driver"
                 raise MeasurementError(f"the {mod.arch} cubin of {file_name} did not load ({exc}){hint}") from None
             self._modules[key] = (obj, mod)
-        return self._modules[key][0]
+        return self._modules[key]
 
-    def kernel(self, file_name: str, name: str, defines: Mapping[str, object] | None = None):
-        """A ``cuda.core.Kernel`` from a bundled source (compiled and loaded on first use).
+    def kernel(self, file_name: str, name: str, defines: Mapping[str, object] | None = None, *, arch: str | None = None):
+        """A ``cuda.core.Kernel`` from a bundled source (compiled for ``arch``, default this
+        device's, and loaded on first use; see :meth:`module`).
 
         Raises:
             UsageError: unknown source; MeasurementError: unknown kernel name or a load failure.
         """
-        obj = self.module(file_name, defines)
+        obj, mod = self._loaded(file_name, defines, arch)
+        where = file_name if arch is None else f"{file_name} ({arch})"
+        if name not in mod.kernel_names:
+            raise MeasurementError(f"{where} has no kernel {name!r}; it has: {', '.join(mod.kernel_names)}")
         try:
             return obj.get_kernel(name)
-        except Exception:
-            have = ", ".join(self._modules[(file_name, tuple(sorted((defines or {}).items())))][1].kernel_names)
-            raise MeasurementError(f"{file_name} has no kernel {name!r}; it has: {have}") from None
+        except Exception as exc:
+            raise MeasurementError(f"loading {name} from {where} failed ({exc})") from None
 
     def config(self, grid, block, shmem: int = 0):
         """A cached ``cuda.core.LaunchConfig``."""
@@ -365,6 +495,14 @@ class GpuContext:
         from cuda.core import launch
 
         launch(self.stream, self.config(grid, block, shmem), kernel, *args)
+
+    def launcher(self, kernel, grid, block, shmem: int = 0):
+        """``go(*args)``: enqueue ``kernel`` on the stream with these arguments. cuda.core's
+        ``launch``, the stream and the launch config are bound once (:func:`functools.partial`),
+        so a timed loop pays no lookup per launch."""
+        from cuda.core import launch
+
+        return functools.partial(launch, self.stream, self.config(grid, block, shmem), kernel)
 
     def spin(self, ns: int = 60_000) -> None:
         """Keep the stream busy for about ``ns`` nanoseconds (``spin_kernel`` in launch.cu).
@@ -400,9 +538,11 @@ class GpuContext:
 
     # -------------------------------------------------------------- lifetime
     def close(self) -> None:
-        """Free every live buffer, the events and the stream (errors ignored)."""
+        """Free every live device and pinned host buffer, the events and the stream (errors ignored)."""
         for buf in list(self._live):
             buf.free()
+        for hbuf in list(self._live_host):
+            hbuf.free()
         self.events.close()
         with contextlib.suppress(Exception):
             self.stream.close()

@@ -1,4 +1,4 @@
-"""Rich rendering of `gpuwhy bench` results and of `--compile-only` reports."""
+"""Rich rendering of `gpuwhy bench` results and of `--compile-only` reports, and the views the bench modes name."""
 
 from __future__ import annotations
 
@@ -129,3 +129,28 @@ def render_compile(reports, arch: str) -> None:
     nk = sum(len(r.kernels) for r in reports if r.ok)
     srcs = len({r.source for r in reports})
     out().print(f"{n_ok}/{len(reports)} builds ok: {srcs} sources, {nk} kernels compiled for {arch}")
+
+
+# ------------------------------------------------- the views of bench modes --
+# Named in gpuwhy.bench.modes (``"bench_view:render_bench_run"``); each takes a mode's result.
+
+
+def render_bench_run(run) -> None:
+    """A :class:`~gpuwhy.bench.modes.MemoryRun`: the bandwidth run, then the compute ceilings a sweep adds."""
+    render_bench(run.result)
+    if run.compute is not None:
+        from .compute_view import render_compute
+
+        render_compute(run.compute, run.result.device.name)
+
+
+def render_compile_run(run) -> None:
+    """A :class:`~gpuwhy.bench.modes.CompileRun` (``--compile-only``)."""
+    render_compile(run.reports, run.arch)
+
+
+def render_roofline_run(run) -> None:
+    """A :class:`~gpuwhy.bench.modes.RooflineRun` (``--roofline``): the sweep against its sheet."""
+    from .plot import render_roofline_sweep
+
+    render_roofline_sweep(run.sweep, run.sheet)

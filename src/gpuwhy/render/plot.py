@@ -392,7 +392,7 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
             raise UsageError(f"the {sheet.name} sheet has no {k} peak and no measured one; it has: {have}")
     sweeps: list[SweepSeries] = []
     if profile is not None:
-        from ..bench.intensity import CEILING_KEY
+        from ..model.intensity_sweep import CEILING_KEY
 
         pts = getattr(profile, "roofline_points", None) or {}
         ridges = getattr(profile, "roofline_ridge", None) or {}
@@ -682,7 +682,8 @@ def render_roofline_sweep(sweep, sheet=None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ..bench.intensity import CONVENTION, RIDGE_METHOD
+    from ..model.intensity_sweep import CONVENTION
+    from ..model.ridge_fit import RIDGE_METHOD
     from ..units import fmt_time
     from .console import out
 
