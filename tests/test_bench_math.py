@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from gpuwhy.bench import memory as M
-from gpuwhy.bench.health import health_warnings, reason_names
-from gpuwhy.device.sample import HealthSample
+from gpuwhy.device.derive import clock_event_keys as reason_names
+from gpuwhy.device.sample import HealthSample, health_warnings
 from gpuwhy.bench.results import (
     REGIME_DRAM,
     REGIME_L2,

@@ -144,7 +144,7 @@ class ComputeResult:
         clock_samples: how many clock samples were taken.
         power_w: median board power sampled through NVML while timing (W), None if unread.
         clock_events: NVML clock-event reasons seen while timing (``sw_power_cap``, ...; names
-            from :func:`gpuwhy.bench.health.reason_names`): why the clock was below its maximum.
+            from :func:`gpuwhy.device.derive.clock_event_keys`): why the clock was below its maximum.
         clock_peak_tflops: SMs x :data:`RATE_PER_SM_CLK` x sampled clock (TFLOP/s), None if unknown.
         sheet_peak_tflops: the spec sheet's dense peak for ``sheet_key`` (TFLOP/s), None if absent.
         sheet_key: the ``peak_tflops`` key compared with.
@@ -334,7 +334,7 @@ def select_cases(arch: str, precisions: Sequence[str] | None = None, variants: s
 def sample_summary(samples: Sequence[tuple]) -> dict:
     """Clock (median/min/max/count, MHz), median power (W) and the union of clock-event
     reasons of (clock, power, mask) samples from :meth:`gpuwhy.device.sample.ClockSampler.sample`."""
-    from .health import reason_names
+    from ..device.derive import clock_event_keys
 
     clk, lo, hi, n = clock_summary([s[0] for s in samples if s and s[0]])
     pw = sorted(float(s[1]) for s in samples if s and s[1])
@@ -344,7 +344,7 @@ def sample_summary(samples: Sequence[tuple]) -> dict:
             mask |= int(s[2])
     return {"sm_clock_mhz": clk, "sm_clock_min_mhz": lo, "sm_clock_max_mhz": hi, "clock_samples": n,
             "power_w": pw[len(pw) // 2] if pw else None,
-            "clock_events": tuple(r for r in reason_names(mask) if r != "gpu_idle")}
+            "clock_events": tuple(r for r in clock_event_keys(mask) if r != "gpu_idle")}
 
 
 def clock_summary(samples: Sequence[float]) -> tuple[float | None, float | None, float | None, int]:
@@ -426,9 +426,9 @@ def measure_case(ctx, case: ComputeCase, *, sheet=None, target_s: float = 0.03, 
             note = "mma.sync on Hopper: wgmma is the peak path; " + note
     if rate is None:
         note = (note + "; " if note else "") + f"no per-clock rate known for {case.precision} on {ctx.info.arch}"
-    from .health import REASON_BITS
+    from ..device.sample import LIMITING_KEYS
 
-    held = [r for r in ss["clock_events"] if any(n == r and warn for n, warn in REASON_BITS.values())]
+    held = [r for r in ss["clock_events"] if r in LIMITING_KEYS]
     if held:
         note = (note + "; " if note else "") + f"SM clock held below its maximum during the run by: {', '.join(held)}"
     return ComputeResult(

@@ -420,15 +420,15 @@ def measure_latency(
         UsageError: a bad device, sheet name or size.
         MeasurementError: a wrong chase result or a CUDA error (exit 4).
     """
+    from ..device.sample import ClockSampler, health_warnings, sample
     from ..engine.context import open_device
     from ..model.littles_law import course_example
-    from ..device.sample import ClockSampler, sample
-    from . import health
     from .compute import sample_summary
+    from .preflight import open_and_sample
 
     t0 = time.perf_counter()
     date = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    index, uuid, before = health.open_and_sample(device)
+    index, uuid, before = open_and_sample(device)
     notes: list[str] = []
     if before is None:
         notes.append("NVML unavailable: no SM clock samples; cycles come from clock64 only")
@@ -455,7 +455,7 @@ def measure_latency(
     littles = dram_littles_law(levels, info, bw, src)
     if littles is None and "DRAM" in names:
         notes.append("no DRAM bandwidth known (no profile, no spec sheet): run `gpuwhy bench` for Little's law")
-    warnings = health.health_warnings(before, after)
+    warnings = health_warnings(before, after)
     return LatencyResult(
         device=info, mode="cg" if l1_bypass else "ca", points=tuple(points), levels=tuple(levels), sm_clock=summ,
         littles=littles, course=course_example(), nvrtc=_nvrtc_text(), duration_s=time.perf_counter() - t0,

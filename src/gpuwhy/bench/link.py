@@ -627,13 +627,13 @@ def measure_link(
         UsageError: a bad device.
         MeasurementError: a wrong copy or a CUDA error (exit 4).
     """
-    from ..device.sample import sample
+    from ..device.sample import health_warnings, sample
     from ..engine.context import open_device
-    from . import health
+    from .preflight import open_and_sample
 
     t0 = time.perf_counter()
     date = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    index, uuid, before = health.open_and_sample(device)
+    index, uuid, before = open_and_sample(device)
     with open_device(index) as ctx:
         info = ctx.info
         link = probe_link(info.uuid, spec_dirs)
@@ -646,7 +646,7 @@ def measure_link(
         notes.append(f"the link was at gen {link.gen_current} when probed (idle power saving?); its max is gen {link.gen}")
     notes.append("pageable copies: the driver stages them through its own pinned buffer (a CPU memcpy per chunk); "
                  "they are timed by the host clock around copy + synchronize")
-    warnings = health.health_warnings(before, after)
+    warnings = health_warnings(before, after)
     return LinkResult(device=info, link=link, rows=tuple(rows), curves=tuple(summarize_curves(rows, link)),
                       checks=tuple(checks), notes=tuple(notes), warnings=tuple(warnings),
                       duration_s=time.perf_counter() - t0, date=date)

@@ -229,7 +229,7 @@ class BenchResult:
     ``device`` is a :class:`~gpuwhy.engine.context.DeviceInfo`; ``sheet_*`` come from
     the matched spec sheet (None without one); ``sustained`` is the row
     :func:`sustained_dram` picked (None when no row qualified); ``health_*`` are
-    :class:`~gpuwhy.bench.health.HealthSample` or None.
+    :class:`~gpuwhy.device.sample.HealthSample` or None.
     """
 
     device: Any

@@ -75,7 +75,7 @@ def run_bench(opts: BenchOptions, progress: Progress | None = None) -> "BenchRes
     """
     from ..device.sample import sample
     from ..engine.context import open_device
-    from . import health
+    from .preflight import open_and_sample
     from .launch import measure_launch_overhead
     from .memory import QUICK_SIZES, MemoryBench, cpu_comparison, select_cases, sweep_sizes
     from .results import BenchResult, sustained_dram
@@ -91,7 +91,7 @@ def run_bench(opts: BenchOptions, progress: Progress | None = None) -> "BenchRes
     sizes = list(opts.sizes) if opts.sizes else (list(QUICK_SIZES) if opts.mode == "quick" else sweep_sizes())
     budget, min_reps, max_reps = BUDGETS.get(opts.mode, BUDGETS["quick"])
 
-    index, uuid, before = health.open_and_sample(opts.device)
+    index, uuid, before = open_and_sample(opts.device)
     notes: list[str] = []
     if before is None:
         notes.append("NVML unavailable: no clock, throttling or busy-GPU check")
@@ -124,7 +124,7 @@ def run_bench(opts: BenchOptions, progress: Progress | None = None) -> "BenchRes
     cpu = cpu_comparison(rows, opts.dtype) if any(c.op == "vecadd" for c in cases) else None
     prog(advance=1)
 
-    from .health import health_warnings
+    from ..device.sample import health_warnings
 
     warnings = health_warnings(before, after)
     best = sustained_dram(rows, info.l2_bytes)

@@ -118,7 +118,7 @@ class ClockEventReason(NamedTuple):
 #: NVML clock-event (formerly "throttle") reason bits, from nvml.h
 #: (``nvmlClocksEventReason*``; 0x200 and 0x400 as ``nvmlClocksThrottleReasonBoardLimit``
 #: and ``...Reliability``). The one table for the probe (:func:`decode_clock_event_reasons`)
-#: and the bench's health samples (:func:`clock_event_keys`, ``gpuwhy.bench.health``).
+#: and the bench's health samples (:func:`clock_event_keys`, :mod:`gpuwhy.device.sample`).
 CLOCK_EVENT_REASONS: tuple[ClockEventReason, ...] = (
     ClockEventReason(0x001, "gpu_idle", "idle", False),
     ClockEventReason(0x002, "applications_clocks_setting", "application clocks setting", False),

@@ -3,9 +3,13 @@ and what were its clocks while it ran?
 
 Both go through the one NVML layer (:mod:`gpuwhy.device.nvml`): :func:`sample` is one
 reading of clocks, clock-event reasons, utilisation and other processes before or
-after a benchmark; :class:`ClockSampler` reads the SM clock, power and clock-event
+after a benchmark, and :func:`health_warnings` (pure) says what in two such readings
+is worth a warning; :class:`ClockSampler` reads the SM clock, power and clock-event
 mask while timed kernels run. Every read may fail or be unsupported: it reads as None
-and never stops a measurement.
+and never stops a measurement. Clock-event reason bits: NVML's
+``nvmlClocksEventReason*`` (nvml.h,
+https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html), decoded
+with the probe's table in :mod:`gpuwhy.device.derive`.
 """
 
 from __future__ import annotations
@@ -14,8 +18,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .derive import clock_event_keys
+from .derive import CLOCK_EVENT_REASONS, clock_event_keys
 from .nvml import is_na, open_nvml
+
+
+#: Clock-event reason keys that hold the clocks down (power, thermal, hardware slowdowns):
+#: worth a warning when seen during a run (:data:`gpuwhy.device.derive.CLOCK_EVENT_REASONS`).
+LIMITING_KEYS = frozenset(r.key for r in CLOCK_EVENT_REASONS if r.limiting)
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,31 @@ def sample(uuid: str | None = None, index: int = 0) -> HealthSample | None:
         )
     finally:
         nv.close()
+
+
+def health_warnings(before: HealthSample | None, after: HealthSample | None) -> list[str]:
+    """Warnings for the output: throttling reasons seen, other processes, a busy GPU.
+
+    ``before`` is sampled before gpuwhy touches the GPU, ``after`` right after the
+    last timed kernel.
+    """
+    warns: list[str] = []
+    bad = LIMITING_KEYS
+    seen = []
+    for s in (before, after):
+        if s is not None:
+            seen.extend(r for r in s.reasons if r in bad and r not in seen)
+    if seen:
+        clock = ""
+        if after is not None and after.sm_clock_mhz and after.max_sm_clock_mhz:
+            clock = f" (SM clock {after.sm_clock_mhz} of {after.max_sm_clock_mhz} MHz after the run)"
+        warns.append(f"clocks were throttled during the run: {', '.join(seen)}{clock}; figures may be low")
+    if before is not None and before.other_processes:
+        procs = ", ".join(f"{n or '?'} (pid {p})" for p, n in before.other_processes[:4])
+        warns.append(f"other processes use this GPU: {procs}; they compete for bandwidth and time")
+    if before is not None and before.gpu_util_pct is not None and before.gpu_util_pct >= 10 and not before.other_processes:
+        warns.append(f"the GPU was {before.gpu_util_pct}% busy before the run (another container or VM?); figures may be low")
+    return warns
 
 
 class ClockSampler:

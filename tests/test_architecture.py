@@ -1,0 +1,143 @@
+"""The import graph keeps its layers (docs/architecture.md): no module imports one above it,
+no import loop outside the CLI's command registration, model/ stays pure, only device/ and
+engine/ reach NVML and CUDA."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "gpuwhy"
+
+#: Bottom up; a module may import its own layer and those below.
+LAYERS = [
+    ("errors", "units", "resources", "version", "archs"),
+    ("specs",),
+    ("model",),
+    ("device", "engine"),
+    ("profiles",),
+    ("bench", "importers"),
+    ("api", "check"),
+    ("render",),
+    ("cli",),
+    ("__init__", "__main__"),
+]
+LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
+
+
+def _module(path: Path) -> str:
+    rel = path.relative_to(SRC).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """gpuwhy modules imported anywhere in ``path`` (also inside functions), as dotted names."""
+    mod = _module(path)
+    pkg = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg[: len(pkg) - node.level + 1] if node.level > 1 else pkg
+                target = ".".join([*base, *(node.module.split(".") if node.module else [])])
+                names = [target] + [f"{target}.{a.name}" for a in node.names]
+            elif node.module and node.module.startswith("gpuwhy"):
+                target = node.module[len("gpuwhy."):] if node.module != "gpuwhy" else ""
+                names = [target] + [f"{target}.{a.name}".strip(".") for a in node.names]
+            else:
+                continue
+            out.update(n for n in names if n and _exists(n))
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("gpuwhy."):
+                    n = a.name[len("gpuwhy."):]
+                    if _exists(n):
+                        out.add(n)
+    out.discard(mod)
+    return out
+
+
+def _exists(dotted: str) -> bool:
+    p = SRC.joinpath(*dotted.split("."))
+    return p.with_suffix(".py").is_file() or (p / "__init__.py").is_file()
+
+
+def _graph() -> dict[str, set[str]]:
+    return {_module(p): _imports(p) for p in SRC.rglob("*.py")}
+
+
+def _layer(mod: str) -> int:
+    return LAYER[mod.split(".")[0]]
+
+
+def test_every_top_level_module_has_a_layer():
+    top = {_module(p).split(".")[0] for p in SRC.rglob("*.py")}
+    assert top <= set(LAYER), f"add {sorted(top - set(LAYER))} to LAYERS and docs/architecture.md"
+
+
+def test_no_import_runs_back_up_a_layer():
+    bad = [f"{m} -> {t}" for m, ts in _graph().items() for t in ts if _layer(t) > _layer(m)]
+    assert not bad, bad
+
+
+def test_model_is_pure():
+    bad = [f"{m} -> {t}" for m, ts in _graph().items() if m.startswith("model")
+           for t in ts if t.split(".")[0] in ("device", "engine", "render", "bench", "api", "cli", "profiles")]
+    assert not bad, bad
+    for p in (SRC / "model").rglob("*.py"):
+        text = p.read_text()
+        for word in ("pynvml", "cuda.bindings", "cuda.core", "import torch"):
+            assert word not in text, f"{p.name} uses {word}"
+
+
+def test_only_device_and_engine_reach_nvml_and_cuda():
+    allowed = ("device/", "engine/", "bench/launch.py")  # launch.py: the launch it measures
+    bad = []
+    for p in SRC.rglob("*.py"):
+        rel = p.relative_to(SRC).as_posix()
+        if rel.startswith(allowed):
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            bad += [f"{rel}: {n}" for n in names if n.split(".")[0] in ("pynvml", "cuda")]
+    assert not bad, bad
+
+
+def test_no_import_loop_outside_the_cli():
+    g = {m: {t for t in ts if not t.startswith("cli")} for m, ts in _graph().items() if not m.startswith("cli")}
+    # Tarjan's strongly connected components.
+    index, low, stack, on, loops, n = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = n[0]
+        n[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in g.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                loops.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    assert not loops, loops
