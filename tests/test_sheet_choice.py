@@ -56,3 +56,16 @@ def test_probe_says_which_rule_decided(machine, cli):
     assert sheet["name"] == "H200 NVL" and sheet["rule"] == "pci_id" and "PCI id decides" in sheet["conflict"]
     code, out, err = cli("probe")
     assert code == 0 and "PCI id decides" in " ".join(out.split())
+
+
+def test_api_asks_for_a_gpu_name_instead_of_guessing():
+    import gpuwhy
+
+    for bad in (None, "", "  "):
+        with pytest.raises(UsageError, match="GPU name"):
+            gpuwhy.load_spec(bad)
+        with pytest.raises(UsageError, match="needs a GPU"):
+            gpuwhy.classify(flops=1e12, bytes=1e9, gpu=bad)
+    # One folder given as a string is one folder, not one per character.
+    with pytest.raises(UsageError, match="'/no/such/folder'"):
+        gpuwhy.load_spec("H200", spec_dirs="/no/such/folder")

@@ -22,7 +22,10 @@ def load_spec(name: str, spec_dirs=()):
         gpuwhy.errors.SpecError: a malformed sheet.
     """
     from .device.sheet import sheet_for
+    from .errors import UsageError
 
+    if not isinstance(name, str) or not name.strip():
+        raise UsageError(f"load_spec needs a GPU name such as 'H200' (see `gpuwhy specs list`), got {name!r}")
     return sheet_for(name, spec_dirs=spec_dirs).sheet
 
 

@@ -480,7 +480,12 @@ _CACHE: dict[tuple, SpecLibrary] = {}
 
 
 def library(extra_dirs: Iterable[str | os.PathLike] = ()) -> SpecLibrary:
-    """Cached :func:`load_library` for this process (keyed by the folders and ``GPUWHY_SPECS``)."""
+    """Cached :func:`load_library` for this process (keyed by the folders and ``GPUWHY_SPECS``).
+
+    ``extra_dirs`` is a list of folders; one folder given as a string or path counts as one.
+    """
+    if isinstance(extra_dirs, (str, os.PathLike)):
+        extra_dirs = (extra_dirs,)
     key = (tuple(str(d) for d in extra_dirs), os.environ.get("GPUWHY_SPECS", ""))
     if key not in _CACHE:
         _CACHE[key] = load_library(extra_dirs)

@@ -100,6 +100,8 @@ def run_classify(
             lacks, non-positive workload figures, or no profile with ``measured``.
         SpecError: a malformed sheet or remedies file.
     """
+    if gpu is None or (isinstance(gpu, str) and not gpu.strip()):
+        raise UsageError("classify needs a GPU: pass gpu='NAME' (see `gpuwhy specs list`)")
     sheet = sheet_for(gpu, spec_dirs=spec_dirs).sheet
     spec = ceilings_from_sheet(sheet, dtype, tensor_cores, launch_overhead_s)
     notes: list[str] = []

@@ -114,7 +114,7 @@ def sheet_for(
 
     if isinstance(gpu, Sheet):
         return _scaled(SheetChoice(gpu, "given", f"the {gpu.name} sheet, as given"), mig)
-    lib = library if library is not None else load_library(tuple(spec_dirs))
+    lib = library if library is not None else load_library(spec_dirs)
     if gpu is not None and str(gpu).strip():
         s = lib.match(str(gpu))
         return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})"), mig)

@@ -380,7 +380,7 @@ def compare_llm(
 ) -> GpuComparison:
     """Compare ``sheets`` for LLM decoding: per GPU (or group of
     ``scaling.num_gpus``) the decode tokens/s of
-    :func:`gpuwhy.model.llm_scaling.scaled_estimate`, with the step's FLOP/byte
+    :func:`gpuwhy.model.llm.scaled_estimate`, with the step's FLOP/byte
     against each GPU's ridge for the weight dtype's peak.
 
     ``llm_kwargs`` go to ``scaled_estimate`` (batch, shape, kv_dtype, context,

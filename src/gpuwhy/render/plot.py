@@ -434,7 +434,7 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
 
 
 def chart_from_classification(c) -> RooflineChart:
-    """The chart of a :class:`~gpuwhy.diagnose.Classification`: the sheet's roof for the
+    """The chart of a :class:`~gpuwhy.api.classify.Classification`: the sheet's roof for the
     precision (dashed), the measured one when the verdict used measured ceilings (solid),
     and the workload labelled with its verdict."""
     v = c.verdict
@@ -602,7 +602,7 @@ def save_chart(chart: RooflineChart, path: str) -> str:
 
 
 def save_classification_plot(c, path: str) -> str:
-    """``classify --plot``: draw a :class:`~gpuwhy.diagnose.Classification` on its roofline."""
+    """``classify --plot``: draw a :class:`~gpuwhy.api.classify.Classification` on its roofline."""
     return save_chart(chart_from_classification(c), path)
 
 

@@ -19,7 +19,7 @@ def _kv_table(title: str) -> Table:
 
 
 def render_classification(c) -> None:
-    """Print a :class:`~gpuwhy.classify.Classification`: the numbers, the verdict, the remedies."""
+    """Print a :class:`~gpuwhy.api.classify.Classification`: the numbers, the verdict, the remedies."""
     v = c.verdict
     w, ce = v.workload, v.ceilings
     con = out()
