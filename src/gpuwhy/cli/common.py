@@ -30,3 +30,24 @@ def chosen_sheet(gpu, specs=None):
 
         note(choice.conflict)
     return choice.sheet
+
+
+def parse_point(text: str):
+    """``NAME:FLOPS:BYTES[:TIME]`` -> ``(name, FLOPs, bytes, seconds or None)``.
+
+    FLOPS and BYTES take gpuwhy's quantities (``2.5T``, ``12GB``); TIME a duration (``850us``).
+
+    Raises:
+        UsageError: wrong field count, an empty name, or a bad number (one line naming it).
+    """
+    from ..errors import UsageError
+    from ..units import parse_quantity, parse_time
+
+    parts = str(text).split(":")
+    if len(parts) not in (3, 4) or not parts[0].strip():
+        raise UsageError(f"--point {text!r} must be NAME:FLOPS:BYTES or NAME:FLOPS:BYTES:TIME, e.g. gemm:2.2T:400MB:3.1ms")
+    name = parts[0].strip()
+    f = parse_quantity(parts[1], f"--point {name} FLOPS")
+    b = parse_quantity(parts[2], f"--point {name} BYTES")
+    t = parse_time(parts[3], f"--point {name} TIME") if len(parts) == 4 else None
+    return name, f, b, t

@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt
+from .common import GpuOpt, JsonOpt, SpecsOpt, parse_point
 
 #: What each input option accepts: its flag, the command that writes it, and the ``kind``s it may hold.
 _KINDS = {
@@ -64,26 +64,6 @@ def read_input(what: str, path: str) -> dict:
         got = f"a {kind!r} document" if isinstance(kind, str) else "no gpuwhy 'kind'"
         raise UsageError(f"{flag} {path!r} holds {got}, not the output of `{how}`; pass that file")
     return doc
-
-
-def parse_point(text: str):
-    """``NAME:FLOPS:BYTES[:TIME]`` (e.g. ``gemm:2.2T:100MB:3.1ms``) as a :class:`~gpuwhy.render.report_data.ReportPoint`.
-
-    Raises:
-        UsageError: wrong number of fields, an empty name, or a bad quantity or time.
-    """
-    from ..errors import UsageError
-    from ..render.report_data import ReportPoint
-    from ..units import parse_quantity, parse_time
-
-    parts = text.split(":")
-    if len(parts) not in (3, 4) or not parts[0].strip():
-        raise UsageError(f"--point {text!r} must be NAME:FLOPS:BYTES[:TIME], e.g. gemm:2.2T:100MB:3.1ms")
-    name = parts[0].strip()
-    flops = parse_quantity(parts[1], f"--point {name} FLOPS")
-    nbytes = parse_quantity(parts[2], f"--point {name} BYTES")
-    t = parse_time(parts[3], f"--point {name} TIME") if len(parts) == 4 else None
-    return ReportPoint(name, flops, nbytes, t)
 
 
 def check_out_path(out: str) -> None:
@@ -214,7 +194,9 @@ def report_cmd(
         raise UsageError(f"unknown dtype {dtype!r}; use one of: {', '.join(DTYPES)}")
     files = {"probe": probe, "bench": bench, "check": check, "latency": latency, "link": link}
     docs = {what: read_input(what, path) for what, path in files.items() if path is not None}
-    points = tuple(parse_point(p) for p in (point or []))
+    from ..render.report_data import ReportPoint
+
+    points = tuple(ReportPoint(*parse_point(p)) for p in (point or []))
     spec_dirs = tuple(specs or ())
     commands = [_command_line(out, files, list(point or []), gpu, d, list(spec_dirs), json_out)]
     inputs = [(what, path) for what, path in files.items() if path is not None]
