@@ -12,6 +12,8 @@ Exit codes (also listed in README.md):
 2     bad input or usage (:class:`UsageError`)
 3     no usable GPU, driver or NVML (:class:`NoDeviceError`)
 4     a GPU error during a measurement (:class:`MeasurementError`)
+70    a bug in gpuwhy (the CLI's ``EXIT_INTERNAL``)
+74    standard output cannot be written (the CLI's ``EXIT_OUTPUT``)
 ====  =====================================================
 """
 

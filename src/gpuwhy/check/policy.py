@@ -210,9 +210,14 @@ class DeviceChecks:
     elapsed_s: float | None = None
 
     @property
+    def nothing_checked(self) -> bool:
+        """True when every check was skipped: a green result would say nothing."""
+        return all(c.status == SKIP for c in self.checks)
+
+    @property
     def failed(self) -> bool:
-        """True when any check failed."""
-        return any(c.status == FAIL for c in self.checks)
+        """True when any check failed, or nothing was checked at all."""
+        return self.nothing_checked or any(c.status == FAIL for c in self.checks)
 
     def to_dict(self) -> dict:
         """Plain data for ``--json``."""
@@ -221,9 +226,14 @@ class DeviceChecks:
             "uuid": self.uuid,
             "sheet": self.sheet,
             "passed": not self.failed,
+            "nothing_checked": self.nothing_checked,
             "elapsed_s": self.elapsed_s,
             "checks": [c.to_dict() for c in self.checks],
         }
+
+
+#: The line for a GPU on which every check was skipped.
+NOTHING_CHECKED = "nothing was checked: every check was skipped (no measurement and no health reading to judge)"
 
 
 def _fraction_check(name: str, measured: float | None, sheet: float | None, frac: float, unit: str, obs: Observations) -> CheckResult:
@@ -291,15 +301,20 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
 
 
 def junit_xml(reports: list[DeviceChecks]) -> str:
-    """JUnit XML (one testsuite per GPU, one testcase per check) for CI test-result viewers."""
+    """JUnit XML (one testsuite per GPU, one testcase per check) for CI test-result viewers.
+
+    A GPU on which every check was skipped gets one more testcase, ``nothing_checked``,
+    that fails: CI must not go green when nothing was measured.
+    """
     import xml.etree.ElementTree as ET
 
     root = ET.Element("testsuites", name="gpuwhy check")
     total = fails = skips = 0
     for rep in reports:
+        n_fail = sum(c.status == FAIL for c in rep.checks) + rep.nothing_checked
         suite = ET.SubElement(root, "testsuite", name=f"gpuwhy check {rep.device} {rep.uuid}".strip(),
-                              tests=str(len(rep.checks)),
-                              failures=str(sum(c.status == FAIL for c in rep.checks)),
+                              tests=str(len(rep.checks) + rep.nothing_checked),
+                              failures=str(n_fail),
                               skipped=str(sum(c.status == SKIP for c in rep.checks)),
                               time=f"{rep.elapsed_s or 0:.3f}")
         for c in rep.checks:
@@ -313,8 +328,12 @@ def junit_xml(reports: list[DeviceChecks]) -> str:
             else:
                 out = ET.SubElement(case, "system-out")
                 out.text = text
-        total += len(rep.checks)
-        fails += sum(c.status == FAIL for c in rep.checks)
+        if rep.nothing_checked:
+            case = ET.SubElement(suite, "testcase", classname=f"gpuwhy.check.{rep.uuid or rep.device}", name="nothing_checked")
+            el = ET.SubElement(case, "failure", message=NOTHING_CHECKED)
+            el.text = "every check was skipped; the reasons are on the skipped testcases"
+        total += len(rep.checks) + rep.nothing_checked
+        fails += n_fail
         skips += sum(c.status == SKIP for c in rep.checks)
     root.set("tests", str(total))
     root.set("failures", str(fails))

@@ -7,6 +7,7 @@ code. Heavy imports (pandas, cuda, NVML) happen inside command bodies only.
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
@@ -15,6 +16,7 @@ from ..version import __version__
 from ..errors import EXIT_USAGE, GpuwhyError
 
 EXIT_INTERNAL = 70  # a bug in gpuwhy (EX_SOFTWARE); `--debug` shows the traceback
+EXIT_OUTPUT = 74  # standard output cannot be written (EX_IOERR): a full disk, a broken device
 
 app = typer.Typer(
     name="gpuwhy",
@@ -40,7 +42,7 @@ def _root(
     json_out: bool = typer.Option(False, "--json", help="With no command: print the main job's result as JSON."),
 ) -> None:
     """With no command, run the main job: probe the GPU, or with no GPU a spec-sheet classify example."""
-    _state["debug"] = debug
+    _state["debug"] = _state["debug"] or debug  # main() took --debug out of the arguments already
     if ctx.invoked_subcommand is None:
         from .main_job import run_main_job
 
@@ -68,14 +70,63 @@ def _click_kind(exc: BaseException) -> str | None:
     return None
 
 
+def _command_names() -> set[str]:
+    names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    return names | {g.name for g in app.registered_groups if g.name}
+
+
+def _json_after_command(args: list[str]) -> list[str]:
+    """``gpuwhy --json COMMAND ...`` as ``gpuwhy COMMAND ... --json``: every command takes --json,
+    so the flag given before the command is honoured, not silently dropped."""
+    names = _command_names()
+    first = next((i for i, a in enumerate(args) if a in names), None)
+    if first is None or "--json" not in args[:first]:
+        return args
+    rest = [a for a in args[:first] if a != "--json"] + args[first:]
+    return rest if "--json" in args[first:] else rest + ["--json"]
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush cannot fail
+    (a reader that closed the pipe, `gpuwhy ... | head -1`)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _finish(code: int) -> int:
+    """``code`` once standard output is flushed: 0 when its reader went away (a closed pipe
+    is the reader's choice, not an error), :data:`EXIT_OUTPUT` with one line when it
+    cannot be written."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+    except OSError as exc:
+        _quiet_stdout()
+        return _fail(f"cannot write the output ({exc.strerror or exc}); free space or redirect it elsewhere", EXIT_OUTPUT)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (see errors.py for the codes)."""
     from . import register  # noqa: F401  (attaches the commands to `app`)
+    from ..render.console import sanitize_columns
 
     args = list(argv if argv is not None else sys.argv[1:])
     # --debug is global but users put it anywhere (`gpuwhy classify ... --debug`): take it out here.
     _state["debug"] = "--debug" in args
-    args = [a for a in args if a != "--debug"]
+    args = _json_after_command([a for a in args if a != "--debug"])
+    sanitize_columns()
+    return _finish(_run(args))
+
+
+def _run(args: list[str]) -> int:
     try:
         rv = app(args=args, prog_name="gpuwhy", standalone_mode=False)
         return int(rv or 0)
@@ -90,7 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         return _fail("an input file is nested too deeply to read (is it the right file?)", EXIT_USAGE)
     except BrokenPipeError:
+        _quiet_stdout()
         return 0
+    except SystemExit as exc:
+        if _from_rich_broken_pipe(exc):  # rich (also typer's help) exits 1 when the reader went away
+            _quiet_stdout()
+            return 0
+        raise
     except Exception as exc:
         kind = _click_kind(exc)
         if kind == "exit":
@@ -103,12 +160,38 @@ def main(argv: list[str] | None = None) -> int:
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
             return _fail(exc.format_message().replace("\n", " ") + hint, EXIT_USAGE)
+        if isinstance(exc, OSError) and (exc.errno in _WRITE_ERRNOS or _stdout_broken()):
+            # gpuwhy's own files report their write errors as usage errors; what is left is the output
+            _quiet_stdout()
+            return _fail(f"cannot write the output ({exc.strerror or exc}); free space or redirect it elsewhere", EXIT_OUTPUT)
         # A bug: one line, the traceback only with --debug.
         if _state["debug"]:
             import traceback
 
             traceback.print_exc()
         return _fail(f"internal error: {type(exc).__name__}: {exc} (re-run with --debug and report it)", EXIT_INTERNAL)
+
+
+def _from_rich_broken_pipe(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "on_broken_pipe":
+            return True
+        tb = tb.tb_next
+    return False
+
+
+#: Errors of writing, not of a bug: a full disk or quota, a file too large, a failing device.
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+
+
+def _stdout_broken() -> bool:
+    try:
+        sys.stdout.flush()
+        return False
+    except OSError:
+        _quiet_stdout()
+        return True
 
 
 def entry() -> None:

@@ -26,7 +26,7 @@ def check_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Health checks and quick measurements against thresholds: exit 0 all pass, 1 a check failed, 3 no GPU, 4 a measurement error."""
-    from ..check.policy import Observations, evaluate, load_policy, write_junit
+    from ..check.policy import NOTHING_CHECKED, Observations, evaluate, load_policy, write_junit
     from ..errors import CheckFailed, UsageError
 
     pol = load_policy(policy, {
@@ -84,4 +84,8 @@ def check_cmd(
         render_check(reports, pol)
     if failed:
         names = [f"{c.name} on {r.device}" for r in failed for c in r.checks if c.status == "fail"]
-        raise CheckFailed(f"{len(names)} check(s) failed: {', '.join(names)}")
+        empty = [r.device for r in failed if r.nothing_checked]
+        parts = [f"{len(names)} check(s) failed: {', '.join(names)}"] if names else []
+        if empty:
+            parts.append(f"{NOTHING_CHECKED} on {', '.join(empty)}")
+        raise CheckFailed("; ".join(parts))

@@ -18,7 +18,9 @@ def progress_bar(label: str) -> Iterator[Callable[..., None] | None]:
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn(f"[bold]{label}[/bold] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
+    # The description names kernels and sizes: shown literally (markup off), the label in bold.
+    with Progress(TextColumn(label.replace("{", "{{").replace("}", "}}"), style="bold", markup=False),
+                  TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=con, transient=True) as bar:
         task = bar.add_task("starting", total=None)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 
 from .console import out
 
@@ -18,6 +19,6 @@ def render_check(reports, policy) -> None:
         for col in ("check", "status", "value", "threshold", "detail"):
             t.add_column(col)
         for c in rep.checks:
-            t.add_row(c.name, f"[{_STYLE[c.status]}]{c.status}[/]", c.value, c.threshold, c.detail)
+            t.add_row(c.name, Text(c.status, style=_STYLE[c.status]), c.value, c.threshold, c.detail)
         con.print(t)
     con.print(f"policy: {policy.source}", soft_wrap=True)

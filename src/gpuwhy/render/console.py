@@ -1,39 +1,74 @@
-"""Shared rich consoles: results on stdout, warnings and notes on stderr."""
+"""Shared rich consoles: results on stdout, warnings and notes on stderr.
+
+Both print text literally: rich markup is off, so a kernel name, a sheet name or a
+``--point`` label holding ``[...]`` is shown as written (styles come from ``Text``
+objects, never from markup in data). The width comes from :func:`terminal_columns`.
+"""
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
+
+#: Narrower than this is not a terminal width (``COLUMNS=0``, ``-5``, ``abc``, ``""``).
+MIN_COLUMNS = 20
+#: Width of piped output when ``COLUMNS`` gives none: wide tables stay whole.
+PIPE_COLUMNS = 160
+
+
+def terminal_columns() -> int | None:
+    """``COLUMNS`` as a width when it is a whole number of at least :data:`MIN_COLUMNS`, else None."""
+    try:
+        n = int(os.environ.get("COLUMNS", "").strip())
+    except ValueError:
+        return None
+    return n if n >= MIN_COLUMNS else None
+
+
+def sanitize_columns() -> None:
+    """Drop a ``COLUMNS`` that is no width (empty, not a number, under :data:`MIN_COLUMNS`) from
+    this process's environment, so rich, typer and click measure the terminal instead of
+    printing nothing or failing."""
+    if "COLUMNS" in os.environ and terminal_columns() is None:
+        del os.environ["COLUMNS"]
+
+
+def _console(stderr: bool):
+    import sys
+
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    width = terminal_columns()
+    if width is None and not stream.isatty() and not stderr:
+        width = PIPE_COLUMNS  # piped results keep wide tables whole instead of rich's 80 columns
+    return Console(stderr=stderr, highlight=False, markup=False, emoji=False, width=width)
 
 
 @lru_cache(maxsize=None)
 def out():
     """The rich Console for results (stdout)."""
-    import os
-    import sys
-
-    from rich.console import Console
-
-    # Piped output keeps wide tables whole instead of rich's 80-column default.
-    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "160"))
-    return Console(highlight=False, width=width)
+    return _console(stderr=False)
 
 
 @lru_cache(maxsize=None)
 def err():
     """The rich Console for warnings and progress (stderr)."""
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False)
+    return _console(stderr=True)
 
 
 def warn(message: str) -> None:
-    """Print one warning line on stderr."""
-    err().print(f"[yellow]warning:[/yellow] {message}", markup=True, highlight=False, soft_wrap=True)
+    """Print one warning line on stderr (``message`` literally)."""
+    from rich.text import Text
+
+    err().print(Text.assemble(("warning:", "yellow"), " ", message), highlight=False, soft_wrap=True)
 
 
 def note(message: str) -> None:
-    """Print one informational line on stderr."""
-    err().print(f"[dim]{message}[/dim]", markup=True, highlight=False, soft_wrap=True)
+    """Print one informational line on stderr (``message`` literally)."""
+    from rich.text import Text
+
+    err().print(Text(message, style="dim"), highlight=False, soft_wrap=True)
 
 
 def note_left_out(verb: str, left_out: dict[str, int], notes) -> None:

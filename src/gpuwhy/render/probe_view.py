@@ -194,7 +194,7 @@ def device_panel(d) -> Panel:
     if lines:
         parts += [Text(""), *lines]
     style = "yellow" if d.warnings else "green"
-    return Panel(Group(*parts), title=f"[bold]GPU {ordinal}: {name}[/bold]", title_align="left", border_style=style)
+    return Panel(Group(*parts), title=Text(f"GPU {ordinal}: {name}", style="bold"), title_align="left", border_style=style)
 
 
 def software_panel(s) -> Panel:
@@ -212,7 +212,7 @@ def software_panel(s) -> Panel:
         parts.append(Text("WSL2 limit: ", style="yellow") + Text(lim))
     for w in s.warnings:
         parts.append(Text("warning: ", style="bold yellow") + Text(w))
-    return Panel(Group(*parts), title="[bold]software[/bold]", title_align="left")
+    return Panel(Group(*parts), title=Text("software", style="bold"), title_align="left")
 
 
 def render_probe(report) -> None:
