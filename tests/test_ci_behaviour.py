@@ -117,3 +117,57 @@ def test_bad_columns_fall_back_to_a_sane_width(columns):
         assert len(p.stdout.splitlines()) > 10
     p = run_cli("specs", "list", env={"COLUMNS": columns})
     assert "H200 SXM" in p.stdout
+
+
+NARROW = [
+    ["specs", "list"],
+    ["specs", "show", "H200"],
+    ["compare", "H100", "H200", "B200", "--intensity", "0.33", "--cost", "H100=2.5,H200=3.5,B200=6", "--per-watt"],
+    ["compare", "H100", "H200", "--llm", "--model", "llama-3-8b"],
+    ["ncu", str(FIX / "ncu" / "raw_basic.csv"), "--gpu", "H200"],
+    ["ncu", str(FIX / "real" / "ncu_details.csv")],
+    ["classify", "--example", "vecadd", "--gpu", "H200"],
+    ["llm", "--model", "llama-3-8b", "--gpu", "H200"],
+    ["roofline", "--gpu", "H200", "--dtype", "fp32,bf16", "--point", "gemm:2.2T:400MB:3.1ms"],
+    ["trace", str(FIX / "real" / "trace_overhead.json")],
+    ["occupancy", "--block-size", "256", "--registers", "64", "--arch", "sm_90"],
+]
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+@pytest.mark.parametrize("args", NARROW, ids=lambda a: " ".join(a[:3]))
+def test_narrow_terminals_never_cut_a_number(args, columns):
+    import re
+
+    p = run_cli(*args, env={"COLUMNS": str(columns)})
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines
+    too_wide = [ln for ln in lines if len(ln) > columns]
+    assert not too_wide, too_wide[:3]
+    assert not re.search(r"\d…|…\d", p.stdout), [ln for ln in lines if re.search(r"\d…|…\d", ln)][:3]
+
+
+def test_a_table_too_wide_for_the_terminal_becomes_key_value_records():
+    from rich.console import Console
+    from rich.table import Table
+
+    from gpuwhy.render.fit import fit_table, numeric_width
+
+    assert numeric_width(["4,800", "n/a", "3.49 us", "87%"]) == 7 and numeric_width(["H200", "12"]) is None
+    t = Table()
+    for h in ("GPU", "DRAM GB/s", "fp32 TFLOP/s", "bf16 TFLOP/s", "$/h", "per $ PFLOP/$"):
+        t.add_column(h)
+    t.add_row("GeForce RTX 5070", "672", "30.9", "61.7", "0.35", "1,234,567.89")
+    wide = fit_table(t, Console(width=120))
+    assert wide is t  # fits: untouched
+    t2 = Table()
+    for h in ("GPU", "DRAM GB/s", "fp32 TFLOP/s", "bf16 TFLOP/s", "$/h", "per $ PFLOP/$"):
+        t2.add_column(h)
+    t2.add_row("GeForce RTX 5070", "672", "30.9", "61.7", "0.35", "1,234,567.89")
+    con = Console(width=30, record=True)
+    narrow = fit_table(t2, con)
+    assert narrow is not t2 and not narrow.show_header
+    con.print(narrow)
+    text = con.export_text()
+    assert "1,234,567.89" in text and "per $ PFLOP/$" in text and "…" not in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..units import fmt_si, fmt_time
+from .fit import chart_columns
 
 #: Markers of the GPUs in the text roofline, in the order given; ``*`` marks cells two GPUs share.
 MARKERS = "123456789abcdefghijklmnopqrstuvwxyz"
@@ -195,11 +196,11 @@ def render_compare(c, plot: bool = True) -> None:
     else:
         con.print(Text("tokens/s are decode ceilings (see gpuwhy llm); real engines reach about 60-85% of them.", style="dim"))
     if plot:
-        lines = text_roofline(roofline_series(c), c.intensity)
+        lines = text_roofline(roofline_series(c), c.intensity, width=chart_columns(con.width))
         if lines:
             con.print(Text("roofline (log-log)", style="bold"))
             for line in lines:
-                con.print(Text(line), soft_wrap=True)
+                con.print(Text(line))
 
 
 def save_roofline_plot(c, path: str) -> str:

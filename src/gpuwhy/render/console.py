@@ -2,7 +2,9 @@
 
 Both print text literally: rich markup is off, so a kernel name, a sheet name or a
 ``--point`` label holding ``[...]`` is shown as written (styles come from ``Text``
-objects, never from markup in data). The width comes from :func:`terminal_columns`.
+objects, never from markup in data). The width comes from :func:`terminal_columns`;
+every table goes through :func:`gpuwhy.render.fit.fit_table` first, so a narrow terminal
+never cuts a number.
 """
 
 from __future__ import annotations
@@ -37,12 +39,19 @@ def _console(stderr: bool):
     import sys
 
     from rich.console import Console
+    from rich.table import Table
+
+    from .fit import fit_table
+
+    class _Console(Console):
+        def print(self, *objects, **kwargs):  # noqa: A003 (rich's name)
+            super().print(*(fit_table(o, self) if isinstance(o, Table) else o for o in objects), **kwargs)
 
     stream = sys.stderr if stderr else sys.stdout
     width = terminal_columns()
     if width is None and not stream.isatty() and not stderr:
         width = PIPE_COLUMNS  # piped results keep wide tables whole instead of rich's 80 columns
-    return Console(stderr=stderr, highlight=False, markup=False, emoji=False, width=width)
+    return _Console(stderr=stderr, highlight=False, markup=False, emoji=False, width=width)
 
 
 @lru_cache(maxsize=None)

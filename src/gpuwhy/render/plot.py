@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..units import fmt_si
+from .fit import chart_columns
 from .roofline_geometry import Frame, Roof, drawn_at, rate_unit, x_tick_text, y_tick_text
 
 #: The one line every plotting path raises when matplotlib is missing.
@@ -645,8 +646,8 @@ def render_chart(chart: RooflineChart, text: bool = True) -> None:
         con.print(Text("note: ", style="bold") + Text(n))
     if text:
         con.print(Text("roofline (log-log)", style="bold"))
-        for line in text_chart(chart):
-            con.print(Text(line), soft_wrap=True)
+        for line in text_chart(chart, width=chart_columns(con.width)):
+            con.print(Text(line))
 
 
 # ---------------------------------------------------------------------------
@@ -724,9 +725,9 @@ def render_roofline_sweep(sweep, sheet=None) -> None:
     con.print(Text(CONVENTION, style="dim"))
     con.print(Text("ridge: " + RIDGE_METHOD, style="dim"))
     chart = chart_from_sweep(sweep, sheet)
-    lines = text_chart(chart)
+    lines = text_chart(chart, width=chart_columns(con.width))
     if lines:
         con.print(Text("measured roofline (log-log)", style="bold"))
         for ln in lines:
-            con.print(Text(ln), soft_wrap=True)
+            con.print(Text(ln))
     con.print(Text(sweep.summary_line()))
