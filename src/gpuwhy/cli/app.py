@@ -98,19 +98,32 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _output_failed(exc: OSError) -> int:
+    """One line and :data:`EXIT_OUTPUT` for standard output that cannot be written."""
+    _quiet_stdout()
+    return _fail(f"cannot write the output ({exc.strerror or exc}); free space or redirect it elsewhere", EXIT_OUTPUT)
+
+
+def _flush_error() -> OSError | None:
+    """Flush standard output; the error that stopped it, or None."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        return exc
+    return None
+
+
 def _finish(code: int) -> int:
     """``code`` once standard output is flushed: 0 when its reader went away (a closed pipe
     is the reader's choice, not an error), :data:`EXIT_OUTPUT` with one line when it
     cannot be written."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
+    exc = _flush_error()
+    if exc is None:
+        return code
+    if isinstance(exc, BrokenPipeError):
         _quiet_stdout()
         return 0
-    except OSError as exc:
-        _quiet_stdout()
-        return _fail(f"cannot write the output ({exc.strerror or exc}); free space or redirect it elsewhere", EXIT_OUTPUT)
-    return code
+    return _output_failed(exc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,10 +173,9 @@ def _run(args: list[str]) -> int:
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
             return _fail(exc.format_message().replace("\n", " ") + hint, EXIT_USAGE)
-        if isinstance(exc, OSError) and (exc.errno in _WRITE_ERRNOS or _stdout_broken()):
+        if isinstance(exc, OSError) and (exc.errno in _WRITE_ERRNOS or _flush_error() is not None):
             # gpuwhy's own files report their write errors as usage errors; what is left is the output
-            _quiet_stdout()
-            return _fail(f"cannot write the output ({exc.strerror or exc}); free space or redirect it elsewhere", EXIT_OUTPUT)
+            return _output_failed(exc)
         # A bug: one line, the traceback only with --debug.
         if _state["debug"]:
             import traceback
@@ -183,15 +195,6 @@ def _from_rich_broken_pipe(exc: BaseException) -> bool:
 
 #: Errors of writing, not of a bug: a full disk or quota, a file too large, a failing device.
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
-
-
-def _stdout_broken() -> bool:
-    try:
-        sys.stdout.flush()
-        return False
-    except OSError:
-        _quiet_stdout()
-        return True
 
 
 def entry() -> None:
