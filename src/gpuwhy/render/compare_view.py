@@ -108,7 +108,6 @@ def render_compare(c, plot: bool = True) -> None:
     from .console import out
 
     con = out()
-    unit = c.throughput_unit
     llm = c.kind == "llm"
     precs = sorted({r.precision for r in c.rows if r.precision})
     t = Table(title=f"compare: {c.workload}" + f"; dense {'/'.join(precs)} peaks", title_justify="left")
