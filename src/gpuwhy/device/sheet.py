@@ -110,11 +110,11 @@ def sheet_for(
         SpecError: a malformed sheet in the searched folders.
     """
     from ..specs import Sheet
-    from ..specs import library as load_library
+    from ..specs import library as cached_library
 
     if isinstance(gpu, Sheet):
         return _scaled(SheetChoice(gpu, "given", f"the {gpu.name} sheet, as given"), mig)
-    lib = library if library is not None else load_library(spec_dirs)
+    lib = library if library is not None else cached_library(spec_dirs)
     if gpu is not None and str(gpu).strip():
         s = lib.match(str(gpu))
         return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})"), mig)
