@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: GPU tests, probe, benchmarks, peer comparisons, check, fixtures.
 # Usage (repo root, on the device): bash benchmarks/device_check.sh [steps...]
-#   steps: tests probe bench peers check main cold diag compile (default: tests probe bench peers check main cold)
+#   steps: tests probe bench peers check main cold diag exports compile (default: tests probe bench peers check main cold)
 # Every step's output goes to a log; all of it is packed into $OUT/device_check.tgz
 # (the device returns at most 8 files) and a short table is printed last.
 set -uo pipefail
@@ -34,6 +34,7 @@ for s in $steps; do
     hierarchy) run_step hierarchy 180 bash -c "python3 -m gpuwhy bench --latency && python3 -m gpuwhy bench --latency --json > $W/latency.json && python3 -m gpuwhy bench --link && python3 -m gpuwhy bench --link --json > $W/link.json" ;;
     report)  run_step report 120 bash -c "python3 -m gpuwhy check --json > $W/check_report.json; python3 -m gpuwhy probe --json > $W/probe_report.json; python3 -m gpuwhy bench --sweep --json > $W/bench_report.json && python3 -m gpuwhy report --out $W/report.html --probe $W/probe_report.json --bench $W/bench_report.json --check $W/check_report.json \$( [ -f $W/latency.json ] && echo --latency $W/latency.json ) \$( [ -f $W/link.json ] && echo --link $W/link.json ) --point vecadd:268435456:3221225472:0.75ms --point gemm-bf16:1.1e12:402653184:1.45ms" ;;
     diag)    run_step diag 420 python3 benchmarks/make_diag_fixtures.py "$W/real" ;;
+    exports) run_step exports 540 python3 benchmarks/make_real_exports.py "$W/exports" ;;
     compile) run_step compile 120 bash -c "for a in sm_80 sm_89 sm_90 sm_100 sm_120; do python3 -m gpuwhy bench --compile-only --arch \$a | tail -n 3; done" ;;
   esac
 done
