@@ -230,7 +230,7 @@ def test_other_errors_and_non_ncu_files():
         read_ncu_csv(FIX / "other_error.csv")
     with pytest.raises(UsageError, match="not an `ncu --csv` export"):
         read_ncu_csv(FIX / "not_ncu.csv")
-    with pytest.raises(UsageError, match="cannot read"):
+    with pytest.raises(UsageError, match="does not exist"):
         read_ncu_csv(FIX / "does_not_exist.csv")
 
 

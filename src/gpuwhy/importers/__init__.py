@@ -12,4 +12,4 @@ from __future__ import annotations
 
 from .kernel_names import demangle, display_names, short_kernel_name, template_hint
 
-__all__ = ["demangle", "short_kernel_name", "template_hint", "display_names"]
+__all__ = ["demangle", "display_names", "short_kernel_name", "template_hint"]

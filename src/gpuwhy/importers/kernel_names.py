@@ -203,4 +203,4 @@ def display_names(full_names: list[str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["demangle", "short_kernel_name", "template_hint", "display_names"]
+__all__ = ["demangle", "display_names", "short_kernel_name", "template_hint"]

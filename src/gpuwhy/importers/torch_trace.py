@@ -53,14 +53,13 @@ one pass over the events into plain lists, then numpy per GPU
 from __future__ import annotations
 
 import gc
-import gzip
 import json
 import math
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from ..inputs import read_input
 from .kernel_names import display_names
 
 #: Idle share of the GPU's span (percent) from which a trace is overhead-bound.
@@ -134,19 +133,9 @@ def load_trace_json(path: str | Path):
         UsageError: the file cannot be read, is not gzip/JSON, or is empty.
     """
     p = Path(path)
+    data = read_input(p, "a torch.profiler trace (.json or .json.gz)")
     try:
-        with open(p, "rb") as fh:
-            magic = fh.read(2)
-    except OSError as exc:
-        raise UsageError(f"cannot read {str(p)!r} ({exc.strerror or exc}); pass a torch.profiler trace (.json or .json.gz)") from None
-    try:
-        if magic == b"\x1f\x8b":
-            with gzip.open(p, "rb") as fh:
-                return json.load(fh)
-        with open(p, "rb") as fh:
-            return json.load(fh)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise UsageError(f"{p}: not a readable gzip or JSON file ({exc}); pass a torch.profiler trace") from None
+        return json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{p}: not valid JSON ({str(exc).splitlines()[0][:120]}); pass a torch.profiler Chrome trace") from None
 
@@ -321,12 +310,10 @@ def _scan(events) -> _Scan:
                 args = ev.get("args")
                 if ts is None or ts == 0:
                     continue
-                if ts < s.host_min:
-                    s.host_min = ts
+                s.host_min = min(s.host_min, ts)
                 d = ev.get("dur")
                 d = d if (type(d) is float or type(d) is int) else (_num(d) or 0.0)
-                if ts + d > s.host_max:
-                    s.host_max = ts + d
+                s.host_max = max(s.host_max, ts + d)
                 if args:
                     c = args.get("correlation")
                     if c is not None:
@@ -338,11 +325,9 @@ def _scan(events) -> _Scan:
                 continue
             if k == "cpu_op":
                 if ts:
-                    if ts < s.host_min:
-                        s.host_min = ts
+                    s.host_min = min(s.host_min, ts)
                     d = _num(ev.get("dur")) or 0.0
-                    if ts + d > s.host_max:
-                        s.host_max = ts + d
+                    s.host_max = max(s.host_max, ts + d)
                 args = ev.get("args")
                 if args:
                     fl = args.get("flops")
@@ -713,6 +698,13 @@ def load_trace(path: str | Path, top: int = 10) -> TraceReport:
 
 
 __all__ = [
-    "IDLE_OVERHEAD_PCT", "SHORT_MAJORITY_PCT", "SHORT_KERNEL_S", "TraceKernel", "TraceGpu", "TraceReport",
-    "load_trace_json", "analyze_trace", "load_trace",
+    "IDLE_OVERHEAD_PCT",
+    "SHORT_KERNEL_S",
+    "SHORT_MAJORITY_PCT",
+    "TraceGpu",
+    "TraceKernel",
+    "TraceReport",
+    "analyze_trace",
+    "load_trace",
+    "load_trace_json",
 ]

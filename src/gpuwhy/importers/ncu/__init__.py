@@ -11,11 +11,32 @@
 from __future__ import annotations
 
 from .analyse import NcuDevice, NcuKernel, NcuReport, analyze, load_ncu_report
-from .counters import CORE_METRICS, SASS_FLOP_METRICS, TENSOR_METRICS, LaunchFigures, launch_figures, ncu_command_line
+from .counters import (
+    CORE_METRICS,
+    SASS_FLOP_METRICS,
+    TENSOR_METRICS,
+    LaunchFigures,
+    launch_figures,
+    ncu_command_line,
+)
 from .read import Launch, NcuTable, parse_number, parse_value, read_ncu_csv, unit_scale
 
 __all__ = [
-    "CORE_METRICS", "TENSOR_METRICS", "SASS_FLOP_METRICS", "Launch", "LaunchFigures", "NcuTable", "NcuKernel",
-    "NcuDevice", "NcuReport", "read_ncu_csv", "launch_figures", "analyze", "load_ncu_report", "parse_number",
-    "parse_value", "unit_scale", "ncu_command_line",
+    "CORE_METRICS",
+    "SASS_FLOP_METRICS",
+    "TENSOR_METRICS",
+    "Launch",
+    "LaunchFigures",
+    "NcuDevice",
+    "NcuKernel",
+    "NcuReport",
+    "NcuTable",
+    "analyze",
+    "launch_figures",
+    "load_ncu_report",
+    "ncu_command_line",
+    "parse_number",
+    "parse_value",
+    "read_ncu_csv",
+    "unit_scale",
 ]

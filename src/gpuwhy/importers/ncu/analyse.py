@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from ...errors import UsageError
 from ..kernel_names import display_names
 from .counters import LaunchFigures, launch_figures, precision_of
 from .read import Launch, NcuTable, read_ncu_csv
+
 
 @dataclass(frozen=True)
 class NcuKernel:
@@ -362,4 +363,4 @@ def load_ncu_report(path: str | Path, *args, **options) -> NcuReport:
 
 
 
-__all__ = ["NcuKernel", "NcuDevice", "NcuReport", "analyze", "load_ncu_report"]
+__all__ = ["NcuDevice", "NcuKernel", "NcuReport", "analyze", "load_ncu_report"]

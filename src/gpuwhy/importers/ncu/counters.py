@@ -28,8 +28,8 @@ in docs/diagnose.md and :func:`ncu_command_line`):
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from .read import Launch
 
@@ -226,6 +226,15 @@ def ncu_command_line(metrics: Iterable[str] | None = None) -> str:
 
 
 __all__ = [
-    "TIME_METRICS", "DRAM_READ", "DRAM_WRITE", "DRAM_TOTAL", "SASS_FLOP_METRICS", "CORE_METRICS", "TENSOR_METRICS",
-    "LaunchFigures", "launch_figures", "precision_of", "ncu_command_line",
+    "CORE_METRICS",
+    "DRAM_READ",
+    "DRAM_TOTAL",
+    "DRAM_WRITE",
+    "SASS_FLOP_METRICS",
+    "TENSOR_METRICS",
+    "TIME_METRICS",
+    "LaunchFigures",
+    "launch_figures",
+    "ncu_command_line",
+    "precision_of",
 ]

@@ -25,11 +25,12 @@ import csv
 import io
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from ...errors import UsageError
+from ...inputs import read_input_text
 
 #: Metrics that name the launch's GPU (read into :attr:`Launch.device_name` on the details page).
 DEVICE_NAME_METRICS = ("device__attribute_display_name",)
@@ -223,11 +224,7 @@ def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
     """
     src = str(source)
     if text is None:
-        try:
-            raw = Path(source).read_bytes()
-        except OSError as exc:
-            raise UsageError(f"cannot read {src!r} ({exc.strerror or exc}); pass an `ncu --csv` export") from None
-        text = raw.decode("utf-8-sig", errors="replace")
+        text = read_input_text(source, "an `ncu --csv` export")
     lines = text.splitlines()
     dropped: dict[str, int] = {}
     messages: list[str] = []
@@ -308,7 +305,7 @@ class _IdColumns:
     device_name: int | None
 
     @classmethod
-    def of(cls, header: list[str]) -> "_IdColumns":
+    def of(cls, header: list[str]) -> _IdColumns:
         """The columns of ``header`` (a header with ID and Kernel Name columns, see :func:`_is_header`)."""
         return cls(
             _find(header, _ID_COLS), _find(header, _PID_COLS), _find(header, _NAME_COLS),
@@ -391,4 +388,4 @@ def _read_details(header: list[str], rows: list[list[str]]) -> tuple[list[Launch
 
 
 
-__all__ = ["Launch", "NcuTable", "read_ncu_csv", "parse_number", "parse_value", "unit_scale", "DEVICE_NAME_METRICS"]
+__all__ = ["DEVICE_NAME_METRICS", "Launch", "NcuTable", "parse_number", "parse_value", "read_ncu_csv", "unit_scale"]
