@@ -29,8 +29,9 @@ def load_spec(name: str, spec_dirs=()):
     return sheet_for(name, spec_dirs=spec_dirs).sheet
 
 
-def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_cores=True, launch_overhead=None, spec_dirs=()):
-    """Classify a workload on ``gpu``'s roofline.
+def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches=1, tensor_cores=True, launch_overhead=None,
+             spec_dirs=(), **shape):
+    """Classify a workload on ``gpu``'s roofline: its FLOPs and bytes, or a shape to count them from.
 
     Args:
         flops: FLOPs of the workload (a number, or text such as ``"2.5T"``).
@@ -41,22 +42,36 @@ def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_core
         launches: kernel launches the workload takes.
         tensor_cores: use tensor-core peaks for tf32 and narrower types.
         launch_overhead: seconds per launch (default: 5 us, see roofline.py).
+        shape: instead of ``flops`` and ``bytes``, the keywords of `gpuwhy classify`'s
+            shapes (:func:`gpuwhy.model.shapes.shape_from_options`): ``gemm="MxNxK"``
+            (or a tuple) with ``batch``, ``accumulate`` and ``tile=(TM, TN)``;
+            ``attention="B,H,S,D"`` (or a tuple) with ``causal``, ``kv_heads``, ``q_len``;
+            ``elementwise=N`` with ``inputs``, ``outputs``, ``flops_per_element``.
 
     Returns:
-        gpuwhy.api.classify.Classification with ``.verdict`` and ``.remedies``.
+        gpuwhy.api.classify.Classification with ``.verdict`` and ``.remedies`` (and
+        ``.counts``, ``.shape_advice`` for a shape).
 
     Raises:
-        gpuwhy.errors.UsageError: bad numbers, unknown GPU or precision.
+        gpuwhy.errors.UsageError: bad numbers or shapes, unknown GPU or precision,
+            both a shape and flops/bytes, or an unknown keyword.
 
     Example:
         >>> import gpuwhy
         >>> r = gpuwhy.classify(flops=2**28, bytes=12 * 2**28, gpu="rtx 5070")
         >>> r.verdict.regime
         'memory'
+        >>> gpuwhy.classify(gemm="8192x8192x8192", dtype="bf16", gpu="H200").counts.flops
+        1099511627776.0
     """
     from .api.classify import run_classify
     from .model.roofline import Workload
     from .units import parse_count, parse_quantity, parse_time
+
+    if shape:
+        from .api.classify import classify_shape_options
+
+        return classify_shape_options(shape, flops, bytes, gpu, dtype, time, launches, tensor_cores, launch_overhead, spec_dirs)
 
     wl = Workload(
         flops=parse_quantity(flops, "flops"),

@@ -8,9 +8,11 @@ import typer
 
 from .app import app
 from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
+from .shape_options import ShapeText, shape_options
 
 
 @app.command("classify")
+@shape_options
 def classify_cmd(
     flops: Optional[str] = typer.Option(None, "--flops", metavar="F", help="FLOPs of the workload: 2.5e12, 2.5T, 1.5M."),
     bytes_: Optional[str] = typer.Option(None, "--bytes", metavar="B", help="Bytes through DRAM, reads plus writes: 12GB, 12GiB, 3.2e9."),
@@ -24,11 +26,17 @@ def classify_cmd(
     ncu: Optional[str] = typer.Option(None, "--ncu", metavar="REPORT.csv", help="Classify every kernel of an `ncu --csv` export instead (same as `gpuwhy ncu`)."),
     top: str = typer.Option("10", "--top", metavar="N", help="With --ncu: kernels to list per GPU, by total time."),
     plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the workload on its roofline to FILE.png or FILE.svg (needs matplotlib: pip install 'gpuwhy\\[plot]')."),
+    shape: ShapeText = ShapeText(),
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Arithmetic intensity vs the ridge point: compute-, memory- or overhead-bound, with remedies."""
+    counted = shape.parse()  # --gemm / --attention / --elementwise: the FLOPs and bytes counted from a shape
+    if counted is not None and (flops is not None or bytes_ is not None or example is not None or ncu is not None):
+        from ..errors import UsageError
+
+        raise UsageError(f"{counted.flag} counts the FLOPs and bytes; drop --flops/--bytes/--example/--ncu")
     if ncu is not None:
         from ..errors import UsageError
         from .ncu import run_ncu
@@ -50,7 +58,10 @@ def classify_cmd(
         check_plot_path(plot, "--plot")
 
     name, desc = "workload", ""
-    if example is not None:
+    if counted is not None:
+        f = b = 0.0  # counted from the shape by run_classify_shape
+        n = parse_count(launches, "--launches")
+    elif example is not None:
         wl, ex_dtype, desc = example_workload(example)
         name = example
         if flops is not None or bytes_ is not None:
@@ -69,16 +80,22 @@ def classify_cmd(
     lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
     if gpu is None:
         gpu = chosen_sheet(None, specs)
-    result = run_classify(
-        Workload(flops=f, bytes=b, launches=n, time_s=t, name=name),
-        gpu,
-        dtype or "fp32",
-        tensor_cores=not no_tensor_cores,
-        launch_overhead_s=lo,
-        spec_dirs=specs or (),
-        example=example,
-        measured=measured,
-    )
+    if counted is not None:
+        from ..api.classify import run_classify_shape
+
+        result = run_classify_shape(counted.shape, gpu, dtype or "fp32", tensor_cores=not no_tensor_cores, launch_overhead_s=lo,
+                                    spec_dirs=specs or (), time_s=t, launches=n, tile=counted.tile, measured=measured)
+    else:
+        result = run_classify(
+            Workload(flops=f, bytes=b, launches=n, time_s=t, name=name),
+            gpu,
+            dtype or "fp32",
+            tensor_cores=not no_tensor_cores,
+            launch_overhead_s=lo,
+            spec_dirs=specs or (),
+            example=example,
+            measured=measured,
+        )
     if plot is not None:
         from ..render.plot import save_classification_plot
 
