@@ -109,6 +109,23 @@ def _decode_context(
     return ctx, fit_len, notes
 
 
+def fit_reason(max_batch: int | None, weight_bytes: float, kv_bytes_per_seq: float | None, memory_bytes: float | None,
+               seq_len: int | None, gpu_name: str) -> str | None:
+    """The largest batch that fits in one line, naming what does not fit when none does:
+    the weights, or one sequence's KV cache beside them. None when unknown (no shape or memory).
+    Bytes in, GB (1e9 B) in the words."""
+    if max_batch is None or memory_bytes is None or not kv_bytes_per_seq:
+        return None
+    free = memory_bytes - weight_bytes
+    if weight_bytes > memory_bytes:
+        return f"none: the weights alone ({weight_bytes / 1e9:.3g} GB) exceed the {gpu_name}'s {memory_bytes / 1e9:.3g} GB"
+    if max_batch == 0:
+        return (f"none: one sequence's KV cache at {seq_len:,} tokens ({kv_bytes_per_seq / 1e9:.3g} GB) does not fit in the "
+                f"{free / 1e9:.3g} GB left beside the weights ({weight_bytes / 1e9:.3g} GB)")
+    return (f"{max_batch:,} sequences of {seq_len:,} tokens: their KV cache ({max_batch * kv_bytes_per_seq / 1e9:.3g} GB, "
+            f"{kv_bytes_per_seq / 1e9:.3g} GB each) fits in the {free / 1e9:.3g} GB left beside the weights; one more does not")
+
+
 def _kv_fit(
     shape: AttentionShape | None,
     kv_dtype: str,
@@ -137,6 +154,9 @@ def _kv_fit(
             f"the weights ({weight_bytes / 1e9:.3g} GB) do not fit in the {gpu.name}'s {gpu.memory_bytes / 1e9:.3g} GB; "
             f"the figures assume they did (quantize the weights or {remedy})"
         )
+    elif max_b == 0:
+        warning = f"batch {batch} does not fit: " + str(fit_reason(max_b, weight_bytes, kv.bytes_per_seq * kv_copies, gpu.memory_bytes,
+                                                                  fit_len, gpu.name)).removeprefix("none: ")
     elif max_b is not None and batch > max_b:
         warning = (
             f"batch {batch} does not fit: at {fit_len} tokens per sequence the {gpu.name}'s memory holds the KV cache "
@@ -238,6 +258,8 @@ def scaled_estimate(
         batch_ridge=ridge,
         batch_ridge_with_kv=ridge_kv,
         max_batch=max_b,
+        max_batch_reason=fit_reason(max_b, weight_fit, None if kv is None or kv.bytes_per_seq is None else kv.bytes_per_seq * terms.kv_copies,
+                                    grp.memory_bytes, fit_len, grp.name),
         fit_seq_len=fit_len if shape is not None else None,
         kv=kv,
         prefill=pf,
