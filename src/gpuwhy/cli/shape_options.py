@@ -6,7 +6,7 @@ Import-light: typer at module level (through option_groups), the model only when
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from .option_groups import option_group
@@ -53,11 +53,6 @@ class ShapeText:
     inputs: str | None = None
     outputs: str | None = None
     flops_per_element: str | None = None
-
-    def given(self) -> list[str]:
-        """The flags given, in the order they are listed."""
-        flags = {name: flag for name, flag, _, _ in _SHAPE_OPTIONS}
-        return [flags[f.name] for f in fields(self) if getattr(self, f.name) not in (None, False)]
 
     def parse(self) -> ShapeRequest | None:
         """The shape asked for, or None when no shape option was given.
