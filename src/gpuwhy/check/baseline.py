@@ -183,7 +183,7 @@ def judge_bench(baseline: Baseline, bench_doc: dict, policy: Policy, expected: I
     """
     from .policy import DeviceChecks
 
-    rec = read_records(bench_doc)[0]
+    rec = read_records({**bench_doc, "kind": "bench"})[0]
     comp = compare_with(baseline, rec.model, rec.uuid, rec.figures, policy, expected, "bench")
     return DeviceChecks(rec.model, rec.uuid, rec.sheet, comp.checks), comp
 
