@@ -2,3 +2,4 @@
 
 from . import classify, specs_cmd  # noqa: F401
 from . import probe, bench, compare, llm, check, occupancy, ncu, trace, roofline, report  # noqa: F401
+from . import fleet  # noqa: F401
