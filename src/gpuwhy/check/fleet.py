@@ -125,6 +125,11 @@ def gather(paths: Iterable[str]) -> Gathered:
     return Gathered(tuple(newest.values()), files, tuple(skipped), dropped)
 
 
+def gpu_count(records: Iterable[RunRecord]) -> int:
+    """How many GPUs ``records`` hold (by UUID: one in both a check and a bench run counts once)."""
+    return len({(r.uuid.strip().lower() or id(r)) for r in records})
+
+
 def method(record: RunRecord) -> str:
     """``check`` or ``bench`` (a profile is what a bench run saved): how the figures were measured."""
     return "check" if record.kind == "check" else "bench"
@@ -204,6 +209,16 @@ class FleetSummary:
         return tuple(r for r in self.gathered.records if r.status == "warn")
 
     @property
+    def gpus(self) -> int:
+        """How many GPUs reported (by UUID; one counted in both a check and a bench run counts once)."""
+        return gpu_count(self.gathered.records)
+
+    @property
+    def outlier_gpus(self) -> int:
+        """How many GPUs are an outlier on at least one figure."""
+        return len({id(o.record) for o in self.outliers})
+
+    @property
     def passed(self) -> bool:
         """No outlier, no failing GPU, no problem."""
         return not (self.outliers or self.failing or self.problems)
@@ -220,7 +235,7 @@ class FleetSummary:
 
         return {
             "passed": self.passed,
-            "gpus": len({(r.uuid.strip().lower() or id(r)) for r in g.records}),
+            "gpus": self.gpus,
             "files_read": g.files,
             "duplicates_dropped": g.duplicates,
             "skipped_files": [{"file": f, "reason": why} for f, why in g.skipped],
@@ -276,7 +291,7 @@ def summarize(gathered: Gathered, policy: Policy, mads: float = DEFAULT_MADS, ex
         models.append(ModelSummary(name, method(recs[0]), len(recs), tuple(sorted({r.sheet for r in recs if r.sheet})),
                                    tuple(sorted({r.kind for r in recs})), tuple(figs)))
     problems = []
-    gpus = len({(r.uuid.strip().lower() or id(r)) for r in gathered.records})
+    gpus = gpu_count(gathered.records)
     if expect is not None and gpus < expect:
         problems.append(f"found {gpus} GPU(s), expected {expect}: {expect - gpus} did not report "
                         f"(check the job logs of the missing nodes)")

@@ -48,7 +48,7 @@ def summarize_cmd(
         render_fleet(summary)
     if not summary.passed:
         bad = list(dict.fromkeys(f"{o.record.host or '?'} {o.record.uuid or '?'} ({o.figure})" for o in summary.outliers))
-        parts = [f"{len({id(o.record) for o in summary.outliers})} outlier GPU(s): {', '.join(bad[:5])}"
+        parts = [f"{summary.outlier_gpus} outlier GPU(s): {', '.join(bad[:5])}"
                  + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")] if bad else []
         failing = summary.failing
         if failing:

@@ -27,8 +27,8 @@ def render_check(reports, policy, comparisons=None) -> None:
             totals[c.status] = totals.get(c.status, 0) + 1
         con.print(t)
         if comp is not None:
-            con.print(f"baseline: {comp.source}, {comp.against}", soft_wrap=True)
+            con.print(f"baseline: {comp.source}, {comp.against}")
             if comp.note:
-                con.print(f"note: {comp.note}", soft_wrap=True)
+                con.print(f"note: {comp.note}")
     counts = Text.assemble(*[part for s, n in totals.items() for part in ((f"{n} {s}", _STYLE[s] if n else ""), ", ")][:-1])
-    con.print(Text.assemble("checks: ", counts, f"; policy: {policy.source}"), soft_wrap=True)
+    con.print(Text.assemble("checks: ", counts, f"; policy: {policy.source}"))

@@ -67,18 +67,17 @@ def render_fleet(summary) -> None:
         for r in warned:
             for c in r.warned:
                 counts[c] = counts.get(c, 0) + 1
-        con.print(f"{len(warned)} GPU(s) warned: " + ", ".join(f"{c} on {n}" for c, n in sorted(counts.items())), soft_wrap=True)
+        con.print(f"{len(warned)} GPU(s) warned: " + ", ".join(f"{c} on {n}" + (" GPUs" if n > 1 else " GPU") for c, n in sorted(counts.items())))
     for path, why in g.skipped[:3]:
-        con.print(Text(f"skipped {path}: {why}", style="dim"), soft_wrap=True)
+        con.print(Text(f"skipped {path}: {why}", style="dim"))
     if len(g.skipped) > 3:
         con.print(Text(f"skipped {len(g.skipped) - 3} more files that are not results (--json lists them)", style="dim"))
     for p in summary.problems:
-        con.print(Text(p, style="bold red"), soft_wrap=True)
+        con.print(Text(p, style="bold red"))
     dup = f", {g.duplicates} older run(s) of a GPU seen again dropped" if g.duplicates else ""
     verdict = Text("ok", style="green") if summary.passed else Text("FAIL", style="bold red")
-    con.print(Text.assemble("fleet: ", verdict, f": {summary.to_dict()['gpus']} GPU(s) in {len(summary.models)} group(s) from {g.files} file(s){dup}; "
-                            f"{len({id(o.record) for o in summary.outliers})} outlier GPU(s), {len(failing)} failing, {len(warned)} warned"),
-              soft_wrap=True)
+    con.print(Text.assemble("fleet: ", verdict, f": {summary.gpus} GPU(s) in {len(summary.models)} group(s) from {g.files} file(s){dup}; "
+                            f"{summary.outlier_gpus} outlier GPU(s), {len(failing)} failing, {len(warned)} warned"))
 
 
 def fleet_csv(summary) -> str:
