@@ -104,34 +104,43 @@ def _check_tolerance(key: str, value: Any, where: str) -> float:
     return float(value)
 
 
-def _tolerance_changes(policy: Policy, data: Any, where: str) -> dict[str, float]:
+def _tolerance(key: Any, value: Any, where: str) -> float:
+    """A ``baseline`` entry: a known family or figure key, and its tolerance."""
     from .figures import figure
 
-    if not isinstance(data, dict):
-        raise UsageError(f"{where}: 'baseline' must be a mapping of figure to tolerance, e.g. dram_bandwidth: 0.05")
-    merged = dict(policy.tolerances)
-    for key, value in data.items():
-        if key not in DEFAULT_TOLERANCES:
-            try:
-                figure(str(key))
-            except KeyError:
-                raise UsageError(f"{where}: unknown baseline figure {key!r}; known: {', '.join(DEFAULT_TOLERANCES)} "
-                                 f"or a figure key such as bf16_tflops") from None
-        merged[str(key)] = _check_tolerance(str(key), value, where)
-    return merged
+    if key not in DEFAULT_TOLERANCES:
+        try:
+            figure(str(key))
+        except KeyError:
+            raise UsageError(f"{where}: unknown baseline figure {key!r}; known: {', '.join(DEFAULT_TOLERANCES)} "
+                             f"or a figure key such as bf16_tflops") from None
+    return _check_tolerance(str(key), value, where)
 
 
-def _severity_changes(policy: Policy, data: Any, where: str) -> dict[str, str]:
+def _severity(key: Any, value: Any, where: str) -> str:
+    """A ``severity`` entry: a known check, and fail or warn."""
+    if key not in SEVERITY_KEYS:
+        raise UsageError(f"{where}: unknown check {key!r} in severity; known: {', '.join(SEVERITY_KEYS)}")
+    if value not in (FAIL, WARN):
+        raise UsageError(f"{where}: severity.{key} must be fail or warn, got {value!r}")
+    return value
+
+
+def _health(key: Any, value: Any, where: str) -> bool:
+    """A ``health`` entry: a known health check, and true or false."""
+    if key not in HEALTH_CHECKS:
+        raise UsageError(f"{where}: unknown health check {key!r}; known: {', '.join(HEALTH_CHECKS)}")
+    if not isinstance(value, bool):
+        raise UsageError(f"{where}: health.{key} must be true or false, got {value!r}")
+    return value
+
+
+def _section(current: dict, data: Any, where: str, name: str, what: str, entry) -> dict:
+    """``current`` updated with the mapping ``data`` of the policy section ``name``, each entry
+    checked by ``entry(key, value, where)``; ``what`` says what the mapping holds."""
     if not isinstance(data, dict):
-        raise UsageError(f"{where}: 'severity' must be a mapping of check name to fail or warn")
-    merged = dict(policy.severity)
-    for key, value in data.items():
-        if key not in SEVERITY_KEYS:
-            raise UsageError(f"{where}: unknown check {key!r} in severity; known: {', '.join(SEVERITY_KEYS)}")
-        if value not in (FAIL, WARN):
-            raise UsageError(f"{where}: severity.{key} must be fail or warn, got {value!r}")
-        merged[key] = value
-    return merged
+        raise UsageError(f"{where}: '{name}' must be a mapping of {what}")
+    return {**current, **{str(k): entry(k, v, where) for k, v in data.items()}}
 
 
 def _merge(policy: Policy, data: Any, where: str) -> Policy:
@@ -162,21 +171,12 @@ def _merge(policy: Policy, data: Any, where: str) -> Policy:
             raise UsageError(f"{where}: tensor_precision must be one of {', '.join(_TENSOR_PRECISIONS)}, got {tp!r}")
         changes["tensor_precision"] = tp
     if "health" in data:
-        h = data["health"] or {}
-        if not isinstance(h, dict):
-            raise UsageError(f"{where}: 'health' must be a mapping of check name to true/false")
-        merged = dict(policy.health)
-        for key, value in h.items():
-            if key not in HEALTH_CHECKS:
-                raise UsageError(f"{where}: unknown health check {key!r}; known: {', '.join(HEALTH_CHECKS)}")
-            if not isinstance(value, bool):
-                raise UsageError(f"{where}: health.{key} must be true or false, got {value!r}")
-            merged[key] = value
-        changes["health"] = merged
+        changes["health"] = _section(policy.health, data["health"] or {}, where, "health", "check name to true/false", _health)
     if data.get("severity") is not None:
-        changes["severity"] = _severity_changes(policy, data["severity"], where)
+        changes["severity"] = _section(policy.severity, data["severity"], where, "severity", "check name to fail or warn", _severity)
     if data.get("baseline") is not None:
-        changes["tolerances"] = _tolerance_changes(policy, data["baseline"], where)
+        changes["tolerances"] = _section(policy.tolerances, data["baseline"], where, "baseline",
+                                         "figure to tolerance, e.g. dram_bandwidth: 0.05", _tolerance)
     return replace(policy, **changes)
 
 
@@ -385,20 +385,15 @@ def _power_cap_check(obs: Observations, policy: Policy) -> CheckResult:
         return CheckResult(name, SKIP, threshold_text=threshold, detail=obs.reasons.get(name, "NVML clock-event reasons not recorded"))
     if not capped:
         return CheckResult(name, PASS, "none", threshold, figures={"capped_measurements": []})
+    clk, top, pw, lim = obs.capped_sm_clock_mhz, obs.max_sm_clock_mhz, obs.capped_power_w, obs.power_limit_w
     nums: dict[str, Any] = {"capped_measurements": list(capped)}
+    nums.update({k: v for k, v in (("sm_clock_mhz", clk), ("max_sm_clock_mhz", top), ("power_w", pw),
+                                   ("power_limit_w", lim)) if v is not None})
     parts = []
-    clk, top = obs.capped_sm_clock_mhz, obs.max_sm_clock_mhz
     if clk is not None:
-        nums["sm_clock_mhz"] = clk
         parts.append(f"SM clock {clk:.0f}" + (f" of {top:.0f} MHz ({clk / top:.0%})" if top else " MHz"))
-    if top is not None:
-        nums["max_sm_clock_mhz"] = top
-    pw, lim = obs.capped_power_w, obs.power_limit_w
     if pw is not None:
-        nums["power_w"] = pw
         parts.append(f"{pw:.0f}" + (f" of {lim:.0f} W limit" if lim else " W"))
-    if lim is not None:
-        nums["power_limit_w"] = lim
     value = f"sw_power_cap during {', '.join(capped)}" + (f": {', '.join(parts)}" if parts else "")
     return CheckResult(name, policy.on_miss(name), value, threshold,
                        "the board held its power limit: the rates measured then are what this power limit allows, "
