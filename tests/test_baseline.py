@@ -4,7 +4,6 @@ naming the figure, a 2% wobble passes, tolerances come from the policy, no user 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest

@@ -8,11 +8,20 @@ import xml.etree.ElementTree as ET
 from dataclasses import replace
 
 import pytest
+from test_check import H200
 
 from gpuwhy.check.observe import power_cap_fields
-from gpuwhy.check.policy import FAIL, PASS, SKIP, WARN, Policy, evaluate, junit_xml, load_policy
+from gpuwhy.check.policy import (
+    FAIL,
+    PASS,
+    SKIP,
+    WARN,
+    Policy,
+    evaluate,
+    junit_xml,
+    load_policy,
+)
 from gpuwhy.errors import UsageError
-from test_check import H200
 
 # The H200's tensor-core run as `bench --compute` recorded it (docs/results/raw/2026-12-01-h200-refactor):
 # wgmma bf16 at 1755 of 1980 MHz, 484 W, sw_power_cap set; power limit 700 W (probe.json).

@@ -9,8 +9,8 @@ import io
 import json
 
 import pytest
+from fleet_synth import make_fleet
 
-from fleet_synth import PLANTS, make_fleet
 from gpuwhy.check.fleet import gather, summarize
 from gpuwhy.check.policy import load_policy
 from gpuwhy.model.spread import Spread, is_outlier, mad, median, spread

@@ -23,7 +23,14 @@ from typing import Iterable
 
 from ..errors import UsageError
 from ..model.spread import median, relative_change, worse_by
-from .figures import UNIT_SUFFIX, RunRecord, figure, figure_order, model_key, read_records
+from .figures import (
+    UNIT_SUFFIX,
+    RunRecord,
+    figure,
+    figure_order,
+    model_key,
+    read_records,
+)
 from .policy import PASS, SKIP, CheckResult, Policy
 
 WHAT = "a baseline: a `gpuwhy check --json` or `gpuwhy bench --json` file, or a device profile"
@@ -105,8 +112,10 @@ def compare(current: dict[str, float], base: dict[str, float], policy: Policy,
 
 
 def _norm_uuid(u: str) -> str:
-    u = (u or "").strip().lower()
-    return u[4:] if u.startswith("gpu-") else u
+    """NVML's form of a UUID (:func:`gpuwhy.profiles.normalize_uuid`), "" for none."""
+    from ..profiles import normalize_uuid
+
+    return normalize_uuid(u) if (u or "").strip() else ""
 
 
 def baseline_figures(baseline: Baseline, model: str, uuid: str) -> tuple[dict[str, float], str]:
