@@ -21,13 +21,16 @@ def check_cmd(
     max_launch_overhead: Optional[float] = typer.Option(None, "--max-launch-overhead", metavar="US", help="Event-timed launch overhead <= US microseconds."),
     junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE.xml", help="Write JUnit XML (one testcase per check)."),
     recorded: Optional[str] = typer.Option(None, "--recorded", metavar="FILE.json", help="Evaluate recorded observations (a JSON list, e.g. from --json) instead of measuring."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", metavar="FILE.json", help="Fail on figures that regressed against a saved run of the same GPU model (check/bench --json or a profile); tolerances from the policy."),
+    save_baseline: Optional[str] = typer.Option(None, "--save-baseline", metavar="FILE.json", help="Write this run as a baseline (the --json document), when no check failed."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="With --save-baseline: replace an existing file."),
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Health checks and quick measurements against thresholds: exit 0 all pass, 1 a check failed, 3 no GPU, 4 a measurement error."""
-    from ..check.policy import NOTHING_CHECKED, Observations, evaluate, load_policy, write_junit
-    from ..errors import CheckFailed, UsageError
+    """Health checks and quick measurements against thresholds: exit 0 all pass (warnings allowed), 1 a check failed, 3 no GPU, 4 a measurement error."""
+    from ..check.policy import evaluate, load_policy, write_junit
+    from ..errors import UsageError
 
     pol = load_policy(policy, {
         "min_dram_bandwidth": min_bandwidth, "min_fp32": min_fp32, "min_tensor": min_tensor,
@@ -36,27 +39,15 @@ def check_cmd(
     if device is not None and all_devices:
         raise UsageError("--device and --all-devices exclude each other; pick one")
     reports = []
+    if overwrite and not save_baseline:
+        raise UsageError("--overwrite applies to --save-baseline")
+    base = _load_baseline(baseline, save_baseline, overwrite)
+    host, date = "", ""
     if recorded:
-        import json
-        from pathlib import Path
+        from ..check.document import read_recorded
 
-        try:
-            data = json.loads(Path(recorded).read_text())
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"--recorded {recorded!r}: cannot read JSON ({exc})") from None
-        items = data.get("observations", data) if isinstance(data, dict) else data
-        if not isinstance(items, list) or not items:
-            raise UsageError(f"--recorded {recorded!r}: expected a non-empty list of observations (one per GPU)")
-        observations = []
-        for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise UsageError(f"--recorded {recorded!r}: entry {i} is not an object of observations")
-            try:
-                obs = Observations.from_dict(item)
-                reports.append(evaluate(obs, pol))
-            except (TypeError, ValueError, ZeroDivisionError, AttributeError, IndexError) as exc:
-                raise UsageError(f"--recorded {recorded!r}: entry {i} has a bad value ({exc}); numbers must be numbers > 0") from None
-            observations.append(obs)
+        observations, host, date = read_recorded(recorded)
+        reports = [_judge(recorded, i, obs, pol) for i, obs in enumerate(observations)]
     else:
         from ..check.observe import observe_device
 
@@ -70,22 +61,89 @@ def check_cmd(
             obs, elapsed = observe_device(t, pol, specs or (), gpu)
             observations.append(obs)
             reports.append(evaluate(obs, pol, elapsed))
+    comparisons = [None] * len(reports)
+    if base is not None:
+        from ..check.baseline import judge_against
+
+        reports, comparisons = judge_against(base, reports, observations, pol)
+    if not recorded:
+        host, date = _host(), _now()
+    from ..check.document import check_document
+
+    doc = check_document(reports, observations, pol, host=host, date=date, comparisons=comparisons)
     if junit:
         write_junit(reports, junit)
-    failed = [r for r in reports if r.failed]
     if json_out:
         from ..render.jsonout import emit
 
-        emit("check", {"passed": not failed, "policy": pol.to_dict(), "devices": [r.to_dict() for r in reports],
-                       "observations": [o.to_dict() for o in observations]})
+        emit("check", doc)
     else:
         from ..render.check_view import render_check
 
-        render_check(reports, pol)
+        render_check(reports, pol, comparisons)
+    _finish(reports, doc, save_baseline, overwrite)
+
+
+def _judge(path: str, i: int, obs, pol):
+    """Evaluate one recorded GPU; a value of the wrong type is a usage error naming the entry."""
+    from ..check.policy import evaluate
+    from ..errors import UsageError
+
+    try:
+        return evaluate(obs, pol)
+    except (TypeError, ValueError, ZeroDivisionError, AttributeError, IndexError) as exc:
+        raise UsageError(f"--recorded {path!r}: entry {i} has a bad value ({exc}); numbers must be numbers > 0") from None
+
+
+def _load_baseline(baseline, save_baseline, overwrite):
+    """The ``--baseline`` file read, and the ``--save-baseline`` path checked, before anything is measured."""
+    if save_baseline:
+        from ..check.baseline import check_writable
+
+        check_writable(save_baseline, overwrite)
+    if not baseline:
+        return None
+    from ..check.baseline import load_baseline
+
+    return load_baseline(baseline)
+
+
+def _finish(reports, doc, save_baseline, overwrite) -> None:
+    """Warnings on stderr; the baseline saved when nothing failed; exit 1 (CheckFailed) when a check failed."""
+    from ..check.policy import NOTHING_CHECKED
+    from ..errors import CheckFailed
+    from ..render.console import note, warn
+
+    warned = [f"{c.name} on {r.device}" for r in reports for c in r.checks if c.status == "warn"]
+    if warned:
+        warn(f"{len(warned)} check(s) warned: {', '.join(warned)}")
+    failed = [r for r in reports if r.failed]
+    if save_baseline and not failed:
+        from ..check.baseline import write_baseline
+        from ..render.jsonout import SCHEMA_VERSION, to_plain
+        from ..version import __version__
+
+        path = write_baseline(save_baseline, {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": "check", **to_plain(doc)},
+                              overwrite)
+        note(f"baseline saved to {path}")
     if failed:
         names = [f"{c.name} on {r.device}" for r in failed for c in r.checks if c.status == "fail"]
         empty = [r.device for r in failed if r.nothing_checked]
         parts = [f"{len(names)} check(s) failed: {', '.join(names)}"] if names else []
         if empty:
             parts.append(f"{NOTHING_CHECKED} on {', '.join(empty)}")
+        if save_baseline:
+            parts.append(f"baseline not saved to {save_baseline!r} (a baseline is a run that passed)")
         raise CheckFailed("; ".join(parts))
+
+
+def _host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def _now() -> str:
+    import datetime as dt
+
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
