@@ -35,6 +35,8 @@ WHAT = "an Nsight Compute export (`ncu --csv` or a .ncu-rep report)"
 INSTALL_GLOBS = ["/opt/nvidia/nsight-compute/*", "/usr/local/cuda*/nsight-compute*", "/usr/local/NVIDIA-Nsight-Compute*"]
 #: Where ``ncu`` is looked for when it is not on PATH (tests may empty it).
 NCU_FALLBACKS = ["/usr/local/cuda/bin/ncu"]
+NCU_HINT = ("install NVIDIA Nsight Compute (https://developer.nvidia.com/nsight-compute; the CUDA toolkit ships it "
+            "as <cuda>/bin/ncu) and put `ncu` on PATH, or pass --ncu PATH")
 INSTALL_HINT = ("install NVIDIA Nsight Compute (https://developer.nvidia.com/nsight-compute; the CUDA toolkit ships it "
                 "as <cuda>/bin/ncu) and put `ncu` on PATH, or put its extras/python folder (the ncu_report module) on "
                 "PYTHONPATH")
@@ -213,5 +215,5 @@ def _from_module(mod, rep: str, source: str) -> NcuTable:
     return NcuTable(source, "raw", tuple(launches), tuple(cols), {}, (), ())
 
 
-__all__ = ["INSTALL_HINT", "REP_MAGIC", "find_ncu", "import_command", "import_ncu_report", "ncu_report_dirs",
+__all__ = ["INSTALL_HINT", "NCU_HINT", "REP_MAGIC", "find_ncu", "import_command", "import_ncu_report", "ncu_report_dirs",
            "read_export", "read_ncu_rep"]

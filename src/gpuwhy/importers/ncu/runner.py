@@ -33,7 +33,7 @@ from pathlib import Path
 from ...errors import MeasurementError, NoDeviceError, UsageError
 from .counters import choose_metrics, parse_query_metrics
 from .read import _perm_error
-from .rep import INSTALL_HINT, find_ncu, import_command
+from .rep import NCU_HINT, find_ncu, import_command
 
 #: Kernel launches profiled by default (``-c``): enough for a training step, bounded in time.
 DEFAULT_LAUNCH_COUNT = 200
@@ -87,7 +87,7 @@ def ncu_version(ncu: str) -> str:
     try:
         done = subprocess.run([ncu, "--version"], capture_output=True, text=True, errors="replace", timeout=60)
     except (OSError, subprocess.SubprocessError) as exc:
-        raise NoDeviceError(f"cannot run {ncu} ({exc}); {INSTALL_HINT}") from None
+        raise NoDeviceError(f"cannot run {ncu} ({exc}); {NCU_HINT}") from None
     m = _VERSION_RE.search(done.stdout + done.stderr)
     return m.group(1) if m else "unknown"
 
@@ -216,7 +216,7 @@ def profile_command(
     if exe is None:
         if ncu:
             raise UsageError(f"--ncu {ncu!r} is not an executable file")
-        raise NoDeviceError(f"`ncu` (Nsight Compute) is not on PATH; {INSTALL_HINT}")
+        raise NoDeviceError(f"`ncu` (Nsight Compute) is not on PATH; {NCU_HINT}")
     if shutil.which(cmd[0]) is None and not os.path.isfile(cmd[0]):
         raise UsageError(f"the program {cmd[0]!r} is not found (not on PATH, not a file)")
     gpu = gpu_name or _gpu_name()
@@ -224,10 +224,20 @@ def profile_command(
     bases, source = available_metrics(exe, gpu, version, refresh_metrics)
     metrics, lacking = choose_metrics(bases)
     base = export_base(cmd, export)
-    argv = profile_argv(exe, metrics, base, cmd, launch_count, kernel_name, launch_skip, profile_from_start)
     out = stream if stream is not None else sys.stderr
     log_path = base + ".log"
+    argv = profile_argv(exe, metrics, base, cmd, launch_count, kernel_name, launch_skip, profile_from_start)
     rc, log = _run_teed(argv, log_path, out)
+    unknown = _unknown_metrics(log, metrics)
+    notes = []
+    if unknown and not os.path.isfile(base + ".ncu-rep"):
+        # a metric --query-metrics listed but this ncu refuses with its suffix: run once more without it
+        metrics = [m for m in metrics if m not in unknown]
+        lacking = [*lacking, *unknown]
+        notes.append(f"ncu refused {', '.join(unknown)}; ran again without")
+        os.replace(log_path, base + ".first.log")
+        argv = profile_argv(exe, metrics, base, cmd, launch_count, kernel_name, launch_skip, profile_from_start)
+        rc, log = _run_teed(argv, log_path, out)
     rep = base + ".ncu-rep"
     have_rep = os.path.isfile(rep)
     if "ERR_NVGPUCTRPERM" in log:
@@ -256,11 +266,16 @@ def profile_command(
     csv_path = base + ".csv"
     with open(csv_path, "x", encoding="utf-8") as fh:
         fh.write(done.stdout)
-    notes = []
     if lacking:
         notes.append(f"this GPU's ncu lacks {len(lacking)} of the metrics gpuwhy asks for: {', '.join(lacking)}")
     return NcuRun(csv_path, rep, log_path, tuple(argv), tuple(imp), tuple(metrics), tuple(lacking), gpu, version,
                   source, rc, tuple(notes))
+
+
+def _unknown_metrics(log: str, metrics: list[str]) -> list[str]:
+    """The metrics of ``metrics`` that an ``==ERROR== Failed to find metric`` line names."""
+    bad = [ln for ln in log.splitlines() if "Failed to find metric" in ln]
+    return [m for m in metrics if any(m in ln or m.split(".", 1)[0] + " " in ln for ln in bad)]
 
 
 def _app_error(log: str) -> int | None:
@@ -280,7 +295,7 @@ def _run_teed(argv: list[str], log_path: str, out) -> tuple[int, str]:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
                                 bufsize=1)
     except OSError as exc:
-        raise NoDeviceError(f"cannot run {argv[0]} ({exc.strerror or exc}); {INSTALL_HINT}") from None
+        raise NoDeviceError(f"cannot run {argv[0]} ({exc.strerror or exc}); {NCU_HINT}") from None
     with open(log_path, "x", encoding="utf-8") as log:
         try:
             for line in proc.stdout:
