@@ -32,6 +32,8 @@ def no_ncu(monkeypatch, tmp_path):
     """No ncu and no ncu_report anywhere this test can see."""
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     monkeypatch.setattr(rep_mod, "NCU_FALLBACKS", [])
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
     monkeypatch.setattr(rep_mod, "INSTALL_GLOBS", [])
     monkeypatch.delitem(sys.modules, "ncu_report", raising=False)
     return tmp_path

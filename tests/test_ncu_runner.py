@@ -140,6 +140,8 @@ def work(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     monkeypatch.setattr(rep_mod, "NCU_FALLBACKS", [])
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
     return tmp_path
 
 
@@ -248,3 +250,14 @@ def test_cli_usage_errors(work, cli):
     assert code == 2 and "nothing to run" in err
     code, _, err = cli("ncu", "--ncu", "/nonexistent/ncu", "--", sys.executable)
     assert code == 2 and "--ncu '/nonexistent/ncu' is not an executable file" in err
+
+
+def test_ncu_found_under_cuda_home(work, monkeypatch):
+    script, _ = _fake_ncu(work)
+    home = work / "cuda"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "ncu").symlink_to(script)
+    monkeypatch.setenv("CUDA_HOME", str(home))
+    assert rep_mod.find_ncu() == str(home / "bin" / "ncu")
+    monkeypatch.setenv("CUDA_HOME", str(work / "nowhere"))
+    assert rep_mod.find_ncu() is None

@@ -33,7 +33,8 @@ REP_MAGIC = b"NVR\x00"
 WHAT = "an Nsight Compute export (`ncu --csv` or a .ncu-rep report)"
 #: Folders searched for Nsight Compute installs besides the ``ncu`` on PATH (tests may empty it).
 INSTALL_GLOBS = ["/opt/nvidia/nsight-compute/*", "/usr/local/cuda*/nsight-compute*", "/usr/local/NVIDIA-Nsight-Compute*"]
-#: Where ``ncu`` is looked for when it is not on PATH (tests may empty it).
+#: Where ``ncu`` is looked for when it is not on PATH: ``$CUDA_HOME/bin/ncu`` (``CUDA_PATH`` too),
+#: else CUDA's default install folder (tests may empty it).
 NCU_FALLBACKS = ["/usr/local/cuda/bin/ncu"]
 NCU_HINT = ("install NVIDIA Nsight Compute (https://developer.nvidia.com/nsight-compute; the CUDA toolkit ships it "
             "as <cuda>/bin/ncu) and put `ncu` on PATH, or pass --ncu PATH")
@@ -44,13 +45,15 @@ INSTALL_HINT = ("install NVIDIA Nsight Compute (https://developer.nvidia.com/nsi
 
 def find_ncu(path: str | None = None) -> str | None:
     """The ``ncu`` executable: ``path`` if given (must be executable), else the one on PATH, else
-    :data:`NCU_FALLBACKS`; None when there is none."""
+    ``$CUDA_HOME/bin/ncu`` (or ``$CUDA_PATH``), else :data:`NCU_FALLBACKS` when neither is set;
+    None when there is none."""
     if path:
         return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
     found = shutil.which("ncu")
     if found:
         return found
-    for p in NCU_FALLBACKS:
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    for p in ([os.path.join(home, "bin", "ncu")] if home else NCU_FALLBACKS):
         if os.path.isfile(p) and os.access(p, os.X_OK):
             return p
     return None
