@@ -104,15 +104,18 @@ def _notes(kernels) -> None:
         note(f"{names[0]}: {text}" if len(names) == 1 else f"{len(names)} kernels: {text}")
 
 
-def _kernels(con, d) -> None:
-    t = Table(title_justify="left", pad_edge=False)
+def _table(numbers: tuple[str, ...], last: str, title: str | None = None) -> Table:
+    """A table of a kernel column, right-aligned number columns and a last text column."""
+    t = Table(title=title, title_justify="left", pad_edge=False)
     t.add_column("kernel", overflow="fold", max_width=44)
-    t.add_column("time", justify="right")
-    t.add_column("FLOP/B", justify="right")
-    t.add_column("TFLOP/s", justify="right")
-    t.add_column("GB/s", justify="right")
-    t.add_column("% roof", justify="right")
-    t.add_column("regime", no_wrap=True)
+    for head in numbers:
+        t.add_column(head, justify="right")
+    t.add_column(last, no_wrap=True)
+    return t
+
+
+def _kernels(con, d) -> None:
+    t = _table(("time", "FLOP/B", "TFLOP/s", "GB/s", "% roof"), "regime")
     advice: list[tuple[str, str]] = []
     for k in d.kernels:
         if k.classifiable:
@@ -140,14 +143,8 @@ def _levels(con, d) -> None:
     ks = [k for k in d.kernels if k.memory_levels or k.ncu_sol is not None]
     if not ks:
         return
-    t = Table(title="memory levels (bytes, % of peak throughput) and ncu's Speed of Light", title_justify="left", pad_edge=False)
-    t.add_column("kernel", overflow="fold", max_width=44)
-    t.add_column("DRAM", justify="right")
-    t.add_column("L2", justify="right")
-    t.add_column("L1", justify="right")
-    t.add_column("ncu SM", justify="right")
-    t.add_column("ncu mem", justify="right")
-    t.add_column("ncu says", no_wrap=True)
+    t = _table(("DRAM", "L2", "L1", "ncu SM", "ncu mem"), "ncu says",
+               "memory levels (bytes, % of peak throughput) and ncu's Speed of Light")
     for k in ks:
         lv = k.memory_levels
         sol = k.ncu_sol

@@ -538,7 +538,8 @@ def _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data
         notes.append(f"no FLOP counters: judged by {what} at {compute:.0f}% against DRAM at {100 * memory_frac:.0f}% of peak")
     estimated = sorted({e for f in usable for e in f.estimated} | {"flops"})
     how = _how(usable)
-    how["regime"] = f"utilisation: {what} vs DRAM throughput vs launch overhead"
+    how["regime"] = ("utilisation: the busiest arithmetic pipe" if pipe is not None else "utilisation: ncu's SM throughput") + \
+        " vs DRAM throughput vs launch overhead"
     sol = extra["ncu_sol"]
     if sol is not None and not sol.agrees(v.regime):
         notes.append(f"ncu's Speed-of-Light leans {sol.verdict} (SM {sol.compute_pct:.0f}%, memory {sol.memory_pct:.0f}%)")
