@@ -299,7 +299,10 @@ def test_cli_json_holds_levels_derivations_and_agreement(cli):
     assert d["derivations"]["dram_bytes"] == {"dram__bytes_read.sum + dram__bytes_write.sum": pytest.approx(d["total_time_s"])}
 
 
-def test_cli_json_error_is_one_document(cli):
+def test_cli_json_error_is_one_document(cli, monkeypatch):
+    from gpuwhy.importers.ncu import analyse
+
+    monkeypatch.setattr(analyse, "local_choice", lambda spec_dirs=(): None)  # as on a machine without a GPU
     code, out, err = cli("ncu", str(_path("pct_raw_attributes_only.csv")), "--json")
     assert code == 2 and err.count("\n") == 1 and "pass --gpu" in err
     doc = json.loads(out)
