@@ -174,7 +174,7 @@ def _value_text(m) -> tuple[str, str]:
         unit = m.unit() or ""
     except Exception:  # noqa: BLE001
         pass
-    v = m.value()
+    v = m.value() if hasattr(m, "value") else m.as_string()  # value() since Nsight Compute 2021; as_* before
     if v is None:
         return "n/a", unit
     if isinstance(v, bool):
