@@ -526,7 +526,10 @@ def _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data
     memory_frac = b / t / c.bandwidth
     v = classify_utilisation(compute / 100.0, memory_frac, t, len(usable), c.launch_overhead_s)
     block = remedies_data["regimes"][v.regime]
-    rem = Remedies(v.regime, tuple(block["helps"]), tuple(block["does_not_help"]), ())
+    # No FLOPs, so no roofline gains: only the remedies that need no figure (plain sentences, or items without a gain or fields).
+    plain = tuple(h if isinstance(h, str) else h["text"] for h in block["helps"]
+                  if isinstance(h, str) or ("gain" not in h and "{" not in h["text"] and not h.get("when")))
+    rem = Remedies(v.regime, plain, tuple(block["does_not_help"]), ())
     top = _top_remedy(rem, (extra["busiest_pipe"] or "").startswith("tensor"))
     if pipe is None and v.regime == "compute":
         top = (f"ncu's SM throughput is {compute:.0f}% but no pipe or FLOP counter says which unit is busy: profile with "
