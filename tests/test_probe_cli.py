@@ -12,7 +12,8 @@ import pytest
 
 from conftest import gpu_available
 from gpuwhy.cli.app import main
-from test_probe_nvml import HEALTHY, Machine  # the fake NVML/driver modules
+from fakes import Machine  # the fake NVML/driver modules
+from test_probe_nvml import HEALTHY
 
 ROOT = Path(__file__).resolve().parents[1]
 KNOWN_NO_DEVICE = (
