@@ -9,6 +9,7 @@ a test invents to simulate a state (throttling, MIG, busy GPU) are set in the te
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -210,8 +211,9 @@ def test_cuda_ordinals_map_to_nvml_by_uuid(machine):
     _two_gpu_machine(machine, ["h200", "a100"])  # CUDA's order differs from NVML's
     rep = probe_mod.probe_devices()
     names = [(d.identity.cuda_ordinal, d.identity.nvml_index, d.identity.name) for d in rep.devices]
-    assert names == [(0, 1, "NVIDIA H200"), (1, 0, "NVIDIA A100-SXM4-40GB")]
-    assert rep.devices[0].shape.cuda_cores == 16896  # NVML data of the right device
+    # listed in nvidia-smi's order, each with the CUDA ordinal the driver gave it
+    assert names == [(1, 0, "NVIDIA A100-SXM4-40GB"), (0, 1, "NVIDIA H200")]
+    assert rep.devices[1].shape.cuda_cores == 16896  # NVML data of the right device
 
 
 def test_driver_applied_cvd_one_device(machine, monkeypatch):
@@ -227,7 +229,7 @@ def test_driver_applied_cvd_one_device(machine, monkeypatch):
     "cvd, expect",
     [
         ("1", ["NVIDIA H200"]),
-        ("1,0", ["NVIDIA H200", "NVIDIA A100-SXM4-40GB"]),
+        ("1,0", ["NVIDIA A100-SXM4-40GB", "NVIDIA H200"]),  # listed in nvidia-smi's order; CUDA's ordinals beside
         ("GPU-0a1b2c3d-0000-4000-8000-000000000200", ["NVIDIA H200"]),
         ("0,-1,1", ["NVIDIA A100-SXM4-40GB"]),
         ("0,0", ["NVIDIA A100-SXM4-40GB"]),
@@ -305,15 +307,18 @@ def test_cvd_hiding_everything_fails_before_loading_anything(machine, monkeypatc
 
 
 def test_device_option(machine):
-    _two_gpu_machine(machine, ["h200", "a100"])
-    assert [d.identity.name for d in probe_mod.probe_devices(device="1").devices] == ["NVIDIA A100-SXM4-40GB"]
+    """-i as nvidia-smi reads it: an index is NVML's (PCI order), not CUDA's; UUIDs and prefixes."""
+    _two_gpu_machine(machine, ["h200", "a100"])  # CUDA 0 is the H200, nvidia-smi's 0 the A100
+    assert [d.identity.name for d in probe_mod.probe_devices(device="1").devices] == ["NVIDIA H200"]
+    assert [d.identity.name for d in probe_mod.probe_devices(device="cuda:1").devices] == ["NVIDIA A100-SXM4-40GB"]
     assert [d.identity.name for d in probe_mod.probe_devices(device="GPU-0a1b2c3d-0000-4000-8000-0000000002").devices] == ["NVIDIA H200"]
     assert [d.identity.name for d in probe_mod.probe_devices(device="0a1b2c3d-0000-4000-8000-000000000100").devices] == ["NVIDIA A100-SXM4-40GB"]
-    with pytest.raises(UsageError, match="--device 5: there are 2 visible GPU"):
+    assert [d.identity.name for d in probe_mod.probe_devices(device="1,0").devices] == ["NVIDIA H200", "NVIDIA A100-SXM4-40GB"]
+    with pytest.raises(UsageError, match="-i 5: there are 2 GPU"):
         probe_mod.probe_devices(device="5")
-    with pytest.raises(UsageError, match="matches 2 GPUs"):
+    with pytest.raises(UsageError, match="is the start of 2 GPUs' UUIDs"):
         probe_mod.probe_devices(device="GPU-0a1b2c3d")
-    with pytest.raises(UsageError, match="matches no visible GPU"):
+    with pytest.raises(UsageError, match="matches no GPU's UUID"):
         probe_mod.probe_devices(device="MIG-0a1b")
 
 
@@ -454,7 +459,7 @@ def test_software_nvrtc_newer_perf_counters_wsl(machine, monkeypatch):
     machine.nvrtc(13, 5)
     (machine.proc / "driver" / "nvidia" / "params").write_text("ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 1\n")
     (machine.proc / "version").write_text("Linux version 5.15.153.1-microsoft-standard-WSL2 (root@...) #1 SMP\n")
-    monkeypatch.setattr(probe_mod.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
     sw = probe_mod.probe_devices().software
     assert sw.nvrtc_version == "13.5"
     assert any("NVRTC 13.5 is newer than the driver's CUDA 13.0" in w and "sm_90" in w and "cubin" in w for w in sw.warnings)
@@ -501,7 +506,7 @@ def test_no_gpu(machine):
 def test_missing_python_packages(machine):
     machine.mp.setitem(sys.modules, "pynvml", None)
     machine.mp.setitem(sys.modules, "cuda.bindings.driver", None)
-    with pytest.raises(NoDeviceError, match="neither nvidia-ml-py nor cuda-bindings is installed"):
+    with pytest.raises(NoDeviceError, match=r"needs the GPU packages and nvidia-ml-py and cuda-bindings .*python3 -m pip install 'nvidia-ml-py>=12.535' 'cuda-bindings"):
         probe_mod.probe_devices()
 
 

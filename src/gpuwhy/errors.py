@@ -74,6 +74,6 @@ def gpu_packages_missing(what: str) -> NoDeviceError:
     """The :class:`NoDeviceError` (exit 3) for a GPU command run without ``what`` (a package name,
     e.g. ``cuda-bindings``) importable: one line ending in :data:`GPU_PIP_LINE`."""
     return NoDeviceError(
-        f"{what} is not installed, and this command needs it (the others do not); "
-        f"install the GPU packages (Linux and Windows) with: {GPU_PIP_LINE}"
+        f"this command needs the GPU packages and {what} cannot be imported (the other commands need none); "
+        f"install them (Linux and Windows) with: {GPU_PIP_LINE}"
     )
