@@ -219,6 +219,11 @@ def make_fake_modules(gpu: FakeGpu):
     drv.cuDeviceGetCount = lambda: (0, 1)
     drv.cuGetErrorName = lambda e: (0, b"CUDA_ERROR_OUT_OF_MEMORY" if e == 2 else b"CUDA_ERROR_UNKNOWN")
     drv.cuDriverGetVersion = lambda: (0, 13000)
+    # what device/select reads to number the device (-i): its UUID, name and PCI bus id
+    drv.cuDeviceGet = lambda i: (0, i) if i == 0 else (101, None)
+    drv.cuDeviceGetUuid = lambda dev: (0, types.SimpleNamespace(bytes=bytes.fromhex("1234abcd" + "0" * 24)))
+    drv.cuDeviceGetName = lambda n, dev: (0, b"NVIDIA H200".ljust(n, b"\0"))
+    drv.cuDeviceGetPCIBusId = lambda n, dev: (0, b"0000:19:00.0")
     drv.cuMemGetInfo = lambda: (0, gpu.total - sum(a.nbytes for a in gpu.mem.values()), gpu.total)
     drv.cuMemAlloc = gpu.alloc
     drv.cuMemFree = gpu.free
@@ -745,3 +750,29 @@ class Machine:
         return fx
 
 
+
+
+def h200_node(machine: Machine, n: int, cuda_order: list[int] | None = None, cvd: str | None = None) -> list[dict]:
+    """Install ``n`` recorded H200s (NVML indices 0..n-1, PCI buses 0x18, 0x2a, ...; UUIDs ending
+    in the index) as NVML and the CUDA driver show them; returns the NVML dicts.
+
+    ``cuda_order`` lists NVML indices in CUDA's order (default: the same order); ``cvd`` is set
+    as ``CUDA_VISIBLE_DEVICES`` and applied to that order, as the CUDA driver does.
+    """
+    fx = load_fixture("h200")
+    nv, cu = [], []
+    for i in range(n):
+        tail = f"{0x200 + i:012x}"
+        bus = 0x18 + 0x12 * i
+        nv.append({**fx["nvml"], "uuid": f"GPU-0a1b2c3d-0000-4000-8000-{tail}", "pci_bus_id": f"00000000:{bus:02X}:00.0"})
+        cu.append({**fx["cuda"], "uuid": f"0a1b2c3d-0000-4000-8000-{tail}", "pci_bus_id": f"0000:{bus:02X}:00.0"})
+    order = list(cuda_order if cuda_order is not None else range(n))
+    if cvd is not None:
+        from gpuwhy.device.visible import Candidate, resolve_cuda_visible_devices
+
+        machine.mp.setenv("CUDA_VISIBLE_DEVICES", cvd)
+        sel = resolve_cuda_visible_devices(cvd, [Candidate(nv[i]["uuid"]) for i in order])
+        order = [order[k] for k in sel.indices]
+    machine.nvml(make_pynvml(nv, fx["nvml_system"]))
+    machine.driver(make_driver([cu[i] for i in order], fx["cuda_system"]["cuda_driver_version"]))
+    return nv

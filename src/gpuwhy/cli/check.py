@@ -13,7 +13,7 @@ from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
 @app.command("check")
 def check_cmd(
     device: DeviceOpt = None,
-    all_devices: bool = typer.Option(False, "--all-devices", help="Check every visible GPU."),
+    all_devices: bool = typer.Option(False, "--all-devices", help="Check every visible GPU (the same as -i all)."),
     policy: Optional[str] = typer.Option(None, "--policy", metavar="FILE.yaml", help="Thresholds and health checks overriding the bundled policy."),
     min_bandwidth: Optional[float] = typer.Option(None, "--min-bandwidth", metavar="F", help="DRAM bandwidth >= F x sheet (0 < F <= 1)."),
     min_fp32: Optional[float] = typer.Option(None, "--min-fp32", metavar="F", help="FP32 FMA rate >= F x sheet."),
@@ -34,7 +34,7 @@ def check_cmd(
         "max_launch_overhead_us": max_launch_overhead,
     })
     if device is not None and all_devices:
-        raise UsageError("--device and --all-devices exclude each other; pick one")
+        raise UsageError("-i and --all-devices exclude each other; pick one (--all-devices is -i all)")
     reports = []
     if recorded:
         import json
@@ -59,12 +59,11 @@ def check_cmd(
             observations.append(obs)
     else:
         from ..check.observe import observe_device
+        from ..device.select import resolve
 
-        targets = [device]
-        if all_devices:
-            from ..device.probe import probe_devices
-
-            targets = [str(i) for i in range(len(probe_devices(None, specs or (), full=False).devices))]
+        # -i as nvidia-smi reads it; each GPU chosen is then named by its UUID (else its CUDA ordinal)
+        sel = resolve("all" if all_devices else device)
+        targets = [d.uuid or f"cuda:{d.cuda_ordinal}" for d in sel.devices]
         observations = []
         for t in targets:
             obs, elapsed = observe_device(t, pol, specs or (), gpu)

@@ -175,7 +175,8 @@ def _one(sel: Selector, devices: Sequence[Listed], by_nvml: bool, cvd: str | Non
         hits = [d for d in devices if d.cuda_ordinal == sel.value]
         if not hits:
             n = sum(1 for d in devices if d.visible)
-            raise UsageError(f"{option} {sel.text}: CUDA sees {n} GPU(s), ordinals 0..{n - 1} (`gpuwhy probe` lists them)")
+            why = "; without NVML an index is read as the CUDA ordinal" if sel.kind == "index" else ""
+            raise UsageError(f"{option} {sel.text}: CUDA sees {n} GPU(s), ordinals 0..{n - 1} (`gpuwhy probe` lists them{why})")
     elif sel.kind == "pci":
         hits = [d for d in devices if d.pci_bus_id and pci_key(d.pci_bus_id) == sel.value]
         if not hits:
@@ -405,27 +406,15 @@ def visible_targets():
             nv.close()
 
 
-@dataclass(frozen=True)
-class Resolved:
-    """A device a measuring command opens: its CUDA ordinal, UUID, nvidia-smi index and name (None where unknown)."""
-
-    cuda_ordinal: int
-    uuid: str | None
-    nvml_index: int | None
-    name: str | None
-    pci_bus_id: str | None
-
-
-def resolve(text: str | None) -> tuple[tuple[Resolved, ...], str]:
-    """Open NVML and the CUDA driver and resolve ``text`` (None: the first visible GPU;
-    ``all``: every one) to CUDA ordinals. Returns ``(devices, note)``.
+def resolve(text: str | None) -> Selection:
+    """Open NVML and the CUDA driver and resolve ``text`` to devices with their CUDA ordinals
+    (None: the first visible GPU in nvidia-smi's order; ``all``: every visible one).
 
     Raises:
         NoDeviceError: no driver, no GPU, or ``CUDA_VISIBLE_DEVICES`` hiding every GPU
-            (one line saying which; the missing package's pip line when it is that).
+            (one line saying which; the missing packages' pip line when it is that).
         UsageError: as :func:`choose`.
     """
     with visible_targets() as vt:
         sel = choose(text, vt.listing, vt.cvd)
-        chosen = sel.devices if text is not None else sel.devices[:1]
-        return tuple(Resolved(d.cuda_ordinal, d.uuid, d.nvml_index, d.name, d.pci_bus_id) for d in chosen), sel.note
+    return sel if text is not None else Selection(sel.devices[:1], sel.note)

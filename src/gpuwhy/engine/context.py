@@ -141,35 +141,27 @@ def init_driver() -> int:
     return int(n)
 
 
-def _norm_uuid(u: str) -> str:
-    u = str(u).strip().lower()
-    return u[4:] if u.startswith("gpu-") else u
-
-
 def resolve_device(spec: str | int | None, count: int) -> int:
-    """CUDA ordinal for ``--device`` (an index, or a UUID with or without ``GPU-``).
+    """The CUDA ordinal to open for ``spec``: an int is a CUDA ordinal; text is any ``-i`` form,
+    read by :mod:`gpuwhy.device.select` (an index is nvidia-smi's); None is the first GPU in
+    nvidia-smi's order (ordinal 0 when there is one GPU). ``count`` is the CUDA device count.
+    (Without NVML an index is read as the CUDA ordinal; the device the result names says which ran.)
 
     Raises:
-        UsageError: an index out of range or an unknown UUID (lists what exists).
+        UsageError: an ordinal out of range, or text naming no visible GPU or several
+            (the engine opens one; the message lists them).
+        NoDeviceError: as :func:`gpuwhy.device.select.resolve`.
     """
-    if spec is None or str(spec).strip() == "":
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        if not 0 <= spec < count:
+            raise UsageError(f"CUDA device {spec} does not exist; this process sees {count} GPU(s): 0..{count - 1}")
+        return spec
+    if spec is None and count == 1:
         return 0
-    text = str(spec).strip()
-    if text.isdigit():
-        idx = int(text)
-        if idx >= count:
-            raise UsageError(f"--device {idx} does not exist; this machine has {count} GPU(s): 0..{count - 1}")
-        return idx
-    from cuda.core import Device
+    from ..device.select import only_one, resolve
 
-    want = _norm_uuid(text)
-    uuids = []
-    for i in range(count):
-        u = _norm_uuid(Device(i).uuid)
-        uuids.append(u)
-        if u == want or u.startswith(want):
-            return i
-    raise UsageError(f"--device {text!r} matches no GPU; give an index 0..{count - 1} or one of the UUIDs: GPU-{', GPU-'.join(uuids)}")
+    text = None if spec is None or not str(spec).strip() else str(spec).strip()
+    return only_one(resolve(text), text, "a measurement").cuda_ordinal
 
 
 def device_identity(index: int, via_torch: bool = False) -> tuple[str | None, int]:
