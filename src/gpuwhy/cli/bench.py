@@ -50,7 +50,7 @@ def bench_cmd(
         latency=latency, link=link, l1_bypass=l1_bypass, json_out=json_out,
     )
     mode = choose(req)
-    result = mode.run(req, RunHooks(bar=progress_bar, writable=_writable))
+    result = mode.run(req, RunHooks(bar=progress_bar, writable=_writable, write_csv=_write_csv))
     if json_out:
         from ..render.jsonout import emit
 
@@ -68,3 +68,10 @@ def _writable(path: str, option: str) -> None:
     from ..render.outputs import writable_output
 
     writable_output(path, option, marker=None)
+
+
+def _write_csv(path: str, result) -> None:
+    """Every bandwidth row to ``path`` through the one CSV writer (:mod:`gpuwhy.render.csv_out`)."""
+    from ..render.csv_out import write_csv_file
+
+    write_csv_file("bench.rows", result, path)

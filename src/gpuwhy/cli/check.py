@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
+from .common import CsvOpt, DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
 
 
 @app.command("check")
@@ -24,6 +24,7 @@ def check_cmd(
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
 ) -> None:
     """Health checks and quick measurements against thresholds: exit 0 all pass, 1 a check failed, 3 no GPU, 4 a measurement error."""
     from ..check.policy import NOTHING_CHECKED, Observations, evaluate, load_policy, write_junit
@@ -72,7 +73,11 @@ def check_cmd(
     if junit:
         write_junit(reports, junit)
     failed = [r for r in reports if r.failed]
-    if json_out:
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        emit_csv("check", {"devices": [r.to_dict() for r in reports], "observations": [o.to_dict() for o in observations]}, json_out)
+    elif json_out:
         from ..render.jsonout import emit
 
         emit("check", {"passed": not failed, "policy": pol.to_dict(), "devices": [r.to_dict() for r in reports],

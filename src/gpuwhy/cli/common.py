@@ -7,6 +7,10 @@ from typing import Annotated, List, Optional
 import typer
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else there.")]
+CsvOpt = Annotated[
+    bool,
+    typer.Option("--csv", help="Print the table as CSV on stdout (a header row; SI units in the column names) and nothing else there."),
+]
 SpecsOpt = Annotated[
     Optional[List[str]],
     typer.Option("--specs", metavar="DIR", help="Extra folder of spec-sheet YAML files (overrides bundled sheets of the same name). Repeatable; also GPUWHY_SPECS."),

@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
+from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
 from .llm_options import LlmText, ScalingText, scaling_options
 
 _DTYPE_HELP = "fp16|bf16|fp8|int8|int4|fp4|fp32"
@@ -46,6 +46,7 @@ def llm_cmd(
     scaling: ScalingText = ScalingText(),
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
 ) -> None:
     """What can this GPU do for this model? Decode and prefill on the roofline: the tokens/s ceiling, the batch ridge, the KV cache."""
     from ..errors import UsageError
@@ -75,6 +76,10 @@ def llm_cmd(
     plain = plan.is_default
     scaled = scaled_estimate(req.params, req.weight_dtype, g, plan, sweep=sweep_batch, notes=req.notes, plain_wording=plain,
                              **req.estimate_kwargs())
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        return emit_csv("llm", scaled.estimate, json_out)
     if json_out:
         from ..render.jsonout import emit
 

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt
+from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt
 from .profiler_files import TopOpt, readable
 
 
@@ -20,6 +20,7 @@ def run_ncu(
     specs=None,
     dtype: Optional[str] = None,
     device: Optional[str] = None,
+    csv_out: bool = False,
 ) -> None:
     """Read, judge and render an ncu export (shared by `gpuwhy ncu` and `gpuwhy classify --ncu`).
 
@@ -33,6 +34,10 @@ def run_ncu(
     n = parse_count(top, "--top")
     report = readable(path, "Nsight Compute CSV export", load_ncu_report, path, gpu=gpu, dtype=dtype, top=n,
                       spec_dirs=specs or (), device=device)
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        return emit_csv("ncu", report, json_out)
     if json_out:
         from ..render.jsonout import emit
 
@@ -52,6 +57,7 @@ def ncu_cmd(
     top: str = TopOpt,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
 ) -> None:
     """Per kernel of an Nsight Compute export: intensity, achieved FLOP/s and bandwidth, % of the roof, regime, top remedy."""
-    run_ncu(report, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device)
+    run_ncu(report, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, csv_out=csv_out)

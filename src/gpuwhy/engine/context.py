@@ -32,7 +32,7 @@ import functools
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
+from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError, gpu_packages_missing
 
 
 class DeviceOutOfMemory(MeasurementError):
@@ -126,8 +126,10 @@ def init_driver() -> int:
     """
     try:
         from cuda.bindings import driver
+    except ImportError:
+        raise gpu_packages_missing("cuda-bindings") from None
     except Exception as exc:
-        raise NoDeviceError(f"cuda-bindings is not importable ({type(exc).__name__}); install gpuwhy's dependencies") from None
+        raise NoDeviceError(f"cuda-bindings cannot be loaded ({type(exc).__name__}: {exc}); reinstall it") from None
     try:
         (err,) = driver.cuInit(0)
     except Exception:
@@ -569,6 +571,8 @@ def open_device(spec: str | int | None = None) -> GpuContext:
         return GpuContext(index)
     except GpuwhyError:
         raise
+    except ImportError as exc:  # cuda-bindings without cuda-core
+        raise gpu_packages_missing(getattr(exc, "name", None) or "cuda-core") from None
     except Exception as exc:
         err = as_gpuwhy_error(exc, f"opening GPU {index}")
         if err is None:
