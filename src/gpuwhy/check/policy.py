@@ -186,13 +186,16 @@ class Observations:
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check: status pass/fail/skip, the value and threshold (as text with units), and why."""
+    """One check: status pass/fail/skip, the value and threshold (as text with units), why, and
+    ``figures``: the same as numbers, units in the keys (``measured_gbs``, ``limit_gbs``, ``sheet_gbs``,
+    ``fraction_of_sheet``; ``measured_us``, ``limit_us``; counts), for dashboards."""
 
     name: str
     status: str
     value: str = ""
     threshold: str = ""
     detail: str = ""
+    figures: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """Plain data for ``--json``."""
@@ -241,11 +244,18 @@ def _fraction_check(name: str, measured: float | None, sheet: float | None, frac
     if sheet is None:
         return CheckResult(name, SKIP, threshold=threshold, detail=obs.reasons.get(name, "no spec sheet figure to compare with"))
     threshold = f">= {frac:.2f} x {sheet:g} {unit} = {frac * sheet:.4g} {unit}"
+    sfx = _UNIT_KEYS[unit]
+    figures = {f"limit_{sfx}": frac * sheet, f"sheet_{sfx}": sheet, "min_fraction_of_sheet": frac}
     if measured is None:
-        return CheckResult(name, SKIP, threshold=threshold, detail=obs.reasons.get(name, "not measured"))
+        return CheckResult(name, SKIP, threshold=threshold, detail=obs.reasons.get(name, "not measured"), figures=figures)
     ok = measured >= frac * sheet
+    figures = {f"measured_{sfx}": measured, **figures, "fraction_of_sheet": measured / sheet}
     return CheckResult(name, PASS if ok else FAIL, f"{measured:.4g} {unit} ({measured / sheet:.1%} of sheet)", threshold,
-                       "" if ok else f"below the threshold by {(frac * sheet - measured) / sheet:.1%} of the sheet figure")
+                       "" if ok else f"below the threshold by {(frac * sheet - measured) / sheet:.1%} of the sheet figure", figures)
+
+
+#: A figure's unit in text -> in a JSON key.
+_UNIT_KEYS = {"GB/s": "gbs", "TFLOP/s": "tflops", "us": "us"}
 
 
 def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) -> DeviceChecks:
@@ -262,21 +272,24 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
     ]
     lim = policy.max_launch_overhead_us
     if obs.launch_overhead_us is None:
-        checks.append(CheckResult("launch_overhead", SKIP, threshold=f"<= {lim:g} us", detail=r.get("launch_overhead", "not measured")))
+        checks.append(CheckResult("launch_overhead", SKIP, threshold=f"<= {lim:g} us", detail=r.get("launch_overhead", "not measured"),
+                                  figures={"limit_us": lim}))
     else:
         ok = obs.launch_overhead_us <= lim
-        checks.append(CheckResult("launch_overhead", PASS if ok else FAIL, f"{obs.launch_overhead_us:.3g} us", f"<= {lim:g} us"))
+        checks.append(CheckResult("launch_overhead", PASS if ok else FAIL, f"{obs.launch_overhead_us:.3g} us", f"<= {lim:g} us",
+                                  figures={"measured_us": obs.launch_overhead_us, "limit_us": lim}))
 
-    def health(name: str, value_missing: bool, ok: bool, value: str, threshold: str, detail_fail: str = "") -> None:
+    def health(name: str, value_missing: bool, ok: bool, value: str, threshold: str, detail_fail: str = "", figures=None) -> None:
         if not policy.health.get(name, True):
             checks.append(CheckResult(name, SKIP, threshold=threshold, detail="disabled by the policy"))
         elif value_missing:
             checks.append(CheckResult(name, SKIP, threshold=threshold, detail=r.get(name, "not reported on this GPU")))
         else:
-            checks.append(CheckResult(name, PASS if ok else FAIL, value, threshold, r.get(name, "") if ok else detail_fail))
+            checks.append(CheckResult(name, PASS if ok else FAIL, value, threshold, r.get(name, "") if ok else detail_fail, figures or {}))
 
     health("ecc_uncorrected", obs.ecc_uncorrected is None, (obs.ecc_uncorrected or 0) == 0,
-           f"{obs.ecc_uncorrected} volatile uncorrected errors", "== 0", "uncorrected ECC errors since the last driver load: drain the node and have it checked")
+           f"{obs.ecc_uncorrected} volatile uncorrected errors", "== 0", "uncorrected ECC errors since the last driver load: drain the node and have it checked",
+           {"errors": obs.ecc_uncorrected})
     rows_missing = obs.remapped_rows_pending is None and obs.retired_pages_pending is None
     pending = bool(obs.remapped_rows_pending) or bool(obs.retired_pages_pending)
     health("remapped_rows", rows_missing, not pending,
@@ -291,7 +304,8 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
     health("pcie_link", link_missing, link_ok, link_val, "at max generation and width",
            "the PCIe link trained below its maximum (reseat the card or check the slot/riser)")
     health("other_processes", obs.other_processes is None, (obs.other_processes or 0) == 0,
-           f"{obs.other_processes} other compute process(es)", "== 0", "other processes use the GPU: measurements are noise")
+           f"{obs.other_processes} other compute process(es)", "== 0", "other processes use the GPU: measurements are noise",
+           {"processes": obs.other_processes})
     drv_missing = obs.driver_cuda_version is None or obs.nvrtc_version is None
     drv_ok = not drv_missing and obs.driver_cuda_version >= obs.nvrtc_version[0] * 1000
     drv_val = "" if drv_missing else f"driver CUDA {obs.driver_cuda_version // 1000}.{obs.driver_cuda_version % 1000 // 10}, NVRTC {obs.nvrtc_version[0]}.{obs.nvrtc_version[1]}"
