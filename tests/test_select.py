@@ -295,3 +295,27 @@ def test_occupancy_takes_one_gpu(machine, cli):
     assert code == 2 and "occupancy takes one GPU and -i all names 2" in err
     code, out, err = cli("occupancy", "--block-size", "256", "--registers", "32", "-i", "1", "--json")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("cvd", ["", "-1", "none"])
+def test_bench_with_cuda_visible_devices_hiding_everything(cli, monkeypatch, tmp_path, cvd):
+    from fakes import FakeGpu, install
+
+    install(monkeypatch, FakeGpu(), tmp_path)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", cvd)
+    code, out, err = cli("bench", "--kernel", "launch")
+    assert code == 3 and out == "" and len(err.strip().splitlines()) == 1
+    assert "CUDA_VISIBLE_DEVICES" in err and "hides every GPU" in err
+
+
+def test_bench_i_forms_on_one_gpu(cli, monkeypatch, tmp_path):
+    """bench -i: the index, cuda:0, the UUID prefix, the PCI bus id and all name the one fake GPU."""
+    from fakes import FakeGpu, install
+
+    install(monkeypatch, FakeGpu(), tmp_path)
+    for ident in ("0", "cuda:0", "GPU-1234abcd", "0000:19:00.0", "all"):
+        code, out, err = cli("bench", "--kernel", "launch", "-i", ident, "--no-save", "--json")
+        assert code == 0, (ident, err)
+        assert json.loads(out)["device"]["uuid"].startswith("GPU-1234abcd")
+    code, out, err = cli("bench", "--kernel", "launch", "-i", "0000:20:00.0")
+    assert code == 2 and "no GPU at that PCI bus id" in err

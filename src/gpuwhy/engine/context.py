@@ -122,8 +122,16 @@ def init_driver() -> int:
     """Initialise the CUDA driver and return the number of devices.
 
     Raises:
-        NoDeviceError: no driver library, cuInit failure, or no device (one line).
+        NoDeviceError: ``CUDA_VISIBLE_DEVICES`` hiding every GPU, no cuda-bindings (the pip
+            line), no driver library, cuInit failure, or no device (one line).
     """
+    import os
+
+    from ..device.visible import cvd_hides_all_message
+
+    hidden = cvd_hides_all_message(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    if hidden:
+        raise NoDeviceError(hidden)
     try:
         from cuda.bindings import driver
     except ImportError:
