@@ -199,7 +199,7 @@ def occupancy(block_size, registers, shared_mem=0, *, gpu=None, arch=None, carve
         gpu: a sheet name; or ``arch`` (``"sm_90"``). carveout: KiB of shared memory preferred.
 
     Returns:
-        gpuwhy.model.occupancy.Occupancy (``.active_blocks``, ``.occupancy_pct``, ``.limits``).
+        gpuwhy.model.occupancy.Occupancy (``.active_blocks`` per SM, ``.occupancy_pct``, ``.binding``, ``.suggestions``).
 
     Raises:
         UsageError: neither or both of gpu and arch, an unknown architecture, impossible inputs.
