@@ -294,7 +294,7 @@ def _resolve_sheet(gpu, index: int, spec_dirs):
     from ..device.probe import device_sheet
 
     try:
-        choice, d = device_sheet(str(index), spec_dirs)
+        choice, d = device_sheet(f"cuda:{index}", spec_dirs)  # torch's index is a CUDA ordinal
     except NoDeviceError as exc:
         if "found " not in str(exc):
             raise

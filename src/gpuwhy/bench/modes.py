@@ -141,13 +141,15 @@ def no_bar(label: str) -> ContextManager[None]:
 
 @dataclass(frozen=True)
 class RunHooks:
-    """What a runner takes from the command line: a progress bar (:data:`ProgressBar`) and
+    """What a runner takes from the command line: a progress bar (:data:`ProgressBar`),
     ``writable(path, option)``, which raises UsageError when an output file must not be
-    written (checked before measuring, so no run is lost to a bad path). The defaults do
-    nothing."""
+    written (checked before measuring, so no run is lost to a bad path), and the CSV
+    writer. The defaults do nothing."""
 
     bar: ProgressBar = no_bar
     writable: Callable[[str, str], None] = lambda path, option: None
+    #: ``write_csv(path, result)``: write a BenchResult's rows to ``path`` (the CLI's CSV writer).
+    write_csv: Callable[[str, object], None] = lambda path, result: None
 
 
 # ------------------------------------------------------------------ runners --
@@ -235,10 +237,7 @@ def _run_memory(req: BenchRequest, hooks: RunHooks) -> MemoryRun:
     with hooks.bar("gpuwhy bench") as progress:
         result = run_bench(opts, progress)
     if req.csv:
-        try:
-            result.to_dataframe().to_csv(req.csv, index=False)
-        except OSError as exc:
-            raise UsageError(f"--csv {req.csv!r} cannot be written ({exc.strerror or exc}); give a writable path") from None
+        hooks.write_csv(req.csv, result)
     compute = measure_compute(req, None) if req.sweep and not req.kernel else None
     return MemoryRun(result, compute)
 

@@ -113,7 +113,7 @@ def power_cap_fields(bandwidth_sample, compute_rows) -> dict:
 def observe_device(device: str | None, policy: Policy, spec_dirs: Iterable[str] = (), gpu: str | None = None) -> tuple[Observations, float]:
     """Probe one GPU and run the quick measurements. Returns ``(observations, seconds taken)``.
 
-    ``device`` is an index or UUID (None: the first visible GPU); ``gpu`` a
+    ``device`` is one ``-i`` form (:mod:`gpuwhy.device.select`; None: the first visible GPU); ``gpu`` a
     sheet name overriding the NVML match.
 
     Raises:
@@ -137,7 +137,7 @@ def observe_device(device: str | None, policy: Policy, spec_dirs: Iterable[str] 
     fields = _health_observations(dev, report.software)
     reasons = fields.pop("reasons")
     uuid = _val(dev.identity.uuid) or ""
-    dev_arg = uuid or device
+    dev_arg = uuid or _val(dev.identity.cuda_ordinal)  # what the engine opens: a UUID, else the CUDA ordinal
 
     bench = run_bench(BenchOptions(mode="quick", kernels=["read-vec16", "write-vec16"], sizes=[CHECK_ELEMENTS],
                                    device=dev_arg, gpu=sheet.name if sheet else None, spec_dirs=tuple(spec_dirs),

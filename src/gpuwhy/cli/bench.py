@@ -55,7 +55,7 @@ def bench_cmd(
     )
     mode = choose(req)
     against = _baseline_options(mode.name, baseline, save_baseline, overwrite, policy)
-    result = mode.run(req, RunHooks(bar=progress_bar, writable=_writable))
+    result = mode.run(req, RunHooks(bar=progress_bar, writable=_writable, write_csv=_write_csv))
     document = mode.document(result)
     judged = _judge(against, document, kernel) if against is not None and against[0] is not None else None
     if json_out:
@@ -144,3 +144,10 @@ def _writable(path: str, option: str) -> None:
     from ..render.outputs import writable_output
 
     writable_output(path, option, marker=None)
+
+
+def _write_csv(path: str, result) -> None:
+    """Every bandwidth row to ``path`` through the one CSV writer (:mod:`gpuwhy.render.csv_out`)."""
+    from ..render.csv_out import write_csv_file
+
+    write_csv_file("bench.rows", result, path)

@@ -7,13 +7,13 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
+from .common import CsvOpt, DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
 
 
 @app.command("check")
 def check_cmd(
     device: DeviceOpt = None,
-    all_devices: bool = typer.Option(False, "--all-devices", help="Check every visible GPU."),
+    all_devices: bool = typer.Option(False, "--all-devices", help="Check every visible GPU (the same as -i all)."),
     policy: Optional[str] = typer.Option(None, "--policy", metavar="FILE.yaml", help="Thresholds and health checks overriding the bundled policy."),
     min_bandwidth: Optional[float] = typer.Option(None, "--min-bandwidth", metavar="F", help="DRAM bandwidth >= F x sheet (0 < F <= 1)."),
     min_fp32: Optional[float] = typer.Option(None, "--min-fp32", metavar="F", help="FP32 FMA rate >= F x sheet."),
@@ -27,6 +27,7 @@ def check_cmd(
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
 ) -> None:
     """Health checks and quick measurements against thresholds: exit 0 all pass (warnings allowed), 1 a check failed, 3 no GPU, 4 a measurement error."""
     from ..check.policy import evaluate, load_policy, write_junit
@@ -37,7 +38,7 @@ def check_cmd(
         "max_launch_overhead_us": max_launch_overhead,
     })
     if device is not None and all_devices:
-        raise UsageError("--device and --all-devices exclude each other; pick one")
+        raise UsageError("-i and --all-devices exclude each other; pick one (--all-devices is -i all)")
     reports = []
     if overwrite and not save_baseline:
         raise UsageError("--overwrite applies to --save-baseline")
@@ -50,12 +51,11 @@ def check_cmd(
         reports = [_judge(recorded, i, obs, pol) for i, obs in enumerate(observations)]
     else:
         from ..check.observe import observe_device
+        from ..device.select import resolve
 
-        targets = [device]
-        if all_devices:
-            from ..device.probe import probe_devices
-
-            targets = [str(i) for i in range(len(probe_devices(None, specs or (), full=False).devices))]
+        # -i as nvidia-smi reads it; each GPU chosen is then named by its UUID (else its CUDA ordinal)
+        sel = resolve("all" if all_devices else device)
+        targets = [d.uuid or f"cuda:{d.cuda_ordinal}" for d in sel.devices]
         observations = []
         for t in targets:
             obs, elapsed = observe_device(t, pol, specs or (), gpu)
@@ -73,7 +73,11 @@ def check_cmd(
     doc = check_document(reports, observations, pol, host=host, date=date, comparisons=comparisons)
     if junit:
         write_junit(reports, junit)
-    if json_out:
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        emit_csv("check", doc, json_out)
+    elif json_out:
         from ..render.jsonout import emit
 
         emit("check", doc)

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
+from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
 from .shape_options import ShapeText, shape_options
 
 
@@ -30,6 +30,7 @@ def classify_cmd(
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
 ) -> None:
     """Arithmetic intensity vs the ridge point: compute-, memory- or overhead-bound, with remedies."""
     counted = shape.parse()  # --gemm / --attention / --elementwise: the FLOPs and bytes counted from a shape
@@ -45,7 +46,7 @@ def classify_cmd(
             raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example")
         if plot is not None:
             raise UsageError("--plot draws one workload; drop --plot with --ncu")
-        run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype)
+        run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, csv_out=csv_out)
         return
     from ..api.classify import example_workload, run_classify
     from ..errors import UsageError
@@ -100,6 +101,10 @@ def classify_cmd(
         from ..render.plot import save_classification_plot
 
         save_classification_plot(result, plot)
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        return emit_csv("classify", result, json_out)
     if json_out:
         from ..render.jsonout import emit
 

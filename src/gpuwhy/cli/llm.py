@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
+from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
 from .llm_options import LlmText, ScalingText, ServingText, scaling_options, serving_options
 
 _DTYPE_HELP = "fp16|bf16|fp8|int8|int4|fp4|fp32"
@@ -49,6 +49,7 @@ def llm_cmd(
     serving: ServingText = ServingText(),
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
 ) -> None:
     """What can this GPU do for this model? Decode and prefill on the roofline: the tokens/s ceiling, the batch ridge, the KV cache."""
     from ..errors import UsageError
@@ -79,6 +80,10 @@ def llm_cmd(
     plain = plan.is_default
     scaled = scaled_estimate(req.params, req.weight_dtype, g, plan, sweep=sweep_batch, notes=req.notes, plain_wording=plain,
                              **req.estimate_kwargs())
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        return emit_csv("llm", scaled.estimate, json_out)
     report = _serving_report(serve, scaled, req, plan, sheet, models or ())
     if json_out:
         from ..render.jsonout import emit

@@ -10,7 +10,7 @@ import typer
 from typer.core import TyperCommand
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt
+from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt
 from .profiler_files import TopOpt, readable
 
 
@@ -44,6 +44,7 @@ def run_ncu(
     dtype: Optional[str] = None,
     device: Optional[str] = None,
     run=None,
+    csv_out: bool = False,
 ) -> None:
     """Read, judge and render an ncu export (shared by `gpuwhy ncu` and `gpuwhy classify --ncu`).
 
@@ -68,6 +69,10 @@ def run_ncu(
 
             emit("ncu", {**_error_doc(exc), **({"run": run} if run is not None else {})})
         raise
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        return emit_csv("ncu", report, json_out)
     if json_out:
         from ..render.jsonout import emit
 
@@ -118,6 +123,7 @@ def ncu_cmd(
     profile_from_start: str = typer.Option("on", "--profile-from-start", metavar="on|off", help="With -- CMD: off profiles only between cudaProfilerStart/Stop."),
     export: Optional[str] = typer.Option(None, "--export", metavar="PATH", help="With -- CMD: where to keep the .ncu-rep/.csv/.log (default gpuwhy-ncu-<program>-<time> here; never overwritten)."),
     ncu_path: Optional[str] = typer.Option(None, "--ncu", metavar="PATH", help="With -- CMD: the ncu executable (default: the one on PATH)."),
+    csv_out: CsvOpt = False,
 ) -> None:
     """Per kernel of an Nsight Compute export: regime (from FLOPs and bytes, or from pipe and DRAM utilisation), how each figure was derived, and ncu's own Speed-of-Light verdict."""
     from ..errors import UsageError
@@ -131,7 +137,7 @@ def ncu_cmd(
             raise UsageError("give an ncu export (gpuwhy ncu REPORT.csv) or a program to run (gpuwhy ncu -- python3 train.py)")
         if given:
             raise UsageError(f"{', '.join(given)} apply to `gpuwhy ncu -- CMD`; drop them to read {report}")
-        run_ncu(report, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device)
+        run_ncu(report, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, csv_out=csv_out)
         return
     if report is not None:
         raise UsageError(f"give either an export ({report}) or a program after `--`, not both")
@@ -147,4 +153,4 @@ def ncu_cmd(
         profile_from_start=profile_from_start == "on",
         export=export,
     )
-    run_ncu(run.csv_path, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, run=run)
+    run_ncu(run.csv_path, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, run=run, csv_out=csv_out)

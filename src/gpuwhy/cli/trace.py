@@ -6,7 +6,7 @@ from __future__ import annotations
 import typer
 
 from .app import app
-from .common import JsonOpt
+from .common import CsvOpt, JsonOpt
 from .profiler_files import TopOpt, readable
 
 
@@ -15,6 +15,7 @@ def trace_cmd(
     trace: str = typer.Argument(..., metavar="TRACE.json", help="A torch.profiler Chrome trace (.json or .json.gz)."),
     top: str = TopOpt,
     json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
 ) -> None:
     """Per GPU of a torch.profiler trace: busy vs idle (waiting on the host or back-to-back gaps), launch-sized kernels, the verdict."""
     from ..importers.torch_trace import load_trace
@@ -22,6 +23,10 @@ def trace_cmd(
 
     n = parse_count(top, "--top")
     report = readable(trace, "torch.profiler trace", load_trace, trace, top=n)
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        return emit_csv("trace", report, json_out)
     if json_out:
         from ..render.jsonout import emit
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..archs import Arch, parse_arch
-from ..errors import MeasurementError, UsageError
+from ..errors import MeasurementError, UsageError, gpu_packages_missing
 from ..resources import bundled_dir
 
 #: First CUDA (NVRTC) release that can target each architecture, and the last one
@@ -109,20 +109,31 @@ class CompileReport:
         }
 
 
+def _nvrtc():
+    """``cuda.bindings.nvrtc``.
+
+    Raises:
+        NoDeviceError: cuda-bindings is not installed (the GPU packages' pip line).
+    """
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError:
+        raise gpu_packages_missing("cuda-bindings") from None
+    return nvrtc
+
+
 def nvrtc_version() -> tuple[int, int]:
     """``(major, minor)`` of the NVRTC library cuda-bindings loads.
 
     Raises:
-        UsageError: when no NVRTC library can be loaded (install nvidia-cuda-nvrtc).
+        NoDeviceError: cuda-bindings or the NVRTC library (nvidia-cuda-nvrtc) cannot be loaded
+            (the message is the GPU packages' pip line).
     """
+    nvrtc = _nvrtc()
     try:
-        from cuda.bindings import nvrtc
-
         err, major, minor = nvrtc.nvrtcVersion()
-    except Exception as exc:  # library missing
-        raise UsageError(
-            f"NVRTC cannot be loaded ({type(exc).__name__}); install it with `pip install nvidia-cuda-nvrtc`"
-        ) from None
+    except Exception as exc:  # the NVRTC library is missing
+        raise gpu_packages_missing(f"NVRTC ({type(exc).__name__}; nvidia-cuda-nvrtc)") from None
     if int(err) != 0:
         raise UsageError(f"NVRTC failed to report its version ({err}); reinstall nvidia-cuda-nvrtc")
     return int(major), int(minor)
@@ -130,7 +141,7 @@ def nvrtc_version() -> tuple[int, int]:
 
 def supported_archs() -> tuple[int, ...]:
     """Compute capabilities (as ``major*10+minor``, e.g. 90) this NVRTC can target."""
-    from cuda.bindings import nvrtc
+    nvrtc = _nvrtc()
 
     err, archs = nvrtc.nvrtcGetSupportedArchs()
     if int(err) != 0:
@@ -298,7 +309,7 @@ def _out_buffer(size: int) -> bytes:
 
 def _nvrtc_cubin(source: str, arch: str, name: str, opts: tuple[str, ...]) -> tuple[bytes, str]:
     """Run NVRTC (through cuda.bindings, which needs no driver) and return (cubin, log)."""
-    from cuda.bindings import nvrtc
+    nvrtc = _nvrtc()
 
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     if int(err) != 0:
