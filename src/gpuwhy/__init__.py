@@ -29,7 +29,8 @@ def load_spec(name: str, spec_dirs=()):
     return sheet_for(name, spec_dirs=spec_dirs).sheet
 
 
-def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_cores=True, launch_overhead=None, spec_dirs=()):
+def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_cores=True, launch_overhead=None, spec_dirs=(),
+             working_set=None):
     """Classify a workload on ``gpu``'s roofline.
 
     Args:
@@ -41,6 +42,8 @@ def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_core
         launches: kernel launches the workload takes.
         tensor_cores: use tensor-core peaks for tf32 and narrower types.
         launch_overhead: seconds per launch (default: 5 us, see roofline.py).
+        working_set: distinct bytes the workload touches (number or ``"32MiB"``): when it
+            fits in the L2, the workload is judged against the L2 roof.
 
     Returns:
         gpuwhy.api.classify.Classification with ``.verdict`` and ``.remedies``.
@@ -65,7 +68,8 @@ def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_core
         time_s=None if time is None else parse_time(time),
     )
     lo = None if launch_overhead is None else parse_time(launch_overhead, "launch overhead")
-    return run_classify(wl, gpu, dtype, tensor_cores, lo, spec_dirs)
+    ws = None if working_set is None else parse_quantity(working_set, "working_set")
+    return run_classify(wl, gpu, dtype, tensor_cores, lo, spec_dirs, working_set=ws)
 
 
 def measure(fn, *args, flops=None, bytes=None, dtype=None, gpu=None, **kwargs):

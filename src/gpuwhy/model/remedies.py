@@ -16,6 +16,9 @@ from ..specs import load_yaml
 from .roofline import Verdict
 
 REGIMES = ("compute", "memory", "overhead")
+#: Regimes a replacement file may leave out (the bundled file's blocks are used then):
+#: ``latency`` (memory latency-bound) and ``issue`` (issue/latency-bound on the math pipe).
+OPTIONAL_REGIMES = ("latency", "issue")
 _WHEN_KEYS = {"regime", "dtype", "sheet_has", "ratio_min", "ratio_max", "time_below_s", "sol_below_pct"}
 
 
@@ -50,8 +53,10 @@ def load_remedies(path: Path | None = None) -> dict:
     data = load_yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("regimes"), dict):
         raise SpecError(f"{path}: a remedies file needs a 'regimes' mapping")
-    for regime in REGIMES:
+    for regime in REGIMES + OPTIONAL_REGIMES:
         block = data["regimes"].get(regime)
+        if block is None and regime in OPTIONAL_REGIMES:
+            continue
         if not isinstance(block, dict):
             raise SpecError(f"{path}: field 'regimes.{regime}' is missing")
         for key in ("helps", "does_not_help"):
@@ -95,7 +100,9 @@ def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], da
         SpecError: if the remedies file is malformed (see :func:`load_remedies`).
     """
     data = data or load_remedies()
-    block = data["regimes"][verdict.regime]
+    block = data["regimes"].get(verdict.regime)
+    if block is None and verdict.regime in OPTIONAL_REGIMES:
+        block = load_remedies(bundled_dir("specs") / "remedies" / "remedies.yaml")["regimes"][verdict.regime]
     t = verdict.workload.time_s if verdict.workload.time_s is not None else verdict.predicted_time_s
     fp32 = sheet_peaks.get("fp32")
     ctx = {
