@@ -76,7 +76,8 @@ def measure(fn, *args, flops=None, bytes=None, dtype=None, gpu=None, **kwargs):
     """Time ``fn(*args, **kwargs)`` on the GPU (CUDA events, warm-up, median, L2 flushed) and classify it.
 
     FLOPs are counted for PyTorch callables when not given; bytes default to
-    inputs + outputs (a lower bound, and the result says so). See
+    inputs + outputs (a lower bound, and the result says so); ``working_set=`` (bytes one
+    call touches) judges an L2-resident call against the L2 roof. See
     :func:`gpuwhy.api.measure.measure` for every option.
 
     Returns:

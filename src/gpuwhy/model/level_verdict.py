@@ -153,9 +153,15 @@ def judge_workload(
     elif timed and working_set is None and verdict.memory_sol_pct is not None and verdict.memory_sol_pct > 100 \
             and (verdict.compute_sol_pct or 0) <= 100:
         warns = tuple(w for w in verdict.warnings if not w.startswith(_ABOVE_ROOF))
-        msg = (f"the DRAM bytes alone put this kernel at {times_dram:.3g}x the DRAM roof ({_gbs(verdict.achieved_bandwidth)} "
-               f"of {_gbs(dram_bw)}): the data must be coming from the L2 (or the byte count is wrong); "
-               "give the working set (--working-set BYTES) to judge it against the L2 roof")
+        l2 = roofs.get("L2")
+        head = (f"{_ABOVE_ROOF} on DRAM bytes alone ({times_dram:.3g}x the DRAM roof: {_gbs(verdict.achieved_bandwidth)} "
+                f"of {_gbs(dram_bw)})")
+        if l2 is not None and verdict.achieved_bandwidth > l2.bandwidth:
+            msg = (f"{head}, and faster than even the L2 roof ({_gbs(l2.bandwidth)}): check the byte and FLOP counts, "
+                   "their units and that the right GPU sheet is used")
+        else:
+            msg = (f"{head}: the data must be coming from the L2 (or the byte count is wrong); give the working set "
+                   "(--working-set BYTES) to judge it against the L2 roof")
         verdict = replace(verdict, warnings=warns + (msg,))
     latency = None
     if timed and verdict.regime == "memory" and verdict.memory_sol_pct is not None and roof is not None:
