@@ -248,6 +248,8 @@ class _Timer:
         hook, samples = collect(self.sample)
         m = time_gpu(self.ctx.stream, self.ctx.events, fn, warmup=2, budget_s=self.budget_s, min_reps=5, max_reps=50,
                      sample=hook, interval_s=0.002)
+        if hook is not None and not samples:  # the launches ended before the first poll: read the clock right after
+            hook()
         self.samples.extend(samples)
         return m, _median(s[0] for s in samples if s)
 
