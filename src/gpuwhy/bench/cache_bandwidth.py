@@ -428,6 +428,33 @@ def run_caches(ctx, *, sample: Callable[[], tuple] | None = None, progress: Call
     return rows, checks, timer.samples, notes
 
 
+def time_l2_read(ctx, working_set_bytes: int, *, sample: Callable[[], tuple] | None = None,
+                 rng: np.random.Generator | None = None, target_s: float = TARGET_S,
+                 budget_s: float = BUDGET_S) -> CacheRow:
+    """One L2 read row at ``working_set_bytes`` (rounded down to 512 bytes), every launch
+    shape checked first, exactly as :func:`run_caches` times it (for peer comparisons).
+
+    Raises:
+        MeasurementError: a wrong sum, or a CUDA error.
+    """
+    rng = rng or np.random.default_rng()
+    timer = _Timer(ctx, sample, target_s, budget_s)
+    sms = int(ctx.info.sm_count)
+    shapes = [(u, b, sms * ctx.occupancy(ctx.kernel(SOURCE, f"l2_read_u{u}"), b)) for u, b in L2_SHAPES]
+    nvec = max(512, int(working_set_bytes) // 512 * 512) // VEC_BYTES
+    words = rng.integers(0, 2**32, size=nvec * 4, dtype=np.uint64).astype(np.uint32)
+    with ctx.alloc(nvec * VEC_BYTES) as buf, ctx.alloc(4 * max(g for _, _, g in shapes)) as part:
+        ctx.upload(buf, words)
+        return _time_l2_read(ctx, timer, buf, part, nvec, words, shapes)
+
+
+def time_shared(ctx, *, sample: Callable[[], tuple] | None = None, rng: np.random.Generator | None = None,
+                target_s: float = TARGET_S, budget_s: float = BUDGET_S) -> CacheRow:
+    """One shared-memory row (every block size checked first), as :func:`run_caches` times it."""
+    timer = _Timer(ctx, sample, target_s, budget_s)
+    return _sm_row(ctx, timer, "shared", rng or np.random.default_rng(), [])
+
+
 def l2_partition_notes(rows: Sequence[CacheRow], near_bytes: int | None) -> list[str]:
     """Which L2 read rows fit in the near L2 partition the latency ladder found."""
     if not near_bytes:
