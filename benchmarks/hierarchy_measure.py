@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SRC = r"""
 extern "C" __global__ void vecadd_naive(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n) {
@@ -38,17 +39,6 @@ extern "C" __global__ void vecadd_naive(const float* __restrict__ a, const float
 extern "C" __global__ void vecadd_vec4(const float4* __restrict__ a, const float4* __restrict__ b, float4* __restrict__ c, int nv) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < nv) { float4 x = a[i], y = b[i]; c[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w); }
-}
-extern "C" __global__ void read_passes(const float4* __restrict__ a, unsigned long long nv, int passes, float* __restrict__ out) {
-    float s = 0.f;
-    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (int p = 0; p < passes; ++p)
-        for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < nv; i += stride) {
-            float4 v = __ldcg(a + i);
-            s += (v.x + v.y) + (v.z + v.w);
-        }
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-    if ((threadIdx.x & 31) == 0) atomicAdd(out, s);
 }
 """
 
@@ -74,8 +64,10 @@ def main() -> int:
         print(f"hierarchy_measure: no GPU run: needs cupy ({exc})")
         return 3
 
-    mod = cp.RawModule(code=SRC)
-    k_naive, k_vec4, k_read = (mod.get_function(n) for n in ("vecadd_naive", "vecadd_vec4", "read_passes"))
+    from bench_l2_peers import PEER_SRC  # the grid-stride __ldcg read with passes: l2_peer_1
+
+    mod = cp.RawModule(code=SRC + PEER_SRC)
+    k_naive, k_vec4, k_read = (mod.get_function(n) for n in ("vecadd_naive", "vecadd_vec4", "l2_peer_1"))
     sm = cp.cuda.Device().attributes["MultiProcessorCount"]
     out = cp.zeros(1, cp.float32)
     results, bad = [], []

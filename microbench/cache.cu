@@ -87,6 +87,12 @@ __device__ __forceinline__ u32 block_sum_u32(u32 v) {
 
 // ------------------------------------------------------------------- L2 ----
 
+// Vector i of a pass rotated by rot (both < nvec): (i + rot) mod nvec.
+__device__ __forceinline__ u64 rotated(u64 i, u64 rot, u64 nvec) {
+    const u64 j = i + rot;
+    return j >= nvec ? j - nvec : j;
+}
+
 template <int U>
 __device__ __forceinline__ void l2_read(const uint4* __restrict__ buf, u64 nvec, u32 passes, u64 shift,
                                         u32* __restrict__ partial) {
@@ -100,9 +106,7 @@ __device__ __forceinline__ void l2_read(const uint4* __restrict__ buf, u64 nvec,
 #pragma unroll
             for (int u = 0; u < U; ++u) {
                 const u64 i = k + (u64)u * T;
-                u64 j = i + rot;
-                if (j >= nvec) j -= nvec;
-                v[u] = i < nvec ? ld_cg(buf + j) : make_uint4(0u, 0u, 0u, 0u);
+                v[u] = i < nvec ? ld_cg(buf + rotated(i, rot, nvec)) : make_uint4(0u, 0u, 0u, 0u);
             }
 #pragma unroll
             for (int u = 0; u < U; ++u) {
@@ -128,10 +132,8 @@ __device__ __forceinline__ void l2_copy(const uint4* __restrict__ a, uint4* __re
 #pragma unroll
             for (int u = 0; u < U; ++u) {
                 const u64 i = k + (u64)u * T;
-                u64 j = i + rot;
-                if (j >= nvec) j -= nvec;
-                at[u] = i < nvec ? j : nvec;
-                v[u] = i < nvec ? ld_cg(a + j) : make_uint4(0u, 0u, 0u, 0u);
+                at[u] = i < nvec ? rotated(i, rot, nvec) : nvec;
+                v[u] = i < nvec ? ld_cg(a + at[u]) : make_uint4(0u, 0u, 0u, 0u);
             }
 #pragma unroll
             for (int u = 0; u < U; ++u) {

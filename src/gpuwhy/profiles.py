@@ -427,21 +427,27 @@ def merge_caches_into_profile(profile: DeviceProfile, caches, date: str | None =
     return replace(profile, date=max(profile.date, now), cache_date=now, cache_sm_clock_mhz=clock, **got)
 
 
-def record_caches(uuid: str, caches, folder: Path | None = None, name: str = "GPU", sheet: str | None = None) -> Path | None:
-    """Add cache ceilings to the GPU's newest profile (a new file; see
-    :func:`merge_caches_into_profile`); a minimal profile is started when the GPU has none.
-    Returns the path written, or None when nothing was measured or the cache folder is
-    not writable (never raises for that)."""
+def _record_merged(uuid: str, merge, folder: Path | None, name: str, sheet: str | None) -> Path | None:
+    """Save ``merge(newest profile)`` as a new file (a minimal profile is started when the GPU has
+    none); None when ``merge`` changed nothing or the cache folder is not writable."""
     base = latest_profile(uuid, folder)
     if base is None:
         base = DeviceProfile(uuid=normalize_uuid(uuid), name=name or "GPU", date=_now(), sheet=sheet, gpuwhy=__version__)
-    newer = merge_caches_into_profile(base, caches)
+    newer = merge(base)
     if newer is base:
         return None
     try:
         return save_profile(newer, folder)
     except OSError:
         return None
+
+
+def record_caches(uuid: str, caches, folder: Path | None = None, name: str = "GPU", sheet: str | None = None) -> Path | None:
+    """Add cache ceilings to the GPU's newest profile (a new file; see
+    :func:`merge_caches_into_profile`); a minimal profile is started when the GPU has none.
+    Returns the path written, or None when nothing was measured or the cache folder is
+    not writable (never raises for that)."""
+    return _record_merged(uuid, lambda p: merge_caches_into_profile(p, caches), folder, name, sheet)
 
 
 def merge_latency_into_profile(profile: DeviceProfile, latency, date: str | None = None) -> DeviceProfile:
@@ -466,16 +472,7 @@ def record_latency(uuid: str, latency, folder: Path | None = None, name: str = "
     """Add a latency ladder to the GPU's newest profile (a new file; see
     :func:`merge_latency_into_profile`). Returns the path written, or None (nothing
     measured, or the cache folder not writable; never raises for that)."""
-    base = latest_profile(uuid, folder)
-    if base is None:
-        base = DeviceProfile(uuid=normalize_uuid(uuid), name=name or "GPU", date=_now(), sheet=sheet, gpuwhy=__version__)
-    newer = merge_latency_into_profile(base, latency)
-    if newer is base:
-        return None
-    try:
-        return save_profile(newer, folder)
-    except OSError:
-        return None
+    return _record_merged(uuid, lambda p: merge_latency_into_profile(p, latency), folder, name, sheet)
 
 
 def carry_compute(profile: DeviceProfile, folder: Path | None = None) -> DeviceProfile:

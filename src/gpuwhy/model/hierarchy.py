@@ -281,13 +281,16 @@ def _kb(n: float) -> str:
     return f"{n / 1e6:,.3g} MB" if n >= 1e6 else f"{n / 1e3:,.3g} KB"
 
 
-def waves_of(grid: int, block: int, sm_count: int, max_threads_per_sm: int, max_blocks_per_sm: int | None = None) -> float:
-    """Waves of a launch: blocks / (SMs x the most blocks of ``block`` threads one SM holds
-    by thread count and block count; registers and shared memory may allow fewer)."""
+def blocks_per_sm(block: int, max_threads_per_sm: int, max_blocks_per_sm: int | None = None) -> int:
+    """The most blocks of ``block`` threads one SM holds by thread count and block count
+    (registers and shared memory may allow fewer), at least 1."""
     per_sm = max(1, max_threads_per_sm // max(1, block))
-    if max_blocks_per_sm:
-        per_sm = min(per_sm, int(max_blocks_per_sm))
-    return grid / (sm_count * per_sm)
+    return min(per_sm, int(max_blocks_per_sm)) if max_blocks_per_sm else per_sm
+
+
+def waves_of(grid: int, block: int, sm_count: int, max_threads_per_sm: int, max_blocks_per_sm: int | None = None) -> float:
+    """Waves of a launch: blocks / (SMs x :func:`blocks_per_sm`)."""
+    return grid / (sm_count * blocks_per_sm(block, max_threads_per_sm, max_blocks_per_sm))
 
 
 def latency_diagnosis(
@@ -344,10 +347,7 @@ def latency_diagnosis(
     if bytes_per_thread:
         resident = float(max_threads_per_sm)
         if grid and block:
-            per_sm_blocks = max(1, max_threads_per_sm // block)
-            if max_blocks_per_sm:
-                per_sm_blocks = min(per_sm_blocks, int(max_blocks_per_sm))
-            resident = min(per_sm_blocks * block, grid * block / sm_count)
+            resident = min(blocks_per_sm(block, max_threads_per_sm, max_blocks_per_sm) * block, grid * block / sm_count)
         if achieved_occupancy:
             resident = min(resident, achieved_occupancy * max_threads_per_sm)
         in_flight = resident * float(bytes_per_thread)
