@@ -91,36 +91,41 @@ def main() -> int:
         if not ok:
             bad.append(name)
 
-    # 1. an L2-resident read: L2/4 bytes, 50 passes in one launch
-    ws = (l2 // 4) // 512 * 512
-    x = cp.random.random(ws // 4, dtype=cp.float32) + 0.5
-    passes = 50
-    r = gpuwhy.measure(lambda: k_read((sm * 4,), (512,), (x, cp.uint64(ws // 16), cp.int32(passes), out)),
-                       flops=passes * ws // 4, bytes=passes * ws, working_set=ws, measured=True, name="l2_resident")
-    record("l2_resident", r, "memory", want_level="L2")
-    del x
+    def l2_resident():  # an L2-resident read: L2/4 bytes, 50 passes in one launch
+        ws = (l2 // 4) // 512 * 512
+        x = cp.random.random(ws // 4, dtype=cp.float32) + 0.5
+        passes = 50
+        r = gpuwhy.measure(lambda: k_read((sm * 4,), (512,), (x, cp.uint64(ws // 16), cp.int32(passes), out)),
+                           flops=passes * ws // 4, bytes=passes * ws, working_set=ws, measured=True, name="l2_resident")
+        record("l2_resident", r, "memory", want_level="L2")
 
-    # 2./3. vecadd over 2^28 floats: one element per thread, then one float4 per thread
-    n = 2**28
-    a = cp.random.random(n, dtype=cp.float32) + 0.5
-    b = cp.random.random(n, dtype=cp.float32) + 0.5
-    c = cp.empty_like(a)
-    k_naive(((n + 255) // 256,), (256,), (a, b, c, cp.int32(n)))
-    assert bool(cp.allclose(c, a + b))
-    r = gpuwhy.measure(lambda: k_naive(((n + 255) // 256,), (256,), (a, b, c, cp.int32(n))), flops=n, bytes=12 * n,
-                       measured=True, launch=((n + 255) // 256, 256), bytes_per_thread=8, name="vecadd_naive")
-    record("vecadd_naive", r, "latency", want_cause="few bytes per thread")
-    nv = n // 4
-    r = gpuwhy.measure(lambda: k_vec4(((nv + 255) // 256,), (256,), (a, b, c, cp.int32(nv))), flops=n, bytes=12 * n,
-                       measured=True, launch=((nv + 255) // 256, 256), bytes_per_thread=32, name="vecadd_vec4")
-    record("vecadd_vec4", r, "memory")
-    del a, b, c
+    def vecadds():  # vecadd over 2^28 floats: one element per thread, then one float4 per thread
+        n = 2**28
+        a = cp.random.random(n, dtype=cp.float32) + 0.5
+        b = cp.random.random(n, dtype=cp.float32) + 0.5
+        c = cp.empty_like(a)
+        k_naive(((n + 255) // 256,), (256,), (a, b, c, cp.int32(n)))
+        assert bool(cp.allclose(c, a + b))
+        r = gpuwhy.measure(lambda: k_naive(((n + 255) // 256,), (256,), (a, b, c, cp.int32(n))), flops=n, bytes=12 * n,
+                           measured=True, launch=((n + 255) // 256, 256), bytes_per_thread=8, name="vecadd_naive")
+        record("vecadd_naive", r, "latency", want_cause="few bytes per thread")
+        nv = n // 4
+        c[...] = 0
+        k_vec4(((nv + 255) // 256,), (256,), (a, b, c, cp.int32(nv)))
+        assert bool(cp.allclose(c, a + b))
+        r = gpuwhy.measure(lambda: k_vec4(((nv + 255) // 256,), (256,), (a, b, c, cp.int32(nv))), flops=n, bytes=12 * n,
+                           measured=True, launch=((nv + 255) // 256, 256), bytes_per_thread=32, name="vecadd_vec4")
+        record("vecadd_vec4", r, "memory")
 
-    # 4. a deliberately small grid: 8 blocks of 256 threads reading 1 GiB
-    big = cp.random.random(2**28, dtype=cp.float32) + 0.5
-    r = gpuwhy.measure(lambda: k_read((8,), (256,), (big, cp.uint64(2**26), cp.int32(1), out)), flops=2**28,
-                       bytes=2**30, measured=True, launch=(8, 256), bytes_per_thread=16, name="small_grid", reps=10)
-    record("small_grid", r, "latency", want_cause="small grid")
+    def small_grid():  # a deliberately small grid: 8 blocks of 256 threads reading 1 GiB
+        big = cp.random.random(2**28, dtype=cp.float32) + 0.5
+        r = gpuwhy.measure(lambda: k_read((8,), (256,), (big, cp.uint64(2**26), cp.int32(1), out)), flops=2**28,
+                           bytes=2**30, measured=True, launch=(8, 256), bytes_per_thread=16, name="small_grid", reps=10)
+        record("small_grid", r, "latency", want_cause="small grid")
+
+    for step in (l2_resident, vecadds, small_grid):
+        step()
+        cp.get_default_memory_pool().free_all_blocks()
     if os.environ.get("OUT"):
         Path(os.environ["OUT"], "hierarchy_measure.json").write_text(json.dumps(results, indent=2) + "\n")
     print(f"{len(results) - len(bad)} of {len(results)} verdicts as expected" + (f"; not: {', '.join(bad)}" if bad else ""))

@@ -15,7 +15,7 @@ from ..errors import SpecError, UsageError
 from ..model.ceilings import ceilings_from_profile, ceilings_from_sheet, sheet_precision
 from ..model.level_verdict import judge_workload
 from ..model.remedies import Remedies, remedies_for
-from ..model.roofline import Verdict, Workload, classify
+from ..model.roofline import Verdict, Workload
 from ..resources import bundled_dir
 from ..specs import Sheet, load_yaml
 
@@ -135,7 +135,6 @@ def run_classify(
     else:
         ceilings = spec
     try:
-        verdict = classify(workload, ceilings)
         threads, blocks = _sm_limits(sheet, spec_dirs)
         grid, block = launch if launch else (None, None)
         verdict, judged = judge_workload(workload, ceilings, sheet, prof, working_set=working_set, grid=grid, block=block,

@@ -107,9 +107,8 @@ class MeasuredClassification(Classification):
 
     def summary(self) -> str:
         """One line: the regime, the achieved rates and the share of the roof."""
-        from ..units import fmt_si, fmt_time
-
         from ..model.hierarchy import regime_text
+        from ..units import fmt_si, fmt_time
 
         v = self.verdict
         lb = " (bytes: lower bound)" if self.bytes_is_lower_bound else ""

@@ -127,8 +127,7 @@ def judge_workload(
             level = "L2"
             roof = roofs.get("L2")
             if roof is not None:
-                ceilings = replace(ceilings, bandwidth=roof.bandwidth, level="L2",
-                                   source=f"{ceilings.source}; L2 roof {roof.source}")
+                ceilings = replace(ceilings, bandwidth=roof.bandwidth, level="L2")  # its source: roof.source
                 lines.append(f"working set {_mib(working_set)} {placement.reason}: judged against the L2 roof, "
                              f"{_gbs(roof.bandwidth)} ({roof.source})")
             else:
