@@ -37,7 +37,7 @@ def load_spec(name: str, spec_dirs=()):
 
 
 def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches=1, tensor_cores=True, launch_overhead=None,
-             spec_dirs=(), **shape):
+             spec_dirs=(), working_set=None, **shape):
     """Classify a workload on ``gpu``'s roofline: its FLOPs and bytes, or a shape to count them from.
 
     Args:
@@ -54,6 +54,8 @@ def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches
             (or a tuple) with ``batch``, ``accumulate`` and ``tile=(TM, TN)``;
             ``attention="B,H,S,D"`` (or a tuple) with ``causal``, ``kv_heads``, ``q_len``;
             ``elementwise=N`` with ``inputs``, ``outputs``, ``flops_per_element``.
+        working_set: distinct bytes the workload touches (number or ``"32MiB"``): when it
+            fits in the L2, the workload is judged against the L2 roof.
 
     Returns:
         gpuwhy.api.classify.Classification with ``.verdict`` and ``.remedies`` (and
@@ -87,14 +89,16 @@ def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches
         time_s=None if time is None else parse_time(time),
     )
     lo = None if launch_overhead is None else parse_time(launch_overhead, "launch overhead")
-    return run_classify(wl, gpu, dtype, tensor_cores, lo, spec_dirs)
+    ws = None if working_set is None else parse_quantity(working_set, "working_set")
+    return run_classify(wl, gpu, dtype, tensor_cores, lo, spec_dirs, working_set=ws)
 
 
 def measure(fn, *args, flops=None, bytes=None, dtype=None, gpu=None, **kwargs):
     """Time ``fn(*args, **kwargs)`` on the GPU (CUDA events, warm-up, median, L2 flushed) and classify it.
 
     FLOPs are counted for PyTorch callables when not given; bytes default to
-    inputs + outputs (a lower bound, and the result says so). See
+    inputs + outputs (a lower bound, and the result says so); ``working_set=`` (bytes one
+    call touches) judges an L2-resident call against the L2 roof. See
     :func:`gpuwhy.api.measure.measure` for every option.
 
     Returns:

@@ -13,8 +13,9 @@ from typing import Any, Iterable
 from ..device.sheet import sheet_for
 from ..errors import SpecError, UsageError
 from ..model.ceilings import ceilings_from_profile, ceilings_from_sheet, sheet_precision
+from ..model.level_verdict import judge_workload
 from ..model.remedies import Remedies, remedies_for
-from ..model.roofline import Verdict, Workload, classify
+from ..model.roofline import Verdict, Workload
 from ..resources import bundled_dir
 from ..specs import Sheet, load_yaml
 
@@ -32,6 +33,8 @@ class Classification:
     notes: tuple[str, ...] = ()
     counts: Any = None  # gpuwhy.model.shapes.WorkCount: the shape the FLOPs and bytes were counted from
     shape_advice: Any = None  # gpuwhy.model.gemm_shape.GemmAdvice: alignment, tiles, waves of a GEMM
+    #: How the memory hierarchy judged it (:class:`~gpuwhy.model.level_verdict.LevelJudgement`).
+    hierarchy: object = None
 
     def to_dict(self) -> dict:
         """One JSON document: the verdict's fields at top level, plus ``remedies`` and ``sheet``.
@@ -47,6 +50,7 @@ class Classification:
         out["remedies"] = self.remedies.to_dict()
         out["counts"] = None if self.counts is None else self.counts.to_dict()
         out["shape_advice"] = None if self.shape_advice is None else self.shape_advice.to_dict()
+        out["hierarchy"] = self.hierarchy.to_dict() if self.hierarchy is not None else None
         out["sheet"] = {"name": self.sheet.name, "path": self.sheet.path, "ridge_points": self.sheet.ridge_points()}
         return out
 
@@ -92,6 +96,9 @@ def run_classify(
     measured: bool = False,
     uuid: str | None = None,
     bytes_minimal: bool = False,
+    working_set: float | None = None,
+    launch: tuple[int, int] | None = None,
+    bytes_per_thread: float | None = None,
 ) -> Classification:
     """Classify ``workload`` on the GPU named ``gpu`` (a name or a :class:`Sheet`).
 
@@ -100,6 +107,11 @@ def run_classify(
     :func:`gpuwhy.profiles.find_profile`), and the sheet's ridge point is kept
     beside the measured one. ``bytes_minimal``: the bytes are a shape's minimum, as
     an ``example``'s are (remedies that cut bytes by reuse are left out).
+
+    ``working_set`` (bytes the workload touches) judges an L2-resident workload against
+    the L2 roof; ``launch`` ``(grid, block)`` and ``bytes_per_thread`` (bytes each thread
+    has in flight) sharpen the latency-bound diagnosis
+    (:func:`gpuwhy.model.level_verdict.judge_workload`).
 
     Raises:
         UsageError: unknown/ambiguous GPU, unknown dtype, a precision the sheet
@@ -111,6 +123,9 @@ def run_classify(
     sheet = sheet_for(gpu, spec_dirs=spec_dirs).sheet
     spec = ceilings_from_sheet(sheet, dtype, tensor_cores, launch_overhead_s)
     notes: list[str] = []
+    prof = None
+    if working_set is not None and not (working_set > 0):
+        raise UsageError(f"the working set must be a positive number of bytes, got {working_set!r}")
     if measured:
         from dataclasses import replace
 
@@ -126,12 +141,28 @@ def run_classify(
     else:
         ceilings = spec
     try:
-        verdict = classify(workload, ceilings)
+        threads, blocks = _sm_limits(sheet, spec_dirs)
+        grid, block = launch if launch else (None, None)
+        verdict, judged = judge_workload(workload, ceilings, sheet, prof, working_set=working_set, grid=grid, block=block,
+                                         bytes_per_thread=bytes_per_thread, max_threads_per_sm=threads,
+                                         max_blocks_per_sm=blocks)
     except ValueError as exc:
         raise UsageError(f"cannot classify: {exc}") from None
     rem = remedies_for(verdict, dtype, sheet.peak_tflops, bytes_minimal=bytes_minimal or example is not None)
     return Classification(verdict=verdict, remedies=rem, sheet=sheet, dtype=dtype, example=example,
-                          spec_ridge_point=spec.ridge_point if measured else None, notes=tuple(notes))
+                          spec_ridge_point=spec.ridge_point if measured else None, notes=tuple(notes), hierarchy=judged)
+
+
+def _sm_limits(sheet: Sheet, spec_dirs: Iterable[str]) -> tuple[int | None, int | None]:
+    """(resident threads, resident blocks) per SM of the sheet's architecture, or (None, None)."""
+    from ..errors import GpuwhyError
+    from ..model.occupancy import arch_limits, load_arch_limits
+
+    try:
+        lim = arch_limits(sheet.compute_capability, load_arch_limits(tuple(spec_dirs)))
+    except GpuwhyError:
+        return None, None
+    return lim.max_threads_per_sm, lim.max_blocks_per_sm
 
 
 def run_classify_shape(
@@ -145,6 +176,7 @@ def run_classify_shape(
     launches: int = 1,
     tile: tuple[int, int] | None = None,
     measured: bool = False,
+    working_set: float | None = None,
 ) -> Classification:
     """Count the FLOPs and minimum bytes of ``shape`` (a :class:`~gpuwhy.model.shapes.Gemm`,
     :class:`~gpuwhy.model.shapes.Attention` or :class:`~gpuwhy.model.shapes.Elementwise`) in
@@ -160,7 +192,7 @@ def run_classify_shape(
 
     counts = shape.count(str(dtype).lower().strip())
     result = run_classify(counts.workload(launches, time_s), gpu, dtype, tensor_cores, launch_overhead_s, spec_dirs,
-                          measured=measured, bytes_minimal=True)
+                          measured=measured, bytes_minimal=True, working_set=working_set)
     advice = None
     if isinstance(shape, Gemm):
         s = result.sheet

@@ -35,6 +35,7 @@ FLAGS = {
     "precision": "--precision", "kernel": "--kernel", "dtype": "--dtype", "device": "--device",
     "gpu": "--gpu", "specs": "--specs", "csv": "--csv", "compile_only": "--compile-only", "arch": "--arch",
     "no_save": "--no-save", "latency": "--latency", "link": "--link", "l1_bypass": "--cg", "json_out": "--json",
+    "caches": "--caches",
 }
 
 
@@ -60,6 +61,7 @@ class BenchRequest:
     link: bool = False
     l1_bypass: bool = False
     json_out: bool = False
+    caches: bool = False
 
     def given(self, field: str) -> bool:
         """Whether the option was given: ``--arch`` when it has any value, the others when truthy."""
@@ -157,10 +159,12 @@ class RunHooks:
 
 @dataclass(frozen=True)
 class MemoryRun:
-    """``--quick`` / ``--sweep``: the bandwidth run, and the compute ceilings a sweep adds (else None)."""
+    """``--quick`` / ``--sweep``: the bandwidth run, and the compute and cache ceilings a sweep
+    adds (else None; ``caches`` a :class:`~gpuwhy.bench.cache_bandwidth.CacheResult`)."""
 
     result: Any
     compute: list | None = None
+    caches: Any = None
 
 
 @dataclass(frozen=True)
@@ -239,14 +243,36 @@ def _run_memory(req: BenchRequest, hooks: RunHooks) -> MemoryRun:
     if req.csv:
         hooks.write_csv(req.csv, result)
     compute = measure_compute(req, None) if req.sweep and not req.kernel else None
-    return MemoryRun(result, compute)
+    caches = measure_caches(req, hooks) if req.sweep and not req.kernel else None
+    return MemoryRun(result, compute, caches)
+
+
+def measure_caches(req: BenchRequest, hooks: RunHooks):
+    """Open the GPU and measure the L2, shared-memory and L1 ceilings
+    (:func:`gpuwhy.bench.cache_bandwidth.measure_caches`); save them into the newest profile
+    (unless ``--no-save``)."""
+    from .cache_bandwidth import measure_caches as _measure
+
+    with hooks.bar("cache ceilings") as progress:
+        caches = _measure(req.device, progress=progress)
+    if not req.no_save:
+        from ..profiles import record_caches
+
+        record_caches(caches.device.uuid, caches, name=caches.device.name, sheet=getattr(_sheet(req), "name", None))
+    return caches
 
 
 def _memory_document(run: MemoryRun) -> dict:
     doc = run.result.to_dict()
     if run.compute is not None:
         doc["compute"] = [r.to_dict() for r in run.compute]
+    if run.caches is not None:
+        doc["caches"] = run.caches.to_dict()
     return doc
+
+
+def _run_caches(req: BenchRequest, hooks: RunHooks):
+    return measure_caches(req, hooks)
 
 
 def _run_compute(req: BenchRequest, hooks: RunHooks) -> list:
@@ -298,7 +324,12 @@ def _run_latency(req: BenchRequest, hooks: RunHooks):
     from .latency import measure_latency
 
     with hooks.bar("gpuwhy bench --latency") as progress:
-        return measure_latency(req.device, req.spec_dirs, l1_bypass=req.l1_bypass, gpu=req.gpu, progress=progress)
+        result = measure_latency(req.device, req.spec_dirs, l1_bypass=req.l1_bypass, gpu=req.gpu, progress=progress)
+    if not req.no_save and not req.l1_bypass:
+        from ..profiles import record_latency
+
+        record_latency(result.device.uuid, result, name=result.device.name)
+    return result
 
 
 def _run_link(req: BenchRequest, hooks: RunHooks):
@@ -317,9 +348,11 @@ RULES = (
     AppliesTo("l1_bypass", "latency"),
 )
 
-_HIERARCHY_REFUSES = ("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision")
-_HIERARCHY_ALONE = "--latency and --link run alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/--compile-only"
+_HIERARCHY_REFUSES = ("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision", "caches")
+_HIERARCHY_ALONE = "--latency and --link run alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/--compile-only/--caches"
 _HIERARCHY_APART = "--latency and --link are separate runs; pick one"
+_CACHES_ALONE = ("--caches runs the L2, shared-memory and L1 ceilings alone; drop --quick/--compute/--roofline/--kernel/"
+                 "--csv/--compile-only/--latency/--link (--sweep already includes them)")
 
 #: The modes, in the order :func:`choose` tries them (the first one a request picks runs).
 MODES: tuple[BenchMode, ...] = (
@@ -327,6 +360,9 @@ MODES: tuple[BenchMode, ...] = (
               refuses=_HIERARCHY_REFUSES, refuse_error=_HIERARCHY_ALONE, partners=("link",), partner_error=_HIERARCHY_APART),
     BenchMode("link", "link", _run_link, "bench-link", lambda r: r.to_dict(), "hierarchy_view:render_link",
               refuses=_HIERARCHY_REFUSES, refuse_error=_HIERARCHY_ALONE, partners=("latency",), partner_error=_HIERARCHY_APART),
+    BenchMode("caches", "caches", _run_caches, "bench-caches", lambda r: r.to_dict(), "hierarchy_view:render_caches",
+              refuses=("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision", "latency",
+                       "link"), refuse_error=_CACHES_ALONE),
     BenchMode("compile-only", "compile_only", _run_compile, "bench-compile", _compile_document, "bench_view:render_compile_run"),
     BenchMode("compute", "compute", _run_compute, "bench-compute", lambda rs: {"compute": [r.to_dict() for r in rs]},
               "compute_view:render_compute", refuses=("sweep", "quick", "kernel"),

@@ -19,7 +19,7 @@ from .progress import progress_bar
 
 @app.command("bench")
 def bench_cmd(
-    sweep: bool = typer.Option(False, "--sweep", help="Bandwidth sweep 1K..256M elements (x2 steps) and the compute ceilings; under a minute."),
+    sweep: bool = typer.Option(False, "--sweep", help="Bandwidth sweep 1K..256M elements (x2 steps), the compute ceilings and the L2/shared-memory/L1 ceilings; about a minute."),
     compute: bool = typer.Option(False, "--compute", help="Compute ceilings only: FP32/FP64/half2 FMA and every tensor-core precision."),
     roofline: bool = typer.Option(False, "--roofline", help="Mixed-intensity sweep 1/8..1024 FLOP/byte (fp32; fp16/bf16 half pairs where the GPU has them): the measured roofline and its empirical ridge."),
     precision: Optional[List[str]] = typer.Option(None, "--precision", metavar="P", help="With --compute: fp64, fp32, fp16_nontensor, tf32, fp16, bf16, fp8, int8 (repeatable)."),
@@ -43,6 +43,7 @@ def bench_cmd(
     save_baseline: Optional[str] = typer.Option(None, "--save-baseline", metavar="FILE.json", help="With --quick/--sweep: write this run as a baseline (its --json document)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="With --save-baseline: replace an existing file."),
     policy: Optional[str] = typer.Option(None, "--policy", metavar="FILE.yaml", help="With --baseline: the policy whose baseline tolerances apply (default 5% bandwidth, 5% FLOP/s, 20% launch overhead)."),
+    caches: bool = typer.Option(False, "--caches", help="L2 read and read+write, shared-memory and L1 bandwidth alone (part of --sweep); seconds."),
     json_out: JsonOpt = False,
 ) -> None:
     """Measure DRAM bandwidth and launch overhead (kernels checked against numpy first)."""
@@ -51,7 +52,7 @@ def bench_cmd(
     req = BenchRequest(
         sweep=sweep, quick=quick, compute=compute, roofline=roofline, precision=precision, kernel=kernel, dtype=dtype,
         device=device, gpu=gpu, specs=specs, csv=csv, compile_only=compile_only, arch=arch, no_save=no_save,
-        latency=latency, link=link, l1_bypass=l1_bypass, json_out=json_out,
+        latency=latency, link=link, l1_bypass=l1_bypass, json_out=json_out, caches=caches,
     )
     mode = choose(req)
     against = _baseline_options(mode.name, baseline, save_baseline, overwrite, policy)

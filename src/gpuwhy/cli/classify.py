@@ -25,6 +25,7 @@ def classify_cmd(
     measured: bool = typer.Option(False, "--measured", help="Use the newest `gpuwhy bench` profile's measured ceilings (bandwidth, peaks, launch overhead) instead of the sheet's."),
     ncu: Optional[str] = typer.Option(None, "--ncu", metavar="REPORT.csv", help="Classify every kernel of an `ncu --csv` export instead (same as `gpuwhy ncu`)."),
     top: str = typer.Option("10", "--top", metavar="N", help="With --ncu: kernels to list per GPU, by total time."),
+    working_set: Optional[str] = typer.Option(None, "--working-set", metavar="BYTES", help="Distinct bytes the workload touches (32MiB): when it fits in the L2 it is judged against the L2 roof."),
     plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the workload on its roofline to FILE.png or FILE.svg (needs matplotlib: pip install 'gpuwhy\\[plot]')."),
     shape: ShapeText = ShapeText(),
     gpu: GpuOpt = None,
@@ -42,8 +43,8 @@ def classify_cmd(
         from ..errors import UsageError
         from .ncu import run_ncu
 
-        if flops is not None or bytes_ is not None or time is not None or example is not None:
-            raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example")
+        if flops is not None or bytes_ is not None or time is not None or example is not None or working_set is not None:
+            raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example/--working-set")
         if plot is not None:
             raise UsageError("--plot draws one workload; drop --plot with --ncu")
         run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, csv_out=csv_out)
@@ -78,6 +79,7 @@ def classify_cmd(
         b = parse_quantity(bytes_, "--bytes")
         n = parse_count(launches, "--launches")
     t = None if time is None else parse_time(time, "--time")
+    ws = None if working_set is None else parse_quantity(working_set, "--working-set")
     lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
     if gpu is None:
         gpu = chosen_sheet(None, specs)
@@ -85,7 +87,8 @@ def classify_cmd(
         from ..api.classify import run_classify_shape
 
         result = run_classify_shape(counted.shape, gpu, dtype or "fp32", tensor_cores=not no_tensor_cores, launch_overhead_s=lo,
-                                    spec_dirs=specs or (), time_s=t, launches=n, tile=counted.tile, measured=measured)
+                                    spec_dirs=specs or (), time_s=t, launches=n, tile=counted.tile, measured=measured,
+                                    working_set=ws)
     else:
         result = run_classify(
             Workload(flops=f, bytes=b, launches=n, time_s=t, name=name),
@@ -96,6 +99,7 @@ def classify_cmd(
             spec_dirs=specs or (),
             example=example,
             measured=measured,
+            working_set=ws,
         )
     if plot is not None:
         from ..render.plot import save_classification_plot

@@ -43,8 +43,10 @@ def chosen_sheet(gpu, specs=None):
     return choice.sheet
 
 
-def parse_point(text: str):
-    """``NAME:FLOPS:BYTES[:TIME]`` -> ``(name, FLOPs, bytes, seconds or None)``.
+def parse_point(text: str, allow_dtype: bool = False):
+    """``NAME:FLOPS:BYTES[:TIME]`` -> ``(name, FLOPs, bytes, seconds or None)``; with
+    ``allow_dtype`` also ``NAME:FLOPS:BYTES[:TIME][:DTYPE]`` -> ``(..., dtype or None)``
+    (the precision the point is judged against).
 
     FLOPS and BYTES take gpuwhy's quantities (``2.5T``, ``12GB``); TIME a duration (``850us``).
 
@@ -52,13 +54,20 @@ def parse_point(text: str):
         UsageError: wrong field count, an empty name, or a bad number (one line naming it).
     """
     from ..errors import UsageError
+    from ..model.ceilings import DTYPES
     from ..units import parse_quantity, parse_time
 
     parts = str(text).split(":")
+    dtype = None
+    if allow_dtype and len(parts) in (4, 5) and parts[-1].strip().lower() in DTYPES:
+        dtype = parts.pop().strip().lower()
+    elif allow_dtype and len(parts) == 5:
+        raise UsageError(f"--point {parts[0].strip() or text!r} DTYPE {parts[-1]!r} is not one of: {', '.join(DTYPES)}")
     if len(parts) not in (3, 4) or not parts[0].strip():
-        raise UsageError(f"--point {text!r} must be NAME:FLOPS:BYTES or NAME:FLOPS:BYTES:TIME, e.g. gemm:2.2T:400MB:3.1ms")
+        more = " or NAME:FLOPS:BYTES:TIME:DTYPE" if allow_dtype else ""
+        raise UsageError(f"--point {text!r} must be NAME:FLOPS:BYTES or NAME:FLOPS:BYTES:TIME{more}, e.g. gemm:2.2T:400MB:3.1ms")
     name = parts[0].strip()
     f = parse_quantity(parts[1], f"--point {name} FLOPS")
     b = parse_quantity(parts[2], f"--point {name} BYTES")
     t = parse_time(parts[3], f"--point {name} TIME") if len(parts) == 4 else None
-    return name, f, b, t
+    return (name, f, b, t, dtype) if allow_dtype else (name, f, b, t)

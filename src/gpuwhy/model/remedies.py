@@ -25,6 +25,9 @@ STAGES = ("algorithm", "precision", "fusion", "layout", "kernel", "hardware", "o
 #: Each stage in words, for tables.
 STAGE_WORDS = {"algorithm": "algorithm", "precision": "precision", "fusion": "fusion", "layout": "memory layout",
                "kernel": "kernel tuning", "hardware": "more hardware", "other": ""}
+#: Regimes a replacement file may leave out (the bundled file's blocks are used then):
+#: ``latency`` (memory latency-bound) and ``issue`` (issue/latency-bound on the math pipe).
+OPTIONAL_REGIMES = ("latency", "issue")
 _WHEN_KEYS = {"regime", "dtype", "sheet_has", "ratio_min", "ratio_max", "time_below_s", "sol_below_pct", "bytes_minimal"}
 _ITEM_KEYS = {"stage", "text", "gain", "optional_gain", "when"}
 
@@ -78,8 +81,10 @@ def load_remedies(path: Path | None = None) -> dict:
     data = load_yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("regimes"), dict):
         raise SpecError(f"{path}: a remedies file needs a 'regimes' mapping")
-    for regime in REGIMES:
+    for regime in REGIMES + OPTIONAL_REGIMES:
         block = data["regimes"].get(regime)
+        if block is None and regime in OPTIONAL_REGIMES:
+            continue
         if not isinstance(block, dict):
             raise SpecError(f"{path}: field 'regimes.{regime}' is missing")
         items = block.get("does_not_help")
@@ -178,7 +183,9 @@ def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], da
         SpecError: if the remedies file is malformed (see :func:`load_remedies`).
     """
     data = data or load_remedies()
-    block = data["regimes"][verdict.regime]
+    block = data["regimes"].get(verdict.regime)
+    if block is None and verdict.regime in OPTIONAL_REGIMES:
+        block = load_remedies(bundled_dir("specs") / "remedies" / "remedies.yaml")["regimes"][verdict.regime]
     t = verdict.workload.time_s if verdict.workload.time_s is not None else verdict.predicted_time_s
     fp32 = sheet_peaks.get("fp32")
     ctx = {

@@ -8,7 +8,8 @@ from rich.text import Text
 from ..units import fmt_si, fmt_time
 from .console import out
 
-_REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan", "overhead": "bold yellow"}
+_REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan", "overhead": "bold yellow", "latency": "bold red",
+                 "issue": "bold red"}
 
 
 def _kv_table(title: str) -> Table:
@@ -32,7 +33,8 @@ def render_classification(c) -> None:
         render_counts(c.counts, c.shape_advice)
     t = _kv_table(title)
     t.add_row("GPU", f"{ce.gpu} ({ce.source})")
-    t.add_row("ceilings", f"{fmt_si(ce.peak_flops, 'FLOP/s')} {ce.precision} dense peak, {fmt_si(ce.bandwidth, 'B/s')} DRAM")
+    t.add_row("ceilings", f"{fmt_si(ce.peak_flops, 'FLOP/s')} {ce.precision} dense peak, {fmt_si(ce.bandwidth, 'B/s')} "
+                          f"{getattr(ce, 'level', 'DRAM')}")
     t.add_row("arithmetic intensity", f"{v.arithmetic_intensity:.3g} FLOP/byte")
     if c.spec_ridge_point is not None:
         t.add_row("ridge point", f"{v.ridge_point:.3g} FLOP/byte measured, {c.spec_ridge_point:.3g} on the spec sheet")
@@ -46,17 +48,25 @@ def render_classification(c) -> None:
     if w.time_s is not None:
         t.add_row("measured time", fmt_time(w.time_s))
         t.add_row("achieved", f"{fmt_si(v.achieved_flops, 'FLOP/s')}, {fmt_si(v.achieved_bandwidth, 'B/s')}")
-        t.add_row(
-            "speed of light",
-            f"{v.sol_pct:.1f}% of the roof (compute {v.compute_sol_pct:.1f}%, memory {v.memory_sol_pct:.1f}%)",
-        )
-        t.add_row("unexplained", f"{100 * v.unexplained_fraction:.0f}% of the measured time")
+        if v.sol_pct is not None:
+            t.add_row(
+                "speed of light",
+                f"{v.sol_pct:.1f}% of the roof (compute {v.compute_sol_pct:.1f}%, memory {v.memory_sol_pct:.1f}%)",
+            )
+        else:
+            t.add_row("speed of light", f"n/a: the memory roof is unknown (compute {v.compute_sol_pct:.1f}%)")
+        if v.unexplained_fraction is not None:
+            t.add_row("unexplained", f"{100 * v.unexplained_fraction:.0f}% of the measured time")
     con.print(t)
     ratio = "" if v.bound_ratio == float("inf") else f" ({v.bound_ratio:.3g}x the next term)"
+    from ..model.hierarchy import regime_text
+
     verdict = Text("verdict: ", style="bold")
-    verdict.append(f"{v.regime}-bound", style=_REGIME_STYLE.get(v.regime, "bold"))
-    verdict.append(ratio)
+    verdict.append(regime_text(v.regime), style=_REGIME_STYLE.get(v.regime, "bold"))
+    verdict.append(ratio if v.regime in ("compute", "memory", "overhead") else "")
     con.print(verdict)
+    for line in getattr(getattr(c, "hierarchy", None), "lines", ()):
+        con.print(Text("  " + line))
     for line in v.warnings:
         con.print(Text("warning: ", style="bold yellow") + Text(line))
     render_remedies(c.remedies)
