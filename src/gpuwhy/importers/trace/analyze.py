@@ -3,10 +3,11 @@ per-GPU timeline, idle by cause, kernels by kind, per-step figures and the verdi
 
 Robust reading (dropped events are counted by reason in ``dropped``):
 
-- a GPU event whose start or end lies far outside the bulk of the trace's
-  timestamps (beyond :data:`STRAY_FACTOR` times the width of the middle 99% of
-  them, and at least :data:`STRAY_MIN_US` away: a timestamp near 0 in a trace
-  whose clock reads 1.6e15 us) is a stray and dropped; so is one that starts
+- a GPU event whose start or end lies far from the bulk of the trace's
+  timestamps (farther from their median than :data:`STRAY_FACTOR` times their
+  interquartile range and than :data:`STRAY_MIN_US`: a timestamp near 0 in a
+  trace whose clock reads 1.6e15 us) is a stray and dropped, when such events
+  are few (:data:`STRAY_MAX_SHARE`); so is one that starts
   more than :data:`BEFORE_LAUNCH_US` before its own launch call, when such
   events are rare (when they are common the clocks disagree: a note says so);
 - host events far outside the bulk are dropped the same way;
@@ -36,10 +37,12 @@ from .verdict import (GPU_BOUND_NEXT, H200_PAGEABLE_H2D_GBS, H200_PINNED_H2D_GBS
                       MIN_SPAN_S, MIN_STEPS, REMEDIES, SHORT_KERNEL_S, SHORT_MAJORITY_PCT, TOO_LITTLE_NEXT, amdahl_x,
                       choose)
 
-#: A timestamp this many widths of the trace's middle 99% outside it is a stray...
+#: A timestamp farther from the median of the trace's timestamps than this many interquartile ranges...
 STRAY_FACTOR = 10.0
-#: ...and at least this far out (us: one minute), so a real pause is never taken for one.
+#: ...and than this (us: one minute), so a real pause is not taken for one, is a stray...
 STRAY_MIN_US = 60e6
+#: ...when at most this share of the events (or one event) lie that far out.
+STRAY_MAX_SHARE = 0.01
 #: A GPU event starting this long before its own launch call (us) has a bad timestamp.
 BEFORE_LAUNCH_US = 1000.0
 #: Above this share of linked events starting before their launch, the clocks disagree (not strays).
@@ -60,6 +63,7 @@ def _thresholds() -> dict:
         "min_steps": MIN_STEPS,
         "stray_factor": STRAY_FACTOR,
         "stray_min_s": STRAY_MIN_US * 1e-6,
+        "stray_max_share": STRAY_MAX_SHARE,
     }
 
 
@@ -93,12 +97,20 @@ def idle_breakdown(data) -> tuple[IdleBreakdown, ...]:
 
 
 def _bounds(parts) -> tuple[float, float] | None:
+    """The (low, high) limits of timestamps that are not strays (us), or None without timestamps."""
     allv = np.concatenate([p for p in parts if p.size]) if any(p.size for p in parts) else np.empty(0)
     if allv.size == 0:
         return None
-    lo, hi = np.quantile(allv, [0.005, 0.995])
-    margin = max(STRAY_FACTOR * float(hi - lo), STRAY_MIN_US)
-    return float(lo) - margin, float(hi) + margin
+    q25, med, q75 = np.quantile(allv, [0.25, 0.5, 0.75])
+    margin = max(STRAY_FACTOR * float(q75 - q25), STRAY_MIN_US)
+    return float(med) - margin, float(med) + margin
+
+
+def _strays(mask: np.ndarray, total: int) -> np.ndarray:
+    """``mask`` when it marks few events (at most STRAY_MAX_SHARE of ``total``, or one), else none:
+    many events far out are a trace of two parts, not strays."""
+    n = int(mask.sum())
+    return mask if n and n <= max(1, STRAY_MAX_SHARE * total) else np.zeros_like(mask)
 
 
 def _report(s: Scan, source: str, top: int) -> TraceReport:
@@ -141,12 +153,13 @@ def _report(s: Scan, source: str, top: int) -> TraceReport:
     b = _bounds((ts, r_ts, h_ts))
     if b is not None:
         lo, hi = b
-        stray = (ts < lo) | (ts + dur > hi)
+        total = ts.size + r_ts.size + h_ts.size
+        stray = _strays((ts < lo) | (ts + dur > hi), total)
         if stray.any():
             dropped["GPU events with a timestamp far outside the rest of the trace"] = int(stray.sum())
             keep &= ~stray
-        r_keep = (r_ts >= lo) & (r_end <= hi)
-        h_keep = (h_ts >= lo) & (h_end <= hi)
+        r_keep = ~_strays((r_ts < lo) | (r_end > hi), total)
+        h_keep = ~_strays((h_ts < lo) | (h_end > hi), total)
         bad_host = int((~r_keep).sum() + (~h_keep).sum())
         if bad_host:
             dropped["host events with a timestamp far outside the rest of the trace"] = bad_host
@@ -173,9 +186,10 @@ def _report(s: Scan, source: str, top: int) -> TraceReport:
             dropped["GPU events that start after the capture window"] = int(out.sum())
         keep &= ~out
     # A launch call dropped as a stray links nothing.
-    dead = has & ~r_keep[np.clip(lau_i, 0, None)]
-    launch[dead] = np.nan
-    launch_end[dead] = np.nan
+    if r_keep.size:
+        dead = has & ~r_keep[np.clip(lau_i, 0, None)]
+        launch[dead] = np.nan
+        launch_end[dead] = np.nan
 
     host = HostArrays.from_scan(s, r_keep, h_keep)
     capture_s = None
@@ -745,8 +759,14 @@ def _reasons(verdict, cause, causes, f) -> tuple[list[str], list[str]]:
                        f"(median {_fmt_us(f['median_k'] * 1e6)}): launch-sized, the launch overhead is the work")
         remedies.extend(REMEDIES["host_launch"])
     else:
-        reasons.append(f"busy {100 - idle_pct:.0f}% of its {_fmt_us(span_us)} span; the time is in the kernels"
-                       + (f" (idle {f['steady_idle_pct']:.0f}% after warm-up)" if idle_pct - f["steady_idle_pct"] >= 1.0 else ""))
+        if f["step_idle_pct"] is not None:
+            slow = max(f["steps"], key=lambda x: x.wall_s)
+            reasons.append(f"busy {100 - idle_pct:.0f}% of its {_fmt_us(span_us)} span, and the median of its {len(f['steps'])} "
+                           f"steps is busy {100 - f['step_idle_pct']:.0f}%: the time is in the kernels; the slowest step, "
+                           f"{slow.name} ({fmt_time(slow.wall_s)}), is idle {slow.idle_pct:.0f}% ({CAUSE_LABELS.get(slow.first_cause, 'none')})")
+        else:
+            reasons.append(f"busy {100 - idle_pct:.0f}% of its {_fmt_us(span_us)} span; the time is in the kernels"
+                           + (f" (idle {f['steady_idle_pct']:.0f}% after warm-up)" if idle_pct - f["steady_idle_pct"] >= 1.0 else ""))
         remedies.extend(GPU_BOUND_NEXT)
     if "warmup" in by and by["warmup"].span_pct >= 5.0:
         remedies.extend(REMEDIES["warmup"])
@@ -774,4 +794,4 @@ def load_trace(path: str | Path, top: int = 10) -> TraceReport:
     return report
 
 
-__all__ = ["BEFORE_LAUNCH_US", "STRAY_FACTOR", "STRAY_MIN_US", "analyze_trace", "idle_breakdown", "load_trace"]
+__all__ = ["BEFORE_LAUNCH_US", "STRAY_FACTOR", "STRAY_MAX_SHARE", "STRAY_MIN_US", "analyze_trace", "idle_breakdown", "load_trace"]
