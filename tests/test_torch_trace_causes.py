@@ -72,7 +72,7 @@ def test_sync_that_returns_at_once_costs_only_its_duration():
         ev += launch(t, t + 8, 20, i)
         ev.append(rt("cudaStreamSynchronize", t + 40, 10))
         ev.append(op("aten::add", t + 60, 400))
-    r, d = _one(ev)
+    _, d = _one(ev)
     # Gap per step: 28 .. 608 (580 us); the sync ended inside it: 10 us are the sync's.
     assert d.idle.cause_s("host_sync") == pytest.approx(4 * 10 * US)
     assert d.idle.cause_s("host_launch") == pytest.approx(4 * 570 * US)
@@ -141,7 +141,7 @@ def test_cuda_graph_replay_gaps_are_queued_and_no_graphs_are_prescribed():
     # then eager launches the host is slow to issue
     for i in range(6):
         ev += launch(300 + 100 * i, 305 + 100 * i, 2, 100 + i)
-    _, d = _one(ev)
+    _r, d = _one(ev)
     assert d.graph_launches == 1
     q = next(c for c in d.idle.causes if c.key == "queued")
     assert q.time_s == pytest.approx(9 * 2 * US) and "inside CUDA-graph replays (1 graph launches)" in " ".join(q.evidence)
@@ -179,7 +179,7 @@ def test_median_step_decides_so_one_slow_step_does_not():
         else:
             ev += launch(t + 2, t + 10, 980, i)
         t += wall
-    r, d = _one(ev)
+    _, d = _one(ev)
     assert d.idle_pct > 30  # the totals alone would call it data-loading-bound
     assert len(d.idle.steps) == 5 and d.idle.steps[2].first_cause == "data_loading"
     assert d.idle.step_median["idle_pct"] == pytest.approx(2.0)  # 20 of 1000 us idle in a typical step
@@ -254,6 +254,6 @@ def test_unlinked_kernels_are_unexplained():
     ev = [kern(100 + 50 * i, 5, None) for i in range(6)]
     for e in ev:
         del e["args"]["correlation"]
-    r, d = _one(ev)
+    _, d = _one(ev)
     assert d.idle.cause_s("unexplained") == pytest.approx(5 * 45 * US)
     assert d.verdict == "idle-unattributed"

@@ -6,5 +6,5 @@ lives in the :mod:`gpuwhy.importers.trace` package.
 
 from __future__ import annotations
 
-from .trace import *  # noqa: F403
+from .trace import *
 from .trace import __all__  # noqa: F401

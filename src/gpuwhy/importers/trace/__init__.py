@@ -29,9 +29,25 @@ from __future__ import annotations
 
 from .analyze import analyze_trace, idle_breakdown, load_trace
 from .read import events_of, load_trace_json
-from .results import (CAUSE_LABELS, CommOverlap, HostOp, IdleBreakdown, IdleCause, KernelKind, TraceGpu, TraceKernel,
-                      TraceReport, TraceStep)
-from .verdict import IDLE_OVERHEAD_PCT, MIN_GPU_EVENTS, MIN_SPAN_S, SHORT_KERNEL_S, SHORT_MAJORITY_PCT
+from .results import (
+                      CAUSE_LABELS,
+                      CommOverlap,
+                      HostOp,
+                      IdleBreakdown,
+                      IdleCause,
+                      KernelKind,
+                      TraceGpu,
+                      TraceKernel,
+                      TraceReport,
+                      TraceStep,
+)
+from .verdict import (
+                      IDLE_OVERHEAD_PCT,
+                      MIN_GPU_EVENTS,
+                      MIN_SPAN_S,
+                      SHORT_KERNEL_S,
+                      SHORT_MAJORITY_PCT,
+)
 
 __all__ = [
     "CAUSE_LABELS",

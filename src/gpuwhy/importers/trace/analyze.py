@@ -31,11 +31,32 @@ from .host import HostArrays, build_view, callers, is_dataloader
 from .intervals import Coverage
 from .kinds import by_kind, comm_overlap, kinds_of
 from .read import events_of, load_trace_json
-from .results import CAUSE_LABELS, HostOp, IdleBreakdown, IdleCause, TraceGpu, TraceKernel, TraceReport, TraceStep
+from .results import (
+    CAUSE_LABELS,
+    HostOp,
+    IdleBreakdown,
+    IdleCause,
+    TraceGpu,
+    TraceKernel,
+    TraceReport,
+    TraceStep,
+)
 from .scan import SYNC_NAMES, Scan, scan
-from .verdict import (GPU_BOUND_NEXT, H200_PAGEABLE_H2D_GBS, H200_PINNED_H2D_GBS, IDLE_OVERHEAD_PCT, MIN_GPU_EVENTS,
-                      MIN_SPAN_S, MIN_STEPS, REMEDIES, SHORT_KERNEL_S, SHORT_MAJORITY_PCT, TOO_LITTLE_NEXT, amdahl_x,
-                      choose)
+from .verdict import (
+    GPU_BOUND_NEXT,
+    H200_PAGEABLE_H2D_GBS,
+    H200_PINNED_H2D_GBS,
+    IDLE_OVERHEAD_PCT,
+    MIN_GPU_EVENTS,
+    MIN_SPAN_S,
+    MIN_STEPS,
+    REMEDIES,
+    SHORT_KERNEL_S,
+    SHORT_MAJORITY_PCT,
+    TOO_LITTLE_NEXT,
+    amdahl_x,
+    choose,
+)
 
 #: A timestamp farther from the median of the trace's timestamps than this many interquartile ranges...
 STRAY_FACTOR = 10.0
@@ -421,10 +442,10 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
     verdict, cause = choose(n_events, span_us * 1e-6, steady_idle_pct, steady_causes, step_idle_pct, step_causes, short_flag,
                             pageable_busy_pct)
 
-    reasons, remedies = _reasons(verdict, cause, causes, dict(
-        span_us=span_us, idle_pct=idle_pct, steady_idle_pct=steady_idle_pct, warm_us=warm_us, idle_us=idle_us,
-        short_pct=short_pct, n_k=n_k, median_k=median_k, n_events=n_events, steps=steps, step_idle_pct=step_idle_pct,
-        sync_calls=int(view.sync_end.size), pageable_busy_pct=pageable_busy_pct))
+    reasons, remedies = _reasons(verdict, cause, causes, {
+        "span_us": span_us, "idle_pct": idle_pct, "steady_idle_pct": steady_idle_pct, "warm_us": warm_us, "idle_us": idle_us,
+        "short_pct": short_pct, "n_k": n_k, "median_k": median_k, "n_events": n_events, "steps": steps, "step_idle_pct": step_idle_pct,
+        "sync_calls": int(view.sync_end.size), "pageable_busy_pct": pageable_busy_pct})
     if view.graph_launches and any("CUDA graph (" in r for r in remedies):
         remedies = [r for r in remedies if "CUDA graph (" not in r]
         remedies.insert(0, f"The trace already replays CUDA graphs ({view.graph_launches:,} graph launches): capture more of "
@@ -634,8 +655,8 @@ class _Evidence:
         host = self.ctx.host
         nm = Counter(n for n in host.h_names if isinstance(n, str) and "DataLoader" in n)
         label = next(iter(nm), "DataLoader")
-        lines = [f"{v.data_ranges:,} DataLoader calls ({label}) took {fmt_time(v.data_s)} in all, "
-                 f"{fmt_time(v.data_s / max(1, v.data_ranges))} per batch; the GPU was idle {_fmt_us(self.tot['data_loading'])} of it"]
+        lines = [(f"{v.data_ranges:,} DataLoader calls ({label}) took {fmt_time(v.data_s)} in all, "
+                 f"{fmt_time(v.data_s / max(1, v.data_ranges))} per batch; the GPU was idle {_fmt_us(self.tot['data_loading'])} of it")]
         if "SingleProcess" in label:
             lines.append("num_workers=0: every batch is built on the main process while the GPU waits")
         elif "MultiProcessing" in label:
@@ -674,8 +695,8 @@ class _Evidence:
             pairs[(self.raw_streams[a] if a is not None else "?", self.raw_streams[b])] += 1
         lens = gp.g1[w] - gp.g0[w]
         pp = "; ".join(f"stream {b} waited for stream {a} x{n}" for (a, b), n in pairs.most_common(3))
-        return [f"{w.size} gaps where work already queued waited on another stream's event "
-                f"(median {_fmt_us(float(np.median(lens)) if lens.size else 0.0)}): {pp}",
+        return [(f"{w.size} gaps where work already queued waited on another stream's event "
+                f"(median {_fmt_us(float(np.median(lens)) if lens.size else 0.0)}): {pp}"),
                 f"{self.view.wait_ts.size:,} cudaStreamWaitEvent calls in the trace"]
 
     def _queued(self):
@@ -692,8 +713,8 @@ class _Evidence:
     def _warmup(self):
         gp, inner = self.gp, self.inner
         w = inner[self.parts["warmup"] > 1e-9]
-        lines = [f"{w.size} first launches of kernels that run again later waited {_fmt_us(self.tot['warmup'])} longer "
-                 "than their later launches"]
+        lines = [(f"{w.size} first launches of kernels that run again later waited {_fmt_us(self.tot['warmup'])} longer "
+                 "than their later launches")]
         if w.size:
             big = w[int(np.argmax(self.parts["warmup"][np.searchsorted(inner, w)]))]
             nm = display_names([self.ctx.names_by_id[self.name[gp.nxt[big]]]])

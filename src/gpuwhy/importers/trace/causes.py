@@ -274,4 +274,4 @@ def host_windows(gaps: Gaps, idx: np.ndarray):
     return a[keep], b[keep], h[keep]
 
 
-__all__ = ["CAUSES", "Gaps", "WARMUP_MIN_COUNT", "classify", "host_windows", "split", "split_gaps"]
+__all__ = ["CAUSES", "WARMUP_MIN_COUNT", "Gaps", "classify", "host_windows", "split", "split_gaps"]

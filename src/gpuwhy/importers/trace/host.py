@@ -70,7 +70,7 @@ class HostArrays:
             r_corr = [c for c, k in zip(r_corr, r_keep.tolist()) if k]
         if h_keep is not None and not h_keep.all():
             h_ts, h_dur, h_name, h_kind, h_thread = h_ts[h_keep], h_dur[h_keep], h_name[h_keep], h_kind[h_keep], h_thread[h_keep]
-        inv = lambda d: [k for k, _ in sorted(d.items(), key=lambda kv: kv[1])]  # noqa: E731
+        inv = lambda d: [k for k, _ in sorted(d.items(), key=lambda kv: kv[1])]
         return cls(r_ts, r_ts + r_dur, r_name, r_thread, r_corr, inv(s.r_names), h_ts, h_ts + h_dur, h_name, h_kind,
                    h_thread, inv(s.h_names), list(s.thread_pid), dict(s.wait_stream))
 
@@ -188,7 +188,7 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
         tops[1].append(he[sel])
         tops[2].append(hn[sel])
         tops[3].append(np.full(sel.size, t, dtype=np.int64))
-    cat = (lambda xs, dt: np.concatenate(xs) if xs else np.empty(0, dtype=dt))  # noqa: E731
+    cat = (lambda xs, dt: np.concatenate(xs) if xs else np.empty(0, dtype=dt))
     top_start, top_end = cat(tops[0], np.float64), cat(tops[1], np.float64)
     top_name, top_thread = cat(tops[2], np.int64), cat(tops[3], np.int64)
 
@@ -246,4 +246,4 @@ def callers(h: HostArrays, runtime_idx: np.ndarray, depth: int = 64) -> list[tup
     return out
 
 
-__all__ = ["HostArrays", "HostView", "STEP_PREFIX", "build_view", "callers", "is_dataloader"]
+__all__ = ["STEP_PREFIX", "HostArrays", "HostView", "build_view", "callers", "is_dataloader"]

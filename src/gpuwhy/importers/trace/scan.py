@@ -307,5 +307,13 @@ def scan(events) -> Scan:
     return s
 
 
-__all__ = ["GRAPH_LAUNCH_NAMES", "MALLOC_NAMES", "OTHER_DEVICE_CATS", "SYNC_NAMES", "Scan", "WAIT_NAMES",
-           "device_of", "scan"]
+__all__ = [
+    "GRAPH_LAUNCH_NAMES",
+    "MALLOC_NAMES",
+    "OTHER_DEVICE_CATS",
+    "SYNC_NAMES",
+    "WAIT_NAMES",
+    "Scan",
+    "device_of",
+    "scan",
+]

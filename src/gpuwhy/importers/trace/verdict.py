@@ -54,8 +54,8 @@ REMEDIES = {
         "Give each launch more work: larger batches or merged small tensors; fused/foreach optimizers (fused=True).",
     ),
     "host_sync": (
-        "Take the syncs out of the step: no .item(), .cpu(), .tolist(), print(tensor) or torch.cuda.synchronize() per step; "
-        "keep the loss on the GPU and read it every N steps.",
+        ("Take the syncs out of the step: no .item(), .cpu(), .tolist(), print(tensor) or torch.cuda.synchronize() per step; "
+        "keep the loss on the GPU and read it every N steps."),
         "Where a value must reach the host, copy it with .to('cpu', non_blocking=True) into pinned memory and read it a step later.",
         "Avoid ops that sync implicitly (torch.nonzero, boolean-mask indexing, .unique() sizes) or give them a static size.",
     ),
@@ -67,9 +67,9 @@ REMEDIES = {
         "Move per-sample CPU work (augmentation, decoding) to the GPU or cache it.",
     ),
     "pageable_copy": (
-        f"Copy from pinned memory: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to('cuda', non_blocking=True); "
+        (f"Copy from pinned memory: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to('cuda', non_blocking=True); "
         f"on the H200 pinned host-to-device copies run at {H200_PINNED_H2D_GBS:g} GB/s against {H200_PAGEABLE_H2D_GBS:g} GB/s "
-        "from pageable memory (gpuwhy bench --link, docs/results/2026-11-29-h200.md).",
+        "from pageable memory (gpuwhy bench --link, docs/results/2026-11-29-h200.md)."),
         "Keep data on the GPU between steps rather than copying it again.",
     ),
     "stream_wait": (
@@ -78,8 +78,8 @@ REMEDIES = {
         "For communication streams: overlap collectives with compute (bucketed gradients, async_op=True) so compute does not wait on them.",
     ),
     "queued": (
-        "The work was already queued: the gaps are GPU-side launch latency between small, dependent kernels; fuse them "
-        "(torch.compile) so fewer, larger kernels run.",
+        ("The work was already queued: the gaps are GPU-side launch latency between small, dependent kernels; fuse them "
+        "(torch.compile) so fewer, larger kernels run."),
         "Inside CUDA graphs the gaps remain per node: fewer, larger nodes shrink them.",
     ),
     "warmup": (
@@ -91,8 +91,8 @@ REMEDIES = {
 }
 
 GPU_BOUND_NEXT = (
-    "Hand the top kernels to the roofline: profile them with ncu (command in docs/diagnose.md) and run "
-    "`gpuwhy ncu report.csv`, or `gpuwhy classify --flops F --bytes B --time T` per kernel.",
+    ("Hand the top kernels to the roofline: profile them with ncu (command in docs/diagnose.md) and run "
+    "`gpuwhy ncu report.csv`, or `gpuwhy classify --flops F --bytes B --time T` per kernel."),
 )
 TOO_LITTLE_NEXT = (
     "Profile more of the program: several steps after warm-up, e.g. torch.profiler.schedule(wait=1, warmup=1, active=3).",
