@@ -217,7 +217,11 @@ def callers(h: HostArrays, runtime_idx: np.ndarray, depth: int = 64) -> list[tup
         return out
     by_thread: dict = {}
     for t in np.unique(h.r_thread[runtime_idx]).tolist():
+        # Only the ranges of this thread that contain one of its calls can be a caller.
+        calls = np.sort(h.r_ts[runtime_idx[h.r_thread[runtime_idx] == t]])
         sel = np.flatnonzero(h.h_thread == t)
+        holds = np.searchsorted(calls, h.h_ts[sel], side="left") < np.searchsorted(calls, h.h_end[sel], side="right")
+        sel = sel[holds]
         o = np.lexsort((-(h.h_end[sel] - h.h_ts[sel]), h.h_ts[sel]))
         by_thread[t] = sel[o]
     names = h.h_names

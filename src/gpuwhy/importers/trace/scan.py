@@ -57,27 +57,30 @@ MALLOC_NAMES = frozenset({"cudaMalloc", "cudaHostAlloc", "cudaMallocHost", "cuda
 WINDOW_START = "Iteration Start: PyTorch Profiler"
 WINDOW_END = "Record Window End"
 _OTHER = -1
+#: Kind codes of a category (small ints: the pass compares them millions of times).
+_RUNTIME, _OP, _ANNOTATION, _FRAME, _FLOW, _SYNC, _OVERHEAD, _DEVICE = 3, 4, 5, 6, 7, 8, 9, 10
+_HOST_CODE = {0: _OP, 1: _ANNOTATION, 2: _FRAME}
 
 
-def _cat_kind(cat):
-    """0/1/2 GPU work, "runtime", ("host", k), "flow", "sync", "overhead", ("device", name) or _OTHER."""
+def _cat_kind(cat) -> int:
+    """0/1/2 GPU work (kernel, memcpy, memset), or one of the codes above, or _OTHER."""
     if not isinstance(cat, str):
         return _OTHER
     c = cat.strip().lower()
     if c in _GPU_CATS:
         return _GPU_CATS[c]
     if c in _RUNTIME_CATS:
-        return "runtime"
+        return _RUNTIME
     if c in _HOST_CATS:
-        return ("host", _HOST_CATS[c])
+        return _HOST_CODE[_HOST_CATS[c]]
     if "ac2g" in c or "cpu_to_gpu" in c:
-        return "flow"
+        return _FLOW
     if c == "cuda_sync":
-        return "sync"
+        return _SYNC
     if c == "overhead":
-        return "overhead"
+        return _OVERHEAD
     if c in OTHER_DEVICE_CATS:
-        return ("device", OTHER_DEVICE_CATS[c])
+        return _DEVICE
     return _OTHER
 
 
@@ -156,14 +159,19 @@ def scan(events) -> Scan:
     """One pass over ``events`` (a list of trace event dicts) into a :class:`Scan`."""
     s = Scan()
     kinds: dict = {}
+    devices: dict = {}
     names, r_names, h_names, threads = s.names, s.r_names, s.h_names, s.threads
     g_dev, g_ts, g_dur, g_kind, g_corr, g_name, g_stream, g_ext = (
-        s.g_dev, s.g_ts, s.g_dur, s.g_kind, s.g_corr, s.g_name, s.g_stream, s.g_ext)
-    r_ts, r_dur, r_name, r_corr, r_thread = s.r_ts, s.r_dur, s.r_name, s.r_corr, s.r_thread
-    h_ts, h_dur, h_name, h_kind, h_thread = s.h_ts, s.h_dur, s.h_name, s.h_kind, s.h_thread
+        s.g_dev.append, s.g_ts.append, s.g_dur.append, s.g_kind.append, s.g_corr.append, s.g_name.append,
+        s.g_stream.append, s.g_ext.append)
+    r_ts, r_dur, r_name, r_corr, r_thread = s.r_ts.append, s.r_dur.append, s.r_name.append, s.r_corr.append, s.r_thread.append
+    h_ts, h_dur, h_name, h_kind, h_thread = s.h_ts.append, s.h_dur.append, s.h_name.append, s.h_kind.append, s.h_thread.append
+    n_gpu = 0
+    n_rt = 0
     corr_runtime = s.corr_runtime
     thread_pid = s.thread_pid
     dropped = s.dropped
+    ext_flops = s.ext_flops
     n = 0
     for ev in events:
         n += 1
@@ -176,7 +184,7 @@ def scan(events) -> Scan:
             k = kinds.get(cat)
             if k is None:
                 k = kinds[cat] = _cat_kind(cat)
-            if k == _OTHER:
+            if k < 0:
                 continue
             ts = ev.get("ts")
             if type(ts) is not float and type(ts) is not int:
@@ -184,8 +192,8 @@ def scan(events) -> Scan:
             d = ev.get("dur")
             if type(d) is not float and type(d) is not int:
                 d = _num(d)
-            if k == "runtime" or type(k) is tuple and k[0] == "host":
-                if k == "runtime":
+            if _RUNTIME <= k <= _FRAME:
+                if k == _RUNTIME:
                     s.runtime += 1
                 if ts is None or ts <= 0:
                     s.host_bad_ts += 1
@@ -199,52 +207,51 @@ def scan(events) -> Scan:
                     thread_pid.append(ev.get("pid"))
                 nm = ev.get("name")
                 args = ev.get("args")
-                if k == "runtime":
+                if k == _RUNTIME:
                     nid = r_names.get(nm)
                     if nid is None:
                         nid = r_names[nm] = len(r_names)
                     c = args.get("correlation") if args else None
                     if c is not None:
-                        corr_runtime[c] = len(r_ts)
-                    r_ts.append(ts)
-                    r_dur.append(d)
-                    r_name.append(nid)
-                    r_corr.append(c)
-                    r_thread.append(th)
+                        corr_runtime[c] = n_rt
+                    n_rt += 1
+                    r_ts(ts)
+                    r_dur(d)
+                    r_name(nid)
+                    r_corr(c)
+                    r_thread(th)
                     continue
                 nid = h_names.get(nm)
                 if nid is None:
                     nid = h_names[nm] = len(h_names)
-                h_ts.append(ts)
-                h_dur.append(d)
-                h_name.append(nid)
-                h_kind.append(k[1])
-                h_thread.append(th)
+                h_ts(ts)
+                h_dur(d)
+                h_name(nid)
+                h_kind(k - _OP)
+                h_thread(th)
                 if args:
                     fl = args.get("flops")
                     if fl:
                         x = args.get("External id")
                         fv = _num(fl)
                         if x is not None and fv:
-                            s.ext_flops[x] = s.ext_flops.get(x, 0.0) + fv
+                            ext_flops[x] = ext_flops.get(x, 0.0) + fv
                 continue
-            if k == "flow":
-                continue
-            if k == "sync":
-                args = ev.get("args") or {}
-                if ev.get("name") == "Stream Wait Event" or args.get("cuda_sync_kind") == "Stream Wait Event":
-                    c = args.get("correlation")
-                    st = args.get("stream")
-                    if c is not None and st is not None:
-                        s.wait_stream[c] = st
-                continue
-            if k == "overhead":
-                if ev.get("name") == "Lazy Function Loading":
-                    s.lazy_loads += 1
-                    s.lazy_load_us += d or 0.0
-                continue
-            if type(k) is tuple:  # another accelerator's device track
-                s.other_devices[k[1]] = s.other_devices.get(k[1], 0) + 1
+            if k > 2:
+                if k == _SYNC:
+                    args = ev.get("args") or {}
+                    if ev.get("name") == "Stream Wait Event" or args.get("cuda_sync_kind") == "Stream Wait Event":
+                        c = args.get("correlation")
+                        st = args.get("stream")
+                        if c is not None and st is not None:
+                            s.wait_stream[c] = st
+                elif k == _OVERHEAD:
+                    if ev.get("name") == "Lazy Function Loading":
+                        s.lazy_loads += 1
+                        s.lazy_load_us += d or 0.0
+                elif k == _DEVICE:
+                    acc = OTHER_DEVICE_CATS[cat.strip().lower()]
+                    s.other_devices[acc] = s.other_devices.get(acc, 0) + 1
                 continue
             # GPU work
             if ts is None or ts <= 0:
@@ -264,27 +271,32 @@ def scan(events) -> Scan:
             if nid is None:
                 nid = names[nm] = len(names)
             c = args.get("correlation")
-            i = len(g_ts)
+            pid = ev.get("pid")
             if c is None:
-                s.flow_key[i] = (ev.get("pid"), ev.get("tid"), ts)
+                s.flow_key[n_gpu] = (pid, ev.get("tid"), ts)
             if k == 1:
                 b = args.get("bytes")
                 if b is not None:
-                    s.g_bytes[i] = b
-            g_dev.append(device_of(args, ev.get("pid")))
-            g_ts.append(ts)
-            g_dur.append(d)
-            g_kind.append(k)
-            g_corr.append(c)
-            g_name.append(nid)
-            g_stream.append(args.get("stream", ev.get("tid")))
-            g_ext.append(args.get("External id"))
+                    s.g_bytes[n_gpu] = b
+            dk = (args.get("device"), pid)
+            dv = devices.get(dk)
+            if dv is None:
+                dv = devices[dk] = device_of(args, pid)
+            n_gpu += 1
+            g_dev(dv)
+            g_ts(ts)
+            g_dur(d)
+            g_kind(k)
+            g_corr(c)
+            g_name(nid)
+            g_stream(args.get("stream", ev.get("tid")))
+            g_ext(args.get("External id"))
         elif ph == "s" or ph == "f" or ph == "t":
             cat = ev.get("cat")
             k = kinds.get(cat)
             if k is None:
                 k = kinds[cat] = _cat_kind(cat)
-            if k != "flow":
+            if k != _FLOW:
                 continue
             fid = ev.get("id")
             ts = _num(ev.get("ts"))
