@@ -14,9 +14,10 @@ read the file: ``json.load`` as is, ``json.load`` with the cyclic garbage
 collector paused (as gpuwhy reads), and
 :func:`gpuwhy.importers.trace.load_trace`; each reports its wall time (module
 imports excluded, timed apart) and peak resident memory
-(``getrusage(RUSAGE_SELF).ru_maxrss``).
+(``getrusage(RUSAGE_SELF).ru_maxrss``). Each reader runs ``--repeat`` times,
+interleaved, and its fastest run counts (a shared machine disturbs some runs).
 
-Usage: python3 benchmarks/bench_trace_real.py [--mb 500] [--source TRACE] [--keep PATH] [--out FILE]
+Usage: python3 benchmarks/bench_trace_real.py [--mb 500] [--source TRACE] [--repeat 2] [--keep PATH] [--out FILE]
 Prints one JSON document (and a short table on stderr); exit 0 when both ratios are within 1.5.
 """
 
@@ -141,6 +142,7 @@ def main() -> int:
     ap.add_argument("--source", default=str(DEFAULT_SOURCE), help="the real trace to repeat")
     ap.add_argument("--keep", metavar="PATH", help="write the large trace here and keep it")
     ap.add_argument("--out", metavar="FILE", help="also write the JSON result here")
+    ap.add_argument("--repeat", type=int, default=2, help="runs of each reader, interleaved; the fastest counts (default 2)")
     a = ap.parse_args()
     tmpdir = None
     if a.keep:
@@ -152,7 +154,13 @@ def main() -> int:
         g0 = time.perf_counter()
         info = write_repeated(Path(a.source), path, a.mb)
         info["write_s"] = time.perf_counter() - g0
-        runs = {m: _run(m, path) for m in ("json", "json-nogc", "gpuwhy")}
+        # Interleaved and repeated: on a shared machine the fastest of each is the one least disturbed.
+        runs: dict = {}
+        for _ in range(a.repeat):
+            for m in ("json", "json-nogc", "gpuwhy"):
+                r = _run(m, path)
+                if m not in runs or r["seconds"] < runs[m]["seconds"]:
+                    runs[m] = {**r, "repeats": a.repeat}
         base, ours = runs["json"], runs["gpuwhy"]
         ratio_t = ours["seconds"] / base["seconds"]
         ratio_m = ours["peak_rss_mb"] / base["peak_rss_mb"]
@@ -163,6 +171,7 @@ def main() -> int:
             "runs": runs,
             "ratio_seconds": ratio_t,
             "ratio_peak_rss": ratio_m,
+            "ratio_seconds_vs_paused_gc": ours["seconds"] / runs["json-nogc"]["seconds"],
             "target_ratio": TARGET_RATIO,
             "pass": info["file_bytes"] >= a.mb * 1e6 and ratio_t <= TARGET_RATIO and ratio_m <= TARGET_RATIO,
         }
@@ -173,7 +182,8 @@ def main() -> int:
         sys.stderr.write(f"{info['file_bytes'] / 1e6:.0f} MB, {info['events']:,} events ({info['copies']} copies of {info['source']})\n")
         for m, r in runs.items():
             sys.stderr.write(f"  {m:10s} {r['seconds']:7.2f} s  {r['peak_rss_mb']:8.0f} MB peak\n")
-        sys.stderr.write(f"  gpuwhy / json.load: {ratio_t:.2f}x time, {ratio_m:.2f}x peak memory "
+        sys.stderr.write(f"  gpuwhy / json.load: {ratio_t:.2f}x time ({doc['ratio_seconds_vs_paused_gc']:.2f}x a paused-gc one), "
+                         f"{ratio_m:.2f}x peak memory "
                          f"(target <= {TARGET_RATIO}x): {'pass' if doc['pass'] else 'FAIL'}\n")
         return 0 if doc["pass"] else 1
     finally:

@@ -144,6 +144,8 @@ def _report(s: Scan, source: str, top: int) -> TraceReport:
     name = np.asarray(s.g_name, dtype=np.int64)
     r_ts = np.asarray(s.r_ts, dtype=np.float64)
     r_end = r_ts + np.asarray(s.r_dur, dtype=np.float64)
+    r_name = np.asarray(s.r_name, dtype=np.int64)
+    r_thread = np.asarray(s.r_thread, dtype=np.int64)
     h_ts = np.asarray(s.h_ts, dtype=np.float64)
     h_end = h_ts + np.asarray(s.h_dur, dtype=np.float64)
     if s.host_bad_ts:
@@ -212,7 +214,7 @@ def _report(s: Scan, source: str, top: int) -> TraceReport:
         launch[dead] = np.nan
         launch_end[dead] = np.nan
 
-    host = HostArrays.from_scan(s, r_keep, h_keep)
+    host = HostArrays.build(s, r_ts, r_end, r_name, r_thread, h_ts, h_end, r_keep, h_keep)
     capture_s = None
     hs = np.concatenate((host.r_ts, host.h_ts))
     if hs.size:
@@ -238,13 +240,14 @@ def _report(s: Scan, source: str, top: int) -> TraceReport:
                 pg_h2d.add(c)
             elif "DtoH" in nm:
                 pg_d2h.add(c)
-    r_thread_of_gpu = np.where(lau_i >= 0, s_thread(s, lau_i), -1)
+    r_thread_of_gpu = np.where(lau_i >= 0, r_thread[np.clip(lau_i, 0, None)], -1) if r_thread.size else np.full(n_gpu, -1)
 
     dev_arr = np.asarray(s.g_dev, dtype=object)
     devices: list[TraceGpu] = []
     many_pids = len(set(host.thread_pid)) > 1
     views: dict = {}
     ctx = _Ctx(s, host, names_by_id, pg_h2d, pg_d2h, top, views, many_pids)
+    ctx.r_name_all = r_name
     if keep.any():
         for dev in sorted(set(dev_arr[keep].tolist()), key=lambda d: (len(d), d)):
             sel = np.flatnonzero(keep & (dev_arr == dev))
@@ -272,14 +275,6 @@ def _report(s: Scan, source: str, top: int) -> TraceReport:
         gpu_events=n_gpu, runtime_events=s.runtime, host_sync_calls=sync_calls, host_sync_s=sync_us * 1e-6,
         capture_s=capture_s, dropped=dropped, notes=tuple(notes), top=top, thresholds=_thresholds(),
     )
-
-
-def s_thread(s: Scan, lau_i: np.ndarray) -> np.ndarray:
-    """The host thread id of each GPU event's launch call (-1 where unlinked)."""
-    rt = np.asarray(s.r_thread, dtype=np.int64)
-    if rt.size == 0:
-        return np.full(lau_i.size, -1, dtype=np.int64)
-    return rt[np.clip(lau_i, 0, None)]
 
 
 def _summary(devices, dropped, s):
@@ -385,7 +380,7 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
 
     rn = host.r_names
     graph_ids = {i for i, n in enumerate(rn) if n in ("cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch")}
-    rname_all = np.asarray(s.r_name, dtype=np.int64)
+    rname_all = ctx.r_name_all
     graph = np.zeros(st.size, dtype=bool)
     if graph_ids:
         li = lau_i >= 0

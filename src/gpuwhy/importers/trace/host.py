@@ -54,25 +54,24 @@ class HostArrays:
     wait_stream: dict
 
     @classmethod
-    def from_scan(cls, s, r_keep=None, h_keep=None) -> HostArrays:
-        r_ts = np.asarray(s.r_ts, dtype=np.float64)
-        r_dur = np.asarray(s.r_dur, dtype=np.float64)
-        h_ts = np.asarray(s.h_ts, dtype=np.float64)
-        h_dur = np.asarray(s.h_dur, dtype=np.float64)
-        r_name = np.asarray(s.r_name, dtype=np.int64)
-        r_thread = np.asarray(s.r_thread, dtype=np.int64)
+    def build(cls, s, r_ts, r_end, r_name, r_thread, h_ts, h_end, r_keep=None, h_keep=None) -> HostArrays:
+        """From a :class:`~gpuwhy.importers.trace.scan.Scan` and the arrays already made of it (us),
+        keeping the runtime calls and host ranges that ``r_keep`` / ``h_keep`` mark."""
         h_name = np.asarray(s.h_name, dtype=np.int64)
         h_kind = np.asarray(s.h_kind, dtype=np.int8)
         h_thread = np.asarray(s.h_thread, dtype=np.int64)
         r_corr = s.r_corr
         if r_keep is not None and not r_keep.all():
-            r_ts, r_dur, r_name, r_thread = r_ts[r_keep], r_dur[r_keep], r_name[r_keep], r_thread[r_keep]
+            r_ts, r_end, r_name, r_thread = r_ts[r_keep], r_end[r_keep], r_name[r_keep], r_thread[r_keep]
             r_corr = [c for c, k in zip(r_corr, r_keep.tolist()) if k]
         if h_keep is not None and not h_keep.all():
-            h_ts, h_dur, h_name, h_kind, h_thread = h_ts[h_keep], h_dur[h_keep], h_name[h_keep], h_kind[h_keep], h_thread[h_keep]
-        inv = lambda d: [k for k, _ in sorted(d.items(), key=lambda kv: kv[1])]
-        return cls(r_ts, r_ts + r_dur, r_name, r_thread, r_corr, inv(s.r_names), h_ts, h_ts + h_dur, h_name, h_kind,
-                   h_thread, inv(s.h_names), list(s.thread_pid), dict(s.wait_stream))
+            h_ts, h_end, h_name, h_kind, h_thread = h_ts[h_keep], h_end[h_keep], h_name[h_keep], h_kind[h_keep], h_thread[h_keep]
+
+        def by_id(d):
+            return [k for k, _ in sorted(d.items(), key=lambda kv: kv[1])]
+
+        return cls(r_ts, r_end, r_name, r_thread, r_corr, by_id(s.r_names), h_ts, h_end, h_name, h_kind,
+                   h_thread, by_id(s.h_names), list(s.thread_pid), dict(s.wait_stream))
 
     def runtime_ids(self, names) -> np.ndarray:
         return np.asarray([i for i, n in enumerate(self.r_names) if n in names], dtype=np.int64)
