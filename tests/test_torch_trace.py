@@ -209,3 +209,31 @@ def test_cli_trace_human(cli):
 def test_cli_trace_bad_file(cli):
     code, out, err = cli("trace", str(FIX / "not_trace.json"))
     assert code == 2 and out == "" and "traceEvents" in err
+
+
+def test_malformed_fields_never_raise_anything_but_a_usage_error():
+    """Real events with fields replaced by wrong types or values: a report or one UsageError, nothing else."""
+    import copy
+    import random
+
+    base = json.loads((Path(__file__).parent / "fixtures" / "real" / "trace_overhead.json").read_text())["traceEvents"]
+    weird = [None, "abc", "12.5", [], [1, 2], {}, {"a": 1}, -1, 0, 1e308, float("inf"), float("nan"), True, 2**70]
+    fields = ["ts", "dur", "cat", "name", "ph", "pid", "tid", "args", "id"]
+    arg_fields = ["correlation", "device", "stream", "External id", "bytes", "flops"]
+    rng = random.Random(17)
+    for _ in range(60):
+        ev = copy.deepcopy(base)
+        for _ in range(40):
+            e = rng.choice(ev)
+            if rng.random() < 0.5 and isinstance(e.get("args"), dict):
+                e["args"][rng.choice(arg_fields)] = rng.choice(weird)
+            else:
+                e[rng.choice(fields)] = rng.choice(weird)
+        try:
+            r = analyze_trace({"traceEvents": ev})
+        except UsageError:
+            continue
+        for d in r.devices:
+            assert d.busy_s <= d.span_s + 1e-12 and d.idle_s >= -1e-12
+            assert sum(c.time_s for c in d.idle.causes) == pytest.approx(d.idle_s, rel=1e-6, abs=1e-9)
+        json.dumps(r.to_dict(), allow_nan=True)

@@ -33,7 +33,7 @@ def _x(v: float | None) -> str:
     if v is None:
         return "n/a"
     if v == float("inf"):
-        return "inf"
+        return "no bound"
     return f"{v:.2f}x" if v < 100 else f"{v:.0f}x"
 
 

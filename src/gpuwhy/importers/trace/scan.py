@@ -84,6 +84,21 @@ def _cat_kind(cat) -> int:
     return _OTHER
 
 
+#: Timestamps and durations at or above this (us: 31,700 years) are not times (Infinity, 1e308).
+_MAX_US = 1e18
+
+
+def _key(x):
+    """``x`` as a dict key: itself when hashable (None, numbers, strings), else its text."""
+    if x is None or type(x) is int or type(x) is str or type(x) is float:
+        return x
+    try:
+        hash(x)
+    except TypeError:
+        return str(x)
+    return x
+
+
 def _num(x) -> float | None:
     if type(x) is float or type(x) is int:
         return float(x)
@@ -181,6 +196,8 @@ def scan(events) -> Scan:
         ph = ev.get("ph")
         if ph == "X":
             cat = ev.get("cat")
+            if type(cat) is not str:
+                cat = None
             k = kinds.get(cat)
             if k is None:
                 k = kinds[cat] = _cat_kind(cat)
@@ -195,23 +212,31 @@ def scan(events) -> Scan:
             if _RUNTIME <= k <= _FRAME:
                 if k == _RUNTIME:
                     s.runtime += 1
-                if ts is None or ts <= 0:
+                if ts is None or not 0 < ts < _MAX_US:
                     s.host_bad_ts += 1
                     continue
-                if d is None or d < 0:
+                if d is None or not 0 <= d < _MAX_US:
                     d = 0.0
                 tid = ev.get("tid")
+                if type(tid) is not int and type(tid) is not str:
+                    tid = _key(tid)
                 th = threads.get(tid)
                 if th is None:
                     th = threads[tid] = len(thread_pid)
-                    thread_pid.append(ev.get("pid"))
+                    thread_pid.append(_key(ev.get("pid")))
                 nm = ev.get("name")
+                if type(nm) is not str:
+                    nm = str(nm)
                 args = ev.get("args")
+                if type(args) is not dict:
+                    args = None
                 if k == _RUNTIME:
                     nid = r_names.get(nm)
                     if nid is None:
                         nid = r_names[nm] = len(r_names)
                     c = args.get("correlation") if args else None
+                    if c is not None and type(c) is not int:
+                        c = _key(c)
                     if c is not None:
                         corr_runtime[c] = n_rt
                     n_rt += 1
@@ -232,17 +257,19 @@ def scan(events) -> Scan:
                 if args:
                     fl = args.get("flops")
                     if fl:
-                        x = args.get("External id")
+                        x = _key(args.get("External id"))
                         fv = _num(fl)
                         if x is not None and fv:
                             ext_flops[x] = ext_flops.get(x, 0.0) + fv
                 continue
             if k > 2:
                 if k == _SYNC:
-                    args = ev.get("args") or {}
+                    args = ev.get("args")
+                    if type(args) is not dict:
+                        args = {}
                     if ev.get("name") == "Stream Wait Event" or args.get("cuda_sync_kind") == "Stream Wait Event":
-                        c = args.get("correlation")
-                        st = args.get("stream")
+                        c = _key(args.get("correlation"))
+                        st = _key(args.get("stream"))
                         if c is not None and st is not None:
                             s.wait_stream[c] = st
                 elif k == _OVERHEAD:
@@ -254,31 +281,39 @@ def scan(events) -> Scan:
                     s.other_devices[acc] = s.other_devices.get(acc, 0) + 1
                 continue
             # GPU work
-            if ts is None or ts <= 0:
+            if ts is None or not 0 < ts < _MAX_US:
                 reason = "GPU events with a missing or non-positive timestamp"
-            elif d is None:
+            elif d is None or d != d:
                 reason = "GPU events without a duration"
             elif d < 0:
                 reason = "GPU events with a negative duration"
+            elif d >= _MAX_US:
+                reason = "GPU events with a timestamp far outside the rest of the trace"
             else:
                 reason = None
             if reason is not None:
                 dropped[reason] = dropped.get(reason, 0) + 1
                 continue
-            args = ev.get("args") or {}
+            args = ev.get("args")
+            if type(args) is not dict:
+                args = {}
             nm = ev.get("name") or "(unnamed)"
+            if type(nm) is not str:
+                nm = str(nm)
             nid = names.get(nm)
             if nid is None:
                 nid = names[nm] = len(names)
             c = args.get("correlation")
-            pid = ev.get("pid")
+            if c is not None and type(c) is not int:
+                c = _key(c)
+            pid = _key(ev.get("pid"))
             if c is None:
-                s.flow_key[n_gpu] = (pid, ev.get("tid"), ts)
+                s.flow_key[n_gpu] = (pid, _key(ev.get("tid")), ts)
             if k == 1:
                 b = args.get("bytes")
                 if b is not None:
                     s.g_bytes[n_gpu] = b
-            dk = (args.get("device"), pid)
+            dk = (_key(args.get("device")), pid)
             dv = devices.get(dk)
             if dv is None:
                 dv = devices[dk] = device_of(args, pid)
@@ -289,23 +324,25 @@ def scan(events) -> Scan:
             g_kind(k)
             g_corr(c)
             g_name(nid)
-            g_stream(args.get("stream", ev.get("tid")))
-            g_ext(args.get("External id"))
+            g_stream(_key(args.get("stream", ev.get("tid"))))
+            g_ext(_key(args.get("External id")))
         elif ph == "s" or ph == "f" or ph == "t":
             cat = ev.get("cat")
+            if type(cat) is not str:
+                cat = None
             k = kinds.get(cat)
             if k is None:
                 k = kinds[cat] = _cat_kind(cat)
             if k != _FLOW:
                 continue
-            fid = ev.get("id")
+            fid = _key(ev.get("id"))
             ts = _num(ev.get("ts"))
             if fid is None or ts is None:
                 continue
             if ph == "s":
                 s.flow_start[fid] = ts
             else:
-                s.flow_end[(ev.get("pid"), ev.get("tid"), ts)] = fid
+                s.flow_end[(_key(ev.get("pid")), _key(ev.get("tid")), ts)] = fid
         elif ph == "i" or ph == "I" or ph == "R":
             nm = ev.get("name")
             if nm == WINDOW_START or nm == WINDOW_END:
