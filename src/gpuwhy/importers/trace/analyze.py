@@ -299,10 +299,10 @@ def _summary(devices, dropped, s):
         d = max(starved, key=lambda x: x.idle_s)
         head = f"{d.verdict}: GPU {d.device} is idle {d.idle_pct:.0f}% of its {fmt_time(d.span_s)} span"
         c = next((c for c in d.idle.causes if c.key == d.cause), None)
-        if c is not None:
+        if c is not None and d.idle.steady_idle_pct >= IDLE_OVERHEAD_PCT:
             return d.verdict, d.cause, (f"{head}; the largest cause: {c.label}, {c.span_pct:.0f}% of the span "
                                         f"(without it the span is at most {c.max_speedup_x:.2f}x shorter)")
-        return d.verdict, d.cause, f"{head}; {d.reasons[0]}"
+        return d.verdict, d.cause, f"{d.verdict}: GPU {d.device}: {d.reasons[0]}"
     d = max(judged, key=lambda x: x.busy_s)
     return "gpu-bound", None, (f"gpu-bound: GPU {d.device} is busy {d.busy_pct:.0f}% of its {fmt_time(d.span_s)} span: the time is "
                                "in the kernels; hand the top kernels to the roofline (gpuwhy ncu / gpuwhy classify)")
