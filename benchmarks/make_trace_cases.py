@@ -194,9 +194,18 @@ def streams_sync(out: Path, acts) -> str:
         how = "enable_cuda_sync_events=True"
     except (ImportError, TypeError) as exc:
         log(f"no enable_cuda_sync_events in this PyTorch ({exc}); recording without it")
-    with profile(activities=acts, **kw) as prof:
-        rounds(20)
-        torch.cuda.synchronize()
+    def record(kwargs):
+        with profile(activities=acts, **kwargs) as prof:
+            rounds(20)
+            torch.cuda.synchronize()
+        return prof
+
+    try:
+        prof = record(kw)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        log(f"profiling with {how} failed ({type(exc).__name__}: {exc}); recording without it")
+        how = "without cuda_sync events"
+        prof = record({})
     export(prof, out, "trace_streams_sync")
     return how
 
