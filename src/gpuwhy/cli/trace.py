@@ -1,5 +1,5 @@
 """`gpuwhy trace TRACE.json`: a torch.profiler Chrome trace (plain or gzipped) into a
-per-GPU timeline verdict: overhead-bound or not."""
+per-GPU timeline: busy vs idle, idle time by cause with its evidence, and the verdict."""
 
 from __future__ import annotations
 
@@ -12,13 +12,15 @@ from .profiler_files import TopOpt, readable
 
 @app.command("trace")
 def trace_cmd(
-    trace: str = typer.Argument(..., metavar="TRACE.json", help="A torch.profiler Chrome trace (.json or .json.gz)."),
+    trace: str = typer.Argument(..., metavar="TRACE.json",
+                                help="A torch.profiler Chrome trace (.json, .json.gz, .pt.trace.json)."),
     top: str = TopOpt,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
 ) -> None:
-    """Per GPU of a torch.profiler trace: busy vs idle (waiting on the host or back-to-back gaps), launch-sized kernels, the verdict."""
-    from ..importers.torch_trace import load_trace
+    """Per GPU of a torch.profiler trace: busy vs idle, why it was idle (host launch, syncs, DataLoader, pageable copies,
+    other streams, warm-up), per step, kernel time by kind, the verdict and its remedies."""
+    from ..importers.trace import load_trace
     from ..units import parse_count
 
     n = parse_count(top, "--top")
