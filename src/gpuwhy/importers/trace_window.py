@@ -69,8 +69,26 @@ def extent(data) -> tuple[float, float]:
     return lo, hi
 
 
-def choose_window(data, *, skip_first_s: float = 0.0, steps: int | None = None) -> Window:
+#: Chrome-trace categories of GPU work (kernels, copies, memsets) in torch.profiler traces.
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"})
+
+
+def first_gpu_us(data) -> float | None:
+    """Start (us) of the first GPU event (kernel, copy, memset), or None when there is none."""
+    first = None
+    for e in _events(data):
+        if isinstance(e, dict) and e.get("cat") in GPU_CATEGORIES:
+            ts = _num(e.get("ts"))
+            if ts is not None and (first is None or ts < first):
+                first = ts
+    return first
+
+
+def choose_window(data, *, skip_first_s: float = 0.0, steps: int | None = None, from_first_gpu: bool = False) -> Window:
     """The window to judge: the whole trace, minus ``skip_first_s`` seconds, or its last ``steps`` ProfilerStep ranges.
+
+    With neither and ``from_first_gpu``, the window starts at the first GPU
+    event (a program's start-up before any GPU work is not judged).
 
     Raises:
         UsageError: ``skip_first_s`` negative or longer than the trace;
@@ -97,6 +115,10 @@ def choose_window(data, *, skip_first_s: float = 0.0, steps: int | None = None) 
         return Window(chosen[0][0], max(r[1] for r in chosen), f"the last {steps} of {len(ranges)} steps")
     if skip_first_s < 0 or not math.isfinite(skip_first_s):
         raise UsageError(f"--skip-first must be a number of seconds >= 0, not {skip_first_s}")
+    if skip_first_s == 0 and from_first_gpu:
+        g = first_gpu_us(data)
+        if g is not None and g > lo:
+            return Window(g, hi, f"from the first GPU work to the end ({(g - lo) / 1e6:.3g} s of start-up before it not judged)")
     start = lo + skip_first_s * 1e6
     if start >= hi:
         raise UsageError(f"--skip-first {skip_first_s:g} s skips the whole trace ({(hi - lo) / 1e6:.3g} s long)")

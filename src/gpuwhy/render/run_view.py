@@ -36,12 +36,14 @@ def render_run(r) -> None:
     con.print(t)
     if b.fixes:
         f = Table(title="fixes by what they can remove (Amdahl ceiling of the window)", title_justify="left", pad_edge=False)
-        f.add_column("fix", overflow="fold")
+        f.add_column("share to remove", overflow="fold")
         f.add_column("removes", justify="right")
         f.add_column("speed-up", justify="right")
         for x in b.fixes:
             f.add_row(x.detail, f"{x.share_pct:.0f}%", _ceiling(x.ceiling_x))
         con.print(f)
+    if b.idle_fix is not None:
+        con.print(Text(f"{b.idle_fix.detail}: removing all of it gives {_ceiling(b.idle_fix.ceiling_x)}"))
     v = b.verdict
     if v is not None:
         con.print(Text("verdict: ", style="bold") + Text(f"{v.detail}: removing it gives {_ceiling(v.ceiling_x)}",
