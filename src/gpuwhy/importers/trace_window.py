@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from ..units import fmt_time
 
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 
@@ -118,7 +119,7 @@ def choose_window(data, *, skip_first_s: float = 0.0, steps: int | None = None, 
     if skip_first_s == 0 and from_first_gpu:
         g = first_gpu_us(data)
         if g is not None and g > lo:
-            return Window(g, hi, f"from the first GPU work to the end ({(g - lo) / 1e6:.3g} s of start-up before it not judged)")
+            return Window(g, hi, f"from the first GPU work to the end ({fmt_time((g - lo) / 1e6)} of start-up before it not judged)")
     start = lo + skip_first_s * 1e6
     if start >= hi:
         raise UsageError(f"--skip-first {skip_first_s:g} s skips the whole trace ({(hi - lo) / 1e6:.3g} s long)")
