@@ -189,3 +189,29 @@ def test_cli_run_without_torch_exits_3(tmp_path, cli):
     script.write_text("print(1)\n")
     code, out, err = cli("run", "--out", str(tmp_path / "o"), "--", "python", str(script))
     assert code == 3 and "PyTorch is not importable" in err and len(err.strip().splitlines()) == 1
+
+
+def test_gpu_bound_window_has_no_idle_verdict():
+    b = time_budget(1.0, {"unexplained": 0.01}, {"gemm kernels": 0.7, "elementwise kernels": 0.29})
+    assert b.gpu_bound and b.busy_s == pytest.approx(0.99)
+    b = time_budget(1.0, {"data loading": 0.5}, {"gemm kernels": 0.5})
+    assert not b.gpu_bound
+
+
+def test_steps_count_host_ranges_and_reach_the_gpu_work():
+    # host ranges at 0, 100, 200 (90 us each); the GPU-track copy of each runs 50 us later and longer
+    ev = [{"ph": "X", "name": f"ProfilerStep#{i}", "ts": 100 * i, "dur": 90, "cat": "user_annotation"} for i in range(3)]
+    ev += [{"ph": "X", "name": f"ProfilerStep#{i}", "ts": 100 * i + 50, "dur": 120, "cat": "gpu_user_annotation"}
+           for i in range(3)]
+    w = choose_window(_trace(ev), steps=2)
+    assert "2 of 3 steps" in w.how and (w.start_us, w.end_us) == (100, 370)
+
+
+def test_json_run_keeps_stdout_for_the_document(tmp_path, cli, monkeypatch):
+    script = tmp_path / "talk.py"
+    script.write_text("print('program output')\n")
+    monkeypatch.setattr(rp, "torch_profiler", lambda: FakeProfiler(REAL / "trace_item_sync.json.gz"))
+    code, out, err = cli("run", "--json", "--out", str(tmp_path / "o"), "--", "python", str(script))
+    assert code == 0, err
+    assert json.loads(out)["kind"] == "run"  # the program's print went to stderr
+    assert "program output" in err

@@ -103,6 +103,7 @@ def run_program(
     skip_first_s: float = 0.0,
     steps: int | None = None,
     profiler_factory: Callable[[], Profiler] | None = None,
+    stdout_to_stderr: bool = False,
 ) -> RunResult:
     """Profile ``cmd`` (a Python program) and build its budget; the trace is kept in ``out_dir``.
 
@@ -123,7 +124,7 @@ def run_program(
     while trace_path.exists():
         trace_path = out_dir / f"gpuwhy-run-trace-{n}.json"
         n += 1
-    run = run_python(cmd, trace_path, profiler_factory=profiler_factory)
+    run = run_python(cmd, trace_path, profiler_factory=profiler_factory, stdout_to_stderr=stdout_to_stderr)
     if run.trace is None:
         raise UsageError(f"the program ran (exit {run.exit_code}) but the profiler wrote no trace")
     data = load_trace_json(run.trace)
@@ -161,7 +162,8 @@ def to_json(r: RunResult) -> dict:
                 "removable_s": b.idle_fix.removable_s, "share_pct": b.idle_fix.share_pct,
                 "ceiling_x": None if b.idle_fix.ceiling_x == float("inf") else b.idle_fix.ceiling_x},
             "not_judged": list(b.not_judged),
-            "verdict": None if b.verdict is None else b.verdict.what,
+            "verdict": "gpu-bound" if b.gpu_bound else (None if b.verdict is None else b.verdict.what),
+            "gpu_bound": b.gpu_bound,
             "fixes": [{"what": f.what, "kind": f.kind, "removable_s": f.removable_s, "share_pct": f.share_pct,
                        "ceiling_x": (None if f.ceiling_x == float("inf") else f.ceiling_x), "detail": f.detail,
                        "remedies": list(f.remedies)} for f in b.fixes],

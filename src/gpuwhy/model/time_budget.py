@@ -53,6 +53,8 @@ BUSY_REMEDIES: dict[str, tuple[str, ...]] = {
 }
 
 UNATTRIBUTED = "unattributed"
+#: Idle share (% of the window) under which the window is GPU-bound: the time is in the kernels.
+GPU_BOUND_IDLE_PCT = 10.0
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,13 @@ class TimeBudget:
     @property
     def verdict(self) -> Fix | None:
         return self.fixes[0] if self.fixes else None
+
+    @property
+    def gpu_bound(self) -> bool:
+        """True when the GPU is idle less than :data:`GPU_BOUND_IDLE_PCT` % of the window and no
+        single fix removes more than that: the time is in the kernels themselves."""
+        top = self.verdict.share_pct if self.verdict is not None else 0.0
+        return 100.0 * self.idle_s / self.window_s < GPU_BOUND_IDLE_PCT and top < GPU_BOUND_IDLE_PCT
 
     @property
     def shares_pct_total(self) -> float:

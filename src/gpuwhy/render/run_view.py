@@ -45,6 +45,12 @@ def render_run(r) -> None:
     if b.idle_fix is not None:
         con.print(Text(f"{b.idle_fix.detail}: removing all of it gives {_ceiling(b.idle_fix.ceiling_x)}"))
     v = b.verdict
+    if b.gpu_bound:
+        kinds = ", ".join(f"{s.name} {s.pct:.0f}%" for s in b.busy[:4])
+        con.print(Text("verdict: ", style="bold") + Text(f"GPU-bound: busy {100 * b.busy_s / b.window_s:.0f}% of the window", style="bold green"))
+        con.print(Text(f"  the time is in the kernels ({kinds}); their roofline regimes need FLOP and byte counts: "
+                       "`gpuwhy ncu -- CMD` measures them"))
+        v = None
     if v is not None:
         con.print(Text("verdict: ", style="bold") + Text(f"{v.detail}: removing it gives {_ceiling(v.ceiling_x)}",
                                                           style="bold yellow"))
