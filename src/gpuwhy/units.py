@@ -64,7 +64,7 @@ def parse_quantity(text: str | float | int, what: str = "value", allow_zero: boo
                 mult, rest = _SI[rest[0]], rest[1:]
     if rest and rest.lower() not in _UNIT_WORDS:
         raise UsageError(
-            f"{what} {s!r} has an unknown suffix {suffix!r}; use k, M, G, T, P (x1000) or Ki, Mi, Gi, Ti (x1024), optionally followed by B or FLOP"
+            f"{what} {s!r} has an unknown suffix {suffix!r}; use k, M, G, T, P, E (x1000) or Ki, Mi, Gi, Ti, Pi (x1024), optionally followed by B or FLOP"
         )
     return _finite_positive(number * mult, s, what, allow_zero)
 
