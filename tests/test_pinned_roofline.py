@@ -333,3 +333,31 @@ def test_python_api_figures():
     assert v.t_memory_s == pytest.approx(5e-3) and v.t_compute_s == pytest.approx(2.5e12 / 989.5e12)
     assert v.attainable_tflops == pytest.approx(500.0)
     assert v.bound_ratio == pytest.approx(5e-3 / (2.5e12 / 989.5e12))
+
+
+# --- `gpuwhy roofline`: the legend and the workloads' figures ------------------------------------------
+
+
+def test_roofline_command_legend_and_points(cli, monkeypatch):
+    # fp32 on the H200: ridge 67e12 / 4.8e12 = 13.96 -> "14". The gemm point (1.1 TFLOP, 402 MB, 1.6 ms) against
+    # the fp32 roof: t_compute 1.1e12 / 67e12 = 16.42 ms, t_memory 83.75 us -> 196x; SOL 16.42 / 1.6 = 1026%.
+    # vec (2^28 FLOP, 3 x 2^30 B, no time): t_memory 671.09 us, next the 5 us launch (t_compute 4.0 us) -> 134x.
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, err = cli("roofline", "--gpu", "H200", "--point", "gemm:1.1T:402MB:1.6ms", "--point", f"vec:{2**28}:{3 * 2**30}")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "fp32 spec (dashed): 4,800 GB/s, 67 TFLOP/s, ridge 14 FLOP/byte" in text
+    assert "gemm: compute-bound (196x), 1026% of SOL (2.74e+03 FLOP/byte, 688 TFLOP/s achieved)" in text
+    assert "vec: memory-bound (134x) (0.0833 FLOP/byte, on the roof)" in text
+
+
+def test_roofline_command_json(cli):
+    code, out, err = cli("roofline", "--gpu", "H200", "--dtype", "bf16", "--point", "gemm:1.1T:402MB:1.6ms", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    (roof,) = d["roofs"]
+    assert roof == {"precision": "bf16", "kind": "spec", "peak_tflops": 989.5, "bandwidth_gbs": 4800.0,
+                    "ridge": pytest.approx(989.5 / 4.8), "source": "H200 SXM sheet (bundled)"}
+    (w,) = d["workloads"]
+    for key, want in WORKED.items():  # the same workload as the classify worked example, bf16
+        assert w[key] == pytest.approx(want, rel=1e-9), key
