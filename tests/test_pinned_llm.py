@@ -440,3 +440,157 @@ def test_kv_sizes_by_dtype():
     assert kv.dtype == "fp8" and kv.seq_len is None and kv.bytes_per_seq is None and kv.bytes_total is None
     kv = kv_cache(LLAMA3_8B, "int4", 100, batch=3)
     assert kv.bytes_per_element == 0.5 and kv.bytes_per_seq == 3_276_800 and kv.bytes_total == 9_830_400
+
+
+# --- what the estimate adds: notes, warnings, the words of what is left out -----------------------------------
+
+
+def test_sweep_batches_adds_a_ridge_from_1_up():
+    assert sweep_batches(3, 1.0, None, base=(4,)) == (1, 3, 4)  # a ridge of 1 is a batch of 1
+    assert sweep_batches(3, 1.6, None, base=(4,)) == (2, 3, 4)  # rounded
+    assert sweep_batches(3, 0.99, None, base=(4,)) == (3, 4)
+
+
+def test_request_checks_come_in_their_order():
+    # params is checked before the prompt length (both bad: the params message)
+    for params in (0.0, math.inf):
+        with pytest.raises(UsageError, match=f"params must be greater than zero, got {params!r}"):
+            scaled_estimate(params, "fp16", RTX5070, prompt_len=0)
+
+
+def test_weights_that_exactly_fill_the_memory_fit():
+    g = LlmGpu("exact", 672e9, 61.7e12, "fp16", memory_bytes=6e9)
+    assert estimate(3e9, "fp16", g).warnings == ()  # 3e9 x 2 B = 6e9 B: they fit, with nothing to spare
+    assert estimate(3e9 + 1, "fp16", g).warnings[0].startswith("the weights (6 GB) do not fit in the exact's 6 GB")
+
+
+def test_active_params_tolerance_is_one_part_in_a_billion():
+    # active may exceed params by rounding only: 3e9 x (1 + 1e-9) = 3,000,000,003 is allowed, 3,000,000,015 is not
+    assert scaled_estimate(3e9, "fp16", RTX5070, Scaling(active_params=3e9 * (1 + 1e-9))).scaling.active_params == 3e9 * (1 + 1e-9)
+    with pytest.raises(UsageError, match="is more than the 3e\\+09 parameters"):
+        scaled_estimate(3e9, "fp16", RTX5070, Scaling(active_params=3e9 * (1 + 5e-9)))
+
+
+def test_kv_head_notes():
+    one_kv = AttentionShape(layers=4, kv_heads=1, head_dim=64, heads=8)
+    r = scaled_estimate(3e9, "fp16", RTX5070, Scaling(num_gpus=2), shape=one_kv, context=16)
+    assert "2 GPUs but 1 KV heads: each KV head is kept on 2 GPUs, so the KV cache splits only 1 ways" in r.estimate.notes
+    two_kv = AttentionShape(layers=4, kv_heads=2, head_dim=64, heads=8)
+    r = scaled_estimate(3e9, "fp16", RTX5070, Scaling(num_gpus=3), shape=two_kv, context=16)
+    # 3 GPUs over min(3, 2) = 2 ways: 3 / 2 = 1.5 GPUs per KV head, each entry held 1.5 times
+    assert "3 GPUs but 2 KV heads: each KV head is kept on 1.5 GPUs, so the KV cache splits only 2 ways" in r.estimate.notes
+    assert r.estimate.decode.kv_read_bytes == 16 * (2 * 4 * 2 * 64 * 2) * 1.5
+    r = scaled_estimate(3e9, "fp16", RTX5070, Scaling(num_gpus=8), shape=LLAMA3_8B, context=16)
+    assert not any("KV heads" in n for n in r.estimate.notes)  # 8 GPUs, 8 KV heads: one each
+
+
+def test_more_gpus_than_kv_heads_fit_fewer_sequences():
+    # 16 H200s hold 16 x 141e9 = 2256e9 B; Llama-3 70B int4 + scales: 70e9 x 0.5625 = 39.375e9 B; each sequence of
+    # 1024 tokens holds 1024 x 327,680 B x 2 copies = 671,088,640 B: (2256e9 - 39.375e9) / 671,088,640 = 3303.0 -> 3303
+    shape = AttentionShape(80, 8, 128, 64)
+    r = scaled_estimate(70e9, "int4", H200, Scaling(quant_group=32, num_gpus=16), 8, shape=shape, context=1024)
+    assert r.estimate.max_batch == int((16 * 141e9 - 70e9 * 0.5625) // (1024 * 327_680 * 2)) == 3303
+
+
+def test_ridge_with_kv_from_a_context_of_one():
+    e = estimate(P8B, "bf16", H200, shape=LLAMA3_8B, context=1)
+    k, a = KV_BF16, 4 * 32 * 32 * 128
+    assert e.batch_ridge_with_kv == pytest.approx((P8B * 2 / 4800e9) / ((2 * P8B + a) / 989.5e12 - k / 4800e9))
+
+
+def test_prefill_expert_note_only_for_experts():
+    dense = scaled_estimate(3e9, "fp16", RTX5070, Scaling(), prompt_len=64)
+    assert not any("every expert" in n for n in dense.estimate.notes)
+    moe = scaled_estimate(3e9, "fp16", RTX5070, Scaling(active_params=1e9), prompt_len=64)
+    assert "prefill reads all the weights once: a long prompt's tokens reach every expert" in moe.estimate.notes
+    # the prefill reads every weight (3e9 x 2 B) but does 2 x 1e9 FLOPs per token
+    assert moe.estimate.prefill.bytes == 6e9 and moe.estimate.prefill.matmul_flops == 2 * 1e9 * 64
+
+
+def test_estimate_defaults_to_batch_1():
+    assert estimate(3e9, "fp16", RTX5070).decode.batch == 1
+
+
+def test_leaves_out_words_follow_the_options():
+    plain = estimate(3e9, "fp16", RTX5070)
+    assert plain.leaves_out == (
+        "activations (their DRAM traffic and memory footprint)",
+        "the write of each new token's KV entries, sampling, and the scales of quantized formats",
+        "kernel-launch and host overhead, and communication between GPUs",
+    )
+    scaled = scaled_estimate(3e9, "fp16", RTX5070).estimate
+    assert scaled.leaves_out == (
+        "activations (their DRAM traffic and memory footprint)",
+        "the write of each new token's KV entries and sampling, and the scales of quantized formats (--quant-group counts them)",
+        "kernel-launch and host overhead, and communication between GPUs",
+    )
+    quant = scaled_estimate(3e9, "int4", RTX5070, Scaling(quant_group=32, num_gpus=2)).estimate
+    assert quant.leaves_out[1:] == (
+        "the write of each new token's KV entries and sampling",
+        "kernel-launch and host overhead, and the all-reduces' transfer time (only their latency is counted)",
+    )
+    per_param = scaled_estimate(3e9, "int4", RTX5070, Scaling(bytes_per_param=0.6)).estimate
+    assert per_param.leaves_out[1] == "the write of each new token's KV entries and sampling"
+
+
+def test_arithmetic_lines_batch_words():
+    # experts at batch 1: no "at batch" clause, no spread line; 1 / t per sequence only
+    r = scaled_estimate(46.7e9, "bf16", H200, Scaling(active_params=12.9e9), 1)
+    assert "weights read per step: 12.9B active params x 2 B = 25.8 GB (each token reads only its experts)" in r.scaling.lines
+    assert not any(x.startswith("experts spread") for x in r.scaling.lines)
+    assert r.scaling.lines[-2].endswith("tokens/s per sequence")
+    # a dense model at batch 2: "in total", no spread line; 16.06e9 / 4800e9 = 3.346 ms -> 299 per sequence, 598 in total
+    r = scaled_estimate(P8B, "bf16", H200, Scaling(), 2, shape=LLAMA3_8B)
+    assert r.scaling.lines[-1] == "step: max(3.346 ms, 32.46 us) = 3.346 ms -> 299 tokens/s per sequence, 598 in total"
+    r = scaled_estimate(P8B, "bf16", H200, Scaling(), 8, shape=LLAMA3_8B)
+    assert not any(x.startswith("experts spread") for x in r.scaling.lines)
+
+
+def test_experts_spread_line_only_when_it_is_slower():
+    # 2e9 params, 1e9 active, fp16 on the RTX 5070. At batch 2 the tokens may read min(2e9, 2 x 1e9) = all the
+    # weights: 4e9 B / 672e9 = 5.95 ms vs 2e9 B / 672e9 = 2.98 ms sharing experts -> the spread line.
+    two = scaled_estimate(2e9, "fp16", RTX5070, Scaling(active_params=1e9), 2)
+    assert "experts spread: with every token on different experts, step 5.952 ms -> 336 tokens/s in total" in two.scaling.lines
+    # At batch 4096 both are compute-bound at 2 x 1e9 x 4096 / 61.7e12 = 132.8 ms: the spread changes nothing, no line.
+    big = scaled_estimate(2e9, "fp16", RTX5070, Scaling(active_params=1e9), 4096)
+    assert big.scaling.step_spread.step_time_s == big.scaling.step.step_time_s
+    assert not any(x.startswith("experts spread") for x in big.scaling.lines)
+
+
+def test_unit_boundary_of_the_arithmetic_formats():
+    x = 1e9 * 0.9995  # exactly the switch point: the larger unit
+    assert _fmt_b(x) == "0.9995 GB"
+
+
+def test_to_dict_figures():
+    assert H200.to_dict() == {"name": "H200 SXM", "memory_bandwidth_gbs": 4800.0, "peak_tflops": 989.5, "precision": "bf16",
+                              "memory_size_gb": 141.0, "source": "spec sheet", "precision_note": None}
+    assert LlmGpu("x", 1e12, 1e15, "fp16").to_dict()["memory_size_gb"] is None
+    s = decode_step(3e9, "fp16", RTX5070, batch=4)
+    # 2 x 3e9 x 4 FLOP over 6e9 B = 4 FLOP/byte
+    assert s.to_dict()["arithmetic_intensity"] == 4.0 and s.to_dict()["flops"] == 2.4e10
+
+
+def test_decode_step_defaults_and_small_counts():
+    s = decode_step(P8B, "bf16", H200, shape=LLAMA3_8B)  # no context given: 0 cached tokens, no KV read
+    assert s.context == 0 and s.kv_read_bytes == 0.0 and s.attention_flops == 0.0 and s.kv_cache_bytes is None
+    tiny = decode_step(0.5, "fp16", RTX5070)  # any positive count of parameters is a count
+    assert tiny.weight_bytes == 1.0
+
+
+@pytest.mark.parametrize("heads", [True, 2.5, -1])
+def test_heads_must_be_a_whole_positive_number(heads):
+    with pytest.raises(UsageError, match=f"the model shape's heads must be a whole number greater than zero, got {heads!r}"):
+        AttentionShape(32, 8, 128, heads=heads)
+
+
+def test_small_positive_figures_and_defaults():
+    assert batch_ridge(1.0, 0.5, 0.25) == 1.0  # 1 x 0.5 / (2 x 0.25)
+    kv = kv_cache(LLAMA3_8B, "fp16", 8192)  # one sequence unless told: 8192 x 131,072 B = 1 GiB
+    assert kv.batch == 1 and kv.bytes_total == kv.bytes_per_seq == 2**30
+
+
+def test_prefill_writes_each_kv_copy():
+    # 2 copies of each KV entry (more GPUs than KV heads): 8 x 2048 x 131,072 B x 2 beside the weights
+    p = prefill(P8B, "bf16", H200, prompt_len=2048, batch=8, shape=LLAMA3_8B, terms=StepTerms(kv_copies=2.0))
+    assert p.bytes == P8B * 2 + 8 * 2048 * KV_BF16 * 2

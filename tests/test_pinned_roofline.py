@@ -270,6 +270,7 @@ def test_an_overhead_bound_workload_keeps_its_bound_ratio():
 def test_arithmetic_intensity_guards():
     assert arithmetic_intensity(0.0, 1.0) == 0.0  # no FLOPs is an intensity of zero
     assert arithmetic_intensity(3.0, 12.0) == 0.25
+    assert arithmetic_intensity(0.25, 0.5) == 0.5  # fractions of a byte are bytes > 0
     for flops, nbytes in ((1.0, 0.0), (1.0, -1.0), (-1.0, 1.0)):
         with pytest.raises(ValueError, match="flops must be >= 0 and bytes > 0"):
             arithmetic_intensity(flops, nbytes)
@@ -277,6 +278,7 @@ def test_arithmetic_intensity_guards():
 
 def test_ridge_point_guards():
     assert ridge_point(989.5e12, 4.8e12) == pytest.approx(206.145833)
+    assert ridge_point(0.5, 0.25) == 2.0  # any positive figures, however small
     for peak, bw in ((0.0, 1.0), (1.0, 0.0), (-1.0, 1.0), (1.0, -1.0)):
         with pytest.raises(ValueError, match="peak and bandwidth must be > 0"):
             ridge_point(peak, bw)
@@ -303,6 +305,18 @@ def test_classify_workload_guards(wl, msg):
 def test_classify_ceiling_guards(peak, bw, lo):
     with pytest.raises(ValueError, match="ceilings must be positive"):
         classify(Workload(1, 1), Ceilings(peak, bw, lo, "fp32", "x"))
+
+
+def test_small_positive_ceilings_are_ceilings():
+    # 0.5 FLOP/s and 0.25 B/s: 1 FLOP takes 2 s, 1 byte 4 s: memory-bound by 2x, ridge 2 FLOP/byte
+    v = classify(Workload(1, 1), Ceilings(0.5, 0.25, 0.0, "fp32", "tiny"))
+    assert (v.t_compute_s, v.t_memory_s, v.regime, v.bound_ratio, v.ridge_point) == (2.0, 4.0, "memory", 2.0, 2.0)
+
+
+def test_terms_that_underflow_to_zero_give_an_infinite_ratio_not_a_crash():
+    # 5e-324 (the smallest subnormal) over 1e300 rounds to 0 s for both terms
+    v = classify(Workload(5e-324, 5e-324), Ceilings(1e300, 1e300, 0.0, "fp32", "x"))
+    assert v.t_compute_s == v.t_memory_s == 0.0 and v.bound_ratio == math.inf
 
 
 def test_zero_launch_overhead_is_allowed():

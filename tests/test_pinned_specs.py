@@ -166,6 +166,7 @@ def test_sources():
 def test_duplicate_names():
     refused("name 'tc' appears twice in name/aliases or in nvml_names", name="TC", aliases=["tc "])
     refused("name 'nvidia tc' appears twice", nvml_names=["NVIDIA TC", "nvidia  tc"])
+    refused("name 'other' appears twice", name="TC", aliases=["Other", "other"])  # the repeated name, not the first
     # an NVML name may equal the marketing name (old drivers report "GeForce RTX 3090")
     assert check(name="GeForce X", nvml_names=["GeForce X"]).name == "GeForce X"
 
@@ -198,6 +199,11 @@ def test_load_yaml_errors(tmp_path):
     with pytest.raises(SpecError) as exc:
         load_yaml(broken)
     assert "broken.yaml: malformed YAML at line 4:" in str(exc.value)
+    ctl = tmp_path / "ctl.yaml"
+    ctl.write_text("name: a\x07b\n")  # a reader error: no line mark, the message's first line
+    with pytest.raises(SpecError) as exc:
+        load_yaml(ctl)
+    assert str(exc.value) == f"{ctl}: malformed YAML: unacceptable character #x0007: control characters are not allowed"
     tab = tmp_path / "tab.yaml"
     tab.write_text("name: x\n\tsm_count: 1\n")
     with pytest.raises(SpecError, match="tab.yaml: malformed YAML at line 2: found a tab character"):
@@ -304,6 +310,8 @@ def test_closest_names():
     assert LIB.closest("H20") == ["H200 SXM", "GH200 96GB", "H100 SXM"]
     assert LIB.closest("rtx 5O70", n=2) == ["GeForce RTX 5070", "GeForce RTX 5090"]
     assert LIB.closest("zzzz") == []
+    # nothing spelled alike, but a shared word: the sheets that have it
+    assert LIB.closest("5070 xyzzy qwerty") == ["GeForce RTX 5070"]
     assert len(LIB.closest("rtx", n=5)) == 5
 
 
@@ -469,6 +477,17 @@ def test_mig_slice_with_unknown_shares_gets_no_sheet():
     assert c.sheet is None and c.full_sheet_name == "H200 SXM" and "share of SMs/memory is unknown" in c.note
     c = sheet_for("H200", mig=mig(profile=NA("not supported")))
     assert c.sheet.name == "H200 SXM MIG slice"
+
+
+def test_sheet_for_device():
+    from gpuwhy.device.sheet import sheet_for_device
+
+    info = SimpleNamespace(name="NVIDIA H200", pci_device_id="0x233B")
+    c = sheet_for_device(info)
+    assert c.sheet.name == "H200 NVL" and c.rule == "pci_id"  # the device's PCI id decides
+    assert sheet_for_device(info, gpu="H100 SXM").sheet.name == "H100 SXM"  # a named GPU decides alone
+    unknown = sheet_for_device(SimpleNamespace(name="Mystery GPU", pci_device_id=None))
+    assert unknown.sheet is None and unknown.rule == "none"
 
 
 def test_sheet_choice_defaults():

@@ -181,4 +181,5 @@ def test_fmt_bytes(n, text):
 
 
 def test_fmt_bytes_digits():
+    assert fmt_bytes(1.23456 * 2**30) == "1.23 GiB"
     assert fmt_bytes(1.23456 * 2**30, digits=5) == "1.2346 GiB"
