@@ -29,6 +29,7 @@ in the parent). Run it on a quiet machine:
     PYTHONPATH=src python3 benchmarks/mutation.py src/gpuwhy/x.py --tests tests/test_x.py
     python3 benchmarks/mutation.py --list src/gpuwhy/model/roofline.py   # the edits, nothing run
     python3 benchmarks/mutation.py --tree /tmp/old-checkout ...          # mutate and test another tree
+    ... --survivors-of last.json --json now.json                         # after adding tests: rerun the survivors
 
 Exit status: 0 when every module reaches ``--target`` percent caught (default
 90), 1 when one does not, 2 for bad arguments or tests that fail unmutated.
@@ -341,13 +342,33 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def mutate_module(tree: Path, module: str, tests: list[str], timeout: float | None, limit: int | None, log) -> dict:
-    """Run every edit of ``module`` in ``tree``; the per-module result (see :func:`main`)."""
+def _key(e: dict) -> tuple:
+    return (e["kind"], e["start"], e["end"], e["old"], e["new"])
+
+
+def mutate_module(tree: Path, module: str, tests: list[str], timeout: float | None, limit: int | None, log,
+                  earlier: dict | None = None) -> dict:
+    """Run every edit of ``module`` in ``tree``; the per-module result (see :func:`main`).
+
+    ``earlier`` (this module's result from an earlier ``--json``): when its edits are exactly
+    this source's, the edits it caught are kept as caught and only its survivors run again.
+    Tests only ever get added between such runs, so a caught edit stays caught; a changed
+    source runs every edit.
+    """
     path = tree / module
     original = path.read_text(encoding="utf-8")
     edits = find_edits(original)
     if limit:
         edits = edits[:limit]
+    kept: list[dict] = []
+    if earlier is not None:
+        if {_key(asdict(e)) for e in edits} == {_key(r) for r in earlier["results"]}:
+            again = {_key(r) for r in earlier["results"] if r["outcome"] in ("survived", "error")}
+            kept = [{**r, "earlier": True} for r in earlier["results"] if _key(r) not in again]
+            edits = [e for e in edits if _key(asdict(e)) in again]
+            log(f"  {len(kept)} edits caught by the earlier run; running its {len(edits)} survivors again")
+        else:
+            log("  the source changed since the earlier run: every edit runs")
     base, base_s = _run_pytest(tree, tests, 600, write_bytecode=True)  # also warms __pycache__
     if base != "survived":
         raise SystemExit(f"mutation: the tests {' '.join(tests)} do not pass on the unmutated {module} ({base}); fix them first")
@@ -369,6 +390,7 @@ def mutate_module(tree: Path, module: str, tests: list[str], timeout: float | No
     finally:
         path.write_text(original, encoding="utf-8")
         pyc.unlink(missing_ok=True)
+    results = sorted(kept + results, key=lambda r: (r["start"], r["kind"], r["new"]))
     caught = sum(r["outcome"] in ("caught", "timeout") for r in results)
     return {
         "module": module,
@@ -392,6 +414,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, help="seconds per edit (default: 3x the unmutated run, at least 20)")
     ap.add_argument("--target", type=float, default=90.0, help="caught percent each module must reach (default 90)")
     ap.add_argument("--json", type=Path, help="write every edit and its outcome here")
+    ap.add_argument("--survivors-of", type=Path, nargs="+", metavar="JSON", default=[],
+                    help="earlier --json files: keep the edits they caught (same source), run only their survivors")
     args = ap.parse_args(argv)
 
     tree = args.tree.resolve()
@@ -416,6 +440,11 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             pass
     known = _load_equivalent()
+    earlier: dict[str, dict] = {}
+    if args.survivors_of:
+        for path in args.survivors_of:
+            for r in json.loads(path.read_text(encoding="utf-8"))["modules"]:
+                earlier[r["module"]] = r
 
     def stop(signum, frame):  # a background job ignores SIGINT: SIGTERM too must restore and clean up
         raise KeyboardInterrupt
@@ -432,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"mutation: no tests for {m}; give --tests", file=sys.stderr)
                 return 2
             log(f"{m}: tests {' '.join(tests)}")
-            reports.append(mutate_module(copy, m, tests, args.timeout, args.limit, log))
+            reports.append(mutate_module(copy, m, tests, args.timeout, args.limit, log, earlier.get(m)))
             if args.json:  # after each module, so that a stopped run keeps what it finished
                 args.json.write_text(json.dumps({"tree": str(tree), "modules": reports}, indent=1) + "\n", encoding="utf-8")
     except KeyboardInterrupt:
@@ -458,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {r['module']}:{x['line']}: {e.describe()}{' [' + x['outcome'] + ']' if x['outcome'] != 'survived' else ''}")
             print(f"      {x['code'][:100]}")
             if why:
-                print(f"      harmless: {why}")
+                print(f"      why harmless: {why}")
     if args.json:
         args.json.write_text(json.dumps({"tree": str(tree), "modules": reports}, indent=1) + "\n", encoding="utf-8")
     return 0 if worst_ok else 1

@@ -67,6 +67,8 @@ def test_missing_or_na_figures_name_the_reason():
     assert no_bytes.reason == "no DRAM bytes (dram__bytes_read.sum/dram__bytes_write.sum are not in the export)"
     na_bytes = launch_figures(launch(**sass(ffma=5), **{"dram__bytes_write.sum": (None, "bytes")}))
     assert na_bytes.reason == "no DRAM bytes (dram__bytes_read.sum/dram__bytes_write.sum are n/a)"
+    read_na = launch_figures(launch(**sass(ffma=5), **{"dram__bytes_read.sum": (None, "bytes"), "dram__bytes_write.sum": DROP}))
+    assert read_na.reason.endswith("are n/a)")
     only_total_na = launch_figures(launch(**sass(ffma=5), **{"dram__bytes_write.sum": DROP, "dram__bytes_read.sum": DROP,
                                                             "dram__bytes.sum": (None, "bytes")}))
     assert only_total_na.reason.endswith("are n/a)")
@@ -116,6 +118,9 @@ def test_tensor_counters():
         **sass(ffma=10),
     }))
     assert f.flops_by == {"fp32": 20.0, "tensor_fp8": 7e9} and f.precision == "fp8"
+    # one half of the pair alone is all there is
+    assert launch_figures(launch(**{"sm__ops_path_tensor_src_fp8_sparsity_on.sum": (3e9, None)})).flops_by == {"tensor_fp8": 3e9}
+    assert launch_figures(launch(**{"sm__ops_path_tensor_src_fp8_sparsity_off.sum": (4e9, None)})).flops_by == {"tensor_fp8": 4e9}
     f = launch_figures(launch(**{
         "sm__ops_path_tensor_src_int8.sum": (5e9, None),
         "sm__ops_path_tensor_src_int8_sparsity_on.sum": (1e9, None),
@@ -151,6 +156,7 @@ def test_nothing_counted_and_lower_bounds():
     [
         ({}, "fp32"),
         ({"fp32": 0.0, "tensor_bf16_fp32": 0.0}, "fp32"),
+        ({"tensor_bf16_fp32": 0.0, "fp32": 0.0}, "fp32"),  # nothing counted: fp32, whichever source comes first
         ({"fp32": 10.0, "fp64": 5.0}, "fp32"),
         ({"fp32": 10.0, "tensor_bf16_fp32": 11.0}, "bf16"),
         ({"tensor_fp64": 1.0}, "fp64_tensor"),

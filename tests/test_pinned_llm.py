@@ -550,6 +550,8 @@ def test_experts_spread_line_only_when_it_is_slower():
     # 2e9 params, 1e9 active, fp16 on the RTX 5070. At batch 2 the tokens may read min(2e9, 2 x 1e9) = all the
     # weights: 4e9 B / 672e9 = 5.95 ms vs 2e9 B / 672e9 = 2.98 ms sharing experts -> the spread line.
     two = scaled_estimate(2e9, "fp16", RTX5070, Scaling(active_params=1e9), 2)
+    assert two.scaling.lines[2] == ("weights read per step: 1B active params x 2 B = 2 GB (each token reads only its experts; "
+                                    "at batch 2 tokens on different experts read up to min(params, 2 x active) x 2 B = 4 GB)")
     assert "experts spread: with every token on different experts, step 5.952 ms -> 336 tokens/s in total" in two.scaling.lines
     # At batch 4096 both are compute-bound at 2 x 1e9 x 4096 / 61.7e12 = 132.8 ms: the spread changes nothing, no line.
     big = scaled_estimate(2e9, "fp16", RTX5070, Scaling(active_params=1e9), 4096)
@@ -576,6 +578,7 @@ def test_decode_step_defaults_and_small_counts():
     assert s.context == 0 and s.kv_read_bytes == 0.0 and s.attention_flops == 0.0 and s.kv_cache_bytes is None
     tiny = decode_step(0.5, "fp16", RTX5070)  # any positive count of parameters is a count
     assert tiny.weight_bytes == 1.0
+    assert scaled_estimate(0.5, "fp16", RTX5070).estimate.weight_bytes == 1.0
 
 
 @pytest.mark.parametrize("heads", [True, 2.5, -1])

@@ -45,15 +45,11 @@ def test_multipliers(text, value):
 
 @pytest.mark.parametrize(
     "text, msg",
-    [
+    [  # (more cases in test_units.test_parse_quantity_rejects)
         ("abc", "--x 'abc' is not a number; give e.g. 2.5e12, 2.5T, 12GB or 12GiB"),
-        ("12Q", "--x '12Q' has an unknown suffix 'Q'"),
-        ("3Kix", "--x '3Kix' has an unknown suffix 'Kix'"),
+        ("3Kix", "--x '3Kix' has an unknown suffix 'Kix'; use k, M, G, T, P, E (x1000) or Ki, Mi, Gi, Ti, Pi (x1024)"),
         ("3kk", "--x '3kk' has an unknown suffix 'kk'"),
-        ("nan", "--x 'nan' is not a finite number"),
         ("-inf", "--x '-inf' is not a finite number"),
-        ("-1", "--x '-1' must be greater than zero"),
-        ("0", "--x '0' must be greater than zero"),
         ("0k", "--x '0k' must be greater than zero"),
     ],
 )
@@ -78,7 +74,7 @@ def test_zero_and_numbers_and_bools():
 
 @pytest.mark.parametrize(
     "text, seconds",
-    [("40ns", 40e-9), ("850us", 850e-6), ("850µs", 850e-6), ("1.2ms", 1.2e-3), ("3s", 3.0), (" 2 ms ", 2e-3), (0.25, 0.25), (3, 3.0)],
+    [("850µs", 850e-6), ("3s", 3.0), (" 2 ms ", 2e-3), (0.25, 0.25), (3, 3.0)],  # more in test_units.test_parse_time
 )
 def test_parse_time_units(text, seconds):
     assert parse_time(text) == pytest.approx(seconds, rel=1e-15)
@@ -86,13 +82,8 @@ def test_parse_time_units(text, seconds):
 
 @pytest.mark.parametrize(
     "text, msg",
-    [
-        ("5", "time '5' has no unit; write e.g. 5us, 5ms or 5s"),
+    [  # more in test_units.test_parse_time_rejects
         ("3h", "time '3h' is not a duration; give e.g. 850us, 1.2ms, 0.3s (units ns, us, ms, s)"),
-        ("fast", "time 'fast' is not a duration"),
-        ("0ms", "time '0ms' must be greater than zero"),
-        ("-1us", "time '-1us' must be greater than zero"),
-        ("nan", "time 'nan' is not a finite number"),
         (0, "time '0' must be greater than zero"),
         (True, "time 'True' is not a duration"),
     ],
