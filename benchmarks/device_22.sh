@@ -13,13 +13,13 @@ W=/tmp/gpuwhy-device-22; rm -rf "$W"; mkdir -p "$W"
 OUTDIR="${OUT:-$PWD/out}"; mkdir -p "$OUTDIR"
 
 t0=$SECONDS
-timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider -ra --junitxml "$W/gpu_tests.xml" >"$W/gpu_tests.log" 2>&1
+timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider -ra --junitxml "$W/gpu_tests.xml" >"$W/gpu_tests.log" 2>&1
 tests_rc=$?
 tests_s=$((SECONDS - t0))
 tail -n 30 "$W/gpu_tests.log"
-timeout 60 python3 -m gpuwhy bench --quick --json >"$W/quick.json" 2>"$W/quick.err"
-timeout 90 python3 -m gpuwhy bench --compute --precision fp32 --precision bf16 --json >"$W/compute.json" 2>"$W/compute.err"
-timeout 90 python3 -m gpuwhy bench --link --json >"$W/link.json" 2>"$W/link.err"
+timeout 30 python3 -m gpuwhy bench --quick --json >"$W/quick.json" 2>"$W/quick.err"
+timeout 60 python3 -m gpuwhy bench --compute --precision fp32 --precision bf16 --json >"$W/compute.json" 2>"$W/compute.err"
+timeout 60 python3 -m gpuwhy bench --link --json >"$W/link.json" 2>"$W/link.err"
 { nvidia-smi; date -u +%FT%TZ; git log -1 --format='%H %s' 2>/dev/null; } >"$W/env.txt" 2>&1
 tar czf "$OUTDIR/device_22.tgz" -C "$W" . 2>/dev/null
 

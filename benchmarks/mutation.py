@@ -70,7 +70,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     "src/gpuwhy/importers/torch_trace.py": ("tests/test_pinned_importers.py", "tests/test_torch_trace.py", "tests/test_real_fixtures.py"),
     # The memory-hierarchy (issue 15) and shapes (issue 18) modules, once they are in the tree.
     "src/gpuwhy/model/hierarchy.py": ("tests/test_hierarchy.py",),
+    "src/gpuwhy/model/level_verdict.py": ("tests/test_hierarchy.py",),
     "src/gpuwhy/model/shapes.py": ("tests/test_shapes.py",),
+    "src/gpuwhy/model/gemm_shape.py": ("tests/test_shapes.py",),
 }
 
 #: Third-party modules imported once in the parent so that each forked run skips them.
@@ -425,6 +427,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"mutation: no module {m!r} in {tree}", file=sys.stderr)
             return 2
     if args.list:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `... --list | head` ends quietly
         for m in modules:
             edits = find_edits((tree / m).read_text(encoding="utf-8"))
             print(f"{m}: {len(edits)} edits")
