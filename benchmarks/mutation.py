@@ -16,9 +16,9 @@ counts the edit *caught* when they fail, error or time out. The edit kinds:
 Strings, docstrings, annotations and lines marked ``# pragma: no mutate`` are
 left alone. It prints, per module, the edits made, the caught fraction and
 every surviving edit (file:line, the edit, the line); ``--json FILE`` writes
-them all. ``KNOWN_EQUIVALENT`` (benchmarks/mutation_equivalent.txt) names
-surviving edits judged harmless, with the reason; they are listed, with it,
-and still counted as survivors.
+them all. benchmarks/mutation_equivalent.txt names surviving edits judged
+harmless, with the reason; they are listed with it, and still counted as
+survivors.
 
 Not part of CI: a module takes minutes (each edit forks a process that runs
 pytest with ``-x`` on the module's tests; the third-party imports are done once
@@ -373,7 +373,8 @@ def mutate_module(tree: Path, module: str, tests: list[str], timeout: float | No
             log("  the source changed since the earlier run: every edit runs")
     base, base_s = _run_pytest(tree, tests, 600, write_bytecode=True)  # also warms __pycache__
     if base != "survived":
-        raise SystemExit(f"mutation: the tests {' '.join(tests)} do not pass on the unmutated {module} ({base}); fix them first")
+        print(f"mutation: the tests {' '.join(tests)} do not pass on the unmutated {module} ({base}); fix them first", file=sys.stderr)
+        raise SystemExit(2)
     per_edit_timeout = timeout or max(20.0, 3 * base_s)
     pyc = Path(__import__("importlib.util").util.cache_from_source(str(path)))
     results = []
