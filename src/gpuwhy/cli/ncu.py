@@ -45,6 +45,7 @@ def run_ncu(
     device: Optional[str] = None,
     run=None,
     csv_out: bool = False,
+    measured: bool = False,
 ) -> None:
     """Read, judge and render an ncu export (shared by `gpuwhy ncu` and `gpuwhy classify --ncu`).
 
@@ -52,7 +53,8 @@ def run_ncu(
 
     Raises:
         UsageError: an unreadable or non-ncu file, a permission-error export, a
-            bad --top, an unknown --gpu or --dtype, or a GPU the export does not identify.
+            bad --top, an unknown --gpu or --dtype, a GPU the export does not identify,
+            or --measured without a bench profile of that GPU.
         NoDeviceError: a ``.ncu-rep`` and nothing installed to read it.
     """
     from ..errors import GpuwhyError
@@ -62,7 +64,7 @@ def run_ncu(
     try:
         n = parse_count(top, "--top")
         report = readable(path, "Nsight Compute export", load_ncu_report, path, gpu=gpu, dtype=dtype, top=n,
-                          spec_dirs=specs or (), device=device)
+                          spec_dirs=specs or (), device=device, measured=measured)
     except GpuwhyError as exc:
         if json_out:
             from ..render.jsonout import emit
@@ -123,6 +125,7 @@ def ncu_cmd(
     profile_from_start: str = typer.Option("on", "--profile-from-start", metavar="on|off", help="With -- CMD: off profiles only between cudaProfilerStart/Stop."),
     export: Optional[str] = typer.Option(None, "--export", metavar="PATH", help="With -- CMD: where to keep the .ncu-rep/.csv/.log (default gpuwhy-ncu-<program>-<time> here; never overwritten)."),
     ncu_path: Optional[str] = typer.Option(None, "--ncu", metavar="PATH", help="With -- CMD: the ncu executable (default: the one on PATH)."),
+    measured: bool = typer.Option(False, "--measured", help="Judge L2 and L1/shared bytes against the newest `gpuwhy bench --sweep` profile's measured roofs (default: the sheet's, where it has them)."),
     csv_out: CsvOpt = False,
 ) -> None:
     """Per kernel of an Nsight Compute export: regime (from FLOPs and bytes, or from pipe and DRAM utilisation), how each figure was derived, and ncu's own Speed-of-Light verdict."""
@@ -137,7 +140,8 @@ def ncu_cmd(
             raise UsageError("give an ncu export (gpuwhy ncu REPORT.csv) or a program to run (gpuwhy ncu -- python3 train.py)")
         if given:
             raise UsageError(f"{', '.join(given)} apply to `gpuwhy ncu -- CMD`; drop them to read {report}")
-        run_ncu(report, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, csv_out=csv_out)
+        run_ncu(report, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, csv_out=csv_out,
+                measured=measured)
         return
     if report is not None:
         raise UsageError(f"give either an export ({report}) or a program after `--`, not both")
@@ -153,4 +157,5 @@ def ncu_cmd(
         profile_from_start=profile_from_start == "on",
         export=export,
     )
-    run_ncu(run.csv_path, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, run=run, csv_out=csv_out)
+    run_ncu(run.csv_path, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, run=run, csv_out=csv_out,
+            measured=measured)
