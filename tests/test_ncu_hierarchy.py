@@ -77,3 +77,40 @@ def test_json_holds_each_levels_intensity_and_roof(cli, tmp_path):
     code, out, err = cli("ncu", str(p))
     assert code == 0, err
     assert "hierarchical roofline" in out and "L2" in out
+
+
+# ------------------------------------------------------------------ the picture (--plot)
+
+
+def test_plot_draws_each_kernel_once_per_level_with_its_own_verdict():
+    from pathlib import Path
+
+    from test_plot_levels import check_drawing
+
+    from gpuwhy.importers.ncu import load_ncu_report
+    from gpuwhy.render.ncu_chart import MAX_POINTS, ncu_chart
+    from gpuwhy.specs import library
+
+    real = Path(__file__).parent / "fixtures" / "real" / "ncu_full_raw.csv"
+    (d,) = load_ncu_report(real, top=10, local_gpu=False).devices
+    ch = ncu_chart(d, library().match("H200"))
+    assert len(ch.workloads) == MAX_POINTS and any("top 5 kernels by time are drawn" in n for n in ch.notes)
+    soft = next(w for w in ch.workloads if w.name == "cunn_SoftMaxForwardReg")
+    assert soft.label == "cunn_SoftMaxForwardReg: issue-bound, 38% of SOL"  # gpuwhy's verdict, not the chart's own
+    assert [lv for lv, _ in soft.levels] == ["L2", "L1"] and soft.levels[0][1] == pytest.approx(3.03, abs=0.01)
+    gemm = next(w for w in ch.workloads if w.name.startswith("nvjet"))
+    assert [lv for lv, _ in gemm.levels] == ["L2"]  # 12 KB through L1 (0.007% of its DRAM bytes): no marker
+    assert any(w.name == "vectori\u2026<GeluCUDAKernelImpl>" for w in ch.workloads)
+    check_drawing(ch)  # every label inside the axes, apart from the others and from the points
+
+
+def test_plot_option(cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    p = tmp_path / "l2.csv"
+    p.write_text(_export())
+    out = tmp_path / "ncu.png"
+    code, _, err = cli("ncu", str(p), "--plot", str(out))
+    assert code == 0, err
+    assert out.stat().st_size > 10_000 and f"drawn to {out}" in err
+    code, _, err = cli("ncu", str(p), "--plot", str(tmp_path / "ncu.pdf"))
+    assert code == 2 and "--plot" in err and err.count("\n") == 1
