@@ -122,8 +122,8 @@ class NcuDevice:
     (``"not classifiable"`` included); ``total_time_s`` the sum of kernel durations
     (None when no launch has one); ``classified_time_s`` the part with a regime;
     ``basis_time_s`` the time per :data:`BASES`; ``derivations`` per figure, the
-    time of the kernels derived each way (``derivation_time_s`` in ``--json``); ``ncu_agreement`` the time where gpuwhy's
-    regime and ncu's Speed-of-Light verdict agree (:func:`~gpuwhy.importers.ncu.sol.agreement`);
+    time of the kernels derived each way (``derivation_time_s`` in ``--json``);
+    ``ncu_agreement`` the time where gpuwhy's regime and ncu's Speed-of-Light verdict agree (:func:`~gpuwhy.importers.ncu.sol.agreement`);
     ``export_gpu`` what the export says about the GPU, ``sheet_rule``/``sheet_note``
     how its sheet was chosen.
     """
@@ -388,7 +388,7 @@ def _profile_for(sheet, spec_dirs):
     """The newest bench profile of ``sheet``'s GPU (for ``measured``).
 
     Raises:
-        UsageError: none.
+        UsageError: no profile of a GPU of that sheet.
     """
     from ...profiles import find_profile
 
@@ -596,7 +596,7 @@ def _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedi
     elif regime == "latency" and h is not None and h.latency is not None:
         why.insert(0, f"{regime_text('latency')}: {h.latency.reason}")
     elif regime == "issue":
-        why.insert(0, f"{regime_text('issue')}: {100 * v.compute_sol_pct / 100:.0f}% of the {c.precision} tensor-core roof")
+        why.insert(0, f"{regime_text('issue')}: {v.compute_sol_pct:.0f}% of the {c.precision} tensor-core roof")
     elif regime == "memory" and memory_level in ("L2", "L1"):
         why.insert(0, f"the {LEVEL_TEXT[memory_level]} roof is nearer than the DRAM roof: judged against "
                       f"{LEVEL_TEXT[memory_level]} at {roof_pct:.0f}% of its roof")
