@@ -56,12 +56,15 @@ except Exception as exc:  # noqa: BLE001
 for d in doc.get("devices", []):
     print(f"GPU {d['device']} {d['name']} -> {d['sheet']}: {d['launches']} launches, classified {d['classified_fraction']:.3f} "
           f"of {d['total_time_s'] * 1e3:.3f} ms; ncu SOL agrees on {d['ncu_agreement']['fraction']}")
-    print(f"{'kernel':44} {'regime':9} {'basis':11} {'time':>9} {'% roof':>6}  ncu says")
+    print(f"{'kernel':44} {'regime':9} {'basis':11} {'time':>9} {'% roof':>6} {'level':7} {'SM/issue/occ %':>14}  ncu says")
     for k in d["kernels"]:
         sol = k.get("ncu_sol") or {}
         t = f"{k['total_time_s'] * 1e6:.1f}us" if k["total_time_s"] else "n/a"
         roof = f"{k['roof_pct']:.0f}" if k["roof_pct"] is not None else "n/a"
-        print(f"{k['name'][:44]:44} {str(k['regime']):9} {k['basis']:11} {t:>9} {roof:>6}  {sol.get('verdict')} agrees={sol.get('agrees')}")
+        u = k.get("utilisation_pct") or {}
+        sm = "/".join(f"{u[x]:.0f}" if x in u else "-" for x in ("sm", "issue", "occupancy"))
+        print(f"{k['name'][:44]:44} {str(k['regime']):9} {k['basis']:11} {t:>9} {roof:>6} {str(k.get('deciding_level')):7} "
+              f"{sm:>14}  {sol.get('verdict')} agrees={sol.get('agrees')}")
 try:
     run2 = json.load(open(sys.argv[2]))["run"]
     print("second run metric list from:", run2["metrics_source"])

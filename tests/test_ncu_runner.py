@@ -50,7 +50,8 @@ def test_metric_choice_for_the_h200():
     assert all(m.startswith("device__attribute_") or metric_base(m) in bases for m in chosen)
     for m in ("gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
               "l1tex__t_bytes.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-              "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "sm__cycles_elapsed.avg.per_second"):
+              "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "sm__cycles_elapsed.avg.per_second",
+              "sm__issue_active.avg.pct_of_peak_sustained_elapsed", "sm__warps_active.avg.pct_of_peak_sustained_active"):
         assert m in chosen
     tensor = sorted(m for m in chosen if m.startswith("sm__ops_path_tensor_"))
     assert tensor == [f"sm__ops_path_tensor_src_{t}.sum" for t in ("bf16_dst_fp32", "fp16", "fp64", "fp8", "int1", "int8", "tf32_dst_fp32")]

@@ -39,7 +39,7 @@ COUNT_WORDS = {"count", "elements", "launches", "kernels", "gaps", "streams", "r
                "heads", "dim", "split", "gpus", "rank", "index", "ordinal", "version", "gen", "width", "cores", "grid",
                "block", "blocks", "warps", "threads", "registers", "unit", "partitions", "size", "sets", "processes",
                "errors", "uncorrected", "fraction", "ratio", "factor", "efficiency", "speedup", "cv", "knee", "seed",
-               "words", "vector", "samples", "wave", "lanes", "top", "step", "spread", "log10", "dropped", "id", "share"}
+               "words", "vector", "samples", "wave", "waves", "occupancy", "lanes", "top", "step", "spread", "log10", "dropped", "id", "share"}
 #: Figures whose unit is a sibling key (``unit``; compare's ``throughput_unit``; an occupancy
 #: suggestion's ``kind``) rather than their own name.
 UNIT_BESIDE = {"derived", "sheet", "throughput", "per_dollar", "per_watt", "value",

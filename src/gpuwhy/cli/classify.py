@@ -47,7 +47,7 @@ def classify_cmd(
             raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example/--working-set")
         if plot is not None:
             raise UsageError("--plot draws one workload; drop --plot with --ncu")
-        run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, csv_out=csv_out)
+        run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, csv_out=csv_out, measured=measured)
         return
     from ..api.classify import example_workload, run_classify
     from ..errors import UsageError

@@ -45,6 +45,8 @@ def run_ncu(
     device: Optional[str] = None,
     run=None,
     csv_out: bool = False,
+    measured: bool = False,
+    plot: Optional[str] = None,
 ) -> None:
     """Read, judge and render an ncu export (shared by `gpuwhy ncu` and `gpuwhy classify --ncu`).
 
@@ -52,7 +54,8 @@ def run_ncu(
 
     Raises:
         UsageError: an unreadable or non-ncu file, a permission-error export, a
-            bad --top, an unknown --gpu or --dtype, or a GPU the export does not identify.
+            bad --top, an unknown --gpu or --dtype, a GPU the export does not identify,
+            or --measured without a bench profile of that GPU.
         NoDeviceError: a ``.ncu-rep`` and nothing installed to read it.
     """
     from ..errors import GpuwhyError
@@ -60,15 +63,21 @@ def run_ncu(
     from ..units import parse_count
 
     try:
+        if plot is not None:
+            from ..render.plot import check_plot_path
+
+            check_plot_path(plot, "--plot")
         n = parse_count(top, "--top")
         report = readable(path, "Nsight Compute export", load_ncu_report, path, gpu=gpu, dtype=dtype, top=n,
-                          spec_dirs=specs or (), device=device)
+                          spec_dirs=specs or (), device=device, measured=measured)
     except GpuwhyError as exc:
         if json_out:
             from ..render.jsonout import emit
 
             emit("ncu", {**_error_doc(exc), **({"run": run} if run is not None else {})})
         raise
+    if plot is not None:
+        _save_plot(report, plot, specs)
     if csv_out:
         from ..render.csv_out import emit_csv
 
@@ -84,6 +93,22 @@ def run_ncu(
     from ..render.ncu_view import render_ncu
 
     render_ncu(report, run)
+
+
+def _save_plot(report, path: str, specs) -> None:
+    """Draw the first GPU of ``report`` to ``path`` (:func:`~gpuwhy.render.ncu_chart.ncu_chart`)."""
+    from ..device.sheet import sheet_for
+    from ..errors import UsageError
+    from ..render.console import note
+    from ..render.ncu_chart import ncu_chart
+    from ..render.plot import save_chart
+
+    if not report.devices:
+        raise UsageError("the export has no GPU to draw; drop --plot")
+    d = report.devices[0]
+    save_chart(ncu_chart(d, sheet_for(d.sheet, spec_dirs=specs or ()).sheet), path)
+    more = f" (GPU {d.device} of {len(report.devices)}: --device picks another)" if len(report.devices) > 1 else ""
+    note(f"roofline of GPU {d.device} drawn to {path}{more}")
 
 
 def run_profile(cmd: list[str], json_out: bool, **options):
@@ -123,6 +148,8 @@ def ncu_cmd(
     profile_from_start: str = typer.Option("on", "--profile-from-start", metavar="on|off", help="With -- CMD: off profiles only between cudaProfilerStart/Stop."),
     export: Optional[str] = typer.Option(None, "--export", metavar="PATH", help="With -- CMD: where to keep the .ncu-rep/.csv/.log (default gpuwhy-ncu-<program>-<time> here; never overwritten)."),
     ncu_path: Optional[str] = typer.Option(None, "--ncu", metavar="PATH", help="With -- CMD: the ncu executable (default: the one on PATH)."),
+    plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the kernels on the GPU's hierarchical roofline (one marker per memory level) to FILE.png or FILE.svg (needs matplotlib)."),
+    measured: bool = typer.Option(False, "--measured", help="Judge L2 and L1/shared bytes against the newest `gpuwhy bench --sweep` profile's measured roofs (default: the sheet's, where it has them)."),
     csv_out: CsvOpt = False,
 ) -> None:
     """Per kernel of an Nsight Compute export: regime (from FLOPs and bytes, or from pipe and DRAM utilisation), how each figure was derived, and ncu's own Speed-of-Light verdict."""
@@ -137,7 +164,8 @@ def ncu_cmd(
             raise UsageError("give an ncu export (gpuwhy ncu REPORT.csv) or a program to run (gpuwhy ncu -- python3 train.py)")
         if given:
             raise UsageError(f"{', '.join(given)} apply to `gpuwhy ncu -- CMD`; drop them to read {report}")
-        run_ncu(report, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, csv_out=csv_out)
+        run_ncu(report, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, csv_out=csv_out,
+                measured=measured, plot=plot)
         return
     if report is not None:
         raise UsageError(f"give either an export ({report}) or a program after `--`, not both")
@@ -153,4 +181,5 @@ def ncu_cmd(
         profile_from_start=profile_from_start == "on",
         export=export,
     )
-    run_ncu(run.csv_path, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, run=run, csv_out=csv_out)
+    run_ncu(run.csv_path, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, run=run, csv_out=csv_out,
+            measured=measured, plot=plot)

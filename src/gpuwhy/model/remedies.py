@@ -26,8 +26,10 @@ STAGES = ("algorithm", "precision", "fusion", "layout", "kernel", "hardware", "o
 STAGE_WORDS = {"algorithm": "algorithm", "precision": "precision", "fusion": "fusion", "layout": "memory layout",
                "kernel": "kernel tuning", "hardware": "more hardware", "other": ""}
 #: Regimes a replacement file may leave out (the bundled file's blocks are used then):
-#: ``latency`` (memory latency-bound) and ``issue`` (issue/latency-bound on the math pipe).
-OPTIONAL_REGIMES = ("latency", "issue")
+#: ``latency`` (memory latency-bound), ``issue`` (issue/latency-bound on the math pipe) and
+#: ``issue_sm``, the ``issue`` variant for CUDA-core work: the SM's instruction issue and
+#: pipes are the limit (:mod:`gpuwhy.model.issue_bound`).
+OPTIONAL_REGIMES = ("latency", "issue", "issue_sm")
 _WHEN_KEYS = {"regime", "dtype", "sheet_has", "ratio_min", "ratio_max", "time_below_s", "sol_below_pct", "bytes_minimal"}
 _ITEM_KEYS = {"stage", "text", "gain", "optional_gain", "when"}
 
@@ -122,6 +124,14 @@ def _check_item(path: Path, where: str, item) -> None:
         raise SpecError(f"{path}: field '{where}.when' has unknown key {sorted(bad)[0]!r}; known: {', '.join(sorted(_WHEN_KEYS))}")
 
 
+def regime_block(name: str, data: dict) -> dict:
+    """The remedies block ``name`` of ``data``; an optional one the file leaves out comes from the bundled file."""
+    block = data["regimes"].get(name)
+    if block is None and name in OPTIONAL_REGIMES:
+        block = load_remedies(bundled_dir("specs") / "remedies" / "remedies.yaml")["regimes"][name]
+    return block
+
+
 def _holds(when: dict, ctx: dict) -> bool:
     if "regime" in when and ctx["regime"] not in when["regime"]:
         return False
@@ -171,9 +181,12 @@ def _steps(items: list, verdict: Verdict, sheet_peaks: dict[str, float], ctx: di
 
 
 def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], data: dict | None = None,
-                 bytes_minimal: bool = False) -> Remedies:
+                 bytes_minimal: bool = False, block: str | None = None) -> Remedies:
     """The remedies of ``verdict.regime`` (each with the most it can gain here, in
     stage order) and the hints whose conditions hold.
+
+    ``block`` names the remedies block when it is a variant of the regime's own
+    (``issue_sm`` for an ``issue`` verdict on CUDA-core work); default the regime's.
 
     ``dtype`` is the precision the user asked for; ``sheet_peaks`` the sheet's
     ``peak_tflops`` map (TFLOP/s), for the gains of a faster or narrower precision;
@@ -183,9 +196,7 @@ def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], da
         SpecError: if the remedies file is malformed (see :func:`load_remedies`).
     """
     data = data or load_remedies()
-    block = data["regimes"].get(verdict.regime)
-    if block is None and verdict.regime in OPTIONAL_REGIMES:
-        block = load_remedies(bundled_dir("specs") / "remedies" / "remedies.yaml")["regimes"][verdict.regime]
+    block = regime_block(verdict.regime if block is None else block, data)
     t = verdict.workload.time_s if verdict.workload.time_s is not None else verdict.predicted_time_s
     fp32 = sheet_peaks.get("fp32")
     ctx = {

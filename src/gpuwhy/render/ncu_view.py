@@ -1,6 +1,7 @@
 """Rich rendering of `gpuwhy ncu`: per GPU of an Nsight Compute export, the top kernels with
-their regime, their memory levels next to ncu's own Speed-of-Light numbers, how each figure
-was derived, and the time per regime."""
+their regime, their memory levels next to ncu's own Speed-of-Light numbers, each level's
+intensity and share of its roof (the hierarchical roofline), how each figure was derived,
+and the time per regime."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ _REGIME_STYLE = {
     "compute": "bold magenta",
     "memory": "bold cyan",
     "overhead": "bold yellow",
+    "latency": "bold blue",
+    "issue": "bold red",
     "not classifiable": "dim",
 }
 _BASIS_MARK = {"counters": "", "estimate": " est.", "utilisation": " util."}
@@ -75,6 +78,7 @@ def _device(con, d) -> None:
     if d.other_kernels:
         con.print(f"... and {d.other_kernels} more kernels ({fmt_time(d.other_time_s)}); --top N shows more")
     _levels(con, d)
+    _hierarchy(con, d)
     _derivations(con, d)
     parts = Text("time per regime: ", style="bold")
     for i, (regime, secs) in enumerate(sorted(d.regime_time_s.items(), key=lambda kv: -kv[1])):
@@ -157,6 +161,31 @@ def _levels(con, d) -> None:
     con.print(t)
     if any(k.ncu_sol is not None and k.ncu_sol.agrees(k.regime) is False for k in ks):
         note("*: ncu's Speed-of-Light side differs from gpuwhy's regime")
+
+
+def _roof_cell(p) -> str:
+    """``FLOP/B share`` of one level's point; ``n/a`` for the share where its roof is unknown."""
+    if p is None:
+        return "n/a"
+    return f"{p.intensity:.3g} {pct(100 * p.fraction_of_roof) if p.fraction_of_roof is not None else 'n/a'}"
+
+
+def _hierarchy(con, d) -> None:
+    from ..model.hierarchy import LEVEL_TEXT
+
+    ks = [k for k in d.kernels if k.hierarchy is not None]
+    if not ks:
+        return
+    t = _table(("DRAM", "L2", "L1"), "nearest roof", "hierarchical roofline (FLOP/byte, % of each level's roof)")
+    unknown = False
+    for k in ks:
+        h = k.hierarchy
+        pts = [h.point(lv) for lv in ("DRAM", "L2", "L1")]
+        unknown = unknown or any(p is not None and p.roof is None for p in pts)
+        t.add_row(k.name, *(_roof_cell(p) for p in pts), LEVEL_TEXT.get(h.deciding, h.deciding))
+    con.print(t)
+    if unknown:
+        note("n/a after an intensity: that level's roof is unknown (not judged)")
 
 
 def _derivations(con, d) -> None:

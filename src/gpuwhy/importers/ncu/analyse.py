@@ -3,15 +3,20 @@ time, FLOPs and bytes added up and given a regime (:func:`analyze`).
 
 A kernel is judged on the roofline (:func:`gpuwhy.model.roofline.classify`) when its
 time, DRAM bytes and FLOPs are known, counted or estimated
-(:mod:`~gpuwhy.importers.ncu.figures` says how each was derived); else from its
-utilisations (:func:`gpuwhy.model.utilisation.classify_utilisation`: the busiest
-arithmetic pipe, or ncu's SM throughput, against DRAM) as Nsight Compute's
-Speed-of-Light section does; else it is "not classifiable" with the metric that is
-missing. The compute peak is scaled to the SM clock the kernel ran at when the
-export gives it (ncu locks clocks to base unless ``--clock-control none``). The
-sheet of each GPU comes from :func:`~gpuwhy.importers.ncu.identify.sheet_for_export`.
-L2 and L1 bytes and throughputs are kept per kernel (``memory_levels``) for the
-memory-hierarchy roofline; they do not change the regime here.
+(:mod:`~gpuwhy.importers.ncu.figures` says how each was derived), and with its L2 and
+L1 bytes where the export has them on the hierarchical roofline
+(:mod:`~gpuwhy.importers.ncu.levels`: the level whose roof is nearest decides; a level
+without a roof is shown, not judged); else from its utilisations
+(:func:`gpuwhy.model.utilisation.classify_utilisation`: the busiest arithmetic pipe, or
+ncu's SM throughput, against DRAM) as Nsight Compute's Speed-of-Light section does;
+else it is "not classifiable" with the metric that is missing. Either way the regime is
+then checked against the SM (:func:`gpuwhy.model.issue_bound.refine_regime`): a kernel on
+the memory side far below its roof while ncu's SM utilisation is high and clearly above
+every memory unit's is ``issue``-bound; ``latency`` (memory latency-bound, Little's law)
+is kept only where the SM is idle. The compute peak is scaled to the SM clock the
+kernel ran at when the export gives it (ncu locks clocks to base unless
+``--clock-control none``). The sheet of each GPU comes from
+:func:`~gpuwhy.importers.ncu.identify.sheet_for_export`.
 """
 
 from __future__ import annotations
@@ -49,9 +54,14 @@ class NcuKernel:
     ``memory_levels`` maps ``dram``/``l2``/``l1`` to ``bytes``, ``pct_of_peak`` and
     ``how`` (None where the export lacks them). ``utilisation_pct`` holds the
     time-weighted utilisations in percent (``pipe``, ``sm``, ``memory``, ``dram``,
-    ``l2``, ``l1``), ``busiest_pipe`` the pipe behind ``pipe``; ``sm_clock_hz`` the SM
-    clock and ``compute_peak_scale`` the factor applied to the sheet's compute peak
-    (None when not scaled). ``ncu_sol`` is ncu's own verdict from the same run.
+    ``l2``, ``l1``, ``issue``, ``occupancy``), ``busiest_pipe`` the pipe behind ``pipe``;
+    ``sm_clock_hz`` the SM clock and ``compute_peak_scale`` the factor applied to the
+    sheet's compute peak (None when not scaled). ``ncu_sol`` is ncu's own verdict from
+    the same run. ``hierarchy`` is the :class:`~gpuwhy.model.hierarchy.HierarchyVerdict`
+    (each level's intensity and share of its roof) and ``deciding_level`` its nearest roof
+    (``DRAM``, ``L2``, ``L1`` or ``compute``), None without FLOPs; ``issue`` the
+    :class:`~gpuwhy.model.issue_bound.IssueDiagnosis` of an SM-issue-bound kernel;
+    ``waves`` ncu's waves per SM.
     """
 
     name: str
@@ -83,6 +93,10 @@ class NcuKernel:
     sm_clock_hz: float | None = None
     compute_peak_scale: float | None = None
     ncu_sol: NcuSol | None = None
+    deciding_level: str | None = None
+    hierarchy: object | None = None  # gpuwhy.model.hierarchy.HierarchyVerdict
+    issue: object | None = None  # gpuwhy.model.issue_bound.IssueDiagnosis
+    waves: float | None = None
 
     @property
     def classifiable(self) -> bool:
@@ -91,7 +105,9 @@ class NcuKernel:
     def to_dict(self) -> dict:
         """Plain data for ``--json``: the fields in order, then ``classifiable`` and ``remedies``."""
         d = _fields_dict(self, notes=list(self.notes), estimated=list(self.estimated),
-                         ncu_sol=self.ncu_sol.to_dict(self.regime) if self.ncu_sol is not None else None)
+                         ncu_sol=self.ncu_sol.to_dict(self.regime) if self.ncu_sol is not None else None,
+                         hierarchy=self.hierarchy.to_dict() if self.hierarchy is not None else None,
+                         issue=self.issue.to_dict() if self.issue is not None else None)
         del d["remedies"]
         d.update(classifiable=self.classifiable, remedies=self.remedies.to_dict() if self.remedies is not None else None)
         return d
@@ -106,8 +122,8 @@ class NcuDevice:
     (``"not classifiable"`` included); ``total_time_s`` the sum of kernel durations
     (None when no launch has one); ``classified_time_s`` the part with a regime;
     ``basis_time_s`` the time per :data:`BASES`; ``derivations`` per figure, the
-    time of the kernels derived each way; ``ncu_agreement`` the time where gpuwhy's
-    regime and ncu's Speed-of-Light verdict agree (:func:`~gpuwhy.importers.ncu.sol.agreement`);
+    time of the kernels derived each way (``derivation_time_s`` in ``--json``);
+    ``ncu_agreement`` the time where gpuwhy's regime and ncu's Speed-of-Light verdict agree (:func:`~gpuwhy.importers.ncu.sol.agreement`);
     ``export_gpu`` what the export says about the GPU, ``sheet_rule``/``sheet_note``
     how its sheet was chosen.
     """
@@ -138,10 +154,11 @@ class NcuDevice:
 
     def to_dict(self) -> dict:
         """Plain data for ``--json``: the fields in order, each kernel as its dict."""
-        return _fields_dict(
+        d = _fields_dict(
             self, ceilings=dict(self.ceilings), kernels=[k.to_dict() for k in self.kernels], regime_time_s=dict(self.regime_time_s),
             classified_fraction=self.classified_fraction,
         )
+        return {("derivation_time_s" if k == "derivations" else k): v for k, v in d.items()}
 
 
 @dataclass(frozen=True)
@@ -217,6 +234,7 @@ def analyze(
     spec_dirs: Iterable[str] = (),
     device: str | None = None,
     local_gpu: bool | Callable[[], object] = True,
+    measured: bool = False,
 ) -> NcuReport:
     """Group ``table``'s launches by GPU and kernel name and give each group a regime.
 
@@ -233,11 +251,14 @@ def analyze(
         local_gpu: when the export says too little about its GPU, whether this
             machine's GPU may stand in for it (True: probe it; a callable returning a
             sheet choice; False: never).
+        measured: take the L2 and L1/shared roofs from the newest ``gpuwhy bench``
+            profile of each GPU's sheet (:func:`gpuwhy.profiles.find_profile`); DRAM and
+            compute roofs stay the sheet's.
 
     Raises:
         UsageError: unknown sheet or dtype; a GPU the export does not identify and
             no --gpu (:class:`~gpuwhy.importers.ncu.identify.GpuNotIdentified`);
-            ``device`` matching nothing.
+            ``device`` matching nothing; ``measured`` and no profile for a GPU.
     """
     from ...model.ceilings import ceilings_from_sheet
     from ...model.remedies import load_remedies
@@ -273,6 +294,7 @@ def analyze(
         if gpu is not None and info.name and not _same_gpu(sheet, info.name):
             notes.append(f"device {dev_key} is a {info.name}, judged against the {sheet.name} sheet (--gpu)")
         ceil_cache: dict[str, object] = {}
+        profile = _profile_for(sheet, spec_dirs) if measured else None
 
         def ceilings(prec: str):
             if prec not in ceil_cache:
@@ -293,7 +315,7 @@ def analyze(
         for la in launches:
             by_name.setdefault(la.name, []).append((la, launch_figures(la, sheet)))
         names = display_names(list(by_name))
-        kernels = [_judge(full, names[full], dev_key, [f for _, f in items], dtype, ceilings, sheet, remedies_data)
+        kernels = [_judge(full, names[full], dev_key, [f for _, f in items], dtype, ceilings, sheet, remedies_data, profile)
                    for full, items in by_name.items()]
         kernels.sort(key=lambda k: -(k.total_time_s or 0.0))
         clocks = [k.sm_clock_hz for k in kernels if k.compute_peak_scale is not None]
@@ -303,6 +325,15 @@ def analyze(
             notes.append(f"GPU {dev_key}: {len(clocks)} kernels ran at a {span} SM clock, below the {sheet.name} sheet's "
                          f"{sheet.boost_clock_mhz:g} MHz boost (ncu locks clocks to base unless --clock-control none): "
                          "their compute peaks are scaled to it")
+        if any(k.hierarchy is not None and k.hierarchy.point("L2") is not None and k.hierarchy.point("L2").roof is None
+               for k in kernels):
+            from ...model.hierarchy import how_to_measure_l2
+
+            notes.append(f"GPU {dev_key}: {how_to_measure_l2(sheet.name)}; the L2 bytes and intensities are shown, "
+                         "not judged")
+        if profile is not None:
+            notes.append(f"GPU {dev_key}: L2 and L1/shared roofs from the bench profile of {profile.date}; DRAM and "
+                         f"compute roofs from the {sheet.name} sheet")
         devices.append(_device(dev_key, info, choice, sheet, kernels, launches, top, ceilings(dtype or "fp32")))
     return NcuReport(
         table.source, table.page, top, tuple(devices), dict(table.dropped), table.messages, tuple(dict.fromkeys(notes))
@@ -353,6 +384,21 @@ def _device(dev_key, info: ExportGpu, choice, sheet, kernels: list[NcuKernel], l
     )
 
 
+def _profile_for(sheet, spec_dirs):
+    """The newest bench profile of ``sheet``'s GPU (for ``measured``).
+
+    Raises:
+        UsageError: no profile of a GPU of that sheet.
+    """
+    from ...profiles import find_profile
+
+    prof = find_profile(sheet, spec_dirs=spec_dirs)
+    if prof is None:
+        raise UsageError(f"no bench profile for the {sheet.name}; run `gpuwhy bench --sweep` on that GPU first, "
+                         "or drop --measured")
+    return prof
+
+
 def _same_gpu(sheet, dev_name: str) -> bool:
     n = " ".join(dev_name.split()).lower()
     return n in (x.lower() for x in sheet.all_names())
@@ -386,6 +432,17 @@ def _weighted(figs: list[LaunchFigures], key: str) -> float | None:
     for f in figs:
         if f.time_s and key in f.pct:
             num += f.pct[key] * f.time_s
+            den += f.time_s
+    return num / den if den > 0 else None
+
+
+def _weighted_attr(figs: list[LaunchFigures], attr: str) -> float | None:
+    """The time-weighted mean of a figure (``waves``) over the launches that have it and a duration."""
+    num = den = 0.0
+    for f in figs:
+        v = getattr(f, attr)
+        if f.time_s and v is not None:
+            num += v * f.time_s
             den += f.time_s
     return num / den if den > 0 else None
 
@@ -429,7 +486,7 @@ def _clock_scale(figs: list[LaunchFigures], sheet) -> tuple[float | None, float 
     return clock, scale if 0.2 < scale < _CLOCK_SCALE_BELOW else None
 
 
-def _judge(full, name, dev_key, figs: list[LaunchFigures], dtype, ceilings, sheet, remedies_data) -> NcuKernel:
+def _judge(full, name, dev_key, figs: list[LaunchFigures], dtype, ceilings, sheet, remedies_data, profile=None) -> NcuKernel:
     n = len(figs)
     times = [f.time_s for f in figs if f.time_s is not None]
     total_all = sum(times) if times else None
@@ -441,15 +498,16 @@ def _judge(full, name, dev_key, figs: list[LaunchFigures], dtype, ceilings, shee
     base = dict(name=name, full_name=full, device=dev_key, launches=n, total_time_s=total_all,
                 mean_time_s=(total_all / len(times)) if times else None)
     timed = [f for f in figs if f.time_s]
-    util = {k: v for k in ("pipe", "sm", "memory", "dram", "l2", "l1") if (v := _weighted(timed, k)) is not None}
+    util = {k: v for k in ("pipe", "sm", "memory", "dram", "l2", "l1", "issue", "occupancy")
+            if (v := _weighted(timed, k)) is not None}
     sol = sol_of(util)
     clock, scale = _clock_scale(timed, sheet)
     pipe = next((f.pipe for f in timed if f.pipe), None)
-    extra = dict(utilisation_pct=util, busiest_pipe=pipe, sm_clock_hz=clock, ncu_sol=sol)
+    extra = dict(utilisation_pct=util, busiest_pipe=pipe, sm_clock_hz=clock, ncu_sol=sol, waves=_weighted_attr(timed, "waves"))
 
     ok = [f for f in figs if f.roofline_ready]
     if ok:
-        return _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedies_data, scale)
+        return _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedies_data, scale, profile)
     usable = [f for f in timed if ("pipe" in f.pct or "sm" in f.pct) and f.bytes is not None]
     if usable:
         return _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data)
@@ -466,8 +524,18 @@ def _judge(full, name, dev_key, figs: list[LaunchFigures], dtype, ceilings, shee
     )
 
 
-def _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedies_data, scale) -> NcuKernel:
+#: A memory-side kernel whose L2 bytes are at least this many times its DRAM bytes, with no
+#: L2 roof, gets a note that the L2 may bound it: a kernel that streams each byte through
+#: the L2 once moves 1-2x its DRAM bytes there (the H200 exports: softmax 1.6x, GELU 1.6x,
+#: layer norm 1.9x).
+L2_HEAVY_RATIO = 3.0
+
+
+def _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedies_data, scale, profile=None) -> NcuKernel:
+    from ...model.hierarchy import LEVEL_TEXT, hierarchy_remedy_hint, regime_text
+    from ...model.issue_bound import refine_regime, sm_utilisation
     from ...model.remedies import remedies_for
+    from .levels import judge_kernel_levels, level_roofs_for
 
     n = len(figs)
     if len(ok) < n:
@@ -487,31 +555,82 @@ def _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedi
         c = dataclasses.replace(c, peak_flops=c.peak_flops * scale,
                                 source=f"{c.source}, compute peak scaled to the {extra['sm_clock_hz'] / 1e9:.2f} GHz SM clock")
     v = _verdict(flops, b, len(ok), t, c)
-    rem = remedies_for(v, c.precision, sheet.peak_tflops, remedies_data)
+    tensor = bool(flops_by) and max(flops_by, key=flops_by.get).startswith("tensor_")
+    how = _how(ok)
+    levels = _levels(ok, how, b)
+    util = extra["utilisation_pct"]
+    roofs = level_roofs_for(sheet, c, profile, extra["sm_clock_hz"])
+    h = judge_kernel_levels(levels, flops, t, roofs, c.peak_flops, sheet, tensor=tensor, waves=extra["waves"],
+                            occupancy_pct=util.get("occupancy"))
+    regime, roof_pct = v.regime, v.sol_pct
+    fractions = {"DRAM": v.memory_sol_pct / 100}
+    memory_level = "DRAM"
+    if h is not None:
+        fractions = {p.level: p.fraction_of_roof for p in h.points if p.fraction_of_roof is not None}
+        if h.deciding != "compute":
+            memory_level = h.deciding
+        if v.regime != "overhead":
+            regime = h.regime
+            p = h.point(h.deciding)
+            if p is not None and p.level != "DRAM" and p.fraction_of_roof is not None:
+                roof_pct = 100 * p.fraction_of_roof
+    if regime in ("compute", "issue"):
+        side_fraction, side_roof = v.compute_sol_pct / 100, c.precision
+    else:
+        side_fraction, side_roof = fractions.get(memory_level, v.memory_sol_pct / 100), memory_level
+    refined = refine_regime(regime, side_fraction, util, busiest_pipe=extra["busiest_pipe"], roof=side_roof,
+                            level_fractions=fractions, tensor=tensor)
+    regime = refined.regime
+    why: list[str] = [*refined.notes]
+    if refined.notes and sm_utilisation(util) is None:
+        why[-1] += ("; add sm__throughput.avg.pct_of_peak_sustained_elapsed to the metrics (or --section SpeedOfLight, "
+                    "or let `gpuwhy ncu -- CMD` choose them)")
+    if "L2" not in roofs and levels["l2"]["bytes"] and b > 0 and regime in ("memory", "latency") \
+            and levels["l2"]["bytes"] >= L2_HEAVY_RATIO * b:
+        why.append(f"its L2 traffic is {levels['l2']['bytes'] / b:.3g}x its DRAM traffic and the L2 roof is unknown: "
+                   "the L2 may bound it rather than DRAM")
+    block = None
+    if refined.issue is not None:
+        block = "issue_sm"
+        why.insert(0, f"{refined.issue.text}: {refined.issue.reason}")
+    elif regime == "latency" and h is not None and h.latency is not None:
+        why.insert(0, f"{regime_text('latency')}: {h.latency.reason}")
+    elif regime == "issue":
+        why.insert(0, f"{regime_text('issue')}: {v.compute_sol_pct:.0f}% of the {c.precision} tensor-core roof")
+    elif regime == "memory" and memory_level in ("L2", "L1"):
+        why.insert(0, f"the {LEVEL_TEXT[memory_level]} roof is nearer than the DRAM roof: judged against "
+                      f"{LEVEL_TEXT[memory_level]} at {roof_pct:.0f}% of its roof")
+    rem = remedies_for(dataclasses.replace(v, regime=regime), c.precision, sheet.peak_tflops, remedies_data, block=block)
+    top = _top_remedy(rem, tensor)
+    if regime == "memory" and memory_level in ("L2", "L1") and h is not None:
+        top = hierarchy_remedy_hint(h)
+    notes = [*why, *notes]
     if flops == 0:
         notes.append("no floating-point work counted: judged on its DRAM bytes alone")
     if "tensor_unknown" in flops_by and dtype is None:
         notes.append(f"tensor FLOPs of unknown type judged against the {c.precision} tensor peak")
     estimated = sorted({e for f in ok for e in f.estimated})
     sol = extra["ncu_sol"]
-    if sol is not None and not sol.agrees(v.regime):
+    if sol is not None and not sol.agrees(regime):
         notes.append(f"ncu's Speed-of-Light leans {sol.verdict} (SM {sol.compute_pct:.0f}%, memory {sol.memory_pct:.0f}%); "
-                     f"on the roofline it is {v.regime}-bound at {v.sol_pct:.0f}% of its roof")
-    how = _how(ok)
-    how["regime"] = "roofline: FLOPs / peak vs DRAM bytes / bandwidth vs launch overhead"
+                     f"on the roofline it is {regime}-bound at {roof_pct:.0f}% of its roof")
+    how["regime"] = ("roofline, then ncu's SM utilisation vs memory (issue-bound)" if refined.issue is not None else
+                     "roofline: FLOPs / peak vs bytes / bandwidth (DRAM; L2, L1 where their roofs are known) vs launch "
+                     "overhead")
     return NcuKernel(
         **base, flops=flops, bytes=b, flops_by=flops_by, precision=c.precision, intensity=v.arithmetic_intensity,
-        achieved_tflops=v.achieved_flops / 1e12, achieved_gbs=v.achieved_bandwidth / 1e9, roof_pct=v.sol_pct,
-        regime=v.regime, bound_ratio=v.bound_ratio,
-        top_remedy=_top_remedy(rem, any(k.startswith("tensor_") and x > 0 for k, x in flops_by.items())), remedies=rem,
+        achieved_tflops=v.achieved_flops / 1e12, achieved_gbs=v.achieved_bandwidth / 1e9, roof_pct=roof_pct,
+        regime=regime, bound_ratio=v.bound_ratio, top_remedy=top, remedies=rem,
         notes=tuple(dict.fromkeys([*notes, *v.warnings])), basis="estimate" if estimated else "counters",
-        estimated=tuple(estimated), how=how, memory_levels=_levels(ok, how, b),
-        compute_peak_scale=scale, **extra,
+        estimated=tuple(estimated), how=how, memory_levels=levels,
+        compute_peak_scale=scale, deciding_level=h.deciding if h is not None else None, hierarchy=h,
+        issue=refined.issue, **extra,
     )
 
 
 def _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data) -> NcuKernel:
-    from ...model.remedies import Remedies
+    from ...model.issue_bound import refine_regime
+    from ...model.remedies import Remedies, regime_block
     from ...model.utilisation import classify_utilisation
 
     n = len(figs)
@@ -525,15 +644,22 @@ def _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data
     compute = pipe if pipe is not None else _weighted(usable, "sm")
     memory_frac = b / t / c.bandwidth
     v = classify_utilisation(compute / 100.0, memory_frac, t, len(usable), c.launch_overhead_s)
-    block = remedies_data["regimes"][v.regime]
+    side_fraction = memory_frac if v.regime == "memory" else compute / 100.0
+    side_roof = "DRAM" if v.regime == "memory" else (f"{extra['busiest_pipe']} pipe" if pipe is not None else "SM")
+    refined = refine_regime(v.regime, side_fraction, extra["utilisation_pct"], busiest_pipe=extra["busiest_pipe"],
+                            roof=side_roof, tensor=(extra["busiest_pipe"] or "").startswith("tensor"), flops_counted=False)
+    regime = refined.regime
+    block = regime_block("issue_sm" if refined.issue is not None else regime, remedies_data)
     # No FLOPs, so no roofline gains: only the remedies that need no figure (plain sentences, or items without a gain or fields).
     plain = tuple(h if isinstance(h, str) else h["text"] for h in block["helps"]
                   if isinstance(h, str) or ("gain" not in h and "{" not in h["text"] and not h.get("when")))
-    rem = Remedies(v.regime, plain, tuple(block["does_not_help"]), ())
+    rem = Remedies(regime, plain, tuple(block["does_not_help"]), ())
     top = _top_remedy(rem, (extra["busiest_pipe"] or "").startswith("tensor"))
-    if pipe is None and v.regime == "compute":
+    if pipe is None and regime == "compute":
         top = (f"ncu's SM throughput is {compute:.0f}% but no pipe or FLOP counter says which unit is busy: profile with "
                "--section ComputeWorkloadAnalysis (or `gpuwhy ncu -- CMD`) to tell maths from instruction issue")
+    if refined.issue is not None:
+        notes.insert(0, f"{refined.issue.text}: {refined.issue.reason}")
     if pipe is None:
         notes.append("no FLOP or pipe counters: compute judged by ncu's SM throughput, an upper bound on pipe use "
                      "(add --section ComputeWorkloadAnalysis for the pipes)")
@@ -542,16 +668,17 @@ def _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data
     estimated = sorted({e for f in usable for e in f.estimated} | {"flops"})
     how = _how(usable)
     how["regime"] = ("utilisation: the busiest arithmetic pipe" if pipe is not None else "utilisation: ncu's SM throughput") + \
-        " vs DRAM throughput vs launch overhead"
+        " vs DRAM throughput vs launch overhead" + ("; then ncu's SM utilisation vs memory (issue-bound)"
+                                                    if refined.issue is not None else "")
     sol = extra["ncu_sol"]
-    if sol is not None and not sol.agrees(v.regime):
+    if sol is not None and not sol.agrees(regime):
         notes.append(f"ncu's Speed-of-Light leans {sol.verdict} (SM {sol.compute_pct:.0f}%, memory {sol.memory_pct:.0f}%)")
     return NcuKernel(
         **base, flops=None, bytes=b, flops_by={}, precision=None, intensity=None, achieved_tflops=None,
-        achieved_gbs=b / t / 1e9, roof_pct=v.sol_pct, regime=v.regime, bound_ratio=v.bound_ratio,
+        achieved_gbs=b / t / 1e9, roof_pct=v.sol_pct, regime=regime, bound_ratio=v.bound_ratio,
         top_remedy=top, remedies=rem,
         notes=tuple(dict.fromkeys(notes)), basis="utilisation", estimated=tuple(estimated), how=how,
-        memory_levels=_levels(usable, how, b), **extra,
+        memory_levels=_levels(usable, how, b), issue=refined.issue, **extra,
     )
 
 

@@ -43,7 +43,9 @@ TENSOR_METRICS = (
 
 #: What `gpuwhy ncu -- CMD` asks for besides :data:`CORE_METRICS` (each kept only where
 #: ``ncu --query-metrics`` lists its base name): L2/L1 bytes, ncu's Speed-of-Light
-#: throughputs, the arithmetic pipes, the SM clock and the tensor-pipe instructions.
+#: throughputs, the arithmetic pipes, issue slots busy and achieved occupancy (issue- vs
+#: latency-bound), the SM clock and the tensor-pipe instructions. The raw page carries the
+#: ``launch__*`` statistics (waves per SM) without asking.
 RUN_METRICS = (
     "lts__t_bytes.sum",
     "l1tex__t_bytes.sum",
@@ -57,6 +59,8 @@ RUN_METRICS = (
     "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_elapsed",
     "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_elapsed",
     "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_elapsed",
+    "sm__issue_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
     "sm__cycles_elapsed.avg.per_second",
     "sm__inst_executed_pipe_tensor.sum",
     "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum",

@@ -32,7 +32,10 @@ export has wins; ``how`` names it, ``estimated`` marks the estimates):
   ``sm__pipe_*_cycles_active`` ``.avg.pct_of_peak_sustained_elapsed`` or ``_active``),
   ncu's SM throughput (``sm__throughput``, ``Compute (SM) Throughput``, ``SM [%]``,
   ``SOL SM``) and memory throughput (``gpu__compute_memory_throughput``,
-  ``Memory Throughput [%]``, ``Memory [%]``), DRAM throughput.
+  ``Memory Throughput [%]``, ``Memory [%]``), DRAM throughput, issue slots busy
+  (``sm__issue_active``, ``Issue Slots Busy``) and achieved occupancy
+  (``sm__warps_active...pct_of_peak_sustained_active``, ``Achieved Occupancy``); and
+  the waves per SM (``launch__waves_per_multiprocessor``, ``Waves Per SM``).
 - **SM clock** (Hz): ``sm__cycles_elapsed.avg.per_second`` (or ``smsp__``,
   ``gpc__``, details ``SM Frequency``): ncu locks clocks to base unless
   ``--clock-control none``, so peaks are scaled to it by the analysis.
@@ -81,6 +84,17 @@ L1_PCT = (
     "SOL TEX",
     "SOL L1/TEX Cache",
 )
+#: Issue slots busy (the share of cycles an SM sub-partition issued an instruction).
+ISSUE_PCT = (
+    "sm__issue_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__inst_issued.avg.pct_of_peak_sustained_elapsed",
+    "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "Issue Slots Busy",
+)
+#: Achieved occupancy (resident warps as a share of the SM's limit).
+OCCUPANCY_PCT = ("sm__warps_active.avg.pct_of_peak_sustained_active", "Achieved Occupancy")
+#: Waves of blocks per SM.
+WAVES = ("launch__waves_per_multiprocessor", "Waves Per SM")
 SM_CLOCK = (
     "sm__cycles_elapsed.avg.per_second",
     "smsp__cycles_elapsed.avg.per_second",
@@ -155,7 +169,8 @@ class LaunchFigures:
     ``how`` maps ``time``/``dram_bytes``/``flops``/``l2_bytes``/``l1_bytes`` to how each
     was derived; ``estimated`` names those that are estimates. ``pct`` holds
     utilisations in percent of peak (``pipe``, ``sm``, ``memory``, ``dram``, ``l2``,
-    ``l1``); ``pipe`` names the busiest arithmetic pipe; ``sm_clock_hz`` the SM clock.
+    ``l1``, ``issue``, ``occupancy``); ``pipe`` names the busiest arithmetic pipe;
+    ``sm_clock_hz`` the SM clock; ``waves`` the waves of blocks per SM.
     ``flops_complete`` is False when a FLOP source is not counted at all (tensor work
     in an export without tensor counters), so ``flops`` is a lower bound.
     """
@@ -176,6 +191,7 @@ class LaunchFigures:
     pipe: str | None = None
     sm_clock_hz: float | None = None
     flops_complete: bool = True
+    waves: float | None = None
 
     @property
     def roofline_ready(self) -> bool:
@@ -358,7 +374,8 @@ def launch_figures(la: Launch, sheet=None) -> LaunchFigures:
         how["time"] = t_how
 
     pct: dict[str, float] = {}
-    for key, names in (("sm", SM_PCT), ("memory", MEMORY_PCT), ("dram", DRAM_PCT), ("l2", L2_PCT), ("l1", L1_PCT)):
+    for key, names in (("sm", SM_PCT), ("memory", MEMORY_PCT), ("dram", DRAM_PCT), ("l2", L2_PCT), ("l1", L1_PCT),
+                       ("issue", ISSUE_PCT), ("occupancy", OCCUPANCY_PCT)):
         v, _ = _pct(la, names)
         if v is not None:
             pct[key] = v
@@ -367,6 +384,7 @@ def launch_figures(la: Launch, sheet=None) -> LaunchFigures:
         pct["pipe"] = pipe_v
         how["pipe"] = pipe_metric
     clock, _, _ = lookup(la, SM_CLOCK, _RATE)
+    waves, _, _ = lookup(la, WAVES)
 
     # DRAM bytes
     b, dram_present = _dram_bytes(la, t, sheet, how, estimated, notes)
@@ -431,7 +449,7 @@ def launch_figures(la: Launch, sheet=None) -> LaunchFigures:
     flops = sum(flops_by.values()) if flops_by else None
     return LaunchFigures(
         t, b, flops, flops_by, precision_of(flops_by), tensor_inst, reason, tuple(dict.fromkeys(notes)), how,
-        frozenset(estimated), cache.get("l2"), cache.get("l1"), pct, pipe, clock, flops_complete,
+        frozenset(estimated), cache.get("l2"), cache.get("l1"), pct, pipe, clock, flops_complete, waves,
     )
 
 

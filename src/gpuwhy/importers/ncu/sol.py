@@ -7,17 +7,22 @@ Throughput", old "Memory [%]"; where only "SOL FB/L2/TEX" exist, the busiest of
 them). Its SOLBottleneck rule says compute or memory by which is higher, and
 "latency" (neither unit busy) when both are below 60%.
 
-gpuwhy's regime agrees (:func:`agrees`) when it is ``compute`` and ncu's compute
-throughput is at least its memory throughput, ``memory`` and the memory throughput
-is higher, or ``overhead`` and both are below :data:`LATENCY_PCT`.
+gpuwhy's regime agrees (:func:`agrees`) when it is ``compute`` or ``issue`` (the SM's
+pipes or issue are the limit: the compute side) and ncu's compute throughput is at
+least its memory throughput; ``memory`` and the memory throughput is higher;
+``latency`` (memory latency-bound) and the memory throughput is higher or both are
+below :data:`LATENCY_PCT` (ncu's own "latency issues"); ``overhead`` and both are
+below :data:`LATENCY_PCT`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...model.issue_bound import BUSY_PCT
+
 #: Below this (percent of peak) on both throughputs ncu's rule reports latency issues.
-LATENCY_PCT = 60.0
+LATENCY_PCT = BUSY_PCT
 
 
 @dataclass(frozen=True)
@@ -37,12 +42,15 @@ class NcuSol:
         """Whether gpuwhy's ``regime`` says what ncu says (None when there is no regime)."""
         if regime is None:
             return None
-        if regime == "compute":
+        low = max(self.compute_pct, self.memory_pct) < LATENCY_PCT
+        if regime in ("compute", "issue"):
             return self.compute_pct >= self.memory_pct
         if regime == "memory":
             return self.memory_pct > self.compute_pct
+        if regime == "latency":
+            return self.memory_pct > self.compute_pct or low
         if regime == "overhead":
-            return max(self.compute_pct, self.memory_pct) < LATENCY_PCT
+            return low
         return False
 
     def to_dict(self, regime: str | None = None) -> dict:
