@@ -65,7 +65,8 @@ def test_the_api_gives_what_the_commands_print(cli):
     assert ncu.devices[0].kernels[0].regime == "compute"
     trace = gpuwhy.read_trace(REAL / "trace_dataloader.json", top=3)
     assert to_plain(trace) == body("trace", str(REAL / "trace_dataloader.json"), "--top", "3")
-    assert trace.verdict == "overhead-bound"
+    # num_workers=0 with six numpy passes per sample (EXPORTS.md): the GPU idles inside the DataLoader's __next__
+    assert trace.verdict == "data-loading-bound"
 
 
 @pytest.mark.parametrize("call, words", [

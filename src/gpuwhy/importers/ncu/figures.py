@@ -242,6 +242,10 @@ def _time(la: Launch) -> tuple[float | None, str, bool, list[str]]:
                 return v * 1e-9, name, True, notes
             return v, name, True, notes
     present = any(lookup(la, (n,), ("time",))[2] for n in TIME_METRICS)
+    for n in TIME_METRICS:
+        v, dim = la.metrics.get(n, (None, None))
+        if v is not None and not _dims_ok(dim, ("time",)):
+            notes.append(f"{n} has unit dimension {dim}, expected time; ignored")
     for cyc, rate in CYCLE_TIME_PAIRS:
         c, _, _ = lookup(la, (cyc,), ("count",))
         r, _, _ = lookup(la, (rate,), _RATE)
