@@ -44,7 +44,7 @@ def test_impossible_threshold_fails_that_check_only():
     assert st["dram_bandwidth"] == FAIL
     assert [n for n, s in st.items() if s == FAIL] == ["dram_bandwidth"]
     c = next(c for c in rep.checks if c.name == "dram_bandwidth")
-    assert "4752" in c.threshold and "92.7%" in c.value
+    assert "4,752" in c.threshold and "92.7%" in c.value
 
 
 @pytest.mark.parametrize(

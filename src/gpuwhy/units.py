@@ -7,6 +7,7 @@ Formatting to human units happens only at the edges (render, CLI messages).
 from __future__ import annotations
 
 import math
+import numbers
 import re
 
 from .errors import UsageError
@@ -104,39 +105,153 @@ def parse_count(text: str | int, what: str = "count") -> int:
     return int(value)
 
 
-def fmt_si(value: float | None, unit: str = "", digits: int = 3) -> str:
-    """Format ``value`` with an SI prefix, e.g. ``fmt_si(4.8e12, 'B/s') == '4.80 TB/s'``.
+# ---------------------------------------------------------------- formatting --
+# One formatter for people: a mantissa of about ``digits`` significant figures,
+# SI prefixes for quantities with a unit, engineering notation (exponent a
+# multiple of three, ``71.6e6``) for dimensionless numbers outside 1e-3..1e6.
+# Python's ``g`` format (``1.29e+04``) is never shown to a person.
 
-    ``None`` renders as ``n/a``.
+_BIG_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"), (1e-12, "ps"))
+_LONG_TIMES = ((86400.0, "days"), (3600.0, "h"), (60.0, "min"))
+
+
+def _missing(value) -> bool:
+    return value is None or isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value)
+
+
+def _sig(x: float, digits: int, trim: bool = True) -> str:
+    """``x`` with ``digits`` significant figures, fixed-point (``4.8``, ``850``, ``0.0123``);
+    trailing zeros dropped when ``trim`` (``4.80`` kept otherwise)."""
+    if x == 0:
+        return "0"
+    decimals = max(digits - 1 - math.floor(math.log10(abs(x))), 0)
+    text = f"{x:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if trim and "." in text else text
+
+
+def _round_sig(x: float, digits: int) -> float:
+    """``x`` rounded to ``digits`` significant figures (so 999.7 becomes 1000 before a prefix is picked)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    return round(x, digits - 1 - math.floor(math.log10(abs(x))))
+
+
+def fmt_eng(value: float, digits: int = 3, trim: bool = True) -> str:
+    """Engineering notation: ``71.6e6``, ``1e9``, ``120e-6`` (exponent a multiple of three, no ``+``); ``0`` for zero."""
+    x = _round_sig(float(value), digits)
+    if x == 0:
+        return "0"
+    if not math.isfinite(x):
+        return "inf" if x > 0 else ("-inf" if x < 0 else "n/a")
+    exp = 3 * math.floor(math.log10(abs(x)) / 3)
+    mant = _round_sig(x / 10.0**exp, digits)
+    if abs(mant) >= 1000:  # 999.95e3 rounds up to 1e6
+        mant, exp = mant / 1000, exp + 3
+    return f"{_sig(mant, digits, trim)}e{exp}" if exp else _sig(mant, digits, trim)
+
+
+def fmt_num(value: float | None, digits: int = 3, trim: bool = True) -> str:
+    """A dimensionless number for people: ``0.00176``, ``3.36``, ``66.1``, ``4,598``, ``71.6e6``, ``120e-6``.
+
+    Fixed-point with ``digits`` significant figures (whole numbers from 10**digits up,
+    thousands separated) for 1e-3 <= |x| < 1e6, engineering notation outside;
+    trailing zeros dropped unless ``trim`` is False (a table column: ``55.0``);
+    ``n/a`` for None or NaN, ``inf`` for infinity.
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _missing(value):
         return "n/a"
-    if value == 0:
-        return f"0 {unit}".strip()
-    prefixes = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
-    a = abs(value)
-    for factor, p in prefixes:
-        if a >= factor * 0.9995:
-            return f"{value / factor:.{digits}g} {p}{unit}".strip()
-    return f"{value:.{digits}g} {unit}".strip()
+    x = float(value)
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    r = _round_sig(x, digits)
+    a = abs(r)
+    if a == 0:
+        return "0"
+    if a >= 1e6 or a < 1e-3:
+        return fmt_eng(x, digits, trim)
+    if a >= 10**digits:
+        return f"{x:,.0f}"
+    text = _sig(r, digits, trim)
+    if a >= 1000:
+        whole, _, frac = text.partition(".")
+        text = f"{int(whole):,}" + (f".{frac}" if frac else "")
+    return text
+
+
+def fmt_pct(value: float | None, decimals: int = 1) -> str:
+    """A percentage (``value`` already in percent): ``95.8%`` with ``decimals`` decimals below
+    1000%, then :func:`fmt_num` (``2,315%``, ``1.49e6%``); ``n/a`` for None/NaN."""
+    if _missing(value):
+        return "n/a"
+    x = float(value)
+    if abs(x) >= 1000 or math.isinf(x):
+        return f"{fmt_num(x)}%"
+    return f"{x:.{decimals}f}%"
+
+
+def fmt_si(value: float | None, unit: str = "", digits: int = 3) -> str:
+    """``value`` with an SI prefix: ``fmt_si(4.8e12, 'B/s') == '4.8 TB/s'``, ``fmt_si(1.5e-3, 'FLOP/byte') == '0.0015 FLOP/byte'``.
+
+    Prefixes k..E from 1e3 up (engineering notation past 1e21); below 1 a plain
+    decimal down to 1e-3, then engineering notation (``120e-6 B``). Seconds go
+    through :func:`fmt_time`. ``None``/NaN render as ``n/a``.
+    """
+    if _missing(value):
+        return "n/a"
+    if unit == "s":
+        return fmt_time(value, digits)
+    x = float(value)
+    if x == 0 or math.isinf(x):
+        return f"{fmt_num(x)} {unit}".strip()
+    a = abs(_round_sig(x, digits))
+    if a >= 1000 * 1e18:
+        return f"{fmt_eng(x, digits)} {unit}".strip()
+    if a < 1.0:
+        return f"{fmt_num(x, digits)} {unit}".strip()
+    for factor, p in _BIG_PREFIXES:
+        if a >= factor:
+            m = _round_sig(x / factor, digits)
+            return f"{_sig(m, digits)} {p}{unit}".strip()
+    return f"{_sig(x, digits)} {unit}".strip()  # pragma: no cover
 
 
 def fmt_time(seconds: float | None, digits: int = 3) -> str:
-    """Format a duration in s, ms, us or ns, e.g. ``fmt_time(8.9e-3) == '8.9 ms'``; ``None`` is ``n/a``."""
-    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
+    """A duration for people: ``1.76 us``, ``8.9 ms``, ``12.9 s``, ``4.5 min``, ``4.14 h``, ``12 days``; ``n/a`` for None/NaN.
+
+    ps..s below two minutes, then minutes, hours and days (whole-day counts past a
+    million days in engineering notation).
+    """
+    if _missing(seconds):
         return "n/a"
-    a = abs(seconds)
-    for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
-        if a >= factor * 0.9995:
-            return f"{seconds / factor:.{digits}g} {unit}"
-    return f"{seconds / 1e-9:.{digits}g} ns"
+    x = float(seconds)
+    if x == 0:
+        return "0 s"
+    if math.isinf(x):
+        return f"{fmt_num(x)} s"
+    a = abs(_round_sig(x, digits))
+    for factor, unit in _LONG_TIMES:
+        if a >= 2 * factor:
+            return f"{fmt_num(x / factor, digits)} {unit}"
+    for factor, unit in _TIME_UNITS:
+        if a >= factor:
+            return f"{_sig(_round_sig(x / factor, digits), digits)} {unit}"
+    return f"{fmt_num(x / 1e-12, digits)} ps"
 
 
 def fmt_bytes(n: float | None, digits: int = 3) -> str:
-    """Format a byte count with binary prefixes (KiB, MiB, GiB); ``None`` is ``n/a``."""
-    if n is None:
+    """A byte count with binary prefixes: ``512 B``, ``60 MiB``, ``1.5 TiB``, ``2 EiB``; ``n/a`` for None/NaN."""
+    if _missing(n):
         return "n/a"
-    for factor, unit in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if abs(n) >= factor:
-            return f"{n / factor:.{digits}g} {unit}"
-    return f"{n:.0f} B"
+    x = float(n)
+    if math.isinf(x):
+        return f"{fmt_num(x)} B"
+    a = abs(x)
+    for power, unit in ((60, "EiB"), (50, "PiB"), (40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
+        factor = 2.0**power
+        if a >= factor * (1 - 0.5 * 10.0 ** -(digits - 1)) and _round_sig(a / factor, digits) >= 1:
+            m = _round_sig(x / factor, digits)
+            if abs(m) >= 1024 and unit != "EiB":
+                continue
+            return f"{fmt_num(m, digits) if unit == 'EiB' else _sig(m, digits)} {unit}"
+    return f"{fmt_num(x, digits) if a < 1 else f'{x:.0f}'} B"

@@ -42,6 +42,7 @@ from typing import Any, Callable, Iterable
 
 from ..device.sheet import sheet_for
 from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
+from ..units import fmt_num, fmt_pct
 from .classify import Classification, run_classify
 
 #: Keyword names ``measure`` keeps for itself (the rest go to ``fn``).
@@ -110,7 +111,7 @@ class MeasuredClassification(Classification):
         lb = " (bytes: lower bound)" if self.bytes_is_lower_bound else ""
         return (
             f"{v.workload.name}: {v.regime}-bound on the {self.sheet.name} ({self.dtype}), "
-            f"{fmt_time(self.time_s)} median of {self.measurement.reps}, {v.arithmetic_intensity:.3g} FLOP/byte, "
+            f"{fmt_time(self.time_s)} median of {self.measurement.reps}, {fmt_num(v.arithmetic_intensity)} FLOP/byte, "
             f"{fmt_si(v.achieved_flops, 'FLOP/s')}, {fmt_si(v.achieved_bandwidth, 'B/s')}{lb}, "
             f"{v.sol_pct:.0f}% of the roof ({v.ceilings.source})"
         )
@@ -244,10 +245,10 @@ def _count_flops_torch(call: Callable[[], Any]) -> tuple[float, str, Any, bool]:
     total = mm + pw.flops
     parts = []
     if mm:
-        parts.append(f"{mm:.4g} from torch.utils.flop_counter (matmul/conv/attention formulas)")
+        parts.append(f"{fmt_num(mm, 4)} from torch.utils.flop_counter (matmul/conv/attention formulas)")
     if pw.flops:
         ops = ", ".join(sorted(pw.ops))
-        parts.append(f"{pw.flops:.4g} from pointwise ops ({ops}; 1 FLOP per output element)")
+        parts.append(f"{fmt_num(pw.flops, 4)} from pointwise ops ({ops}; 1 FLOP per output element)")
     return float(total), "; ".join(parts) or "torch.utils.flop_counter counted none", result, mm > 0
 
 

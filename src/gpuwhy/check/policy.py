@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import SpecError, UsageError
 from ..resources import bundled_dir
+from ..units import fmt_num
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 HEALTH_CHECKS = ("ecc_uncorrected", "remapped_rows", "clock_events", "pcie_link", "other_processes", "driver_nvrtc")
@@ -240,11 +241,11 @@ def _fraction_check(name: str, measured: float | None, sheet: float | None, frac
     threshold = f">= {frac:.2f} x sheet"
     if sheet is None:
         return CheckResult(name, SKIP, threshold=threshold, detail=obs.reasons.get(name, "no spec sheet figure to compare with"))
-    threshold = f">= {frac:.2f} x {sheet:g} {unit} = {frac * sheet:.4g} {unit}"
+    threshold = f">= {frac:.2f} x {fmt_num(sheet, 6)} {unit} = {fmt_num(frac * sheet, 4)} {unit}"
     if measured is None:
         return CheckResult(name, SKIP, threshold=threshold, detail=obs.reasons.get(name, "not measured"))
     ok = measured >= frac * sheet
-    return CheckResult(name, PASS if ok else FAIL, f"{measured:.4g} {unit} ({measured / sheet:.1%} of sheet)", threshold,
+    return CheckResult(name, PASS if ok else FAIL, f"{fmt_num(measured, 4)} {unit} ({measured / sheet:.1%} of sheet)", threshold,
                        "" if ok else f"below the threshold by {(frac * sheet - measured) / sheet:.1%} of the sheet figure")
 
 
@@ -262,10 +263,10 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
     ]
     lim = policy.max_launch_overhead_us
     if obs.launch_overhead_us is None:
-        checks.append(CheckResult("launch_overhead", SKIP, threshold=f"<= {lim:g} us", detail=r.get("launch_overhead", "not measured")))
+        checks.append(CheckResult("launch_overhead", SKIP, threshold=f"<= {fmt_num(lim, 6)} us", detail=r.get("launch_overhead", "not measured")))
     else:
         ok = obs.launch_overhead_us <= lim
-        checks.append(CheckResult("launch_overhead", PASS if ok else FAIL, f"{obs.launch_overhead_us:.3g} us", f"<= {lim:g} us"))
+        checks.append(CheckResult("launch_overhead", PASS if ok else FAIL, f"{fmt_num(obs.launch_overhead_us)} us", f"<= {fmt_num(lim, 6)} us"))
 
     def health(name: str, value_missing: bool, ok: bool, value: str, threshold: str, detail_fail: str = "") -> None:
         if not policy.health.get(name, True):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Annotated, Any, Callable, Optional
 
 import typer
+from ..units import fmt_num
 
 # (parameter name, flag, metavar, help), in the order the options are listed.
 _SCALING_OPTIONS = (
@@ -230,7 +231,7 @@ class LlmText:
             if params is None:
                 params = m.params
             elif abs(params - m.params) > 0.005 * m.params:
-                notes.append(f"--params {self.params} overrides the {m.name} shape's {m.params:.4g} parameters")
+                notes.append(f"--params {self.params} overrides the {m.name} shape's {fmt_num(m.params, 4)} parameters")
             if wd is None and m.dtype:
                 wd = m.dtype
                 notes.append(f"weights in {wd}, the dtype {m.name} is published in (--weight-dtype to change)")

@@ -61,6 +61,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..inputs import read_input
 from .kernel_names import display_names
+from ..units import fmt_num
 
 #: Idle share of the GPU's span (percent) from which a trace is overhead-bound.
 IDLE_OVERHEAD_PCT = 30.0
@@ -499,7 +500,7 @@ def analyze_trace(data, source: str = "<trace>", top: int = 10) -> TraceReport:
         if over:
             d = max(over, key=lambda x: x.idle_s)
             summary = (
-                f"overhead-bound: GPU {d.device} is idle {d.idle_pct:.0f}% of its {d.span_s * 1e3:.3g} ms span "
+                f"overhead-bound: GPU {d.device} is idle {d.idle_pct:.0f}% of its {fmt_num(d.span_s * 1e3)} ms span "
                 f"({100 * d.host_wait_s / d.span_s:.0f}% waiting on the host)"
             )
             if (d.short_kernel_pct or 0) >= SHORT_MAJORITY_PCT:
@@ -507,7 +508,7 @@ def analyze_trace(data, source: str = "<trace>", top: int = 10) -> TraceReport:
         else:
             d = max(devices, key=lambda x: x.busy_s)
             summary = (
-                f"gpu-bound: GPU {d.device} is busy {d.busy_pct:.0f}% of its {d.span_s * 1e3:.3g} ms span; "
+                f"gpu-bound: GPU {d.device} is busy {d.busy_pct:.0f}% of its {fmt_num(d.span_s * 1e3)} ms span; "
                 "the time is in the kernels: hand the top kernels to the roofline (gpuwhy ncu / gpuwhy classify)"
             )
     return TraceReport(
@@ -626,7 +627,7 @@ def _analyze_gpu(dev, ts, dur, kind, name, launch, streams, exts, ext_flops, ful
                 f"({int(host.sum())} gaps where the next launch call began after the GPU had gone idle)"
             )
         if short_flag or (short_pct or 0) > SHORT_MAJORITY_PCT:
-            reasons.append(f"{short_pct:.0f}% of the {n_k} kernels are shorter than 10 us (median {median_k * 1e6:.3g} us)")
+            reasons.append(f"{short_pct:.0f}% of the {n_k} kernels are shorter than 10 us (median {fmt_num(median_k * 1e6)} us)")
         if scan.sync_calls:
             remedies.append(
                 f"Remove host syncs from the loop: {scan.sync_calls} blocking calls (cudaStreamSynchronize, cudaMemcpy D2H, ...) "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_time
+from ..units import fmt_num, fmt_time
 from .cells import num, pct
 from .console import note, note_left_out, out
 
@@ -25,7 +25,7 @@ def render_ncu(report) -> None:
     for d in report.devices:
         c = d.ceilings
         who = f"GPU {d.device}" + (f" ({d.name})" if d.name else "")
-        con.print(Text(f"{who} judged against the {d.sheet} sheet: {c['memory_bandwidth_gbs']:g} GB/s DRAM, "
+        con.print(Text(f"{who} judged against the {d.sheet} sheet: {fmt_num(c['memory_bandwidth_gbs'], 6)} GB/s DRAM, "
                        f"{d.launches} launches, {fmt_time(d.total_time_s)} of kernel time", style="bold"))
         t = Table(title_justify="left", pad_edge=False)
         t.add_column("kernel", overflow="fold", max_width=48)

@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..units import fmt_si
+from ..units import fmt_num, fmt_pct, fmt_si
 from .fit import chart_columns
 from .roofline_geometry import Frame, Roof, drawn_at, rate_unit, x_tick_text, y_tick_text
 
@@ -251,10 +251,10 @@ class WorkloadPoint:
     def label(self) -> str:
         """``NAME: memory-bound (92x), 71% of SOL``."""
         v = self.verdict
-        ratio = f" ({v.bound_ratio:.3g}x)" if math.isfinite(v.bound_ratio) else ""
+        ratio = f" ({fmt_num(v.bound_ratio)}x)" if math.isfinite(v.bound_ratio) else ""
         text = f"{self.name}: {v.regime}-bound{ratio}"
         if v.sol_pct is not None:
-            text += f", {v.sol_pct:.0f}% of SOL"
+            text += f", {fmt_pct(v.sol_pct, 0)} of SOL"
         return text
 
     def to_dict(self) -> dict:
@@ -491,14 +491,14 @@ def text_chart(chart: RooflineChart, width: int = 64, height: int = 18) -> list[
     for i, r in enumerate(chart.roofs):
         style = "dashed" if r.kind == "spec" else "solid"
         lines.append(f"  {ROOF_MARKS[i % len(ROOF_MARKS)]}  {r.label} ({style}): {r.bandwidth / 1e9:,.0f} GB/s, "
-                     f"{fmt_si(r.peak_flops, 'FLOP/s')}, ridge {r.ridge:.3g} FLOP/byte  [{r.source}]")
+                     f"{fmt_si(r.peak_flops, 'FLOP/s')}, ridge {fmt_num(r.ridge)} FLOP/byte  [{r.source}]")
     lines.append("  R  ridge point of a roof")
     for j, s in enumerate(chart.sweeps):
-        ridge = f"empirical ridge {s.ridge:.3g} FLOP/byte (X)" if s.ridge else "no empirical ridge"
+        ridge = f"empirical ridge {fmt_num(s.ridge)} FLOP/byte (X)" if s.ridge else "no empirical ridge"
         lines.append(f"  {SWEEP_MARKS[j % len(SWEEP_MARKS)]}  {s.dtype} mixed-intensity sweep, {len(s.points)} points; {ridge}")
     for j, w in enumerate(chart.workloads):
         where = "on the roof" if w.on_roof else f"{fmt_si(w.flops, 'FLOP/s')} achieved"
-        lines.append(f"  {WORKLOAD_MARKS[j % len(WORKLOAD_MARKS)]}  {w.label} ({w.intensity:.3g} FLOP/byte, {where})")
+        lines.append(f"  {WORKLOAD_MARKS[j % len(WORKLOAD_MARKS)]}  {w.label} ({fmt_num(w.intensity)} FLOP/byte, {where})")
     if cv.contains("+"):
         lines.append("  +  spec roofs share the cell")
     if cv.contains("*"):
@@ -545,7 +545,7 @@ def save_chart(chart: RooflineChart, path: str) -> str:
         (x0, y0), (xr, yr), (x1, y1) = r.vertices(frame)
         ax.plot([x0, xr, x1], [y0, yr, y1], linestyle="--" if r.kind == "spec" else "-", color=col,
                 linewidth=1.2 if r.kind == "spec" else 1.8,
-                label=f"{r.label}: {r.bandwidth / 1e9:,.0f} GB/s, {r.peak_flops / 1e12:.4g} TFLOP/s, ridge {r.ridge:.3g}")
+                label=f"{r.label}: {r.bandwidth / 1e9:,.0f} GB/s, {fmt_num(r.peak_flops / 1e12, 4)} TFLOP/s, ridge {fmt_num(r.ridge)}")
         ax.plot([r.ridge], [r.peak_flops], marker="o", color=col, markersize=5,
                 markerfacecolor="white" if r.kind == "spec" else col)
     for s in chart.sweeps:
@@ -578,7 +578,7 @@ def save_chart(chart: RooflineChart, path: str) -> str:
     lb = legend.get_window_extent(fig.canvas.get_renderer())  # px, y up
     lay = layout(plane, chart.roofs, [Mark.of(w.label, w.verdict) for w in chart.workloads], spec_word="spec",
                  reserved=[(lb.x0, H - lb.y1, lb.x1, H - lb.y0)],
-                 sweep_ridges=[(s.ridge, max(f for _, f in s.points), f"empirical ridge {s.ridge:.3g}",
+                 sweep_ridges=[(s.ridge, max(f for _, f in s.points), f"empirical ridge {fmt_num(s.ridge)}",
                                 slot.get(s.precision, 0)) for s in chart.sweeps if s.ridge and s.points])
     halo = [patheffects.withStroke(linewidth=3 * pt, foreground="white")]
 
@@ -620,10 +620,10 @@ def render_chart(chart: RooflineChart, text: bool = True) -> None:
                      ("ridge FLOP/byte", {"justify": "right"}), ("source", {})):
         t.add_column(name, **kw)
     for r in chart.roofs:
-        t.add_row(r.label, f"{r.bandwidth / 1e9:,.0f}", f"{r.peak_flops / 1e12:.4g}", f"{r.ridge:.3g}", r.source)
+        t.add_row(r.label, f"{r.bandwidth / 1e9:,.0f}", f"{fmt_num(r.peak_flops / 1e12, 4)}", f"{fmt_num(r.ridge)}", r.source)
     for s in chart.sweeps:
-        t.add_row(f"{s.dtype} sweep (empirical)", "", f"{max(f for _, f in s.points) / 1e12:.4g}",
-                  "n/a" if not s.ridge else f"{s.ridge:.3g}", s.source)
+        t.add_row(f"{s.dtype} sweep (empirical)", "", f"{fmt_num(max(f for _, f in s.points) / 1e12, 4)}",
+                  "n/a" if not s.ridge else f"{fmt_num(s.ridge)}", s.source)
     con.print(t)
     if chart.workloads:
         w = Table(title="workloads", title_justify="left")
@@ -633,11 +633,11 @@ def render_chart(chart: RooflineChart, text: bool = True) -> None:
             w.add_column(name, **kw)
         for p in chart.workloads:
             v = p.verdict
-            w.add_row(p.name, f"{v.arithmetic_intensity:.3g}", f"{v.regime}-bound" + (
-                f" ({v.bound_ratio:.3g}x)" if math.isfinite(v.bound_ratio) else ""),
+            w.add_row(p.name, f"{fmt_num(v.arithmetic_intensity)}", f"{v.regime}-bound" + (
+                f" ({fmt_num(v.bound_ratio)}x)" if math.isfinite(v.bound_ratio) else ""),
                 fmt_si(v.attainable_flops, "FLOP/s"),
                 "n/a" if v.achieved_flops is None else fmt_si(v.achieved_flops, "FLOP/s"),
-                "n/a" if v.sol_pct is None else f"{v.sol_pct:.0f}%")
+                fmt_pct(v.sol_pct, 0))
         con.print(w)
         for p in chart.workloads:
             for msg in p.verdict.warnings:
@@ -698,22 +698,22 @@ def render_roofline_sweep(sweep, sheet=None) -> None:
                          ("% roof", {"justify": "right"}), ("bound", {})):
             t.add_column(name, **kw)
         for p in c.points:
-            t.add_row(str(p.fmas), f"{p.intensity:.3g}", fmt_time(p.time.median_s), f"{p.time.cv * 100:.1f}%",
-                      f"{p.achieved_bandwidth / 1e9:,.0f}", f"{p.achieved_flops / 1e12:.3g}",
-                      "n/a" if p.roof_flops is None else f"{p.roof_flops / 1e12:.3g}",
+            t.add_row(str(p.fmas), f"{fmt_num(p.intensity)}", fmt_time(p.time.median_s), f"{p.time.cv * 100:.1f}%",
+                      f"{p.achieved_bandwidth / 1e9:,.0f}", f"{fmt_num(p.achieved_flops / 1e12)}",
+                      "n/a" if p.roof_flops is None else f"{fmt_num(p.roof_flops / 1e12)}",
                       "n/a" if p.pct_of_roof is None else f"{p.pct_of_roof:.1f}%", p.bound or "")
         con.print(t)
         f = c.fit
         line = Text(f"{c.dtype}: ", style="bold")
         if f.ridge:
-            line += Text(f"empirical ridge {f.ridge:.3g} FLOP/byte (fitted roofs {f.bandwidth / 1e9:,.0f} GB/s and "
-                         f"{f.peak_flops / 1e12:.3g} TFLOP/s)")
+            line += Text(f"empirical ridge {fmt_num(f.ridge)} FLOP/byte (fitted roofs {f.bandwidth / 1e9:,.0f} GB/s and "
+                         f"{fmt_num(f.peak_flops / 1e12)} TFLOP/s)")
         else:
             line += Text("no empirical ridge")
         if c.model_ridge:
-            line += Text(f"; ceilings' ridge {c.model_ridge:.3g} FLOP/byte")
+            line += Text(f"; ceilings' ridge {fmt_num(c.model_ridge)} FLOP/byte")
         if f.knee:
-            line += Text(f"; reaches {f.knee_fraction:.0%} of the compute ceiling at {f.knee:.3g} FLOP/byte")
+            line += Text(f"; reaches {f.knee_fraction:.0%} of the compute ceiling at {fmt_num(f.knee)} FLOP/byte")
         con.print(line)
         con.print(Text(f"ceilings: peak {c.peak_source}; bandwidth {c.bandwidth_source}", style="dim"))
         if c.check:

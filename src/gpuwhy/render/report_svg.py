@@ -15,6 +15,7 @@ from typing import Sequence
 from .numfmt import tera_unit
 from .report_data import roof_name
 from .roofline_geometry import Frame, Mark, Plane, Roof, layout, minor_ticks, rate_unit
+from ..units import fmt_num
 
 #: Colours of the precisions' roofs, in slot order (:func:`~gpuwhy.render.roofline_geometry.slots`).
 COLORS = ("#0b5cad", "#c0560c", "#2b7a3d", "#8a3ea8")
@@ -53,8 +54,8 @@ def roofline_svg(roofs: Sequence[Roof], points: Sequence = (), sweep: Sequence[t
     unit = rate_unit(roofs[0].precision)
     plane = Plane.fit(frame, W, H, unit, font=_FONT)
     lay = layout(plane, roofs, marks, two_line=W < 440, spec_word="sheet", colour_slots=colour_slots)
-    desc = "; ".join(f"{roof_name(r)}: {r.bandwidth_gbs:.0f} GB/s, {r.peak_tflops:.4g} {tera_unit(r.precision)}, "
-                     f"ridge {r.ridge:.3g} FLOP/byte" for r in roofs)
+    desc = "; ".join(f"{roof_name(r)}: {r.bandwidth_gbs:.0f} GB/s, {fmt_num(r.peak_tflops, 4)} {tera_unit(r.precision)}, "
+                     f"ridge {fmt_num(r.ridge)} FLOP/byte" for r in roofs)
     desc += "".join(f"; {pp.label}" for pp in points)
     x_ticks = [(t, *plane.x_tick_anchor(t, _FONT)) for t in plane.x_ticks()]
     return environment().get_template("roofline.svg.j2").render(

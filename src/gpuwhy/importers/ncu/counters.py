@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .read import Launch
+from ...units import fmt_num
 
 TIME_METRICS = ("gpu__time_duration.sum", "gpu__time_duration", "gpu__time_duration.avg", "Duration")
 DRAM_READ = ("dram__bytes_read.sum",)
@@ -191,7 +192,7 @@ def launch_figures(la: Launch) -> LaunchFigures:
         reason = "every FLOP counter is n/a"
     elif tensor_inst and not tensor:
         reason = (
-            f"{tensor_inst:.3g} tensor-core instructions executed but the export has no sm__ops_path_tensor_* counter, "
+            f"{fmt_num(tensor_inst)} tensor-core instructions executed but the export has no sm__ops_path_tensor_* counter, "
             "so its FLOPs are unknown; add those metrics (see docs/diagnose.md)"
         )
     elif b == 0 and sum(flops_by.values()) == 0:
