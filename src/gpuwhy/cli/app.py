@@ -173,6 +173,11 @@ def _run(args: list[str]) -> int:
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
             return _fail(exc.format_message().replace("\n", " ") + hint, EXIT_USAGE)
+        from ..device.driver import library_error
+
+        lib = library_error(exc)  # a CUDA library that cannot be used, wherever it was first called
+        if lib is not None:
+            return _fail(str(lib), lib.exit_code)
         if isinstance(exc, OSError) and (exc.errno in _WRITE_ERRNOS or _flush_error() is not None):
             # gpuwhy's own files report their write errors as usage errors; what is left is the output
             return _output_failed(exc)

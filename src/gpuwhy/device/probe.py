@@ -31,7 +31,7 @@ from typing import Any, Iterable
 from ..errors import NoDeviceError, UsageError
 from . import derive
 from .health import nvml_query, read_health
-from .nvml import NA, is_na
+from .nvml import NA, is_lenient, is_na
 from .probe_report import (
     Derived,
     DeviceReport,
@@ -75,9 +75,13 @@ __all__ = [
 
 
 def _match_sheet(name: Any, pci_id: Any, mig: MigSlice | None, spec_dirs) -> SheetChoice:
-    if is_na(name):
+    """The sheet for the device's name and PCI id; a name that is unknown or was not clean text
+    (:class:`~gpuwhy.device.nvml.Lenient`) leaves the PCI id to decide alone."""
+    pci = None if is_na(pci_id) else pci_id
+    if is_na(name) and pci is None:
         return SheetChoice(None, "none", f"no sheet matched: the device name is unknown ({name.reason})")
-    return sheet_for(nvml_name=name, pci_device_id=None if is_na(pci_id) else pci_id, mig=mig, spec_dirs=spec_dirs)
+    clean = None if (is_na(name) or is_lenient(name)) else name
+    return sheet_for(nvml_name=clean, pci_device_id=pci, mig=mig, spec_dirs=spec_dirs)
 
 
 #: A MIG slice's own figure when CUDA sees the slice but NVML's MIG device was not identified.
@@ -257,6 +261,10 @@ def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs,
             sheet_match = _match_sheet(name, pci_id, mig_slice, spec_dirs)
         warnings.append(f"this is a MIG slice, not the whole GPU: {sheet_match.note}")
     ident.set("mig", mig_slice)
+    for key, value in ident.values.items():
+        if is_lenient(value):
+            warnings.append(f"the {key.replace('_', ' ')} the driver reports is not clean text ({value.replaced}); "
+                            "shown with \\x escapes" + ("; the PCI device id picked the sheet" if key == "name" and sheet_match.rule == "pci_id" else ""))
     sheet = sheet_match.sheet
     if sheet is None and mig_slice is None:
         warnings.append(sheet_match.note)

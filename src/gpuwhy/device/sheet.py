@@ -120,11 +120,11 @@ def sheet_for(
         return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})"), mig)
     if gpu is not None:
         raise UsageError("empty GPU name; pass --gpu with a name from `gpuwhy specs list`")
-    if not nvml_name:
-        return SheetChoice(None, "none", "no sheet matched: the device name is unknown")
-    name = _norm(nvml_name)
     pci = str(pci_device_id).strip().lower() if pci_device_id else None
-    by_name = [s for s in lib if name in (_norm(n) for n in s.nvml_names)]
+    if not nvml_name and not pci:
+        return SheetChoice(None, "none", "no sheet matched: the device name is unknown")
+    name = _norm(nvml_name or "")  # no (readable) name: the PCI id alone decides
+    by_name = [s for s in lib if name and name in (_norm(n) for n in s.nvml_names)]
     by_pci = [s for s in lib if pci and pci in s.pci_device_ids]
     choice = None
     if len(by_pci) == 1:
@@ -153,9 +153,10 @@ def sheet_for(
         if s is not None:
             choice = SheetChoice(s, "name", f"matched {s.name} by the name {nvml_name!r} ({s.path})")
     if choice is None:
-        near = tuple(lib.closest(nvml_name))
+        near = tuple(lib.closest(nvml_name)) if nvml_name else ()
         tail = ("; closest: " + ", ".join(near)) if near else ""
-        return SheetChoice(None, "none", f"no sheet matched {nvml_name!r}{tail}; add one with --specs DIR", closest=near)
+        what = repr(nvml_name) if nvml_name else f"PCI device id {pci} (the device name is unknown)"
+        return SheetChoice(None, "none", f"no sheet matched {what}{tail}; add one with --specs DIR", closest=near)
     return _scaled(choice, mig)
 
 

@@ -18,7 +18,8 @@ Typical use (another engineer adding ``microbench/compute.cu``)::
     mod.cubin        # bytes: an ELF cubin for sm_90
     mod.kernel_names # kernel entry points read from the cubin's symbol table
 
-Errors: :class:`~gpuwhy.errors.UsageError` for an architecture this NVRTC cannot
+Errors: :class:`~gpuwhy.errors.NoDeviceError` when NVRTC cannot be loaded (exit 3:
+the package to install, the path searched); :class:`~gpuwhy.errors.UsageError` for an architecture this NVRTC cannot
 target (the message names the NVRTC needed) or a malformed arch string;
 :class:`~gpuwhy.errors.MeasurementError` when NVRTC rejects a bundled source
 (the message carries the first compiler error line).
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..archs import Arch, parse_arch
+from ..device.driver import load_nvrtc
 from ..errors import MeasurementError, UsageError
 from ..resources import bundled_dir
 
@@ -113,26 +115,22 @@ def nvrtc_version() -> tuple[int, int]:
     """``(major, minor)`` of the NVRTC library cuda-bindings loads.
 
     Raises:
-        UsageError: when no NVRTC library can be loaded (install nvidia-cuda-nvrtc).
+        NoDeviceError: no NVRTC library can be loaded (:func:`gpuwhy.device.driver.load_nvrtc`: the
+            package to install and where it was searched; exit 3).
     """
-    try:
-        from cuda.bindings import nvrtc
-
-        err, major, minor = nvrtc.nvrtcVersion()
-    except Exception as exc:  # library missing
-        raise UsageError(
-            f"NVRTC cannot be loaded ({type(exc).__name__}); install it with `pip install nvidia-cuda-nvrtc`"
-        ) from None
+    err, major, minor = load_nvrtc().nvrtcVersion()
     if int(err) != 0:
         raise UsageError(f"NVRTC failed to report its version ({err}); reinstall nvidia-cuda-nvrtc")
     return int(major), int(minor)
 
 
 def supported_archs() -> tuple[int, ...]:
-    """Compute capabilities (as ``major*10+minor``, e.g. 90) this NVRTC can target."""
-    from cuda.bindings import nvrtc
+    """Compute capabilities (as ``major*10+minor``, e.g. 90) this NVRTC can target.
 
-    err, archs = nvrtc.nvrtcGetSupportedArchs()
+    Raises:
+        NoDeviceError: no NVRTC library (see :func:`nvrtc_version`).
+    """
+    err, archs = load_nvrtc().nvrtcGetSupportedArchs()
     if int(err) != 0:
         raise UsageError(f"NVRTC failed to list its architectures ({err}); reinstall nvidia-cuda-nvrtc")
     return tuple(int(a) for a in archs)
@@ -298,7 +296,7 @@ def _out_buffer(size: int) -> bytes:
 
 def _nvrtc_cubin(source: str, arch: str, name: str, opts: tuple[str, ...]) -> tuple[bytes, str]:
     """Run NVRTC (through cuda.bindings, which needs no driver) and return (cubin, log)."""
-    from cuda.bindings import nvrtc
+    nvrtc = load_nvrtc()
 
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     if int(err) != 0:
