@@ -142,3 +142,67 @@ def test_libcuda_missing_a_symbol_names_the_symbol_and_the_driver_needed(cli, ma
 
     err2 = library_error(RuntimeError('Function "cuLaunchKernelEx" not found'))
     assert err2 is not None and err2.exit_code == 3 and "cuLaunchKernelEx" in str(err2)
+
+
+def _env():
+    e = dict(os.environ)
+    e["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + e.get("PYTHONPATH", "")
+    e.update(COLUMNS="120", GPUWHY_NO_CACHE="1")
+    return e
+
+
+def _rss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _interrupt_when(args, ready, timeout=60.0):
+    """Start ``gpuwhy ARGS``, send SIGINT once ``ready(proc, elapsed)`` is true; return
+    (returncode, stderr, seconds from SIGINT to exit)."""
+    p = subprocess.Popen([sys.executable, "-m", "gpuwhy", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, env=_env())
+    t0 = time.monotonic()
+    try:
+        while not ready(p, time.monotonic() - t0):
+            if p.poll() is not None or time.monotonic() - t0 > timeout:
+                pytest.fail(f"gpuwhy {' '.join(args)} ended (rc {p.returncode}) before it could be interrupted")
+            time.sleep(0.02)
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        err = p.communicate(timeout=30)[1]
+        return p.returncode, err, time.monotonic() - sent
+    finally:
+        if p.poll() is None:
+            p.kill()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc to see the parse start")
+def test_ctrl_c_while_parsing_a_big_trace_exits_130_within_a_second(tmp_path):
+    # A 150 MB torch.profiler trace: json's C parser alone takes seconds on it.
+    doc = json.loads((ROOT / "tests" / "fixtures" / "real" / "trace_dataloader.json").read_text())
+    events = doc["traceEvents"]
+    doc["traceEvents"] = events * (150_000_000 // len(json.dumps(events)) + 1)
+    big = tmp_path / "big_trace.json"
+    big.write_text(json.dumps(doc))
+    size = big.stat().st_size
+    # Interrupt once the file is read and being parsed (the process holds more than the file).
+    rc, err, took = _interrupt_when(["trace", str(big)], lambda p, t: _rss_bytes(p.pid) > 1.5 * size)
+    assert rc == 130, err
+    assert err.strip().splitlines() == ["gpuwhy: error: interrupted (Ctrl-C)"]
+    assert took < 1.0, f"{took:.2f} s from Ctrl-C to exit"
+
+
+def test_ctrl_c_during_an_nvrtc_compile_exits_130_within_a_second():
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from gpuwhy.device.driver import nvrtc_version
+
+    if not isinstance(nvrtc_version(), tuple):
+        pytest.skip("no NVRTC here")
+    # No cache: every bundled kernel is compiled, several seconds in all; interrupt in the middle.
+    rc, err, took = _interrupt_when(["bench", "--compile-only", "--arch", "sm_90"], lambda p, t: t > 2.5)
+    assert rc == 130, err
+    assert err.strip().splitlines() == ["gpuwhy: error: interrupted (Ctrl-C)"]
+    assert took < 1.0, f"{took:.2f} s from Ctrl-C to exit"

@@ -165,7 +165,7 @@ def test_cli_roofline_terminal_drawing(cli, cache):
     (["--gpu", "H200", "--point", "x:1T:1GB:soon"], "--point x TIME"),
     (["--gpu", "H200", "--dtype", "fp7"], "unknown --dtype 'fp7'"),
     (["--gpu", "H200", "--out", "r.pdf"], "must end in .png or .svg"),
-    (["--profile", "/nonexistent/p.json"], "cannot read --profile"),
+    (["--profile", "/nonexistent/p.json"], "--profile: '/nonexistent/p.json' does not exist"),
     (["--gpu", "H200", "--dtype", "fp8", "--no-tensor-cores"], "runs only on tensor cores"),
 ])
 def test_cli_roofline_bad_input_is_one_line(cli, cache, args, needle):

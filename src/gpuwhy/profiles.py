@@ -231,12 +231,14 @@ def load_profile(path: str, what: str = "--profile") -> DeviceProfile:
     Raises:
         UsageError: the file cannot be read or is not a profile.
     """
+    from .inputs import read_json
+
     try:
-        with open(path) as fh:
-            data = json.load(fh)
+        data = read_json(path, "a gpuwhy device profile (JSON)")
+    except UsageError as exc:
+        raise UsageError(f"{what}: {exc}") from None
+    try:
         return DeviceProfile.from_dict(data)
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} {path!r} ({exc.strerror or exc}); give a profile JSON file") from None
     except (ValueError, TypeError, AttributeError) as exc:
         raise UsageError(f"{what} {path!r} is not a gpuwhy device profile ({exc})") from None
 

@@ -288,20 +288,26 @@ def validate_sheet(data: Any, path: str, origin: str = "bundled") -> Sheet:
     )
 
 
+#: Largest YAML file read (spec sheets, policies, model shapes are a few KiB): 16 MiB.
+YAML_MAX_BYTES = 16 * 1024**2
+
+
 def load_yaml(path: Path) -> Any:
     """Parse one YAML file with the fastest safe loader available.
 
     Raises:
-        SpecError: if the file cannot be read or is not valid YAML (names the file
-            and the line).
+        SpecError: if the file cannot be read (not a regular file, over
+            :data:`YAML_MAX_BYTES`, binary) or is not valid YAML (names the file and the line).
     """
     import yaml
 
+    from .inputs import read_input
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        text = read_input(path, "a YAML file", max_bytes=YAML_MAX_BYTES, gunzip=False, expect="text").decode("utf-8")
+    except UsageError as exc:
+        raise SpecError(str(exc)) from None
     except UnicodeDecodeError:
         raise SpecError(f"{path}: not UTF-8 text") from None
     try:
@@ -325,9 +331,10 @@ def spec_dirs(extra: Iterable[str | os.PathLike] = ()) -> list[tuple[Path, str]]
         dirs.append((Path(part), "GPUWHY_SPECS"))
     for part in extra:
         dirs.append((Path(part), "--specs"))
+    from .inputs import check_input_folder
+
     for d, origin in dirs[1:]:
-        if not d.is_dir():
-            raise UsageError(f"spec folder {str(d)!r} (from {origin}) does not exist; pass a folder of *.yaml sheets")
+        check_input_folder(d, f"a folder of spec-sheet *.yaml files ({origin})")
     return dirs
 
 

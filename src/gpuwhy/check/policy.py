@@ -353,16 +353,9 @@ def write_junit(reports: list[DeviceChecks], path: str | os.PathLike) -> None:
         UsageError: if the folder does not exist, the path holds a file gpuwhy did
             not write, or the file cannot be written.
     """
-    p = Path(path)
-    if not p.parent.is_dir():
-        raise UsageError(f"--junit {str(p)!r}: folder {str(p.parent)!r} does not exist")
-    if p.exists():
-        try:
-            head = p.read_text(encoding="utf-8", errors="replace")[:400]
-        except OSError:
-            head = ""
-        if '<testsuites name="gpuwhy check"' not in head:
-            raise UsageError(f"--junit {str(p)!r}: the file exists and is not a gpuwhy report; choose another path or remove it")
+    from ..outputs import writable_output
+
+    p = writable_output(str(path), "--junit", marker=b'<testsuites name="gpuwhy check"', end=b"</testsuites>")
     try:
         p.write_text(junit_xml(reports), encoding="utf-8")
     except OSError as exc:

@@ -136,12 +136,55 @@ def main(argv: list[str] | None = None) -> int:
     _state["debug"] = "--debug" in args
     args = _json_after_command([a for a in args if a != "--debug"])
     sanitize_columns()
-    return _finish(_run(args))
+    previous = _note_ctrl_c()
+    try:
+        return _finish(_run(args))
+    except KeyboardInterrupt:  # Ctrl-C while the output was flushed
+        return _interrupted()
+    finally:
+        if previous is not None and not _state.get("own_process"):
+            import signal
+
+            signal.signal(signal.SIGINT, previous)
+
+
+def _note_ctrl_c():
+    """Make Ctrl-C raise KeyboardInterrupt as usual and note that it came (typer hides it behind an
+    exit code); returns the handler replaced, or None where none was (not the main thread)."""
+    import signal
+    import threading
+
+    _state["interrupted"] = False
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_ctrl_c(signum, frame):
+        _state["interrupted"] = True
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGINT, on_ctrl_c)
+    except (ValueError, OSError):
+        return None
+
+
+def _interrupted() -> int:
+    """One line and exit 130 for Ctrl-C; a second Ctrl-C while gpuwhy exits ends it at once, quietly."""
+    import signal
+
+    if _state.get("own_process"):  # not when called in-process (tests, notebooks)
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        except (ValueError, OSError):  # not the main thread
+            pass
+    return _fail("interrupted (Ctrl-C)", 130)
 
 
 def _run(args: list[str]) -> int:
     try:
         rv = app(args=args, prog_name="gpuwhy", standalone_mode=False)
+        if _state.get("interrupted"):  # typer turns Ctrl-C into a silent exit code 130
+            return _interrupted()
         return int(rv or 0)
     except GpuwhyError as exc:
         if _state["debug"]:
@@ -150,7 +193,7 @@ def _run(args: list[str]) -> int:
             traceback.print_exc()
         return _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+        return _interrupted()
     except RecursionError:
         return _fail("an input file is nested too deeply to read (is it the right file?)", EXIT_USAGE)
     except BrokenPipeError:
@@ -164,6 +207,8 @@ def _run(args: list[str]) -> int:
     except Exception as exc:
         kind = _click_kind(exc)
         if kind == "exit":
+            if _state.get("interrupted"):
+                return _interrupted()
             return int(getattr(exc, "exit_code", 0) or 0)
         if kind == "abort":
             return _fail("aborted", 130)
@@ -204,4 +249,5 @@ _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 
 def entry() -> None:
     """Console-script entry point."""
+    _state["own_process"] = True
     sys.exit(main())

@@ -37,13 +37,12 @@ def check_cmd(
         raise UsageError("--device and --all-devices exclude each other; pick one")
     reports = []
     if recorded:
-        import json
-        from pathlib import Path
+        from ..inputs import read_json
 
         try:
-            data = json.loads(Path(recorded).read_text())
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"--recorded {recorded!r}: cannot read JSON ({exc})") from None
+            data = read_json(recorded, "a JSON list of observations (e.g. from `gpuwhy check --json`)")
+        except UsageError as exc:
+            raise UsageError(f"--recorded: {exc}") from None
         items = data.get("observations", data) if isinstance(data, dict) else data
         if not isinstance(items, list) or not items:
             raise UsageError(f"--recorded {recorded!r}: expected a non-empty list of observations (one per GPU)")

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -294,16 +295,55 @@ def _out_buffer(size: int) -> bytes:
     return b"\0" * max(2, int(size) + 1)
 
 
+class _Worker(threading.Thread):
+    """One call on a daemon thread, so that the main thread can wait in slices."""
+
+    def __init__(self, fn, args):
+        super().__init__(daemon=True, name="gpuwhy-nvrtc")
+        self.fn, self.args, self.value, self.error = fn, args, None, None
+
+    def run(self) -> None:
+        try:
+            self.value = self.fn(*self.args)
+        except BaseException as exc:  # handed to the caller
+            self.error = exc
+
+
+def _interruptible(fn, *args):
+    """``fn(*args)``, with Ctrl-C answered at once: NVRTC releases the interpreter while it
+    compiles (seconds for the tensor-core sources), so it runs on a worker thread and the main
+    thread waits in 50 ms slices, where KeyboardInterrupt is raised. Returns ``(value, worker)``;
+    the worker is still running when the wait was interrupted (its program must not be freed)."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args), None
+    w = _Worker(fn, args)
+    w.start()
+    while w.is_alive():
+        w.join(0.05)
+    if w.error is not None:
+        raise w.error
+    return w.value, w
+
+
 def _nvrtc_cubin(source: str, arch: str, name: str, opts: tuple[str, ...]) -> tuple[bytes, str]:
-    """Run NVRTC (through cuda.bindings, which needs no driver) and return (cubin, log)."""
+    """Run NVRTC (through cuda.bindings, which needs no driver) and return (cubin, log).
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C during the compile (within 50 ms, see :func:`_interruptible`).
+    """
     nvrtc = load_nvrtc()
 
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     if int(err) != 0:
         raise MeasurementError(f"NVRTC could not create a program for {name} ({err})")
+    interrupted = False
     try:
         args = [f"--gpu-architecture={arch}".encode(), *(o.encode() for o in opts)]
-        (cerr,) = nvrtc.nvrtcCompileProgram(prog, len(args), args)
+        try:
+            (cerr,), _ = _interruptible(nvrtc.nvrtcCompileProgram, prog, len(args), args)
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
         _, log_size = nvrtc.nvrtcGetProgramLogSize(prog)
         log_buf = _out_buffer(log_size)
         nvrtc.nvrtcGetProgramLog(prog, log_buf)
@@ -322,7 +362,8 @@ def _nvrtc_cubin(source: str, arch: str, name: str, opts: tuple[str, ...]) -> tu
             raise MeasurementError(f"NVRTC built {name} for sm_{cubin_sm(bytes(buf))} when asked for {arch}")
         return bytes(buf), log
     finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+        if not interrupted:  # an interrupted compile still runs on its thread: leave its program be
+            nvrtc.nvrtcDestroyProgram(prog)
 
 
 def bundled_sources() -> list[Path]:

@@ -45,7 +45,7 @@ also take more than half of the kernel time); otherwise ``gpu-bound``: the
 time is in the kernels, so hand the top kernels to the roofline. A trace with
 no GPU events gets ``no-gpu-events``, never "idle".
 
-Performance: one ``json.load`` (with the cyclic garbage collector paused) and
+Performance: one JSON parse (:func:`gpuwhy.inputs.read_json`: json's C parser, a few MiB at a time so Ctrl-C is seen) and
 one pass over the events into plain lists, then numpy per GPU
 (``benchmarks/bench_trace_import.py`` measures a 200 MB trace).
 """
@@ -53,13 +53,12 @@ one pass over the events into plain lists, then numpy per GPU
 from __future__ import annotations
 
 import gc
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
-from ..inputs import read_input
+from ..inputs import read_json
 from .kernel_names import display_names
 from ..units import fmt_num
 
@@ -133,12 +132,7 @@ def load_trace_json(path: str | Path):
     Raises:
         UsageError: the file cannot be read, is not gzip/JSON, or is empty.
     """
-    p = Path(path)
-    data = read_input(p, "a torch.profiler trace (.json or .json.gz)")
-    try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{p}: not valid JSON ({str(exc).splitlines()[0][:120]}); pass a torch.profiler Chrome trace") from None
+    return read_json(Path(path), "a torch.profiler Chrome trace (.json or .json.gz)")
 
 
 # --------------------------------------------------------------------------- results

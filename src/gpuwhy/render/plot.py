@@ -153,6 +153,10 @@ def check_plot_path(path: str, option: str = "--out") -> str:
     from ..errors import UsageError
     from .outputs import writable_output
 
+    from pathlib import Path
+
+    if Path(path).is_dir():
+        writable_output(path, option)  # the folder line
     if not str(path).lower().endswith(PLOT_SUFFIXES):
         raise UsageError(f"{option} {path!r} must end in .png or .svg")
     writable_output(path, option)
