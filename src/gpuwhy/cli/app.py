@@ -180,8 +180,48 @@ def _interrupted() -> int:
     return _fail("interrupted (Ctrl-C)", 130)
 
 
+def _command_of(args: list[str]):
+    """(the click command ``args`` run, the arguments after its name)."""
+    import typer.main
+
+    cmd, rest = typer.main.get_command(app), list(args)
+    while hasattr(cmd, "commands"):
+        i = next((k for k, a in enumerate(rest) if a in cmd.commands), None)
+        if i is None:
+            break
+        cmd, rest = cmd.commands[rest[i]], rest[i + 1:]
+    return cmd, rest
+
+
+def value_options(cmd) -> set[str]:
+    """The spellings of ``cmd``'s options that take a value (not flags)."""
+    return {o for p in cmd.params if p.param_type_name == "option" and not getattr(p, "is_flag", False)
+            and not getattr(p, "count", False) for o in (*p.opts, *getattr(p, "secondary_opts", ()))}
+
+
+def _empty_value(args: list[str]) -> str | None:
+    """The first option of the command given an empty value (``--dtype ''``, ``--gpu=``), or None.
+
+    An empty value is never meant: every command would otherwise fall back to its default
+    silently (``--dtype ''`` classified as fp32)."""
+    cmd, rest = _command_of(args)
+    takes = value_options(cmd)
+    for k, a in enumerate(rest):
+        if a == "--":
+            break
+        name, eq, val = a.partition("=")
+        if eq and name in takes and not val.strip():
+            return name
+        if a in takes and k + 1 < len(rest) and not rest[k + 1].strip():
+            return a
+    return None
+
+
 def _run(args: list[str]) -> int:
     try:
+        empty = _empty_value(args)
+        if empty is not None:
+            raise GpuwhyError(f"{empty} is empty; give it a value or leave {empty} out")
         rv = app(args=args, prog_name="gpuwhy", standalone_mode=False)
         if _state.get("interrupted"):  # typer turns Ctrl-C into a silent exit code 130
             return _interrupted()

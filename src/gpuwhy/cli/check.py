@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
+from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt, refuse_unused
 
 
 @app.command("check")
@@ -37,6 +37,8 @@ def check_cmd(
         raise UsageError("--device and --all-devices exclude each other; pick one")
     reports = []
     if recorded:
+        refuse_unused("with --recorded (the file names the GPUs and their sheets' figures)", gpu=gpu, device=device,
+                      all_devices=all_devices, specs=specs)
         from ..inputs import read_json
 
         try:

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
+from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet, refuse_unused
 
 
 @app.command("classify")
@@ -37,6 +37,8 @@ def classify_cmd(
             raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example")
         if plot is not None:
             raise UsageError("--plot draws one workload; drop --plot with --ncu")
+        refuse_unused("with --ncu (the export gives the times; sheets give the ceilings)", measured=measured,
+                      no_tensor_cores=no_tensor_cores, launch_overhead=launch_overhead, launches=launches != "1")
         run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype)
         return
     from ..api.classify import example_workload, run_classify
@@ -44,6 +46,10 @@ def classify_cmd(
     from ..model.roofline import Workload
     from ..units import parse_count, parse_quantity, parse_time
 
+    refuse_unused("without --ncu", top=top != "10")
+    if example is None and (dtype or "fp32").strip().lower() in ("fp32", "fp64"):
+        refuse_unused(f"with --dtype {dtype or 'fp32'} (it picks CUDA-core peaks for tf32, fp16 and bf16)",
+                      no_tensor_cores=no_tensor_cores)
     if plot is not None:
         from ..render.plot import check_plot_path
 

@@ -32,6 +32,22 @@ def chosen_sheet(gpu, specs=None):
     return choice.sheet
 
 
+def refuse_unused(context: str, **given) -> None:
+    """Refuse options that would be silently ignored: ``given`` maps each flag (as a keyword,
+    ``--no-tensor-cores`` spelled ``no_tensor_cores``) to whether it was given; ``context`` says
+    why it means nothing here (``"with --ncu"``).
+
+    Raises:
+        UsageError: naming the first such flag ("--measured has no effect with --ncu; drop it").
+    """
+    from ..errors import UsageError
+
+    for key, value in given.items():
+        if value not in (None, False, (), []):
+            flag = "--" + key.rstrip("_").replace("_", "-")
+            raise UsageError(f"{flag} has no effect {context}; drop it")
+
+
 def parse_point(text: str):
     """``NAME:FLOPS:BYTES[:TIME]`` -> ``(name, FLOPs, bytes, seconds or None)``.
 

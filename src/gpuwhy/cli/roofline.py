@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet, parse_point
+from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet, parse_point, refuse_unused
 
 
 def parse_dtypes(values, sheet) -> list[str]:
@@ -66,6 +66,8 @@ def roofline_cmd(
 
     if out_file is not None:
         check_plot_path(out_file, "--out")
+    if not point:
+        refuse_unused("without --point (it is the per-launch cost in the points' verdicts)", launch_overhead=launch_overhead)
     points = [parse_point(p) for p in point or ()]
     lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
     spec_dirs = tuple(specs or ())
@@ -91,6 +93,9 @@ def roofline_cmd(
             raise UsageError(f"no bench profile for the {sheet.name}; run `gpuwhy bench --sweep` on that GPU first, "
                              "or drop --measured")
     dtypes = parse_dtypes(dtype, sheet)
+    if all(d in ("fp32", "fp64") for d in dtypes):
+        refuse_unused(f"with --dtype {','.join(dtypes)} (it picks CUDA-core ceilings for tf32, fp16 and bf16)",
+                      no_tensor_cores=no_tensor_cores)
     chart = build_chart(sheet, dtypes, tensor_cores=not no_tensor_cores, profile=prof, workloads=points,
                         launch_overhead_s=lo)
     if out_file is not None:

@@ -393,8 +393,9 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
                 notes.append(f"the profile has no measured {k} peak (run `gpuwhy bench --compute`); "
                              "its measured roof uses the sheet's dense peak")
         if not any(r.precision == k for r in roofs):
-            have = ", ".join(sheet.peak_tflops)
-            raise UsageError(f"the {sheet.name} sheet has no {k} peak and no measured one; it has: {have}")
+            from ..model.ceilings import missing_peak
+
+            raise missing_peak(sheet, k, " and no measured one")
     sweeps: list[SweepSeries] = []
     if profile is not None:
         from ..model.intensity_sweep import CEILING_KEY
