@@ -59,8 +59,8 @@ def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_core
     from .units import parse_count, parse_quantity, parse_time
 
     wl = Workload(
-        flops=parse_quantity(flops, "flops"),
-        bytes=parse_quantity(bytes, "bytes"),
+        flops=parse_quantity(flops, "flops", unit="FLOP"),
+        bytes=parse_quantity(bytes, "bytes", unit="B"),
         launches=parse_count(launches, "launches"),
         time_s=None if time is None else parse_time(time),
     )

@@ -22,6 +22,8 @@ _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _QTY_RE = re.compile(rf"^\s*({_NUM})\s*([A-Za-z]*)\s*$")
 _TIME_RE = re.compile(rf"^\s*({_NUM})\s*([a-zµ]*)\s*$")
 _UNIT_WORDS = ("flops", "flop", "ops", "op", "b", "bytes", "byte")
+_BYTE_WORDS = ("B", "byte", "bytes", "Byte", "Bytes")
+_FLOP_WORDS = ("flops", "flop", "ops", "op")
 
 
 def _finite_positive(value: float, text: str, what: str, allow_zero: bool) -> float:
@@ -33,16 +35,29 @@ def _finite_positive(value: float, text: str, what: str, allow_zero: bool) -> fl
     return value
 
 
-def parse_quantity(text: str | float | int, what: str = "value", allow_zero: bool = False) -> float:
+def parse_quantity(text: str | float | int, what: str = "value", allow_zero: bool = False, unit: str | None = None) -> float:
     """Parse a count with an optional SI or binary suffix into a float.
 
     Accepts ``2.5e12``, ``2.5T``, ``12GB`` (12e9), ``12GiB`` (12 * 2**30), ``1.5M``,
-    ``3 TFLOP``. ``what`` names the value in error messages.
+    ``3 TFLOP``. ``what`` names the value in error messages. ``unit`` says what is
+    counted: ``"B"`` (bytes: a unit word must be B/byte, a lowercase ``b`` is bits and
+    refused with the byte figure, FLOP words refused, at least 1 byte) or ``"FLOP"``
+    (FLOP words only: ``1TB`` is refused, bytes are not FLOPs; at least 1 FLOP);
+    None accepts either word.
 
     Raises:
-        UsageError: for text that is not a number, an unknown suffix, NaN,
-            infinity, a negative number, or zero unless ``allow_zero``.
+        UsageError: for text that is not a number, an unknown suffix, the wrong unit,
+            NaN, infinity, a negative number, zero unless ``allow_zero``, or under one
+            byte or FLOP.
     """
+    value = _parse_quantity(text, what, allow_zero, unit)
+    if unit in ("B", "FLOP") and 0 < value < 1:
+        counted, eg = ("byte", "12GB or 3.2e9") if unit == "B" else ("FLOP", "2.5T or 2.5e12")
+        raise UsageError(f"{what} {str(text)!r} is less than one {counted}; give the whole count, e.g. {eg}")
+    return value
+
+
+def _parse_quantity(text, what: str, allow_zero: bool, unit: str | None) -> float:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return _finite_positive(float(text), str(text), what, allow_zero)
     s = str(text)
@@ -67,30 +82,42 @@ def parse_quantity(text: str | float | int, what: str = "value", allow_zero: boo
         raise UsageError(
             f"{what} {s!r} has an unknown suffix {suffix!r}; use k, M, G, T, P (x1000) or Ki, Mi, Gi, Ti (x1024), optionally followed by B or FLOP"
         )
+    if unit == "B" and rest and rest not in _BYTE_WORDS:
+        if rest == "b":
+            bytes_ = number * mult / 8
+            raise UsageError(f"{what} {s!r} is in bits (lowercase b); that is {fmt_si(bytes_, 'B')}: give bytes, e.g. "
+                             f"{what} {fmt_si(bytes_, 'B').replace(' ', '')}")
+        raise UsageError(f"{what} {s!r} counts {rest}, not bytes; give bytes, e.g. 12GB or 3.2e9")
+    if unit == "FLOP" and rest and rest.lower() not in _FLOP_WORDS:
+        hint = "; for a billion write G (2.5G)" if suffix in ("B", "b") else ""
+        raise UsageError(f"{what} {s!r} is in bytes ({rest}), and bytes are not FLOPs; give FLOPs, e.g. 2.5T or 2.5e12{hint}")
     return _finite_positive(number * mult, s, what, allow_zero)
 
 
-def parse_time(text: str | float | int, what: str = "time") -> float:
-    """Parse a duration such as ``850us``, ``1.2ms`` or ``0.3s`` into seconds.
+def parse_time(text: str | float | int, what: str = "time", allow_zero: bool = False) -> float:
+    """Parse a duration such as ``850us``, ``1.2ms`` or ``0.3s`` into seconds: the one parser of
+    every time option (``--time``, ``--launch-overhead``, ``--max-launch-overhead``, a ``--point``'s TIME).
 
     Text must carry its unit (a bare ``5`` is ambiguous: 5 s? 5 us?); a Python
-    number (int or float) is taken as seconds.
+    number (int or float) is taken as seconds. ``0`` needs no unit when ``allow_zero``.
 
     Raises:
         UsageError: for text that is not a duration, an unknown unit, NaN,
-            infinity, zero or a negative value.
+            infinity, a negative value, or zero unless ``allow_zero``.
     """
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return _finite_positive(float(text), str(text), what, False)
+        return _finite_positive(float(text), str(text), what, allow_zero)
     s = str(text)
     if s.strip().lower() in ("nan", "inf", "-inf", "+inf", "infinity"):
-        return _finite_positive(float(s.strip()), s, what, False)
+        return _finite_positive(float(s.strip()), s, what, allow_zero)
+    if allow_zero and _TIME_RE.match(s) and float(_TIME_RE.match(s).group(1)) == 0:
+        return 0.0
     m = _TIME_RE.match(s)
     if m and m.group(2) == "":
         raise UsageError(f"{what} {s!r} has no unit; write e.g. {m.group(1)}us, {m.group(1)}ms or {m.group(1)}s")
     if not m or m.group(2) not in _TIME:
         raise UsageError(f"{what} {s!r} is not a duration; give e.g. 850us, 1.2ms, 0.3s (units ns, us, ms, s)")
-    return _finite_positive(float(m.group(1)) * _TIME[m.group(2)], s, what, False)
+    return _finite_positive(float(m.group(1)) * _TIME[m.group(2)], s, what, allow_zero)
 
 
 def parse_count(text: str | int, what: str = "count") -> int:

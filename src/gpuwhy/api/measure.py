@@ -368,8 +368,8 @@ def measure(
 
     if not callable(fn):
         raise UsageError(f"gpuwhy.measure needs a callable, got {type(fn).__name__}")
-    f_given = None if flops is None else parse_quantity(flops, "flops")
-    b_given = None if bytes is None else parse_quantity(bytes, "bytes")
+    f_given = None if flops is None else parse_quantity(flops, "flops", unit="FLOP")
+    b_given = None if bytes is None else parse_quantity(bytes, "bytes", unit="B")
     n_launch = parse_count(launches, "launches")
     if warmup < 0 or (reps is not None and reps < 1):
         raise UsageError("warmup must be >= 0 and reps >= 1")

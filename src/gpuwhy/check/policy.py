@@ -99,11 +99,14 @@ def _merge(policy: Policy, data: Any, where: str) -> Policy:
     return replace(policy, **changes)
 
 
-def load_policy(path: str | os.PathLike | None = None, overrides: dict[str, float | None] | None = None) -> Policy:
+def load_policy(path: str | os.PathLike | None = None, overrides: dict[str, float | None] | None = None,
+                labels: dict[str, str] | None = None) -> Policy:
     """The bundled default policy, then the user's file, then single-flag overrides.
 
     ``overrides`` maps threshold names (``min_dram_bandwidth``, ``min_fp32``,
     ``min_tensor``, ``max_launch_overhead_us``) to values; ``None`` values are ignored.
+    ``labels`` names each threshold as the user gave it in messages (the CLI's flags:
+    ``{"min_dram_bandwidth": "--min-bandwidth"}``); default the threshold's own name.
 
     Raises:
         UsageError: an unreadable or malformed policy file, an unknown key, or a
@@ -124,11 +127,12 @@ def load_policy(path: str | os.PathLike | None = None, overrides: dict[str, floa
     for key, value in (overrides or {}).items():
         if value is None:
             continue
+        label = (labels or {}).get(key, key)
         if key in _FRACTIONS:
-            value = _check_fraction(f"--{key.replace('_', '-')}", value, "command line")
+            value = _check_fraction(label, value, "command line")
         elif key == "max_launch_overhead_us":
             if not (value > 0):
-                raise UsageError(f"--max-launch-overhead must be > 0 microseconds, got {value!r}")
+                raise UsageError(f"{label} must be a time > 0, got {value!r} us")
         else:
             raise UsageError(f"unknown threshold {key!r}")
         policy = replace(policy, **{key: float(value)})

@@ -68,8 +68,8 @@ def classify_cmd(
     else:
         if flops is None or bytes_ is None:
             raise UsageError("classify needs --flops F and --bytes B (or --example NAME); e.g. --flops 2.7e8 --bytes 3.2GB")
-        f = parse_quantity(flops, "--flops")
-        b = parse_quantity(bytes_, "--bytes")
+        f = parse_quantity(flops, "--flops", unit="FLOP")
+        b = parse_quantity(bytes_, "--bytes", unit="B")
         n = parse_count(launches, "--launches")
     t = None if time is None else parse_time(time, "--time")
     lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")

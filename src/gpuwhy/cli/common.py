@@ -63,7 +63,7 @@ def parse_point(text: str):
     if len(parts) not in (3, 4) or not parts[0].strip():
         raise UsageError(f"--point {text!r} must be NAME:FLOPS:BYTES or NAME:FLOPS:BYTES:TIME, e.g. gemm:2.2T:400MB:3.1ms")
     name = parts[0].strip()
-    f = parse_quantity(parts[1], f"--point {name} FLOPS")
-    b = parse_quantity(parts[2], f"--point {name} BYTES")
+    f = parse_quantity(parts[1], f"--point {name} FLOPS", unit="FLOP")
+    b = parse_quantity(parts[2], f"--point {name} BYTES", unit="B")
     t = parse_time(parts[3], f"--point {name} TIME") if len(parts) == 4 else None
     return name, f, b, t

@@ -94,7 +94,7 @@ def compare_cmd(
         if intensity is not None:
             I = parse_quantity(intensity, "--intensity")
         else:
-            F, B = parse_quantity(flops, "--flops"), parse_quantity(bytes_, "--bytes")
+            F, B = parse_quantity(flops, "--flops", unit="FLOP"), parse_quantity(bytes_, "--bytes", unit="B")
     else:
         plan = scaling.parse()
         req = text.parse("compare --llm needs --params P (e.g. --params 8B) or --model NAME (e.g. --model llama-3-8b)")

@@ -43,7 +43,7 @@ def _device_arch(device: str, specs) -> tuple[str, str | None, int | None]:
 
 @app.command("occupancy")
 def occupancy_cmd(
-    block_size: Optional[str] = typer.Option(None, "--block-size", metavar="T", help="Threads per block (1 to 1024)."),
+    block_size: Optional[str] = typer.Option(None, "--block-size", metavar="THREADS", help="Threads per block (1 to 1024)."),
     registers: Optional[str] = typer.Option(None, "--registers", metavar="R", help="Registers per thread (ptxas -v, or Nsight Compute's 'Registers Per Thread')."),
     shared_mem: str = typer.Option(
         "0", "--shared-mem", metavar="S", help="Shared memory per block, static + dynamic, in bytes: 49152, 48KiB (KiB = 1024 B; K = 1000)."
