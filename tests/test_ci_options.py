@@ -165,3 +165,15 @@ def test_bytes_and_flops_in_the_python_api_use_the_same_rules():
         gpuwhy.classify(flops="1T", bytes="8Gb", gpu="H200")
     with pytest.raises(UsageError, match="not FLOPs"):
         gpuwhy.classify(flops="1TB", bytes="1GB", gpu="H200")
+
+
+def test_occupancy_zero_block_launch_exits_non_zero(cli):
+    for extra in ([], ["--json"]):
+        code, out, err = cli("occupancy", "--block-size", "1024", "--registers", "255", "--arch", "sm_90", *extra)
+        line = _one_line(code, err, want=1)
+        assert "no block fits on an sm_90 SM (registers limit)" in line and "too many resources requested" in line
+        if extra:
+            assert json.loads(out)["active_blocks"] == 0
+        else:
+            assert "at most 64 registers per thread" in out  # the way out is still printed
+    assert cli("occupancy", "--block-size", "1024", "--registers", "64", "--arch", "sm_90")[0] == 0

@@ -57,7 +57,9 @@ def occupancy_cmd(
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Theoretical occupancy: active blocks and warps per SM, the limit that binds, and the block sizes or register counts that raise it."""
+    """Theoretical occupancy: active blocks and warps per SM, the limit that binds, and the block sizes or register counts that raise it.
+
+    Exit 1 (after the output) when no block fits on an SM: that launch fails."""
     from ..errors import UsageError
     from ..model.occupancy import arch_key, arch_limits, load_arch_limits, occupancy
 
@@ -99,7 +101,12 @@ def occupancy_cmd(
         from ..render.jsonout import emit
 
         emit("occupancy", result)
-        return
-    from ..render.compare_view import render_occupancy
+    else:
+        from ..render.compare_view import render_occupancy
 
-    render_occupancy(result)
+        render_occupancy(result)
+    if result.active_blocks == 0:
+        from ..errors import CheckFailed
+
+        raise CheckFailed(f"no block fits on an {lim.arch} SM ({', '.join(result.binding)} limit): this launch fails "
+                          "with too many resources requested (the output says what makes it fit)")
