@@ -173,7 +173,7 @@ def test_occupancy_zero_block_launch_exits_non_zero(cli):
         line = _one_line(code, err, want=1)
         assert "no block fits on an sm_90 SM (registers limit)" in line and "too many resources requested" in line
         if extra:
-            assert json.loads(out)["active_blocks"] == 0
+            assert json.loads(out)["active_blocks_per_sm"] == 0
         else:
             assert "at most 64 registers per thread" in out  # the way out is still printed
     assert cli("occupancy", "--block-size", "1024", "--registers", "64", "--arch", "sm_90")[0] == 0
