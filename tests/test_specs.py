@@ -124,8 +124,10 @@ def test_unknown_and_ambiguous_names_list_closest():
         lib.match("RTX 9999")
     assert "unknown GPU 'RTX 9999'" in str(exc.value)
     with pytest.raises(UsageError) as exc:
-        lib.match("A100")
-    assert "ambiguous" in str(exc.value) and "A100" in str(exc.value)
+        lib.match("SXM")
+    assert "ambiguous" in str(exc.value) and "H100 SXM" in str(exc.value)
+    # A family name is the family's usual variant, with a note (issue 19).
+    assert lib.resolve("A100")[0].name == "A100 SXM4 80GB" and "A100 PCIe 80GB" in lib.resolve("A100")[1]
 
 
 def test_user_sheet_overrides_bundled(tmp_path, monkeypatch):

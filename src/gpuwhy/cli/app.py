@@ -49,6 +49,12 @@ def _root(
         raise typer.Exit(run_main_job(json_out=json_out))
 
 
+def _notes_at_the_end(show: bool) -> None:
+    from ..render.console import flush_later
+
+    flush_later(show)
+
+
 def _fail(message: str, code: int) -> int:
     sys.stderr.write(f"gpuwhy: error: {message}\n")
     sys.stderr.flush()
@@ -218,6 +224,7 @@ def _empty_value(args: list[str]) -> str | None:
 
 
 def _run(args: list[str]) -> int:
+    _notes_at_the_end(False)  # nothing kept from an earlier run in this process
     try:
         empty = _empty_value(args)
         if empty is not None:
@@ -225,8 +232,10 @@ def _run(args: list[str]) -> int:
         rv = app(args=args, prog_name="gpuwhy", standalone_mode=False)
         if _state.get("interrupted"):  # typer turns Ctrl-C into a silent exit code 130
             return _interrupted()
+        _notes_at_the_end(True)
         return int(rv or 0)
     except GpuwhyError as exc:
+        _notes_at_the_end(exc.exit_code == 1)  # a failed check still shows what it used
         if _state["debug"]:
             import traceback
 

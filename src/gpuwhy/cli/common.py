@@ -25,11 +25,20 @@ def chosen_sheet(gpu, specs=None):
     from ..device.probe import gpu_sheet
 
     choice = gpu_sheet(gpu, tuple(specs or ()))
-    if choice.conflict:
-        from ..render.console import note
+    return noted(choice).sheet
 
+
+def noted(choice):
+    """``choice`` (a :class:`~gpuwhy.device.sheet.SheetChoice`) with its conflict note printed on
+    stderr and its family note ("'H100' is the H100 SXM sheet; ...") kept for the end of a
+    command that succeeds."""
+    from ..render.console import note, note_later
+
+    if choice.conflict:
         note(choice.conflict)
-    return choice.sheet
+    if choice.family:
+        note_later(choice.family)
+    return choice
 
 
 def refuse_unused(context: str, **given) -> None:

@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import JsonOpt, SpecsOpt
+from .common import JsonOpt, SpecsOpt, noted
 from .llm_options import LlmText, ScalingText, scaling_options
 
 
@@ -104,7 +104,7 @@ def compare_cmd(
     spec_dirs = tuple(specs or ())
 
     def match(name: str):
-        return sheet_for(name, spec_dirs=spec_dirs).sheet
+        return noted(sheet_for(name, spec_dirs=spec_dirs)).sheet
 
     sheets = []
     for g in gpus:

@@ -38,6 +38,8 @@ class SheetChoice:
         conflict: set when the NVML name and the PCI id named different sheets.
         closest: the nearest sheet names when nothing matched.
         full_sheet_name: the whole GPU's sheet for a MIG slice (else the sheet's name).
+        family: set when a family name the user gave picked one variant (``H100`` -> H100 SXM):
+            which, and the others; callers print it as a note.
     """
 
     sheet: Any
@@ -46,6 +48,7 @@ class SheetChoice:
     conflict: str | None = None
     closest: tuple[str, ...] = ()
     full_sheet_name: str | None = None
+    family: str | None = None
 
     @property
     def matched(self) -> bool:
@@ -66,6 +69,7 @@ class SheetChoice:
             "closest": list(self.closest),
             "rule": self.rule,
             "conflict": self.conflict,
+            "family": self.family,
             "note": self.note,
         }
 
@@ -116,10 +120,10 @@ def sheet_for(
         return _scaled(SheetChoice(gpu, "given", f"the {gpu.name} sheet, as given"), mig)
     lib = library if library is not None else cached_library(spec_dirs)
     if gpu is not None and str(gpu).strip():
-        s = lib.match(str(gpu))
-        return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})"), mig)
+        s, family = lib.resolve(str(gpu))
+        return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})", family=family), mig)
     if gpu is not None:
-        raise UsageError("empty GPU name; pass --gpu with a name from `gpuwhy specs list`")
+        raise UsageError("empty GPU name; give a name from `gpuwhy specs list`")
     pci = str(pci_device_id).strip().lower() if pci_device_id else None
     if not nvml_name and not pci:
         return SheetChoice(None, "none", "no sheet matched: the device name is unknown")
