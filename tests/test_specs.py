@@ -102,12 +102,12 @@ def _write(tmp: Path, fname: str, name: str, nvml: list[str], aliases=(), bw=100
 
 
 def test_word_boundary_matching_b300_vs_gb300(tmp_path):
-    _write(tmp_path, "gb300.yaml", "GB300", ["NVIDIA GB300"])
-    _write(tmp_path, "b300.yaml", "B300 SXM", ["NVIDIA B300 SXM6 AC"])
+    _write(tmp_path, "gb300.yaml", "GB300", ["NVIDIA GB300"])  # overrides the bundled GB300 (same name)
+    _write(tmp_path, "b300.yaml", "B300 SXM", ["NVIDIA B300 SXM6 TEST"])  # the bundled B300 has the real NVML name
     lib = SpecLibrary([s for s in load_library([tmp_path]) if s.name in ("GB300", "B300 SXM")])
     assert lib.match("B300").name == "B300 SXM"
     assert lib.match("gb300").name == "GB300"
-    assert lib.match("nvidia b300 sxm6 ac").name == "B300 SXM"
+    assert lib.match("nvidia b300 sxm6 test").name == "B300 SXM"
 
 
 def test_matching_case_insensitive_and_specific():

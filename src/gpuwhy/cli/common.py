@@ -30,14 +30,12 @@ def chosen_sheet(gpu, specs=None):
 
 def noted(choice):
     """``choice`` (a :class:`~gpuwhy.device.sheet.SheetChoice`) with its conflict note printed on
-    stderr and its family note ("'H100' is the H100 SXM sheet; ...") kept for the end of a
-    command that succeeds."""
-    from ..render.console import note, note_later
+    stderr (its family note, "'H100' is the H100 SXM sheet; ...", is printed by the CLI at the
+    end of a command that succeeds, wherever the name was resolved)."""
+    from ..render.console import note
 
     if choice.conflict:
         note(choice.conflict)
-    if choice.family:
-        note_later(choice.family)
     return choice
 
 

@@ -26,6 +26,17 @@ from .nvml import is_na
 
 RULES = ("given", "nvml_name+pci_id", "pci_id", "nvml_name", "name", "none")
 
+#: Family notes of the names resolved in this run ("'H100' is the H100 SXM sheet; ..."), in order,
+#: for the CLI to print once at the end of a command that succeeds (:func:`take_family_notes`).
+_FAMILY_NOTES: list[str] = []
+
+
+def take_family_notes() -> list[str]:
+    """The family notes gathered since the last call (each once), and forget them."""
+    notes = list(dict.fromkeys(_FAMILY_NOTES))
+    _FAMILY_NOTES.clear()
+    return notes
+
 
 @dataclass(frozen=True)
 class SheetChoice:
@@ -121,6 +132,8 @@ def sheet_for(
     lib = library if library is not None else cached_library(spec_dirs)
     if gpu is not None and str(gpu).strip():
         s, family = lib.resolve(str(gpu))
+        if family:
+            _FAMILY_NOTES.append(family)
         return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})", family=family), mig)
     if gpu is not None:
         raise UsageError("empty GPU name; give a name from `gpuwhy specs list`")
