@@ -191,17 +191,35 @@ class Observations:
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check: status pass/fail/skip, the value and threshold (as text with units), and why."""
+    """One check: status pass/fail/skip, the value and threshold (as text with units, for people),
+    the same as numbers (``measured``, ``limit`` in ``unit``, compared by ``comparison``), and why."""
 
     name: str
     status: str
     value: str = ""
     threshold: str = ""
     detail: str = ""
+    measured: float | None = None
+    limit: float | None = None
+    unit: str = ""
+    comparison: str = ""
 
     def to_dict(self) -> dict:
-        """Plain data for ``--json``."""
-        return asdict(self)
+        """Plain data for ``--json``: numbers with their unit in the key (``measured_gbs``,
+        ``threshold_gbs``; ``_tflops``, ``_us``, ``_count``), the comparison, and the text forms
+        (``value_text``, ``threshold_text``)."""
+        out: dict = {"name": self.name, "status": self.status}
+        if self.unit:
+            key = _UNIT_KEYS.get(self.unit, self.unit)
+            out[f"measured_{key}"] = self.measured
+            out[f"threshold_{key}"] = self.limit
+            out["comparison"] = self.comparison
+        out.update(value_text=self.value, threshold_text=self.threshold, detail=self.detail)
+        return out
+
+
+#: The JSON key suffix of each check unit.
+_UNIT_KEYS = {"GB/s": "gbs", "TFLOP/s": "tflops", "us": "us", "count": "count"}
 
 
 @dataclass(frozen=True)
@@ -243,14 +261,16 @@ NOTHING_CHECKED = "nothing was checked: every check was skipped (no measurement 
 
 def _fraction_check(name: str, measured: float | None, sheet: float | None, frac: float, unit: str, obs: Observations) -> CheckResult:
     threshold = f">= {frac:.2f} x sheet"
+    nums = {"unit": unit, "comparison": ">=", "measured": measured}
     if sheet is None:
-        return CheckResult(name, SKIP, threshold=threshold, detail=obs.reasons.get(name, "no spec sheet figure to compare with"))
+        return CheckResult(name, SKIP, threshold=threshold, detail=obs.reasons.get(name, "no spec sheet figure to compare with"), **nums)
     threshold = f">= {frac:.2f} x {fmt_num(sheet, 6)} {unit} = {fmt_num(frac * sheet, 4)} {unit}"
+    nums["limit"] = frac * sheet
     if measured is None:
-        return CheckResult(name, SKIP, threshold=threshold, detail=obs.reasons.get(name, "not measured"))
+        return CheckResult(name, SKIP, threshold=threshold, detail=obs.reasons.get(name, "not measured"), **nums)
     ok = measured >= frac * sheet
     return CheckResult(name, PASS if ok else FAIL, f"{fmt_num(measured, 4)} {unit} ({measured / sheet:.1%} of sheet)", threshold,
-                       "" if ok else f"below the threshold by {(frac * sheet - measured) / sheet:.1%} of the sheet figure")
+                       "" if ok else f"below the threshold by {(frac * sheet - measured) / sheet:.1%} of the sheet figure", **nums)
 
 
 def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) -> DeviceChecks:
@@ -266,22 +286,27 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
         _fraction_check(f"tensor_{obs.tensor_precision}", obs.tensor_tflops, obs.sheet_tensor_tflops, policy.min_tensor, "TFLOP/s", obs),
     ]
     lim = policy.max_launch_overhead_us
+    lo_nums = {"unit": "us", "comparison": "<=", "measured": obs.launch_overhead_us, "limit": lim}
     if obs.launch_overhead_us is None:
-        checks.append(CheckResult("launch_overhead", SKIP, threshold=f"<= {fmt_num(lim, 6)} us", detail=r.get("launch_overhead", "not measured")))
+        checks.append(CheckResult("launch_overhead", SKIP, threshold=f"<= {fmt_num(lim, 6)} us", detail=r.get("launch_overhead", "not measured"), **lo_nums))
     else:
         ok = obs.launch_overhead_us <= lim
-        checks.append(CheckResult("launch_overhead", PASS if ok else FAIL, f"{fmt_num(obs.launch_overhead_us)} us", f"<= {fmt_num(lim, 6)} us"))
+        checks.append(CheckResult("launch_overhead", PASS if ok else FAIL, f"{fmt_num(obs.launch_overhead_us)} us", f"<= {fmt_num(lim, 6)} us", **lo_nums))
 
-    def health(name: str, value_missing: bool, ok: bool, value: str, threshold: str, detail_fail: str = "") -> None:
+    def health(name: str, value_missing: bool, ok: bool, value: str, threshold: str, detail_fail: str = "",
+               count: int | None = None) -> None:
+        # A check of a count (errors, processes) also gives it as a number: measured_count, threshold_count 0.
+        nums = {"unit": "count", "comparison": "==", "measured": count, "limit": 0} if threshold == "== 0" else {}
         if not policy.health.get(name, True):
-            checks.append(CheckResult(name, SKIP, threshold=threshold, detail="disabled by the policy"))
+            checks.append(CheckResult(name, SKIP, threshold=threshold, detail="disabled by the policy", **nums))
         elif value_missing:
-            checks.append(CheckResult(name, SKIP, threshold=threshold, detail=r.get(name, "not reported on this GPU")))
+            checks.append(CheckResult(name, SKIP, threshold=threshold, detail=r.get(name, "not reported on this GPU"), **nums))
         else:
-            checks.append(CheckResult(name, PASS if ok else FAIL, value, threshold, r.get(name, "") if ok else detail_fail))
+            checks.append(CheckResult(name, PASS if ok else FAIL, value, threshold, r.get(name, "") if ok else detail_fail, **nums))
 
     health("ecc_uncorrected", obs.ecc_uncorrected is None, (obs.ecc_uncorrected or 0) == 0,
-           f"{obs.ecc_uncorrected} volatile uncorrected errors", "== 0", "uncorrected ECC errors since the last driver load: drain the node and have it checked")
+           f"{obs.ecc_uncorrected} volatile uncorrected errors", "== 0", "uncorrected ECC errors since the last driver load: drain the node and have it checked",
+           count=obs.ecc_uncorrected)
     rows_missing = obs.remapped_rows_pending is None and obs.retired_pages_pending is None
     pending = bool(obs.remapped_rows_pending) or bool(obs.retired_pages_pending)
     health("remapped_rows", rows_missing, not pending,
@@ -296,7 +321,8 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
     health("pcie_link", link_missing, link_ok, link_val, "at max generation and width",
            "the PCIe link trained below its maximum (reseat the card or check the slot/riser)")
     health("other_processes", obs.other_processes is None, (obs.other_processes or 0) == 0,
-           f"{obs.other_processes} other compute process(es)", "== 0", "other processes use the GPU: measurements are noise")
+           f"{obs.other_processes} other compute process(es)", "== 0", "other processes use the GPU: measurements are noise",
+           count=obs.other_processes)
     drv_missing = obs.driver_cuda_version is None or obs.nvrtc_version is None
     drv_ok = not drv_missing and obs.driver_cuda_version >= obs.nvrtc_version[0] * 1000
     drv_val = "" if drv_missing else f"driver CUDA {obs.driver_cuda_version // 1000}.{obs.driver_cuda_version % 1000 // 10}, NVRTC {obs.nvrtc_version[0]}.{obs.nvrtc_version[1]}"

@@ -45,6 +45,50 @@ def _sheet_of_profile(p, spec_dirs):
     return s
 
 
+def _warn_other_gpu(prof, sheet, path, spec_dirs) -> None:
+    """Warn when the --profile file measured another GPU than the --gpu sheet."""
+    from ..errors import GpuwhyError
+
+    try:
+        theirs = _sheet_of_profile(prof, spec_dirs)
+    except GpuwhyError:
+        theirs = None
+    if theirs is None or theirs.name != sheet.name:
+        from ..render.console import warn
+
+        what = f"the {theirs.name}" if theirs is not None else f"a {prof.name!r} (no sheet matches it)"
+        warn(f"--profile {path!r} measured {what}, not the {sheet.name}: its measured ceilings are another GPU's")
+
+
+def _only_profiled_gpu(spec_dirs):
+    """(sheet, newest profile) for --measured with no --gpu and no GPU here: the one GPU that has
+    bench profiles, said in a note; refused when several GPUs have them or none does.
+
+    Raises:
+        UsageError: no profile at all, or profiles of several GPUs (the message lists them).
+    """
+    from ..errors import GpuwhyError, UsageError
+    from ..profiles import _read_all
+    from ..render.console import note
+
+    newest: dict[str, object] = {}
+    for p in _read_all():
+        try:
+            s = _sheet_of_profile(p, spec_dirs)
+        except GpuwhyError:
+            continue
+        newest[s.name] = (s, p)
+    if not newest:
+        raise UsageError("--measured needs a bench profile: there is no GPU here and no saved profile; "
+                         "pass --gpu NAME with --profile FILE, or run `gpuwhy bench` on the GPU")
+    if len(newest) > 1:
+        raise UsageError(f"--measured with no GPU here: profiles exist for {', '.join(sorted(newest))}; "
+                         "pass --gpu NAME to pick one")
+    (sheet, prof), = newest.values()
+    note(f"no GPU here and no --gpu: the measured figures are the {sheet.name}'s newest profile ({prof.date})")
+    return sheet, prof
+
+
 @app.command("roofline")
 def roofline_cmd(
     gpu: GpuOpt = None,
@@ -77,16 +121,17 @@ def roofline_cmd(
         measured = True
     if gpu is not None:
         sheet = chosen_sheet(gpu, spec_dirs)
+        if prof is not None:
+            _warn_other_gpu(prof, sheet, profile_file, spec_dirs)
     elif prof is not None:
         sheet = _sheet_of_profile(prof, spec_dirs)
     else:
         try:
             sheet = chosen_sheet(None, spec_dirs)
         except UsageError:
-            newest = find_profile() if measured else None
-            if newest is None:
+            if not measured:
                 raise
-            sheet, prof = _sheet_of_profile(newest, spec_dirs), newest
+            sheet, prof = _only_profiled_gpu(spec_dirs)
     if measured and prof is None:
         prof = find_profile(sheet, spec_dirs=spec_dirs)
         if prof is None:

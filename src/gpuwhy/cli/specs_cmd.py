@@ -81,10 +81,12 @@ def validate_cmd(
 
         emit("specs.validate", {"ok": not bad, "files": checked, "errors": [{"file": f, "error": e} for f, e in bad]})
     else:
-        from ..render.console import err, out
+        import sys
 
-        for _, e in bad[:-1]:  # the last one is the command's own error line
-            err().print(f"gpuwhy: error: {e}")
+        from ..render.console import out
+
+        for _, e in bad[:-1]:  # one line each, as the CLI writes errors; the last is the command's own error line
+            sys.stderr.write(f"gpuwhy: error: {e}\n")
         if checked:
             out().print(f"{len(checked)} sheet(s) valid" + (f", {len(bad)} invalid" if bad else ""))
     if bad:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -96,6 +97,7 @@ class CompileReport:
     seconds: float
     nvrtc: str
     message: str = ""
+    skipped: bool = False
 
     def to_dict(self) -> dict:
         """Plain data for ``--json`` (``seconds`` is compile wall time, s)."""
@@ -103,6 +105,7 @@ class CompileReport:
             "source": self.source,
             "arch": self.arch,
             "ok": self.ok,
+            "skipped": self.skipped,
             "cubin_bytes": self.cubin_bytes,
             "kernels": list(self.kernels),
             "cached": self.cached,
@@ -400,6 +403,19 @@ def compile_file(
     return compile_source(src, a.name, name=file_name, defines=defines, use_cache=use_cache)
 
 
+_NEEDS = re.compile(r"//\s*gpuwhy:\s*needs\s+sm_(\d+)\s*(\([^)]*\))?")
+
+
+def needs_arch(source: str) -> tuple[int, str] | None:
+    """``(cc, why)`` from a ``// gpuwhy: needs sm_80 (why)`` line near the top of a source, or None.
+
+    The oldest architecture whose instructions the source uses (``mma.sync m16n8k16``
+    needs sm_80): ``--compile-only`` skips it, and says why, for an older target.
+    """
+    m = _NEEDS.search(source[:2000])
+    return (int(m.group(1)), m.group(2) or "") if m else None
+
+
 def compile_all(arch: str, *, use_cache: bool | None = None) -> list[CompileReport]:
     """Compile every bundled source for ``arch`` (``gpuwhy bench --compile-only``).
 
@@ -408,7 +424,8 @@ def compile_all(arch: str, *, use_cache: bool | None = None) -> list[CompileRepo
     target of ``arch`` (``sm_90`` -> ``sm_90a``; architectures from sm_90 on).
     A module with no kernel for a target (a source that compiles to nothing
     outside its architecture) is reported ok with a message saying so.
-    A source NVRTC rejects is reported (``ok=False`` and the message), not
+    A source marked ``// gpuwhy: needs sm_XX`` (:func:`needs_arch`) is reported skipped, with
+    the reason, for an older ``arch``. A source NVRTC rejects is reported (``ok=False`` and the message), not
     raised; an unsupported ``arch`` raises :class:`UsageError` before anything
     compiles.
     """
@@ -420,6 +437,11 @@ def compile_all(arch: str, *, use_cache: bool | None = None) -> list[CompileRepo
     reports = []
     for path in bundled_sources():
         text = path.read_text()
+        need = needs_arch(text)
+        if need is not None and a.cc < need[0]:
+            reports.append(CompileReport(path.name, arch, True, 0, (), False, 0.0, ver,
+                                         f"skipped: needs sm_{need[0]}{' ' + need[1] if need[1] else ''}", skipped=True))
+            continue
         targets = [arch]
         if not a.suffix and a.cc >= 90 and "__CUDA_ARCH_FEAT_SM" in text:
             targets.append(Arch(a.cc, "a").name)

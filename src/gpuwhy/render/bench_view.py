@@ -119,16 +119,23 @@ def render_compile(reports, arch: str) -> None:
         t.add_column(col)
     for r in reports:
         status = Text("ok" + (" (cached)" if r.cached else f" ({r.seconds:.2f} s)"), style="green") if r.ok else Text(f"FAILED: {r.message}", style="bold red")
+        if getattr(r, "skipped", False):
+            status = Text("skipped", style="yellow")
         if r.kernels:
             for i, k in enumerate(r.kernels):
                 t.add_row(r.source if i == 0 else "", k, r.arch, fmt_bytes(r.cubin_bytes) if i == 0 else "", status if i == 0 else "")
         else:
             t.add_row(r.source, Text(r.message or "-", style="dim"), r.arch, fmt_bytes(r.cubin_bytes) if r.ok else "-", status)
     out().print(t)
-    n_ok = sum(r.ok for r in reports)
-    nk = sum(len(r.kernels) for r in reports if r.ok)
-    srcs = len({r.source for r in reports})
-    out().print(f"{n_ok}/{len(reports)} builds ok: {srcs} sources, {nk} kernels compiled for {arch}")
+    skipped = [r for r in reports if getattr(r, "skipped", False)]
+    built = [r for r in reports if not getattr(r, "skipped", False)]
+    n_ok = sum(r.ok for r in built)
+    nk = sum(len(r.kernels) for r in built if r.ok)
+    srcs = len({r.source for r in built})
+    line = f"{n_ok}/{len(built)} builds ok: {srcs} sources, {nk} kernels compiled for {arch}"
+    if skipped:
+        line += "; skipped for " + arch + ": " + "; ".join(f"{r.source} ({r.message.removeprefix('skipped: ')})" for r in skipped)
+    out().print(line)
 
 
 # ------------------------------------------------- the views of bench modes --

@@ -435,7 +435,7 @@ def check(doc: dict | None) -> dict:
     for dev in records(doc.get("devices") or []):
         ok = dev.get("passed")
         checks = records(dev.get("checks") or [])
-        rows = [[txt(c.get("name")), status(c.get("status")), txt(c.get("value")), txt(c.get("threshold")),
+        rows = [[txt(c.get("name")), status(c.get("status")), txt(c.get("value_text", c.get("value"))), txt(c.get("threshold_text", c.get("threshold"))),
                  txt(c.get("detail") or "")] for c in checks]
         devices.append({
             "head": f"{dev.get('device', 'GPU')} ({dev.get('sheet', 'no sheet')})",
