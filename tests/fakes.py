@@ -16,9 +16,12 @@ from __future__ import annotations
 import bisect
 import contextlib
 import ctypes
+import enum
 import io
+import json
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 
@@ -216,6 +219,11 @@ def make_fake_modules(gpu: FakeGpu):
     drv.cuDeviceGetCount = lambda: (0, 1)
     drv.cuGetErrorName = lambda e: (0, b"CUDA_ERROR_OUT_OF_MEMORY" if e == 2 else b"CUDA_ERROR_UNKNOWN")
     drv.cuDriverGetVersion = lambda: (0, 13000)
+    # what device/select reads to number the device (-i): its UUID, name and PCI bus id
+    drv.cuDeviceGet = lambda i: (0, i) if i == 0 else (101, None)
+    drv.cuDeviceGetUuid = lambda dev: (0, types.SimpleNamespace(bytes=bytes.fromhex("1234abcd" + "0" * 24)))
+    drv.cuDeviceGetName = lambda n, dev: (0, b"NVIDIA H200".ljust(n, b"\0"))
+    drv.cuDeviceGetPCIBusId = lambda n, dev: (0, b"0000:19:00.0")
     drv.cuMemGetInfo = lambda: (0, gpu.total - sum(a.nbytes for a in gpu.mem.values()), gpu.total)
     drv.cuMemAlloc = gpu.alloc
     drv.cuMemFree = gpu.free
@@ -375,3 +383,396 @@ def capture(fn, *args, **kw) -> tuple[str, str]:
         console.out.cache_clear()
         console.err.cache_clear()
     return out.getvalue(), err.getvalue()
+
+
+# =================================================================================
+# Fake NVML (pynvml), CUDA driver API and NVRTC for the device layer (probe, -i selection)
+# =================================================================================
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "probe"
+
+# NVML return codes (nvml.h)
+NOT_SUPPORTED, NOT_FOUND, DRIVER_NOT_LOADED, LIBRARY_NOT_FOUND, FUNCTION_NOT_FOUND = 3, 6, 9, 12, 13
+
+
+def load_fixture(name: str) -> dict:
+    return json.loads((FIXTURES / f"{name}.json").read_text())
+
+
+# ---------------------------------------------------------------------------------
+# Fake pynvml
+# ---------------------------------------------------------------------------------
+
+
+class FakeNVMLError(Exception):
+    def __init__(self, value):
+        super().__init__(value)
+        self.value = value
+
+    def __str__(self):
+        return f"fake NVML error {self.value}"
+
+
+class _Handle:
+    def __init__(self, data: dict, parent: "_Handle | None" = None):
+        self.data = data
+        self.parent = parent
+
+
+def _need(d: dict, key: str):
+    if key not in d:
+        raise FakeNVMLError(NOT_SUPPORTED)
+    v = d[key]
+    if isinstance(v, FakeNVMLError):
+        raise v
+    return v
+
+
+def make_pynvml(gpus: list[dict], system: dict | None = None, init_error: int | None = None, absent: tuple[str, ...] = ()):
+    """A pynvml look-alike over ``gpus`` (dicts in the fixture's "nvml" layout)."""
+    system = system or {}
+    m = types.ModuleType("pynvml")
+    m.NVMLError = FakeNVMLError
+    m.NVML_CLOCK_GRAPHICS, m.NVML_CLOCK_SM, m.NVML_CLOCK_MEM = 0, 1, 2
+    m.NVML_TEMPERATURE_GPU = 0
+    m.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, m.NVML_VOLATILE_ECC = 1, 0
+    m.calls = []
+    handles = [_Handle(g) for g in gpus]
+    clock_key = {0: "graphics", 1: "sm", 2: "mem"}
+
+    def fn(name):
+        def deco(f):
+            def wrapper(*a):
+                m.calls.append(name)
+                return f(*a)
+
+            setattr(m, name, wrapper)
+            return wrapper
+
+        return deco
+
+    @fn("nvmlInit")
+    def _init():
+        if init_error is not None:
+            raise FakeNVMLError(init_error)
+
+    @fn("nvmlShutdown")
+    def _shutdown():
+        return None
+
+    @fn("nvmlSystemGetDriverVersion")
+    def _drv():
+        return _need(system, "driver_version")
+
+    @fn("nvmlSystemGetCudaDriverVersion_v2")
+    def _cuda():
+        return _need(system, "cuda_driver_version")
+
+    @fn("nvmlSystemGetProcessName")
+    def _pname(pid):
+        return _need(system.get("process_names", {}), str(pid))
+
+    @fn("nvmlDeviceGetCount")
+    def _count():
+        return len(handles)
+
+    @fn("nvmlDeviceGetHandleByIndex")
+    def _by_index(i):
+        if i >= len(handles):
+            raise FakeNVMLError(2)
+        return handles[i]
+
+    @fn("nvmlDeviceGetName")
+    def _name(h):
+        return _need(h.data, "name")
+
+    @fn("nvmlDeviceGetUUID")
+    def _uuid(h):
+        return _need(h.data, "uuid")
+
+    @fn("nvmlDeviceGetPciInfo_v3")
+    def _pci(h):
+        bus = _need(h.data, "pci_bus_id")
+        dev = h.data.get("pci_device_id")
+        return types.SimpleNamespace(
+            busId=bus.encode() if isinstance(bus, str) else bus,
+            pciDeviceId=int(dev, 16) if isinstance(dev, str) else (dev or 0),
+        )
+
+    @fn("nvmlDeviceGetBrand")
+    def _brand(h):
+        return _need(h.data, "brand")
+
+    @fn("nvmlDeviceGetCudaComputeCapability")
+    def _cc(h):
+        return tuple(_need(h.data, "cuda_cc"))
+
+    @fn("nvmlDeviceGetNumGpuCores")
+    def _cores(h):
+        return _need(h.data, "num_cores")
+
+    @fn("nvmlDeviceGetMemoryInfo")
+    def _mem(h):
+        total = _need(h.data, "memory_total")
+        free = h.data.get("memory_free", total)
+        return types.SimpleNamespace(total=total, free=free, used=total - free)
+
+    @fn("nvmlDeviceGetMemoryBusWidth")
+    def _bus(h):
+        return _need(h.data, "bus_width")
+
+    @fn("nvmlDeviceGetMaxClockInfo")
+    def _maxclk(h, kind):
+        return _need(h.data, f"max_clock_{clock_key[kind]}")
+
+    @fn("nvmlDeviceGetClockInfo")
+    def _clk(h, kind):
+        return _need(h.data, f"clock_{clock_key[kind]}")
+
+    @fn("nvmlDeviceGetMaxCustomerBoostClock")
+    def _boost(h, kind):
+        return _need(h.data, "customer_boost_sm")
+
+    @fn("nvmlDeviceGetTemperature")
+    def _temp(h, sensor):
+        return _need(h.data, "temperature_c")
+
+    @fn("nvmlDeviceGetPowerUsage")
+    def _power(h):
+        return _need(h.data, "power_mw")
+
+    @fn("nvmlDeviceGetEnforcedPowerLimit")
+    def _limit(h):
+        return _need(h.data, "power_limit_mw")
+
+    @fn("nvmlDeviceGetCurrentClocksEventReasons")
+    def _reasons(h):
+        return _need(h.data, "clock_event_reasons")
+
+    @fn("nvmlDeviceGetEccMode")
+    def _ecc(h):
+        return list(_need(h.data, "ecc_mode"))
+
+    @fn("nvmlDeviceGetTotalEccErrors")
+    def _eccerr(h, etype, ctype):
+        assert (etype, ctype) == (1, 0), "uncorrected, volatile"
+        return _need(h.data, "ecc_volatile_uncorrected")
+
+    @fn("nvmlDeviceGetRetiredPagesPendingStatus")
+    def _retired(h):
+        return _need(h.data, "retired_pages_pending")
+
+    @fn("nvmlDeviceGetRemappedRows")
+    def _remap(h):
+        return tuple(_need(h.data, "remapped_rows"))
+
+    @fn("nvmlDeviceGetPersistenceMode")
+    def _persist(h):
+        return _need(h.data, "persistence_mode")
+
+    @fn("nvmlDeviceGetComputeMode")
+    def _cmode(h):
+        return _need(h.data, "compute_mode")
+
+    for key, name in (
+        ("pcie_gen_current", "nvmlDeviceGetCurrPcieLinkGeneration"),
+        ("pcie_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration"),
+        ("pcie_gen_gpu_max", "nvmlDeviceGetGpuMaxPcieLinkGeneration"),
+        ("pcie_width_current", "nvmlDeviceGetCurrPcieLinkWidth"),
+        ("pcie_width_max", "nvmlDeviceGetMaxPcieLinkWidth"),
+    ):
+        fn(name)(lambda h, _k=key: _need(h.data, _k))
+
+    @fn("nvmlDeviceGetUtilizationRates")
+    def _util(h):
+        return types.SimpleNamespace(gpu=_need(h.data, "utilization_gpu"), memory=0)
+
+    @fn("nvmlDeviceGetComputeRunningProcesses")
+    def _procs(h):
+        return [types.SimpleNamespace(pid=p["pid"], usedGpuMemory=p.get("used")) for p in _need(h.data, "processes")]
+
+    @fn("nvmlDeviceGetMigMode")
+    def _mig(h):
+        return list(_need(h.data, "mig_mode"))
+
+    @fn("nvmlDeviceGetMaxMigDeviceCount")
+    def _migmax(h):
+        _need(h.data, "mig_mode")
+        return 7
+
+    @fn("nvmlDeviceGetMigDeviceHandleByIndex")
+    def _mighandle(h, i):
+        migs = h.data.get("mig_devices", [])
+        if i >= len(migs):
+            raise FakeNVMLError(NOT_FOUND)
+        return _Handle(migs[i], parent=h)
+
+    @fn("nvmlDeviceGetAttributes")
+    def _attrs(h):
+        if h.parent is None:
+            raise FakeNVMLError(NOT_SUPPORTED)  # only MIG device handles, as documented
+        return types.SimpleNamespace(multiprocessorCount=h.data["sm_count"], memorySizeMB=h.data["memory_mb"])
+
+    @fn("nvmlDeviceGetGpuInstanceId")
+    def _gi(h):
+        return _need(h.data, "gi")
+
+    @fn("nvmlDeviceGetComputeInstanceId")
+    def _ci(h):
+        return _need(h.data, "ci")
+
+    for name in absent:
+        delattr(m, name)
+    return m
+
+
+# ---------------------------------------------------------------------------------
+# Fake cuda.bindings.driver and nvrtc
+# ---------------------------------------------------------------------------------
+
+
+class CUresult(enum.IntEnum):
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_NOT_INITIALIZED = 3
+    CUDA_ERROR_NO_DEVICE = 100
+    CUDA_ERROR_INVALID_DEVICE = 101
+
+
+_ATTR_KEYS = {
+    "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR": lambda d: d["cc"][0],
+    "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR": lambda d: d["cc"][1],
+    "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT": lambda d: d["sm_count"],
+    "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR": lambda d: d["max_threads_per_sm"],
+    "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": lambda d: d["shared_mem_per_sm_bytes"],
+    "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE": lambda d: d["l2_bytes"],
+    "CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH": lambda d: d["bus_width_bits"],
+    "CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE": lambda d: d["memory_clock_khz"],
+    "CU_DEVICE_ATTRIBUTE_CLOCK_RATE": lambda d: d["clock_khz"],
+    "CU_DEVICE_ATTRIBUTE_INTEGRATED": lambda d: d.get("integrated", 0),
+}
+CUdevice_attribute = enum.IntEnum("CUdevice_attribute", list(_ATTR_KEYS))
+
+
+class DynamicLibNotFoundError(RuntimeError):
+    """Stands in for cuda.pathfinder's error when libcuda.so is missing."""
+
+
+def make_driver(devices: list[dict], version: int = 13000, init: object = CUresult.CUDA_SUCCESS):
+    """A cuda.bindings.driver look-alike exposing ``devices`` (fixture "cuda" dicts) as CUDA ordinals."""
+    m = types.ModuleType("cuda.bindings.driver")
+    m.CUresult = CUresult
+    m.CUdevice_attribute = CUdevice_attribute
+
+    def cuInit(flags):
+        if isinstance(init, BaseException):
+            raise init
+        return (init,)
+
+    def cuDriverGetVersion():
+        return (CUresult.CUDA_SUCCESS, version)
+
+    def cuDeviceGetCount():
+        return (CUresult.CUDA_SUCCESS, len(devices))
+
+    def cuDeviceGet(i):
+        if i >= len(devices):
+            return (CUresult.CUDA_ERROR_INVALID_DEVICE, None)
+        return (CUresult.CUDA_SUCCESS, i)
+
+    def cuDeviceGetAttribute(attr, dev):
+        try:
+            return (CUresult.CUDA_SUCCESS, _ATTR_KEYS[attr.name](devices[dev]))
+        except KeyError:
+            return (CUresult.CUDA_ERROR_INVALID_VALUE, 0)
+
+    def cuDeviceGetName(n, dev):
+        return (CUresult.CUDA_SUCCESS, devices[dev]["name"].encode().ljust(n, b"\0"))
+
+    def cuDeviceGetUuid(dev):
+        return (CUresult.CUDA_SUCCESS, types.SimpleNamespace(bytes=bytes.fromhex(devices[dev]["uuid"].replace("-", ""))))
+
+    def cuDeviceGetPCIBusId(n, dev):
+        return (CUresult.CUDA_SUCCESS, devices[dev]["pci_bus_id"].encode())
+
+    def cuDeviceTotalMem(dev):
+        return (CUresult.CUDA_SUCCESS, devices[dev]["total_memory_bytes"])
+
+    for f in (cuInit, cuDriverGetVersion, cuDeviceGetCount, cuDeviceGet, cuDeviceGetAttribute, cuDeviceGetName, cuDeviceGetUuid, cuDeviceGetPCIBusId, cuDeviceTotalMem):
+        setattr(m, f.__name__, f)
+    return m
+
+
+def make_nvrtc(major: int = 13, minor: int = 0):
+    m = types.ModuleType("cuda.bindings.nvrtc")
+    m.nvrtcVersion = lambda: (0, major, minor)
+    return m
+
+
+class Machine:
+    """Installs fake modules and a fake /proc for one test."""
+
+    def __init__(self, monkeypatch, tmp_path):
+        self.mp = monkeypatch
+        self.proc = tmp_path / "proc"
+        (self.proc / "driver" / "nvidia").mkdir(parents=True)
+        (self.proc / "version").write_text("Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) #45-Ubuntu SMP\n")
+        from gpuwhy.device import procfs
+
+        monkeypatch.setattr(procfs, "PROC", self.proc)
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+        self.nvrtc(13, 0)
+
+    def nvml(self, module):
+        self.mp.setitem(sys.modules, "pynvml", module)
+        return module
+
+    def driver(self, module):
+        self.mp.setitem(sys.modules, "cuda.bindings.driver", module)
+        return module
+
+    def nvrtc(self, major, minor):
+        self.mp.setitem(sys.modules, "cuda.bindings.nvrtc", make_nvrtc(major, minor))
+
+    def no_nvml_library(self):
+        return self.nvml(make_pynvml([], init_error=LIBRARY_NOT_FOUND))
+
+    def no_driver_library(self):
+        return self.driver(make_driver([], init=DynamicLibNotFoundError('"cuda" is an NVIDIA driver library')))
+
+    def fixture(self, name: str, nvml_extra: dict | None = None, cuda_extra: dict | None = None):
+        """Install one recorded GPU (NVML and driver sides) and return the fixture."""
+        fx = load_fixture(name)
+        nv = {**fx["nvml"], **(nvml_extra or {})}
+        cu = {**fx["cuda"], **(cuda_extra or {})}
+        self.nvml(make_pynvml([nv], fx["nvml_system"]))
+        self.driver(make_driver([cu], fx["cuda_system"]["cuda_driver_version"]))
+        return fx
+
+
+
+
+def h200_node(machine: Machine, n: int, cuda_order: list[int] | None = None, cvd: str | None = None) -> list[dict]:
+    """Install ``n`` recorded H200s (NVML indices 0..n-1, PCI buses 0x18, 0x2a, ...; UUIDs ending
+    in the index) as NVML and the CUDA driver show them; returns the NVML dicts.
+
+    ``cuda_order`` lists NVML indices in CUDA's order (default: the same order); ``cvd`` is set
+    as ``CUDA_VISIBLE_DEVICES`` and applied to that order, as the CUDA driver does.
+    """
+    fx = load_fixture("h200")
+    nv, cu = [], []
+    for i in range(n):
+        tail = f"{0x200 + i:012x}"
+        bus = 0x18 + 0x12 * i
+        nv.append({**fx["nvml"], "uuid": f"GPU-0a1b2c3d-0000-4000-8000-{tail}", "pci_bus_id": f"00000000:{bus:02X}:00.0"})
+        cu.append({**fx["cuda"], "uuid": f"0a1b2c3d-0000-4000-8000-{tail}", "pci_bus_id": f"0000:{bus:02X}:00.0"})
+    order = list(cuda_order if cuda_order is not None else range(n))
+    if cvd is not None:
+        from gpuwhy.device.visible import Candidate, resolve_cuda_visible_devices
+
+        machine.mp.setenv("CUDA_VISIBLE_DEVICES", cvd)
+        sel = resolve_cuda_visible_devices(cvd, [Candidate(nv[i]["uuid"]) for i in order])
+        order = [order[k] for k in sel.indices]
+    machine.nvml(make_pynvml(nv, fx["nvml_system"]))
+    machine.driver(make_driver([cu[i] for i in order], fx["cuda_system"]["cuda_driver_version"]))
+    return nv

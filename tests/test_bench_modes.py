@@ -32,7 +32,7 @@ def test_choose_picks_the_first_mode_the_options_name(opts, name):
     ({"arch": "", "compute": True}, "--arch applies to --compile-only"),
     ({"l1_bypass": True, "link": True}, "--cg applies to --latency"),
     ({"link": True, "latency": True}, "--latency and --link are separate runs; pick one"),
-    ({"link": True, "precision": ["fp32"]}, "--latency and --link run alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/--compile-only"),
+    ({"link": True, "precision": ["fp32"]}, "--latency and --link run alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/--compile-only/--caches"),
     ({"roofline": True, "precision": ["fp32"]}, "--precision applies to --compute"),
     ({"compute": True, "kernel": ["read"]}, "--compute runs the compute ceilings alone; drop --sweep/--quick/--kernel"),
     ({"roofline": True, "sweep": True}, "--roofline runs the mixed-intensity sweep alone; drop --sweep/--quick/--compute/--kernel"),
@@ -54,7 +54,7 @@ def test_every_mode_has_a_view_and_a_json_kind():
     import importlib
 
     names = [m.name for m in modes.MODES]
-    assert names == ["latency", "link", "compile-only", "compute", "roofline", "sweep", "quick"]
+    assert names == ["latency", "link", "caches", "compile-only", "compute", "roofline", "sweep", "quick"]
     assert modes.MODES[-1].flag is None  # the default comes last
     for m in modes.MODES:
         module, function = m.view.split(":")

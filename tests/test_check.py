@@ -44,7 +44,11 @@ def test_impossible_threshold_fails_that_check_only():
     assert st["dram_bandwidth"] == FAIL
     assert [n for n, s in st.items() if s == FAIL] == ["dram_bandwidth"]
     c = next(c for c in rep.checks if c.name == "dram_bandwidth")
-    assert "4,752" in c.threshold and "92.7%" in c.value
+    assert "4,752" in c.threshold_text and "92.7%" in c.value_text
+    # the numbers behind the texts, units in the keys
+    d = c.to_dict()
+    assert d["measured_gbs"] == 4450.0 and d["threshold_gbs"] == pytest.approx(4752.0) and d["sheet_gbs"] == 4800.0
+    assert d["fraction_of_sheet"] == pytest.approx(4450 / 4800)
 
 
 @pytest.mark.parametrize(

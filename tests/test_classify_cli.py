@@ -52,11 +52,14 @@ def test_too_fast_measurement_warns(cli):
     assert any("faster than the roofline" in w for w in json.loads(out)["warnings"])
 
 
-def test_tensor_core_hint_for_fp32_compute_bound(cli):
+def test_tensor_core_remedy_for_fp32_compute_bound(cli):
     code, out, _ = cli("classify", "--flops", "1e15", "--bytes", "1e9", "--gpu", "H200", "--json")
     doc = json.loads(out)
     assert doc["regime"] == "compute"
-    assert any("tf32" in h for h in doc["remedies"]["hints"])
+    tf32 = [s for s in doc["remedies"]["steps"] if "tf32" in s["text"]]
+    assert tf32 and tf32[0]["stage"] == "precision"
+    # H200: fp32 67 -> tf32 494.5 TFLOP/s; 1 GB at 4.8 TB/s (208 us) never catches up with 1e15 / 494.5e12 = 2.02 s
+    assert tf32[0]["max_speedup_x"] == pytest.approx(494.5 / 67, rel=1e-5)
 
 
 def test_short_kernel_hint(cli):

@@ -12,7 +12,8 @@ import pytest
 
 from conftest import gpu_available
 from gpuwhy.cli.app import main
-from test_probe_nvml import HEALTHY, Machine  # the fake NVML/driver modules
+from fakes import Machine  # the fake NVML/driver modules
+from test_probe_nvml import HEALTHY
 
 ROOT = Path(__file__).resolve().parents[1]
 KNOWN_NO_DEVICE = (
@@ -87,7 +88,7 @@ def test_probe_device_option_errors_exit_2(machine, capsys):
     machine.fixture("h200")
     assert main(["probe", "--device", "7"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and "--device 7: there are 1 visible GPU(s)" in err[0]
+    assert len(err) == 1 and "-i 7: there are 1 GPU(s), nvidia-smi's indices 0..0" in err[0]
 
 
 def test_probe_no_device_in_process_exit_3(machine, capsys):

@@ -8,376 +8,19 @@ a test invents to simulate a state (throttling, MIG, busy GPU) are set in the te
 
 from __future__ import annotations
 
-import enum
 import json
+import os
 import sys
-import types
-from pathlib import Path
 
 import pytest
 
 from gpuwhy.device import probe as probe_mod
-from gpuwhy.device import procfs
 from gpuwhy.device.nvml import is_na
 from gpuwhy.errors import NoDeviceError, UsageError
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "probe"
-
-# NVML return codes (nvml.h)
-NOT_SUPPORTED, NOT_FOUND, DRIVER_NOT_LOADED, LIBRARY_NOT_FOUND, FUNCTION_NOT_FOUND = 3, 6, 9, 12, 13
-
-
-def load_fixture(name: str) -> dict:
-    return json.loads((FIXTURES / f"{name}.json").read_text())
-
-
-# ---------------------------------------------------------------------------------
-# Fake pynvml
-# ---------------------------------------------------------------------------------
-
-
-class FakeNVMLError(Exception):
-    def __init__(self, value):
-        super().__init__(value)
-        self.value = value
-
-    def __str__(self):
-        return f"fake NVML error {self.value}"
-
-
-class _Handle:
-    def __init__(self, data: dict, parent: "_Handle | None" = None):
-        self.data = data
-        self.parent = parent
-
-
-def _need(d: dict, key: str):
-    if key not in d:
-        raise FakeNVMLError(NOT_SUPPORTED)
-    v = d[key]
-    if isinstance(v, FakeNVMLError):
-        raise v
-    return v
-
-
-def make_pynvml(gpus: list[dict], system: dict | None = None, init_error: int | None = None, absent: tuple[str, ...] = ()):
-    """A pynvml look-alike over ``gpus`` (dicts in the fixture's "nvml" layout)."""
-    system = system or {}
-    m = types.ModuleType("pynvml")
-    m.NVMLError = FakeNVMLError
-    m.NVML_CLOCK_GRAPHICS, m.NVML_CLOCK_SM, m.NVML_CLOCK_MEM = 0, 1, 2
-    m.NVML_TEMPERATURE_GPU = 0
-    m.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, m.NVML_VOLATILE_ECC = 1, 0
-    m.calls = []
-    handles = [_Handle(g) for g in gpus]
-    clock_key = {0: "graphics", 1: "sm", 2: "mem"}
-
-    def fn(name):
-        def deco(f):
-            def wrapper(*a):
-                m.calls.append(name)
-                return f(*a)
-
-            setattr(m, name, wrapper)
-            return wrapper
-
-        return deco
-
-    @fn("nvmlInit")
-    def _init():
-        if init_error is not None:
-            raise FakeNVMLError(init_error)
-
-    @fn("nvmlShutdown")
-    def _shutdown():
-        return None
-
-    @fn("nvmlSystemGetDriverVersion")
-    def _drv():
-        return _need(system, "driver_version")
-
-    @fn("nvmlSystemGetCudaDriverVersion_v2")
-    def _cuda():
-        return _need(system, "cuda_driver_version")
-
-    @fn("nvmlSystemGetProcessName")
-    def _pname(pid):
-        return _need(system.get("process_names", {}), str(pid))
-
-    @fn("nvmlDeviceGetCount")
-    def _count():
-        return len(handles)
-
-    @fn("nvmlDeviceGetHandleByIndex")
-    def _by_index(i):
-        if i >= len(handles):
-            raise FakeNVMLError(2)
-        return handles[i]
-
-    @fn("nvmlDeviceGetName")
-    def _name(h):
-        return _need(h.data, "name")
-
-    @fn("nvmlDeviceGetUUID")
-    def _uuid(h):
-        return _need(h.data, "uuid")
-
-    @fn("nvmlDeviceGetPciInfo_v3")
-    def _pci(h):
-        bus = _need(h.data, "pci_bus_id")
-        dev = h.data.get("pci_device_id")
-        return types.SimpleNamespace(
-            busId=bus.encode() if isinstance(bus, str) else bus,
-            pciDeviceId=int(dev, 16) if isinstance(dev, str) else (dev or 0),
-        )
-
-    @fn("nvmlDeviceGetBrand")
-    def _brand(h):
-        return _need(h.data, "brand")
-
-    @fn("nvmlDeviceGetCudaComputeCapability")
-    def _cc(h):
-        return tuple(_need(h.data, "cuda_cc"))
-
-    @fn("nvmlDeviceGetNumGpuCores")
-    def _cores(h):
-        return _need(h.data, "num_cores")
-
-    @fn("nvmlDeviceGetMemoryInfo")
-    def _mem(h):
-        total = _need(h.data, "memory_total")
-        free = h.data.get("memory_free", total)
-        return types.SimpleNamespace(total=total, free=free, used=total - free)
-
-    @fn("nvmlDeviceGetMemoryBusWidth")
-    def _bus(h):
-        return _need(h.data, "bus_width")
-
-    @fn("nvmlDeviceGetMaxClockInfo")
-    def _maxclk(h, kind):
-        return _need(h.data, f"max_clock_{clock_key[kind]}")
-
-    @fn("nvmlDeviceGetClockInfo")
-    def _clk(h, kind):
-        return _need(h.data, f"clock_{clock_key[kind]}")
-
-    @fn("nvmlDeviceGetMaxCustomerBoostClock")
-    def _boost(h, kind):
-        return _need(h.data, "customer_boost_sm")
-
-    @fn("nvmlDeviceGetTemperature")
-    def _temp(h, sensor):
-        return _need(h.data, "temperature_c")
-
-    @fn("nvmlDeviceGetPowerUsage")
-    def _power(h):
-        return _need(h.data, "power_mw")
-
-    @fn("nvmlDeviceGetEnforcedPowerLimit")
-    def _limit(h):
-        return _need(h.data, "power_limit_mw")
-
-    @fn("nvmlDeviceGetCurrentClocksEventReasons")
-    def _reasons(h):
-        return _need(h.data, "clock_event_reasons")
-
-    @fn("nvmlDeviceGetEccMode")
-    def _ecc(h):
-        return list(_need(h.data, "ecc_mode"))
-
-    @fn("nvmlDeviceGetTotalEccErrors")
-    def _eccerr(h, etype, ctype):
-        assert (etype, ctype) == (1, 0), "uncorrected, volatile"
-        return _need(h.data, "ecc_volatile_uncorrected")
-
-    @fn("nvmlDeviceGetRetiredPagesPendingStatus")
-    def _retired(h):
-        return _need(h.data, "retired_pages_pending")
-
-    @fn("nvmlDeviceGetRemappedRows")
-    def _remap(h):
-        return tuple(_need(h.data, "remapped_rows"))
-
-    @fn("nvmlDeviceGetPersistenceMode")
-    def _persist(h):
-        return _need(h.data, "persistence_mode")
-
-    @fn("nvmlDeviceGetComputeMode")
-    def _cmode(h):
-        return _need(h.data, "compute_mode")
-
-    for key, name in (
-        ("pcie_gen_current", "nvmlDeviceGetCurrPcieLinkGeneration"),
-        ("pcie_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration"),
-        ("pcie_gen_gpu_max", "nvmlDeviceGetGpuMaxPcieLinkGeneration"),
-        ("pcie_width_current", "nvmlDeviceGetCurrPcieLinkWidth"),
-        ("pcie_width_max", "nvmlDeviceGetMaxPcieLinkWidth"),
-    ):
-        fn(name)(lambda h, _k=key: _need(h.data, _k))
-
-    @fn("nvmlDeviceGetUtilizationRates")
-    def _util(h):
-        return types.SimpleNamespace(gpu=_need(h.data, "utilization_gpu"), memory=0)
-
-    @fn("nvmlDeviceGetComputeRunningProcesses")
-    def _procs(h):
-        return [types.SimpleNamespace(pid=p["pid"], usedGpuMemory=p.get("used")) for p in _need(h.data, "processes")]
-
-    @fn("nvmlDeviceGetMigMode")
-    def _mig(h):
-        return list(_need(h.data, "mig_mode"))
-
-    @fn("nvmlDeviceGetMaxMigDeviceCount")
-    def _migmax(h):
-        _need(h.data, "mig_mode")
-        return 7
-
-    @fn("nvmlDeviceGetMigDeviceHandleByIndex")
-    def _mighandle(h, i):
-        migs = h.data.get("mig_devices", [])
-        if i >= len(migs):
-            raise FakeNVMLError(NOT_FOUND)
-        return _Handle(migs[i], parent=h)
-
-    @fn("nvmlDeviceGetAttributes")
-    def _attrs(h):
-        if h.parent is None:
-            raise FakeNVMLError(NOT_SUPPORTED)  # only MIG device handles, as documented
-        return types.SimpleNamespace(multiprocessorCount=h.data["sm_count"], memorySizeMB=h.data["memory_mb"])
-
-    @fn("nvmlDeviceGetGpuInstanceId")
-    def _gi(h):
-        return _need(h.data, "gi")
-
-    @fn("nvmlDeviceGetComputeInstanceId")
-    def _ci(h):
-        return _need(h.data, "ci")
-
-    for name in absent:
-        delattr(m, name)
-    return m
-
-
-# ---------------------------------------------------------------------------------
-# Fake cuda.bindings.driver and nvrtc
-# ---------------------------------------------------------------------------------
-
-
-class CUresult(enum.IntEnum):
-    CUDA_SUCCESS = 0
-    CUDA_ERROR_INVALID_VALUE = 1
-    CUDA_ERROR_NOT_INITIALIZED = 3
-    CUDA_ERROR_NO_DEVICE = 100
-    CUDA_ERROR_INVALID_DEVICE = 101
-
-
-_ATTR_KEYS = {
-    "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR": lambda d: d["cc"][0],
-    "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR": lambda d: d["cc"][1],
-    "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT": lambda d: d["sm_count"],
-    "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR": lambda d: d["max_threads_per_sm"],
-    "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": lambda d: d["shared_mem_per_sm_bytes"],
-    "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE": lambda d: d["l2_bytes"],
-    "CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH": lambda d: d["bus_width_bits"],
-    "CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE": lambda d: d["memory_clock_khz"],
-    "CU_DEVICE_ATTRIBUTE_CLOCK_RATE": lambda d: d["clock_khz"],
-    "CU_DEVICE_ATTRIBUTE_INTEGRATED": lambda d: d.get("integrated", 0),
-}
-CUdevice_attribute = enum.IntEnum("CUdevice_attribute", list(_ATTR_KEYS))
-
-
-class DynamicLibNotFoundError(RuntimeError):
-    """Stands in for cuda.pathfinder's error when libcuda.so is missing."""
-
-
-def make_driver(devices: list[dict], version: int = 13000, init: object = CUresult.CUDA_SUCCESS):
-    """A cuda.bindings.driver look-alike exposing ``devices`` (fixture "cuda" dicts) as CUDA ordinals."""
-    m = types.ModuleType("cuda.bindings.driver")
-    m.CUresult = CUresult
-    m.CUdevice_attribute = CUdevice_attribute
-
-    def cuInit(flags):
-        if isinstance(init, BaseException):
-            raise init
-        return (init,)
-
-    def cuDriverGetVersion():
-        return (CUresult.CUDA_SUCCESS, version)
-
-    def cuDeviceGetCount():
-        return (CUresult.CUDA_SUCCESS, len(devices))
-
-    def cuDeviceGet(i):
-        if i >= len(devices):
-            return (CUresult.CUDA_ERROR_INVALID_DEVICE, None)
-        return (CUresult.CUDA_SUCCESS, i)
-
-    def cuDeviceGetAttribute(attr, dev):
-        try:
-            return (CUresult.CUDA_SUCCESS, _ATTR_KEYS[attr.name](devices[dev]))
-        except KeyError:
-            return (CUresult.CUDA_ERROR_INVALID_VALUE, 0)
-
-    def cuDeviceGetName(n, dev):
-        return (CUresult.CUDA_SUCCESS, devices[dev]["name"].encode().ljust(n, b"\0"))
-
-    def cuDeviceGetUuid(dev):
-        return (CUresult.CUDA_SUCCESS, types.SimpleNamespace(bytes=bytes.fromhex(devices[dev]["uuid"].replace("-", ""))))
-
-    def cuDeviceGetPCIBusId(n, dev):
-        return (CUresult.CUDA_SUCCESS, devices[dev]["pci_bus_id"].encode())
-
-    def cuDeviceTotalMem(dev):
-        return (CUresult.CUDA_SUCCESS, devices[dev]["total_memory_bytes"])
-
-    for f in (cuInit, cuDriverGetVersion, cuDeviceGetCount, cuDeviceGet, cuDeviceGetAttribute, cuDeviceGetName, cuDeviceGetUuid, cuDeviceGetPCIBusId, cuDeviceTotalMem):
-        setattr(m, f.__name__, f)
-    return m
-
-
-def make_nvrtc(major: int = 13, minor: int = 0):
-    m = types.ModuleType("cuda.bindings.nvrtc")
-    m.nvrtcVersion = lambda: (0, major, minor)
-    return m
-
-
-class Machine:
-    """Installs fake modules and a fake /proc for one test."""
-
-    def __init__(self, monkeypatch, tmp_path):
-        self.mp = monkeypatch
-        self.proc = tmp_path / "proc"
-        (self.proc / "driver" / "nvidia").mkdir(parents=True)
-        (self.proc / "version").write_text("Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) #45-Ubuntu SMP\n")
-        monkeypatch.setattr(procfs, "PROC", self.proc)
-        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-        self.nvrtc(13, 0)
-
-    def nvml(self, module):
-        self.mp.setitem(sys.modules, "pynvml", module)
-        return module
-
-    def driver(self, module):
-        self.mp.setitem(sys.modules, "cuda.bindings.driver", module)
-        return module
-
-    def nvrtc(self, major, minor):
-        self.mp.setitem(sys.modules, "cuda.bindings.nvrtc", make_nvrtc(major, minor))
-
-    def no_nvml_library(self):
-        return self.nvml(make_pynvml([], init_error=LIBRARY_NOT_FOUND))
-
-    def no_driver_library(self):
-        return self.driver(make_driver([], init=DynamicLibNotFoundError('"cuda" is an NVIDIA driver library')))
-
-    def fixture(self, name: str, nvml_extra: dict | None = None, cuda_extra: dict | None = None):
-        """Install one recorded GPU (NVML and driver sides) and return the fixture."""
-        fx = load_fixture(name)
-        nv = {**fx["nvml"], **(nvml_extra or {})}
-        cu = {**fx["cuda"], **(cuda_extra or {})}
-        self.nvml(make_pynvml([nv], fx["nvml_system"]))
-        self.driver(make_driver([cu], fx["cuda_system"]["cuda_driver_version"]))
-        return fx
+from fakes import (  # the fake NVML, CUDA driver and NVRTC (shared with the other device tests)
+    DRIVER_NOT_LOADED, CUresult, Machine, load_fixture, make_driver, make_pynvml,
+)
 
 
 @pytest.fixture
@@ -570,8 +213,9 @@ def test_cuda_ordinals_map_to_nvml_by_uuid(machine):
     _two_gpu_machine(machine, ["h200", "a100"])  # CUDA's order differs from NVML's
     rep = probe_mod.probe_devices()
     names = [(d.identity.cuda_ordinal, d.identity.nvml_index, d.identity.name) for d in rep.devices]
-    assert names == [(0, 1, "NVIDIA H200"), (1, 0, "NVIDIA A100-SXM4-40GB")]
-    assert rep.devices[0].shape.cuda_cores == 16896  # NVML data of the right device
+    # listed in nvidia-smi's order, each with the CUDA ordinal the driver gave it
+    assert names == [(1, 0, "NVIDIA A100-SXM4-40GB"), (0, 1, "NVIDIA H200")]
+    assert rep.devices[1].shape.cuda_cores == 16896  # NVML data of the right device
 
 
 def test_driver_applied_cvd_one_device(machine, monkeypatch):
@@ -587,7 +231,7 @@ def test_driver_applied_cvd_one_device(machine, monkeypatch):
     "cvd, expect",
     [
         ("1", ["NVIDIA H200"]),
-        ("1,0", ["NVIDIA H200", "NVIDIA A100-SXM4-40GB"]),
+        ("1,0", ["NVIDIA A100-SXM4-40GB", "NVIDIA H200"]),  # listed in nvidia-smi's order; CUDA's ordinals beside
         ("GPU-0a1b2c3d-0000-4000-8000-000000000200", ["NVIDIA H200"]),
         ("0,-1,1", ["NVIDIA A100-SXM4-40GB"]),
         ("0,0", ["NVIDIA A100-SXM4-40GB"]),
@@ -665,15 +309,18 @@ def test_cvd_hiding_everything_fails_before_loading_anything(machine, monkeypatc
 
 
 def test_device_option(machine):
-    _two_gpu_machine(machine, ["h200", "a100"])
-    assert [d.identity.name for d in probe_mod.probe_devices(device="1").devices] == ["NVIDIA A100-SXM4-40GB"]
+    """-i as nvidia-smi reads it: an index is NVML's (PCI order), not CUDA's; UUIDs and prefixes."""
+    _two_gpu_machine(machine, ["h200", "a100"])  # CUDA 0 is the H200, nvidia-smi's 0 the A100
+    assert [d.identity.name for d in probe_mod.probe_devices(device="1").devices] == ["NVIDIA H200"]
+    assert [d.identity.name for d in probe_mod.probe_devices(device="cuda:1").devices] == ["NVIDIA A100-SXM4-40GB"]
     assert [d.identity.name for d in probe_mod.probe_devices(device="GPU-0a1b2c3d-0000-4000-8000-0000000002").devices] == ["NVIDIA H200"]
     assert [d.identity.name for d in probe_mod.probe_devices(device="0a1b2c3d-0000-4000-8000-000000000100").devices] == ["NVIDIA A100-SXM4-40GB"]
-    with pytest.raises(UsageError, match="--device 5: there are 2 visible GPU"):
+    assert [d.identity.name for d in probe_mod.probe_devices(device="1,0").devices] == ["NVIDIA H200", "NVIDIA A100-SXM4-40GB"]
+    with pytest.raises(UsageError, match="-i 5: there are 2 GPU"):
         probe_mod.probe_devices(device="5")
-    with pytest.raises(UsageError, match="matches 2 GPUs"):
+    with pytest.raises(UsageError, match="is the start of 2 GPUs' UUIDs"):
         probe_mod.probe_devices(device="GPU-0a1b2c3d")
-    with pytest.raises(UsageError, match="matches no visible GPU"):
+    with pytest.raises(UsageError, match="matches no GPU's UUID"):
         probe_mod.probe_devices(device="MIG-0a1b")
 
 
@@ -814,7 +461,7 @@ def test_software_nvrtc_newer_perf_counters_wsl(machine, monkeypatch):
     machine.nvrtc(13, 5)
     (machine.proc / "driver" / "nvidia" / "params").write_text("ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 1\n")
     (machine.proc / "version").write_text("Linux version 5.15.153.1-microsoft-standard-WSL2 (root@...) #1 SMP\n")
-    monkeypatch.setattr(probe_mod.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
     sw = probe_mod.probe_devices().software
     assert sw.nvrtc_version == "13.5"
     assert any("NVRTC 13.5 is newer than the driver's CUDA 13.0" in w and "sm_90" in w and "cubin" in w for w in sw.warnings)
@@ -861,7 +508,7 @@ def test_no_gpu(machine):
 def test_missing_python_packages(machine):
     machine.mp.setitem(sys.modules, "pynvml", None)
     machine.mp.setitem(sys.modules, "cuda.bindings.driver", None)
-    with pytest.raises(NoDeviceError, match="neither nvidia-ml-py nor cuda-bindings is installed"):
+    with pytest.raises(NoDeviceError, match=r"needs the GPU packages and nvidia-ml-py and cuda-bindings .*python3 -m pip install 'nvidia-ml-py>=12.535' 'cuda-bindings"):
         probe_mod.probe_devices()
 
 

@@ -1,15 +1,22 @@
 """gpuwhy: GPU roofline and bottleneck diagnosis.
 
-Public API (imports are lazy so ``import gpuwhy`` stays fast):
+Public API, the commands' results as objects (each has ``to_dict()``, the command's
+``--json``); imports are lazy so ``import gpuwhy`` stays fast (it loads two small modules):
 
 - :func:`classify` -- a workload's FLOPs and bytes against a GPU's roofline.
+- :func:`llm` -- the roofline of LLM inference: decode and prefill, tokens/s, batch ridge, KV cache.
+- :func:`compare` -- one workload's roofline on several GPUs, ranked.
+- :func:`occupancy` -- blocks and warps per SM of a launch configuration.
+- :func:`read_ncu` -- an Nsight Compute ``--csv`` export, per kernel on the roofline.
+- :func:`read_trace` -- a torch.profiler trace: busy, idle and why.
 - :func:`load_spec` -- a GPU spec sheet by name.
-- :func:`measure` -- time a callable on the GPU and classify it.
-- :func:`probe` -- what the visible GPUs are.
+- :func:`measure` -- time a callable on the GPU and classify it (needs a GPU).
+- :func:`probe` -- what the visible GPUs are (needs the GPU packages).
+
+Errors are the exceptions of :mod:`gpuwhy.errors`, exported here too.
 """
 
-from __future__ import annotations
-
+from .errors import CheckFailed, GpuwhyError, MeasurementError, NoDeviceError, SpecError, UsageError
 from .version import __version__
 
 
@@ -29,8 +36,9 @@ def load_spec(name: str, spec_dirs=()):
     return sheet_for(name, spec_dirs=spec_dirs).sheet
 
 
-def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_cores=True, launch_overhead=None, spec_dirs=()):
-    """Classify a workload on ``gpu``'s roofline.
+def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches=1, tensor_cores=True, launch_overhead=None,
+             spec_dirs=(), working_set=None, **shape):
+    """Classify a workload on ``gpu``'s roofline: its FLOPs and bytes, or a shape to count them from.
 
     Args:
         flops: FLOPs of the workload (a number, or text such as ``"2.5T"``).
@@ -41,22 +49,38 @@ def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_core
         launches: kernel launches the workload takes.
         tensor_cores: use tensor-core peaks for tf32 and narrower types.
         launch_overhead: seconds per launch (default: 5 us, see roofline.py).
+        shape: instead of ``flops`` and ``bytes``, the keywords of `gpuwhy classify`'s
+            shapes (:func:`gpuwhy.model.shapes.shape_from_options`): ``gemm="MxNxK"``
+            (or a tuple) with ``batch``, ``accumulate`` and ``tile=(TM, TN)``;
+            ``attention="B,H,S,D"`` (or a tuple) with ``causal``, ``kv_heads``, ``q_len``;
+            ``elementwise=N`` with ``inputs``, ``outputs``, ``flops_per_element``.
+        working_set: distinct bytes the workload touches (number or ``"32MiB"``): when it
+            fits in the L2, the workload is judged against the L2 roof.
 
     Returns:
-        gpuwhy.api.classify.Classification with ``.verdict`` and ``.remedies``.
+        gpuwhy.api.classify.Classification with ``.verdict`` and ``.remedies`` (and
+        ``.counts``, ``.shape_advice`` for a shape).
 
     Raises:
-        gpuwhy.errors.UsageError: bad numbers, unknown GPU or precision.
+        gpuwhy.errors.UsageError: bad numbers or shapes, unknown GPU or precision,
+            both a shape and flops/bytes, or an unknown keyword.
 
     Example:
         >>> import gpuwhy
         >>> r = gpuwhy.classify(flops=2**28, bytes=12 * 2**28, gpu="rtx 5070")
         >>> r.verdict.regime
         'memory'
+        >>> gpuwhy.classify(gemm="8192x8192x8192", dtype="bf16", gpu="H200").counts.flops
+        1099511627776.0
     """
     from .api.classify import run_classify
     from .model.roofline import Workload
     from .units import parse_count, parse_quantity, parse_time
+
+    if shape:
+        from .api.classify import classify_shape_options
+
+        return classify_shape_options(shape, flops, bytes, gpu, dtype, time, launches, tensor_cores, launch_overhead, spec_dirs)
 
     wl = Workload(
         flops=parse_quantity(flops, "flops", unit="FLOP"),
@@ -65,14 +89,16 @@ def classify(flops, bytes, gpu, dtype="fp32", time=None, launches=1, tensor_core
         time_s=None if time is None else parse_time(time),
     )
     lo = None if launch_overhead is None else parse_time(launch_overhead, "launch overhead")
-    return run_classify(wl, gpu, dtype, tensor_cores, lo, spec_dirs)
+    ws = None if working_set is None else parse_quantity(working_set, "working_set")
+    return run_classify(wl, gpu, dtype, tensor_cores, lo, spec_dirs, working_set=ws)
 
 
 def measure(fn, *args, flops=None, bytes=None, dtype=None, gpu=None, **kwargs):
     """Time ``fn(*args, **kwargs)`` on the GPU (CUDA events, warm-up, median, L2 flushed) and classify it.
 
     FLOPs are counted for PyTorch callables when not given; bytes default to
-    inputs + outputs (a lower bound, and the result says so). See
+    inputs + outputs (a lower bound, and the result says so); ``working_set=`` (bytes one
+    call touches) judges an L2-resident call against the L2 roof. See
     :func:`gpuwhy.api.measure.measure` for every option.
 
     Returns:
@@ -94,6 +120,9 @@ def measure(fn, *args, flops=None, bytes=None, dtype=None, gpu=None, **kwargs):
 def probe(device=None, spec_dirs=(), full=True):
     """Probe the visible GPUs (NVML + CUDA driver); see :func:`gpuwhy.device.probe.probe_devices`.
 
+    ``device`` is what ``-i`` takes (:mod:`gpuwhy.device.select`: nvidia-smi's index, a list
+    ``"0,2"``, ``"cuda:N"``, a UUID or prefix, a PCI bus id, ``"all"``); None: every GPU.
+
     Returns:
         gpuwhy.device.probe.ProbeReport (``.devices``, ``.software``; ``.to_dict()``).
 
@@ -105,4 +134,150 @@ def probe(device=None, spec_dirs=(), full=True):
     return probe_devices(device, spec_dirs, full=full)
 
 
-__all__ = ["__version__", "classify", "load_spec", "measure", "probe"]
+def _text(v):
+    """An argument as the command line would give it (None stays None)."""
+    return None if v is None else str(v)
+
+
+def llm(params=None, gpu=None, *, model=None, weight_dtype=None, batch=1, context=None, prompt_len=None, kv_dtype=None,
+        layers=None, kv_heads=None, head_dim=None, heads=None, sweep_batch=False, spec_dirs=(), models=()):
+    """The roofline model of LLM inference on ``gpu``, as ``gpuwhy llm`` computes it.
+
+    Args:
+        params: parameter count (``8e9`` or ``"8B"``); or give ``model``.
+        gpu: a GPU sheet name (``"H200"``); None: this machine's GPU.
+        model: a bundled or ``models`` shape name (``"llama-3-8b"``).
+        weight_dtype, kv_dtype: ``fp16|bf16|fp8|int8|int4|fp4|fp32``.
+        batch, context, prompt_len: sequences, cached tokens per sequence, prompt tokens.
+        layers, kv_heads, head_dim, heads: a shape instead of ``model``.
+        sweep_batch: add decode steps at batch 1, 8, 32, ... (``.sweep``).
+
+    Returns:
+        gpuwhy.model.llm_result.LlmEstimate (``.decode.tokens_per_s_per_seq``, ``.batch_ridge``, ...).
+
+    Raises:
+        UsageError: what ``gpuwhy llm`` refuses (the same one-line messages).
+    """
+    from .cli.llm_options import LlmText
+    from .device.probe import gpu_sheet
+    from .model.llm import scaled_estimate
+    from .model.llm_roofline import gpu_from_sheet
+    from .model.llm_scaling import Scaling
+
+    text = LlmText(params=_text(params), weight_dtype=weight_dtype, context=_text(context), prompt_len=_text(prompt_len),
+                   model=model, layers=_text(layers), kv_heads=_text(kv_heads), head_dim=_text(head_dim), heads=_text(heads),
+                   kv_dtype=kv_dtype, batch=str(batch), models=tuple(models))
+    req = text.load_shape(text.parse("gpuwhy.llm needs params (e.g. params='8B') or model (e.g. model='llama-3-8b')"))
+    sheet = gpu_sheet(gpu, tuple(spec_dirs)).sheet
+    g = gpu_from_sheet(sheet, req.weight_dtype)
+    return scaled_estimate(req.params, req.weight_dtype, g, Scaling(), sweep=sweep_batch, notes=req.notes, plain_wording=True,
+                           **req.estimate_kwargs()).estimate
+
+
+def compare(gpus, intensity=None, *, flops=None, bytes=None, dtype="fp32", costs=None, per_watt=False, spec_dirs=()):
+    """One workload's roofline on several GPUs, as ``gpuwhy compare`` ranks them.
+
+    Args:
+        gpus: sheet names (``["H100", "H200"]``); the first is the baseline of the speed-ups.
+        intensity: FLOP/byte; or ``flops`` and ``bytes`` (numbers or text such as ``"2.5T"``).
+        dtype: the precision of the compute ceiling.
+        costs: ``{"H100": 2.49}``, USD per hour, for throughput per dollar.
+        per_watt: add throughput per watt of the sheets' board power.
+
+    Returns:
+        gpuwhy.model.compare.GpuComparison (``.rows``, ``.ranking``; ``to_dict()``).
+
+    Raises:
+        UsageError: unknown GPUs or dtype, a GPU listed twice, a bad or missing workload.
+    """
+    from .device.sheet import sheet_for
+    from .model.compare import assign_costs, compare_roofline
+    from .units import parse_quantity
+
+    if isinstance(gpus, str) or not gpus:
+        raise UsageError("gpuwhy.compare needs a list of GPU names, e.g. ['H100', 'H200']")
+    i = None if intensity is None else parse_quantity(intensity, "intensity")
+    f = None if flops is None else parse_quantity(flops, "flops")
+    b = None if bytes is None else parse_quantity(bytes, "bytes")
+    dirs = tuple(spec_dirs)
+    sheets = []
+    for g in gpus:
+        s = sheet_for(g, spec_dirs=dirs).sheet
+        if s in sheets:
+            raise UsageError(f"the {s.name} is listed twice ({g!r}); list each GPU once")
+        sheets.append(s)
+    priced = assign_costs(list((costs or {}).items()), [s.name for s in sheets], lambda n: sheet_for(n, spec_dirs=dirs).sheet)
+    return compare_roofline(sheets, dtype, i, f, b, priced, per_watt)
+
+
+def occupancy(block_size, registers, shared_mem=0, *, gpu=None, arch=None, carveout=None, spec_dirs=()):
+    """Theoretical occupancy of a launch, as ``gpuwhy occupancy`` computes it.
+
+    Args:
+        block_size: threads per block; registers: per thread; shared_mem: bytes per block.
+        gpu: a sheet name; or ``arch`` (``"sm_90"``). carveout: KiB of shared memory preferred.
+
+    Returns:
+        gpuwhy.model.occupancy.Occupancy (``.active_blocks`` per SM, ``.occupancy_pct``, ``.binding``, ``.suggestions``).
+
+    Raises:
+        UsageError: neither or both of gpu and arch, an unknown architecture, impossible inputs.
+    """
+    from .device.sheet import sheet_for
+    from .model.occupancy import arch_key, arch_limits, load_arch_limits
+    from .model.occupancy import occupancy as _occupancy
+
+    if (gpu is None) == (arch is None):
+        raise UsageError("gpuwhy.occupancy needs one of gpu='H200' or arch='sm_90'")
+    name = sms = None
+    if gpu is not None:
+        sheet = sheet_for(gpu, spec_dirs=tuple(spec_dirs)).sheet
+        key, name, sms = arch_key(sheet.compute_capability), sheet.name, sheet.sm_count
+    else:
+        key = arch_key(arch)
+    lim = arch_limits(key, load_arch_limits(tuple(spec_dirs)))
+    return _occupancy(lim, int(block_size), int(registers), int(shared_mem), None if carveout is None else int(carveout),
+                      gpu=name, sm_count=sms)
+
+
+def read_ncu(path, gpu=None, *, dtype=None, top=10, device=None, spec_dirs=()):
+    """An Nsight Compute ``--csv`` export (raw or details page) judged per kernel, as ``gpuwhy ncu``.
+
+    ``gpu``: the sheet (default: from the export's device name); ``device``: only that
+    export device; ``top``: kernels per GPU by total time.
+
+    Returns:
+        gpuwhy.importers.ncu.NcuReport (``.devices[i].kernels``; ``to_dict()``).
+
+    Raises:
+        UsageError: an unreadable or non-ncu file (one line naming it), an unknown GPU.
+    """
+    from .importers.ncu import load_ncu_report
+
+    return load_ncu_report(path, gpu=gpu, dtype=dtype, top=int(top), spec_dirs=tuple(spec_dirs), device=device)
+
+
+def read_trace(path, *, top=10):
+    """A torch.profiler Chrome trace (``.json`` or ``.json.gz``) per GPU, as ``gpuwhy trace``.
+
+    Returns:
+        gpuwhy.importers.torch_trace.TraceReport (``.verdict``, ``.devices``; ``to_dict()``).
+
+    Raises:
+        UsageError: an unreadable or non-trace file.
+    """
+    from .importers.torch_trace import load_trace
+
+    return load_trace(path, top=int(top))
+
+
+__all__ = [
+    "__version__",
+    "classify", "llm", "compare", "occupancy", "read_ncu", "read_trace", "load_spec", "measure", "probe",
+    "GpuwhyError", "UsageError", "SpecError", "NoDeviceError", "MeasurementError", "CheckFailed",
+]
+
+
+def __dir__():
+    """The public API only (not the submodules a call has imported)."""
+    return sorted(__all__)

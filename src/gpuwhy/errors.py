@@ -61,3 +61,19 @@ class MeasurementError(GpuwhyError):
     """A GPU error or a wrong kernel result during a measurement (exit code 4)."""
 
     exit_code = EXIT_MEASUREMENT
+
+
+#: The GPU packages: pyproject.toml's platform-marked dependencies (a test keeps the two equal).
+#: NVIDIA publishes wheels for Linux and Windows; without them only the GPU commands stop.
+GPU_PACKAGES = ("nvidia-ml-py>=12.535", "cuda-bindings>=13.0,<14", "cuda-core>=1.2,<2", "nvidia-cuda-nvrtc>=13.0,<14")
+#: The one line that installs them.
+GPU_PIP_LINE = "python3 -m pip install " + " ".join(f"'{p}'" for p in GPU_PACKAGES)
+
+
+def gpu_packages_missing(what: str) -> NoDeviceError:
+    """The :class:`NoDeviceError` (exit 3) for a GPU command run without ``what`` (a package name,
+    e.g. ``cuda-bindings``) importable: one line ending in :data:`GPU_PIP_LINE`."""
+    return NoDeviceError(
+        f"this command needs the GPU packages and {what} cannot be imported (the other commands need none); "
+        f"install them (Linux and Windows) with: {GPU_PIP_LINE}"
+    )

@@ -20,8 +20,14 @@ Fields (JSON, SI units in the names): ``schema``, ``uuid``, ``name``, ``arch``,
 ``l2_bytes``, ``sm_count``, ``gpuwhy`` (version); after `bench --compute`,
 ``peak_tflops_measured`` (precision -> TFLOP/s) and ``compute_date``; after
 `bench --roofline`, ``roofline_points`` (sweep dtype -> ``[[FLOP/byte, FLOP/s], ...]``),
-``roofline_ridge`` (sweep dtype -> empirical ridge, FLOP/byte) and ``roofline_date``.
-All of these are optional: older files without them load with None.
+``roofline_ridge`` (sweep dtype -> empirical ridge, FLOP/byte) and ``roofline_date``;
+after `bench --sweep`, the cache ceilings: ``l2_read_bandwidth_gbs`` and
+``l2_read_write_bandwidth_gbs`` (L2-resident working set ``l2_working_set_bytes``),
+``shared_bandwidth_gbs`` with its clock-derived ``shared_clock_limit_gbs``,
+``l1_bandwidth_gbs``, the SM clock sampled meanwhile ``cache_sm_clock_mhz`` and
+``cache_date``; after `bench --latency`, ``latency_s`` (level -> load-to-use latency, s:
+``L1``, ``L2``, ``L2 far``, ``DRAM``), ``l2_near_bytes`` (where the far-L2 step falls) and
+``latency_date``. All of these are optional: older files without them load with None.
 """
 
 from __future__ import annotations
@@ -91,6 +97,19 @@ class DeviceProfile:
     roofline_ridge: dict | None = None
     roofline_points: dict | None = None
     roofline_date: str | None = None
+    #: The cache ceilings (`bench --sweep`, :mod:`gpuwhy.bench.cache_bandwidth`): GB/s (1e9 B/s).
+    l2_read_bandwidth_gbs: float | None = None
+    l2_read_write_bandwidth_gbs: float | None = None
+    l2_working_set_bytes: int | None = None
+    shared_bandwidth_gbs: float | None = None
+    shared_clock_limit_gbs: float | None = None
+    l1_bandwidth_gbs: float | None = None
+    cache_sm_clock_mhz: float | None = None
+    cache_date: str | None = None
+    #: The latency ladder (`bench --latency`): level -> s; the far-L2 step, bytes.
+    latency_s: dict | None = None
+    l2_near_bytes: int | None = None
+    latency_date: str | None = None
 
     @property
     def dram_bandwidth(self) -> float | None:
@@ -431,13 +450,104 @@ def record_roofline(uuid: str, sweep, folder: Path | None = None, name: str = "G
         return None
 
 
+#: Fields each measurement family owns (carried together, dated by the last one).
+CACHE_FIELDS = ("l2_read_bandwidth_gbs", "l2_read_write_bandwidth_gbs", "l2_working_set_bytes", "shared_bandwidth_gbs",
+                "shared_clock_limit_gbs", "l1_bandwidth_gbs", "cache_sm_clock_mhz", "cache_date")
+LATENCY_FIELDS = ("latency_s", "l2_near_bytes", "latency_date")
+
+
+def merge_caches_into_profile(profile: DeviceProfile, caches, date: str | None = None) -> DeviceProfile:
+    """``profile`` with the cache ceilings of ``caches`` added (pure; nothing is saved).
+
+    ``caches`` is a :class:`~gpuwhy.bench.cache_bandwidth.CacheResult`: its best L2 read
+    and read+write rows, shared-memory and L1 rows (GB/s) replace older figures; levels it
+    did not measure keep theirs. ``cache_date`` becomes its date (else ``date``, else now).
+    Without any measured row ``profile`` is returned unchanged.
+    """
+    from dataclasses import replace
+
+    got = {}
+    rd, rw, sh, l1 = caches.best("L2", "read"), caches.best("L2", "read+write"), caches.best("shared"), caches.best("L1")
+    if rd is not None:
+        got.update(l2_read_bandwidth_gbs=float(rd.gbs), l2_working_set_bytes=int(rd.working_set_bytes))
+    if rw is not None:
+        got["l2_read_write_bandwidth_gbs"] = float(rw.gbs)
+    if sh is not None:
+        got["shared_bandwidth_gbs"] = float(sh.gbs)
+        if sh.clock_limit_gbs:
+            got["shared_clock_limit_gbs"] = float(sh.clock_limit_gbs)
+    if l1 is not None:
+        got["l1_bandwidth_gbs"] = float(l1.gbs)
+    if not got:
+        return profile
+    now = getattr(caches, "date", "") or date or _now()
+    clock = (getattr(caches, "sm_clock", None) or {}).get("sm_clock_mhz")
+    return replace(profile, date=max(profile.date, now), cache_date=now, cache_sm_clock_mhz=clock, **got)
+
+
+def _record_merged(uuid: str, merge, folder: Path | None, name: str, sheet: str | None) -> Path | None:
+    """Save ``merge(newest profile)`` as a new file (a minimal profile is started when the GPU has
+    none); None when ``merge`` changed nothing or the cache folder is not writable."""
+    base = latest_profile(uuid, folder)
+    if base is None:
+        base = DeviceProfile(uuid=normalize_uuid(uuid), name=name or "GPU", date=_now(), sheet=sheet, gpuwhy=__version__)
+    newer = merge(base)
+    if newer is base:
+        return None
+    try:
+        return save_profile(newer, folder)
+    except OSError:
+        return None
+
+
+def record_caches(uuid: str, caches, folder: Path | None = None, name: str = "GPU", sheet: str | None = None) -> Path | None:
+    """Add cache ceilings to the GPU's newest profile (a new file; see
+    :func:`merge_caches_into_profile`); a minimal profile is started when the GPU has none.
+    Returns the path written, or None when nothing was measured or the cache folder is
+    not writable (never raises for that)."""
+    return _record_merged(uuid, lambda p: merge_caches_into_profile(p, caches), folder, name, sheet)
+
+
+def merge_latency_into_profile(profile: DeviceProfile, latency, date: str | None = None) -> DeviceProfile:
+    """``profile`` with the levels of a latency ladder added (pure; nothing is saved).
+
+    ``latency`` is a :class:`~gpuwhy.bench.latency.LatencyResult`: ``latency_s`` becomes
+    its level -> latency (s); ``l2_near_bytes`` the working set where the near-L2 level
+    ends when a far-L2 level follows (else None). No level: ``profile`` unchanged.
+    """
+    from dataclasses import replace
+
+    levels = {lv.name: float(lv.latency_s) for lv in getattr(latency, "levels", ()) if lv.latency_s}
+    if not levels:
+        return profile
+    near = next((lv for lv in latency.levels if lv.name == "L2"), None)
+    near_bytes = int(near.edge_bytes) if near is not None and near.edge_bytes and "L2 far" in levels else None
+    now = getattr(latency, "date", "") or date or _now()
+    return replace(profile, date=max(profile.date, now), latency_s=levels, l2_near_bytes=near_bytes, latency_date=now)
+
+
+def record_latency(uuid: str, latency, folder: Path | None = None, name: str = "GPU", sheet: str | None = None) -> Path | None:
+    """Add a latency ladder to the GPU's newest profile (a new file; see
+    :func:`merge_latency_into_profile`). Returns the path written, or None (nothing
+    measured, or the cache folder not writable; never raises for that)."""
+    return _record_merged(uuid, lambda p: merge_latency_into_profile(p, latency), folder, name, sheet)
+
+
 def carry_compute(profile: DeviceProfile, folder: Path | None = None) -> DeviceProfile:
     """``profile`` with the measured compute ceilings of the GPU's newest earlier profile
     carried over (a memory-only bench run does not measure them, and must not make
     `classify --measured` forget them). Their ``compute_date`` says when they were measured.
-    The mixed-intensity sweep (``roofline_*``, dated by ``roofline_date``) is carried the same way.
+    The mixed-intensity sweep (``roofline_*``, dated by ``roofline_date``), the cache
+    ceilings (:data:`CACHE_FIELDS`) and the latency ladder (:data:`LATENCY_FIELDS`) are
+    carried the same way.
     """
     from dataclasses import replace
+
+    for group, key in ((CACHE_FIELDS, "cache_date"), (LATENCY_FIELDS, "latency_date")):
+        if getattr(profile, key) is None:
+            prev = latest_profile(profile.uuid, folder, need=key)
+            if prev is not None:
+                profile = replace(profile, **{f: getattr(prev, f) for f in group})
 
     if not profile.peak_tflops_measured:
         prev = latest_profile(profile.uuid, folder, need="peak_tflops_measured")

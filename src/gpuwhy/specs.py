@@ -22,6 +22,7 @@ from typing import Any, Iterable
 
 from .errors import SpecError, UsageError
 from .resources import bundled_dir
+from .units import fmt_num
 
 #: Precisions a sheet may list under ``peak_tflops``. fp16/bf16/tf32/fp8/int8/fp4
 #: are tensor-core rates with FP32 accumulate; ``*_nontensor`` are CUDA-core rates.
@@ -62,6 +63,7 @@ _OPTIONAL = {
     "pci_device_ids": list,
     "fp32_lanes_per_sm": int,
     "memory_bus_width_bits": int,
+    "l2_bandwidth_gbs": (int, float),
     "notes": list,
 }
 # Plausibility bounds that catch a figure given in the wrong unit
@@ -71,6 +73,7 @@ _MAGNITUDE = {
     "boost_clock_mhz": (100.0, 1e4, "MHz"),
     "memory_size_gb": (0.1, 1e5, "GB (1e9 B)"),
     "l2_cache_mib": (0.01, 1e4, "MiB"),
+    "l2_bandwidth_gbs": (1.0, 1e6, "GB/s (1e9 B/s)"),
     "board_power_w": (1.0, 1e5, "W"),
     "sm_count": (1, 1e4, "multiprocessors"),
 }
@@ -107,6 +110,9 @@ class Sheet:
     pci_device_ids: tuple[str, ...] = ()
     fp32_lanes_per_sm: int | None = None
     memory_bus_width_bits: int | None = None
+    #: Measured L2 read bandwidth, GB/s, only where a public measurement exists (its
+    #: URL in ``sources.l2_bandwidth_gbs``; datasheets print none). None: unknown.
+    l2_bandwidth_gbs: float | None = None
     notes: tuple[str, ...] = ()
     path: str = ""
     origin: str = "bundled"
@@ -173,6 +179,7 @@ class Sheet:
             "memory_bus_width_bits": self.memory_bus_width_bits,
             "memory_bandwidth_gbs": self.memory_bandwidth_gbs,
             "l2_cache_mib": self.l2_cache_mib,
+            "l2_bandwidth_gbs": self.l2_bandwidth_gbs,
             "board_power_w": self.board_power_w,
             "peak_tflops": dict(self.peak_tflops),
             "ridge_points": self.ridge_points(),
@@ -245,6 +252,12 @@ def validate_sheet(data: Any, path: str, origin: str = "bundled") -> Sheet:
             raise SpecError(f"{where}: field 'peak_tflops.{prec}' must be a number greater than zero, got {value!r}")
         if not (_PEAK_RANGE[0] <= value <= _PEAK_RANGE[1]):
             raise SpecError(f"{where}: field 'peak_tflops.{prec}' = {value!r} is implausible for TFLOP/s; check the unit")
+    if data.get("l2_bandwidth_gbs") is not None and "l2_bandwidth_gbs" not in data["sources"]:
+        raise SpecError(f"{where}: field 'l2_bandwidth_gbs' needs its own source URL in 'sources.l2_bandwidth_gbs' "
+                        "(datasheets print no L2 bandwidth: name the measurement)")
+    if data.get("l2_bandwidth_gbs") is not None and data["l2_bandwidth_gbs"] <= data["memory_bandwidth_gbs"]:
+        raise SpecError(f"{where}: field 'l2_bandwidth_gbs' = {data['l2_bandwidth_gbs']!r} is not above the DRAM "
+                        f"bandwidth ({data['memory_bandwidth_gbs']!r} GB/s); an L2 figure at or below DRAM is a DRAM figure")
     if "fp32" not in peaks:
         raise SpecError(f"{where}: field 'peak_tflops' must list fp32")
     sources = data["sources"]
@@ -282,6 +295,7 @@ def validate_sheet(data: Any, path: str, origin: str = "bundled") -> Sheet:
         pci_device_ids=tuple(p.lower() for p in data.get("pci_device_ids") or ()),
         fp32_lanes_per_sm=int(data["fp32_lanes_per_sm"]) if data.get("fp32_lanes_per_sm") else None,
         memory_bus_width_bits=int(data["memory_bus_width_bits"]) if data.get("memory_bus_width_bits") else None,
+        l2_bandwidth_gbs=float(data["l2_bandwidth_gbs"]) if data.get("l2_bandwidth_gbs") is not None else None,
         notes=tuple(data.get("notes") or ()),
         path=path,
         origin=origin,
@@ -413,7 +427,7 @@ class SpecLibrary:
                   and (mem_gb is None or _memory_fits(s, mem_gb))]
         if not others:
             return None
-        return (f"{query!r} is the {sheet.name} sheet ({sheet.memory_size_gb:g} GB); other {query} sheets: "
+        return (f"{query!r} is the {sheet.name} sheet ({fmt_num(sheet.memory_size_gb, 6)} GB); other {query} sheets: "
                 f"{', '.join(others)} (name one to use it)")
 
     def closest(self, query: str, n: int = 3) -> list[str]:
@@ -472,14 +486,19 @@ def _query_tokens(q: str) -> tuple[frozenset[str], float | None]:
 
 def _memory_tokens(mem_gb: float | None) -> frozenset[str]:
     """The words a memory size adds to a sheet name (``80GB`` -> {"80", "gb"})."""
-    return frozenset() if mem_gb is None else frozenset({f"{mem_gb:g}", "gb"})
+    return frozenset() if mem_gb is None else frozenset({_plain(mem_gb), "gb"})
 
 
 def _memory_fits(sheet: Sheet, mem_gb: float) -> bool:
     """True when ``mem_gb`` (as typed) is the sheet's memory: within 3%, or written in one of its names."""
     if abs(sheet.memory_size_gb - mem_gb) <= 0.03 * mem_gb:
         return True
-    return any(f"{mem_gb:g}gb" in n.lower().replace(" ", "") for n in sheet.all_names())
+    return any(f"{_plain(mem_gb)}gb" in n.lower().replace(" ", "") for n in sheet.all_names())
+
+
+def _plain(x: float) -> str:
+    """``80`` for 80.0, ``94.5`` for 94.5: a number as it stands in a sheet name (machine text)."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 def load_library(extra_dirs: Iterable[str | os.PathLike] = ()) -> SpecLibrary:

@@ -282,3 +282,51 @@ def fmt_bytes(n: float | None, digits: int = 3) -> str:
                 continue
             return f"{fmt_num(m, digits) if unit == 'EiB' else _sig(m, digits)} {unit}"
     return f"{fmt_num(x, digits) if a < 1 else f'{x:.0f}'} B"
+
+
+#: The largest dimension a shape may give: 2**53, the last integer a float holds exactly.
+MAX_DIMENSION = 2**53
+_POWER_RE = re.compile(r"^\s*(\d+)\s*(?:\^|\*\*)\s*(\d+)\s*$")
+
+
+def parse_dimension(text: str | int, what: str = "dimension") -> int:
+    """A whole number of elements greater than zero: ``4096``, ``2^28`` (or ``2**28``),
+    ``1M`` (suffixes as :func:`parse_count`), at most :data:`MAX_DIMENSION`.
+
+    Raises:
+        UsageError: zero, negative, not a whole number, not a number, or too large.
+    """
+    if isinstance(text, bool):
+        raise UsageError(f"{what} {text!r} is not a whole number")
+    m = _POWER_RE.match(str(text)) if not isinstance(text, int) else None
+    if m:
+        base, exp = int(m.group(1)), int(m.group(2))
+        value = base**exp if exp <= 64 and base <= MAX_DIMENSION else MAX_DIMENSION + 1
+        if value < 1:
+            raise UsageError(f"{what} {text!r} must be greater than zero")
+    else:
+        value = parse_count(text, what)
+    if value > MAX_DIMENSION:
+        raise UsageError(f"{what} {text!r} is larger than 2^53; give a real size")
+    return value
+
+
+def parse_shape(text: str | tuple | list, names: tuple[str, ...], sep: str, what: str, example: str) -> tuple[int, ...]:
+    """The dimensions of a shape such as ``8192x8192x4096`` (``sep`` "x"; ``X`` and ``×``
+    also split) or ``1,32,4096,128`` (``sep`` ","), one per name in ``names``; each
+    as :func:`parse_dimension`. A tuple or list of numbers is taken as the dimensions.
+
+    Raises:
+        UsageError: the wrong number of parts (the message shows ``example``), or a bad part.
+    """
+    if isinstance(text, (tuple, list)):
+        parts = [p for p in text]
+    else:
+        s = str(text)
+        if sep == "x":
+            s = s.replace("×", "x").replace("X", "x")
+        parts = s.split(sep)
+    form = sep.join(names)
+    if len(parts) != len(names) or any(isinstance(p, str) and not p.strip() for p in parts):
+        raise UsageError(f"{what} {text!r} must give {len(names)} dimensions {form}, e.g. {example}")
+    return tuple(parse_dimension(p, f"{what} {n}") for n, p in zip(names, parts))

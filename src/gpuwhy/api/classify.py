@@ -7,14 +7,15 @@ all call :func:`run_classify`, so the same profile gives the same ceilings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Iterable
 
 from ..device.sheet import sheet_for
 from ..errors import SpecError, UsageError
 from ..model.ceilings import ceilings_from_profile, ceilings_from_sheet, sheet_precision
+from ..model.level_verdict import judge_workload
 from ..model.remedies import Remedies, remedies_for
-from ..model.roofline import Verdict, Workload, classify
+from ..model.roofline import Verdict, Workload
 from ..resources import bundled_dir
 from ..specs import Sheet, load_yaml
 
@@ -30,6 +31,10 @@ class Classification:
     example: str | None = None
     spec_ridge_point: float | None = None
     notes: tuple[str, ...] = ()
+    counts: Any = None  # gpuwhy.model.shapes.WorkCount: the shape the FLOPs and bytes were counted from
+    shape_advice: Any = None  # gpuwhy.model.gemm_shape.GemmAdvice: alignment, tiles, waves of a GEMM
+    #: How the memory hierarchy judged it (:class:`~gpuwhy.model.level_verdict.LevelJudgement`).
+    hierarchy: object = None
 
     def to_dict(self) -> dict:
         """One JSON document: the verdict's fields at top level, plus ``remedies`` and ``sheet``.
@@ -43,6 +48,9 @@ class Classification:
         out["spec_ridge_point"] = self.spec_ridge_point
         out["notes"] = list(self.notes)
         out["remedies"] = self.remedies.to_dict()
+        out["counts"] = None if self.counts is None else self.counts.to_dict()
+        out["shape_advice"] = None if self.shape_advice is None else self.shape_advice.to_dict()
+        out["hierarchy"] = self.hierarchy.to_dict() if self.hierarchy is not None else None
         out["sheet"] = {"name": self.sheet.name, "path": self.sheet.path, "ridge_points": self.sheet.ridge_points()}
         return out
 
@@ -87,13 +95,23 @@ def run_classify(
     example: str | None = None,
     measured: bool = False,
     uuid: str | None = None,
+    bytes_minimal: bool = False,
+    working_set: float | None = None,
+    launch: tuple[int, int] | None = None,
+    bytes_per_thread: float | None = None,
 ) -> Classification:
     """Classify ``workload`` on the GPU named ``gpu`` (a name or a :class:`Sheet`).
 
     With ``measured``, the ceilings come from the newest bench profile of that
     GPU (``uuid`` when known, else the newest profile of a GPU of that sheet;
     :func:`gpuwhy.profiles.find_profile`), and the sheet's ridge point is kept
-    beside the measured one.
+    beside the measured one. ``bytes_minimal``: the bytes are a shape's minimum, as
+    an ``example``'s are (remedies that cut bytes by reuse are left out).
+
+    ``working_set`` (bytes the workload touches) judges an L2-resident workload against
+    the L2 roof; ``launch`` ``(grid, block)`` and ``bytes_per_thread`` (bytes each thread
+    has in flight) sharpen the latency-bound diagnosis
+    (:func:`gpuwhy.model.level_verdict.judge_workload`).
 
     Raises:
         UsageError: unknown/ambiguous GPU, unknown dtype, a precision the sheet
@@ -105,6 +123,9 @@ def run_classify(
     sheet = sheet_for(gpu, spec_dirs=spec_dirs).sheet
     spec = ceilings_from_sheet(sheet, dtype, tensor_cores, launch_overhead_s)
     notes: list[str] = []
+    prof = None
+    if working_set is not None and not (working_set > 0):
+        raise UsageError(f"the working set must be a positive number of bytes, got {working_set!r}")
     if measured:
         from dataclasses import replace
 
@@ -120,12 +141,93 @@ def run_classify(
     else:
         ceilings = spec
     try:
-        verdict = classify(workload, ceilings)
+        threads, blocks = _sm_limits(sheet, spec_dirs)
+        grid, block = launch if launch else (None, None)
+        verdict, judged = judge_workload(workload, ceilings, sheet, prof, working_set=working_set, grid=grid, block=block,
+                                         bytes_per_thread=bytes_per_thread, max_threads_per_sm=threads,
+                                         max_blocks_per_sm=blocks)
     except ValueError as exc:
         raise UsageError(f"cannot classify: {exc}") from None
-    rem = remedies_for(verdict, dtype, sheet.peak_tflops)
+    rem = remedies_for(verdict, dtype, sheet.peak_tflops, bytes_minimal=bytes_minimal or example is not None)
     return Classification(verdict=verdict, remedies=rem, sheet=sheet, dtype=dtype, example=example,
-                          spec_ridge_point=spec.ridge_point if measured else None, notes=tuple(notes))
+                          spec_ridge_point=spec.ridge_point if measured else None, notes=tuple(notes), hierarchy=judged)
 
 
-__all__ = ["Classification", "run_classify", "example_workload", "load_examples", "sheet_precision"]
+def _sm_limits(sheet: Sheet, spec_dirs: Iterable[str]) -> tuple[int | None, int | None]:
+    """(resident threads, resident blocks) per SM of the sheet's architecture, or (None, None)."""
+    from ..errors import GpuwhyError
+    from ..model.occupancy import arch_limits, load_arch_limits
+
+    try:
+        lim = arch_limits(sheet.compute_capability, load_arch_limits(tuple(spec_dirs)))
+    except GpuwhyError:
+        return None, None
+    return lim.max_threads_per_sm, lim.max_blocks_per_sm
+
+
+def run_classify_shape(
+    shape,
+    gpu: str | Sheet,
+    dtype: str = "fp32",
+    tensor_cores: bool = True,
+    launch_overhead_s: float | None = None,
+    spec_dirs: Iterable[str] = (),
+    time_s: float | None = None,
+    launches: int = 1,
+    tile: tuple[int, int] | None = None,
+    measured: bool = False,
+    working_set: float | None = None,
+) -> Classification:
+    """Count the FLOPs and minimum bytes of ``shape`` (a :class:`~gpuwhy.model.shapes.Gemm`,
+    :class:`~gpuwhy.model.shapes.Attention` or :class:`~gpuwhy.model.shapes.Elementwise`) in
+    ``dtype`` and classify them as :func:`run_classify` does; the result carries the
+    counts and, for a GEMM, its alignment, tile and wave quantization on the sheet's SM
+    count (``tile`` (TM, TN) overrides the typical tile of the architecture).
+
+    Raises:
+        UsageError: what :func:`run_classify` raises; a bad shape or tile.
+    """
+    from ..model.gemm_shape import gemm_advice
+    from ..model.shapes import Gemm
+
+    counts = shape.count(str(dtype).lower().strip())
+    result = run_classify(counts.workload(launches, time_s), gpu, dtype, tensor_cores, launch_overhead_s, spec_dirs,
+                          measured=measured, bytes_minimal=True, working_set=working_set)
+    advice = None
+    if isinstance(shape, Gemm):
+        s = result.sheet
+        advice = gemm_advice(shape, counts.dtype, s.sm_count, s.compute_capability, tile, tensor_cores)
+    return replace(result, counts=counts, shape_advice=advice)
+
+
+def classify_shape_options(shape: dict, flops=None, bytes_=None, gpu=None, dtype="fp32", time=None, launches=1,
+                           tensor_cores=True, launch_overhead=None, spec_dirs=()) -> Classification:
+    """:func:`gpuwhy.classify` with shape keywords (``gemm=``, ``attention=``, ``elementwise=``
+    and theirs, ``tile=``): the shape parsed as the CLI parses it, then :func:`run_classify_shape`.
+
+    Raises:
+        UsageError: an unknown keyword, a shape with ``flops``/``bytes``, no shape, or a bad value.
+    """
+    from ..model.shapes import shape_from_options
+    from ..units import parse_count, parse_shape, parse_time
+
+    kw = dict(shape)
+    tile = kw.pop("tile", None)
+    known = {"gemm", "attention", "elementwise", "batch", "accumulate", "causal", "kv_heads", "q_len", "inputs", "outputs",
+             "flops_per_element"}
+    unknown = sorted(set(kw) - known)
+    if unknown:
+        raise UsageError(f"classify got an unknown keyword {unknown[0]!r}; shape keywords: {', '.join(sorted(known | {'tile'}))}")
+    s = shape_from_options(kw.pop("gemm", None), kw.pop("attention", None), kw.pop("elementwise", None), **kw)
+    if s is None:
+        raise UsageError("classify needs gemm=, attention= or elementwise= with those keywords (or flops= and bytes=)")
+    if flops is not None or bytes_ is not None:
+        raise UsageError("a shape counts the FLOPs and bytes; drop flops= and bytes=")
+    if tile is not None and not hasattr(s, "k"):
+        raise UsageError("tile= goes with gemm=")
+    t = None if tile is None else parse_shape(tile, ("TM", "TN"), "x", "tile", "128x256")
+    return run_classify_shape(s, gpu, dtype, tensor_cores, None if launch_overhead is None else parse_time(launch_overhead, "launch overhead"),
+                              spec_dirs, None if time is None else parse_time(time), parse_count(launches, "launches"), t)
+
+
+__all__ = ["Classification", "classify_shape_options", "run_classify", "run_classify_shape", "example_workload", "load_examples", "sheet_precision"]

@@ -19,7 +19,9 @@ How it measures:
   10 to 100 repetitions); the figure is the median.
 - Before every repetition (outside the events) a buffer of at least twice the
   L2 size is overwritten, so each repetition starts with a cold L2 and
-  reads its inputs from DRAM.
+  reads its inputs from DRAM; except when ``working_set`` fits in the L2
+  (:func:`gpuwhy.model.hierarchy.place_working_set`): then the L2 is left warm and
+  the call is judged against the L2 roof.
 - FLOPs, when ``flops`` is not given, for PyTorch callables: the operator
   formulas of ``torch.utils.flop_counter.FlopCounterMode`` (matmul,
   convolution, attention; an FMA is 2 FLOPs) plus one FLOP per output element
@@ -46,7 +48,8 @@ from ..units import fmt_num, fmt_pct
 from .classify import Classification, run_classify
 
 #: Keyword names ``measure`` keeps for itself (the rest go to ``fn``).
-RESERVED = ("flops", "bytes", "dtype", "gpu", "launches", "measured", "warmup", "reps", "flush_l2", "spec_dirs", "name")
+RESERVED = ("flops", "bytes", "dtype", "gpu", "launches", "measured", "warmup", "reps", "flush_l2", "spec_dirs", "name",
+            "working_set", "launch", "bytes_per_thread")
 #: Time budget for the timed repetitions, and their bounds.
 BUDGET_S = 0.5
 MIN_REPS = 10
@@ -105,15 +108,23 @@ class MeasuredClassification(Classification):
 
     def summary(self) -> str:
         """One line: the regime, the achieved rates and the share of the roof."""
+        from ..model.hierarchy import regime_text
         from ..units import fmt_si, fmt_time
 
         v = self.verdict
         lb = " (bytes: lower bound)" if self.bytes_is_lower_bound else ""
+        level = getattr(v.ceilings, "level", "DRAM")
+        roof = (f"{v.sol_pct:.0f}% of the roof" if v.sol_pct is not None else "the L2 roof unknown") + (
+            f", memory roof {level}" if level != "DRAM" else "")
+        why = ""
+        lat = getattr(self.hierarchy, "latency", None)
+        if lat is not None:
+            why = f"; {lat.cause}"
         return (
-            f"{v.workload.name}: {v.regime}-bound on the {self.sheet.name} ({self.dtype}), "
+            f"{v.workload.name}: {regime_text(v.regime)} on the {self.sheet.name} ({self.dtype}), "
             f"{fmt_time(self.time_s)} median of {self.measurement.reps}, {fmt_num(v.arithmetic_intensity)} FLOP/byte, "
             f"{fmt_si(v.achieved_flops, 'FLOP/s')}, {fmt_si(v.achieved_bandwidth, 'B/s')}{lb}, "
-            f"{v.sol_pct:.0f}% of the roof ({v.ceilings.source})"
+            f"{roof} ({v.ceilings.source}){why}"
         )
 
     def __str__(self) -> str:
@@ -295,13 +306,41 @@ def _resolve_sheet(gpu, index: int, spec_dirs):
     from ..device.probe import device_sheet
 
     try:
-        choice, d = device_sheet(str(index), spec_dirs)
+        choice, d = device_sheet(f"cuda:{index}", spec_dirs)  # torch's index is a CUDA ordinal
     except NoDeviceError as exc:
         if "found " not in str(exc):
             raise
         raise NoDeviceError(f"{exc}; pass gpu='NAME' (see `gpuwhy specs list`)") from None
     uuid = None if is_na(d.identity.uuid) else str(d.identity.uuid)
     return choice.sheet, uuid
+
+
+def _launch(launch) -> tuple[int, int] | None:
+    """``(grid, block)`` of positive whole numbers (a grid/block given as a 1-tuple or a
+    number of blocks is accepted as its product), or None.
+
+    Raises:
+        UsageError: anything else.
+    """
+    if launch is None:
+        return None
+    try:
+        grid, block = launch
+
+        def total(x):
+            if isinstance(x, (tuple, list)):
+                n = 1
+                for v in x:
+                    n *= int(v)
+                return n
+            return int(x)
+
+        g, b = total(grid), total(block)
+    except (TypeError, ValueError):
+        raise UsageError(f"launch must be (grid, block), e.g. (1024, 256), got {launch!r}") from None
+    if g < 1 or b < 1:
+        raise UsageError(f"launch (grid, block) must be positive, got {launch!r}")
+    return g, b
 
 
 # --------------------------------------------------------------------------- the API
@@ -318,9 +357,12 @@ def measure(
     measured: bool = False,
     warmup: int = 3,
     reps: int | None = None,
-    flush_l2: bool = True,
+    flush_l2: bool | None = None,
     spec_dirs: Iterable[str] = (),
     name: str | None = None,
+    working_set: float | str | None = None,
+    launch: tuple[int, int] | None = None,
+    bytes_per_thread: float | None = None,
     **kwargs,
 ) -> MeasuredClassification:
     """Time ``fn(*args, **kwargs)`` on the GPU and classify it on the roofline.
@@ -341,7 +383,14 @@ def measure(
             bandwidth, launch overhead, measured compute peaks), the same ceilings
             as ``gpuwhy classify --measured`` (:func:`gpuwhy.api.classify.run_classify`).
         warmup: untimed calls first. reps: timed calls (default: a 0.5 s budget,
-            10 to 100). flush_l2: overwrite 2x the L2 before each timed call.
+            10 to 100). flush_l2: overwrite 2x the L2 before each timed call (default:
+            yes, unless ``working_set`` fits in the L2).
+        working_set: distinct bytes one call touches (number or ``"24MiB"``): one that
+            fits in the L2 is timed warm and judged against the L2 roof.
+        launch: ``(grid, block)`` of the kernel the call launches, and
+        bytes_per_thread: bytes each thread has in flight (8 for a one-element-per-thread
+            vecadd's two 4-byte loads): with them a kernel far below its roof is told
+            why (a grid too small for the SMs, too few bytes in flight per thread).
         name: the workload's label (default: ``fn``'s name).
         kwargs: passed to ``fn`` (the names above are gpuwhy's).
 
@@ -373,6 +422,10 @@ def measure(
     n_launch = parse_count(launches, "launches")
     if warmup < 0 or (reps is not None and reps < 1):
         raise UsageError("warmup must be >= 0 and reps >= 1")
+    ws_given = None if working_set is None else parse_quantity(working_set, "working_set")
+    launch_shape = _launch(launch)
+    if bytes_per_thread is not None and not (isinstance(bytes_per_thread, (int, float)) and bytes_per_thread > 0):
+        raise UsageError(f"bytes_per_thread must be a positive number, got {bytes_per_thread!r}")
     is_torch = any(is_torch_tensor(x) for x in _leaves((args, kwargs)))
     if not is_torch and f_given is None:
         raise UsageError(
@@ -408,6 +461,19 @@ def measure(
     from ..engine.context import device_identity
 
     dev_uuid, l2 = device_identity(index, via_torch=is_torch)
+    l2_resident = False
+    if ws_given is not None:
+        from ..model.hierarchy import place_working_set
+
+        l2_resident = place_working_set(ws_given, l2 or int(sheet.l2_bytes)).level == "L2"
+    if flush_l2 is None:
+        flush_l2 = not l2_resident
+        if l2_resident:
+            notes.append("the L2 is not flushed between repetitions: the working set fits in it and is timed there")
+    elif flush_l2 and l2_resident:
+        notes.append("flush_l2=True: every repetition starts from DRAM, so the call is judged against DRAM "
+                     "although its working set fits in the L2")
+        ws_given = None
     flush_bytes = max(2 * (l2 or int(sheet.l2_bytes)), MIN_FLUSH_BYTES) if flush_l2 else 0
     try:
         m, last = _time(call, index, is_torch, warmup, reps, flush_bytes)
@@ -452,10 +518,11 @@ def measure(
         uuid = uuid or dev_uuid
     label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or "fn"
     wl = Workload(flops=f_given, bytes=b_given, launches=n_launch, time_s=m.median_s, name=str(label))
-    judged = run_classify(wl, sheet, d, measured=measured, uuid=uuid, spec_dirs=spec_dirs)
+    judged = run_classify(wl, sheet, d, measured=measured, uuid=uuid, spec_dirs=spec_dirs, working_set=ws_given,
+                          launch=launch_shape, bytes_per_thread=bytes_per_thread)
     return MeasuredClassification(
         verdict=judged.verdict, remedies=judged.remedies, sheet=sheet, dtype=d, example=None,
-        spec_ridge_point=judged.spec_ridge_point, measurement=m,
+        spec_ridge_point=judged.spec_ridge_point, hierarchy=judged.hierarchy, measurement=m,
         flops_source=flops_source, bytes_source=bytes_source, bytes_is_lower_bound=lower, timer=timer,
         l2_flush_bytes=flush_bytes, notes=tuple(notes) + judged.notes,
     )

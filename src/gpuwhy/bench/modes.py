@@ -35,6 +35,7 @@ FLAGS = {
     "precision": "--precision", "kernel": "--kernel", "dtype": "--dtype", "device": "--device",
     "gpu": "--gpu", "specs": "--specs", "csv": "--csv", "compile_only": "--compile-only", "arch": "--arch",
     "no_save": "--no-save", "latency": "--latency", "link": "--link", "l1_bypass": "--cg", "json_out": "--json",
+    "caches": "--caches",
 }
 
 
@@ -60,6 +61,7 @@ class BenchRequest:
     link: bool = False
     l1_bypass: bool = False
     json_out: bool = False
+    caches: bool = False
 
     def given(self, field: str) -> bool:
         """Whether the option was given: ``--arch`` when it has any value, the others when truthy."""
@@ -147,13 +149,15 @@ def no_bar(label: str) -> ContextManager[None]:
 
 @dataclass(frozen=True)
 class RunHooks:
-    """What a runner takes from the command line: a progress bar (:data:`ProgressBar`) and
+    """What a runner takes from the command line: a progress bar (:data:`ProgressBar`),
     ``writable(path, option)``, which raises UsageError when an output file must not be
-    written (checked before measuring, so no run is lost to a bad path). The defaults do
-    nothing."""
+    written (checked before measuring, so no run is lost to a bad path), and the CSV
+    writer. The defaults do nothing."""
 
     bar: ProgressBar = no_bar
     writable: Callable[[str, str], None] = lambda path, option: None
+    #: ``write_csv(path, result)``: write a BenchResult's rows to ``path`` (the CLI's CSV writer).
+    write_csv: Callable[[str, object], None] = lambda path, result: None
 
 
 # ------------------------------------------------------------------ runners --
@@ -161,10 +165,12 @@ class RunHooks:
 
 @dataclass(frozen=True)
 class MemoryRun:
-    """``--quick`` / ``--sweep``: the bandwidth run, and the compute ceilings a sweep adds (else None)."""
+    """``--quick`` / ``--sweep``: the bandwidth run, and the compute and cache ceilings a sweep
+    adds (else None; ``caches`` a :class:`~gpuwhy.bench.cache_bandwidth.CacheResult`)."""
 
     result: Any
     compute: list | None = None
+    caches: Any = None
 
 
 @dataclass(frozen=True)
@@ -242,19 +248,38 @@ def _run_memory(req: BenchRequest, hooks: RunHooks) -> MemoryRun:
     with hooks.bar("gpuwhy bench") as progress:
         result = run_bench(opts, progress)
     if req.csv:
-        try:
-            result.to_dataframe().to_csv(req.csv, index=False)
-        except OSError as exc:
-            raise UsageError(f"--csv {req.csv!r} cannot be written ({exc.strerror or exc}); give a writable path") from None
+        hooks.write_csv(req.csv, result)
     compute = measure_compute(req, None) if req.sweep and not req.kernel else None
-    return MemoryRun(result, compute)
+    caches = measure_caches(req, hooks) if req.sweep and not req.kernel else None
+    return MemoryRun(result, compute, caches)
+
+
+def measure_caches(req: BenchRequest, hooks: RunHooks):
+    """Open the GPU and measure the L2, shared-memory and L1 ceilings
+    (:func:`gpuwhy.bench.cache_bandwidth.measure_caches`); save them into the newest profile
+    (unless ``--no-save``)."""
+    from .cache_bandwidth import measure_caches as _measure
+
+    with hooks.bar("cache ceilings") as progress:
+        caches = _measure(req.device, progress=progress)
+    if not req.no_save:
+        from ..profiles import record_caches
+
+        record_caches(caches.device.uuid, caches, name=caches.device.name, sheet=getattr(_sheet(req), "name", None))
+    return caches
 
 
 def _memory_document(run: MemoryRun) -> dict:
     doc = run.result.to_dict()
     if run.compute is not None:
         doc["compute"] = [r.to_dict() for r in run.compute]
+    if run.caches is not None:
+        doc["caches"] = run.caches.to_dict()
     return doc
+
+
+def _run_caches(req: BenchRequest, hooks: RunHooks):
+    return measure_caches(req, hooks)
 
 
 def _run_compute(req: BenchRequest, hooks: RunHooks) -> list:
@@ -306,7 +331,12 @@ def _run_latency(req: BenchRequest, hooks: RunHooks):
     from .latency import measure_latency
 
     with hooks.bar("gpuwhy bench --latency") as progress:
-        return measure_latency(req.device, req.spec_dirs, l1_bypass=req.l1_bypass, gpu=req.gpu, progress=progress)
+        result = measure_latency(req.device, req.spec_dirs, l1_bypass=req.l1_bypass, gpu=req.gpu, progress=progress)
+    if not req.no_save and not req.l1_bypass:
+        from ..profiles import record_latency
+
+        record_latency(result.device.uuid, result, name=result.device.name)
+    return result
 
 
 def _run_link(req: BenchRequest, hooks: RunHooks):
@@ -325,9 +355,11 @@ RULES = (
     AppliesTo("l1_bypass", "latency"),
 )
 
-_HIERARCHY_REFUSES = ("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision")
-_HIERARCHY_ALONE = "--latency and --link run alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/--compile-only"
+_HIERARCHY_REFUSES = ("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision", "caches")
+_HIERARCHY_ALONE = "--latency and --link run alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/--compile-only/--caches"
 _HIERARCHY_APART = "--latency and --link are separate runs; pick one"
+_CACHES_ALONE = ("--caches runs the L2, shared-memory and L1 ceilings alone; drop --quick/--compute/--roofline/--kernel/"
+                 "--csv/--compile-only/--latency/--link (--sweep already includes them)")
 
 _MEASURE = ("device", "gpu", "specs")  # which GPU, which sheet
 _MEMORY_USES = ("kernel", "dtype", "csv", "no_save", "quick", *_MEASURE)
@@ -340,6 +372,9 @@ MODES: tuple[BenchMode, ...] = (
     BenchMode("link", "link", _run_link, "bench-link", lambda r: r.to_dict(), "hierarchy_view:render_link",
               refuses=_HIERARCHY_REFUSES, refuse_error=_HIERARCHY_ALONE, partners=("latency",), partner_error=_HIERARCHY_APART,
               uses=("device", "specs")),
+    BenchMode("caches", "caches", _run_caches, "bench-caches", lambda r: r.to_dict(), "hierarchy_view:render_caches",
+              refuses=("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision", "latency",
+                       "link"), refuse_error=_CACHES_ALONE, uses=("no_save", *_MEASURE)),
     BenchMode("compile-only", "compile_only", _run_compile, "bench-compile", _compile_document, "bench_view:render_compile_run",
               uses=("arch", "device")),
     BenchMode("compute", "compute", _run_compute, "bench-compute", lambda rs: {"compute": [r.to_dict() for r in rs]},

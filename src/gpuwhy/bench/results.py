@@ -311,8 +311,18 @@ class BenchResult:
         }
 
     def to_dataframe(self):
-        """Every bandwidth row as a pandas DataFrame (one row per measurement; SI units)."""
-        import pandas as pd
+        """Every bandwidth row as a pandas DataFrame (one row per measurement; SI units).
+        pandas is imported here only (``pip install pandas``); ``bench --csv`` needs none.
+
+        Raises:
+            UsageError: pandas is not installed.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            from ..errors import UsageError
+
+            raise UsageError("BenchResult.to_dataframe needs pandas: python3 -m pip install pandas") from None
 
         cols = list(BandwidthRow.__dataclass_fields__)  # keep a stable column set when empty
         recs = [r.to_dict() for r in self.rows]

@@ -18,10 +18,10 @@ from .policy import Observations, Policy
 #: Elements of the DRAM bandwidth rows: 2^28 fp32 = 1 GiB per buffer, >= 4 x the
 #: L2 of every current GPU (the H200's 60 MiB included).
 CHECK_ELEMENTS = 2**28
-#: Clock-event reasons that fail the check when seen while measuring: thermal or
-#: hardware slowdowns and the power brake. ``sw_power_cap`` (the board holding
-#: its power limit under full load) is normal under a tensor-core loop and is
-#: reported, not failed.
+#: Clock-event reasons that fail ``clock_events`` when seen while measuring: thermal or
+#: hardware slowdowns and the power brake. ``sw_power_cap`` (the board holding its
+#: power limit under full load, common under a tensor-core loop) is the separate
+#: ``power_cap`` check, a warning by default (the policy's ``severity``).
 FAILING_CLOCK_EVENTS = ("hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
 
 
@@ -81,10 +81,39 @@ def _health_observations(dev, software) -> dict:
     return out
 
 
+def power_cap_fields(bandwidth_sample, compute_rows) -> dict:
+    """The :class:`Observations` power-cap fields (pure).
+
+    ``bandwidth_sample`` is the :class:`~gpuwhy.device.sample.HealthSample` taken right
+    after the bandwidth run (or None); ``compute_rows`` pairs a check name with the
+    :class:`~gpuwhy.bench.compute.ComputeResult` whose rate that check judges. A
+    measurement counts as capped when ``sw_power_cap`` was among its clock-event
+    reasons; the clock and power reported are those of the capped measurement with the
+    lowest SM clock.
+    """
+    capped: list[tuple[str, float | None, float | None]] = []  # (check, SM clock MHz, power W)
+    top = None
+    if bandwidth_sample is not None:
+        top = bandwidth_sample.max_sm_clock_mhz
+        if "sw_power_cap" in bandwidth_sample.reasons:
+            capped.append(("dram_bandwidth", bandwidth_sample.sm_clock_mhz, bandwidth_sample.power_w))
+    for name, r in compute_rows:
+        if r is not None and "sw_power_cap" in (r.clock_events or ()):
+            capped.append((name, r.sm_clock_mhz, r.power_w))
+    with_clock = [c for c in capped if c[1]]
+    worst = min(with_clock, key=lambda c: c[1]) if with_clock else (capped[0] if capped else None)
+    return {
+        "power_capped": tuple(c[0] for c in capped),
+        "capped_sm_clock_mhz": float(worst[1]) if worst and worst[1] else None,
+        "capped_power_w": float(worst[2]) if worst and worst[2] else None,
+        "max_sm_clock_mhz": float(top) if top else None,
+    }
+
+
 def observe_device(device: str | None, policy: Policy, spec_dirs: Iterable[str] = (), gpu: str | None = None) -> tuple[Observations, float]:
     """Probe one GPU and run the quick measurements. Returns ``(observations, seconds taken)``.
 
-    ``device`` is an index or UUID (None: the first visible GPU); ``gpu`` a
+    ``device`` is one ``-i`` form (:mod:`gpuwhy.device.select`; None: the first visible GPU); ``gpu`` a
     sheet name overriding the NVML match.
 
     Raises:
@@ -108,7 +137,7 @@ def observe_device(device: str | None, policy: Policy, spec_dirs: Iterable[str] 
     fields = _health_observations(dev, report.software)
     reasons = fields.pop("reasons")
     uuid = _val(dev.identity.uuid) or ""
-    dev_arg = uuid or device
+    dev_arg = uuid or _val(dev.identity.cuda_ordinal)  # what the engine opens: a UUID, else the CUDA ordinal
 
     bench = run_bench(BenchOptions(mode="quick", kernels=["read-vec16", "write-vec16"], sizes=[CHECK_ELEMENTS],
                                    device=dev_arg, gpu=sheet.name if sheet else None, spec_dirs=tuple(spec_dirs),
@@ -124,17 +153,20 @@ def observe_device(device: str | None, policy: Policy, spec_dirs: Iterable[str] 
             by_prec[r.precision] = r
 
     events: list[str] = []
-    for s in (bench.health_before, bench.health_after):
-        if s is not None:
-            events.extend(s.reasons)
+    for smp in (bench.health_before, bench.health_after):
+        if smp is not None:
+            events.extend(smp.reasons)
     for r in compute:
         events.extend(r.clock_events)
     failing = tuple(dict.fromkeys(e for e in events if e in FAILING_CLOCK_EVENTS))
     if bench.health_after is None:
         reasons["clock_events"] = "NVML clock-event reasons not readable"
+        reasons["power_cap"] = "NVML clock-event reasons not readable"
     clock_events = failing if bench.health_after is not None else None
-    if "sw_power_cap" in events and clock_events is not None:
-        reasons["clock_events"] = "sw_power_cap was active under load (the board holding its power limit): reported, not failed"
+    cap = power_cap_fields(bench.health_after, [(("fp32_fma" if p == "fp32" else f"tensor_{p}"), r) for p, r in by_prec.items()])
+    if bench.health_after is None:
+        cap["power_capped"] = None
+    limit = _val(dev.health.power_limit_w) if dev.health is not None else None
 
     def rate(prec: str):
         r = by_prec.get(prec)
@@ -160,7 +192,9 @@ def observe_device(device: str | None, policy: Policy, spec_dirs: Iterable[str] 
         tensor_tflops=rate(tp),
         launch_overhead_us=bench.launch.event.median_s * 1e6 if bench.launch else None,
         clock_events=clock_events,
+        power_limit_w=float(limit) if limit else None,
         reasons=reasons,
+        **cap,
         **fields,
     )
     return obs, time.perf_counter() - t0

@@ -22,7 +22,7 @@ app = typer.Typer(
     name="gpuwhy",
     help="Where does the GPU time go? Roofline and bottleneck diagnosis: probe, bench, classify.",
     no_args_is_help=False,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
 )
 _state = {"debug": False}

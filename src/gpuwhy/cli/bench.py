@@ -19,7 +19,7 @@ from .progress import progress_bar
 
 @app.command("bench")
 def bench_cmd(
-    sweep: bool = typer.Option(False, "--sweep", help="Bandwidth sweep 1K..256M elements (x2 steps) and the compute ceilings; under a minute."),
+    sweep: bool = typer.Option(False, "--sweep", help="Bandwidth sweep 1K..256M elements (x2 steps), the compute ceilings and the L2/shared-memory/L1 ceilings; about a minute."),
     compute: bool = typer.Option(False, "--compute", help="Compute ceilings only: FP32/FP64/half2 FMA and every tensor-core precision."),
     roofline: bool = typer.Option(False, "--roofline", help="Mixed-intensity sweep 1/8..1024 FLOP/byte (fp32; fp16/bf16 half pairs where the GPU has them): the measured roofline and its empirical ridge."),
     precision: Optional[List[str]] = typer.Option(None, "--precision", metavar="P", help="With --compute: fp64, fp32, fp16_nontensor, tf32, fp16, bf16, fp8, int8 (repeatable)."),
@@ -39,6 +39,11 @@ def bench_cmd(
     latency: bool = typer.Option(False, "--latency", help="Memory latency ladder: a pointer chase over 4 KiB .. 4x L2 (L1, L2, far-L2 and DRAM steps) and Little's law."),
     link: bool = typer.Option(False, "--link", help="Host<->device copy bandwidth, pinned and pageable, 4 KiB .. 1 GiB, beside the PCIe/C2C link's rate."),
     l1_bypass: bool = typer.Option(False, "--cg", help="With --latency: chase with ld.global.cg loads (bypass L1)."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", metavar="FILE.json", help="With --quick/--sweep: fail on figures that regressed against a saved run of the same GPU model (bench/check --json or a profile)."),
+    save_baseline: Optional[str] = typer.Option(None, "--save-baseline", metavar="FILE.json", help="With --quick/--sweep: write this run as a baseline (its --json document)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="With --save-baseline: replace an existing file."),
+    policy: Optional[str] = typer.Option(None, "--policy", metavar="FILE.yaml", help="With --baseline: the policy whose baseline tolerances apply (default 5% bandwidth, 5% FLOP/s, 20% launch overhead)."),
+    caches: bool = typer.Option(False, "--caches", help="L2 read and read+write, shared-memory and L1 bandwidth alone (part of --sweep); seconds."),
     json_out: JsonOpt = False,
 ) -> None:
     """Measure DRAM bandwidth and launch overhead (kernels checked against numpy first)."""
@@ -47,20 +52,92 @@ def bench_cmd(
     req = BenchRequest(
         sweep=sweep, quick=quick, compute=compute, roofline=roofline, precision=precision, kernel=kernel, dtype=dtype,
         device=device, gpu=gpu, specs=specs, csv=csv, compile_only=compile_only, arch=arch, no_save=no_save,
-        latency=latency, link=link, l1_bypass=l1_bypass, json_out=json_out,
+        latency=latency, link=link, l1_bypass=l1_bypass, json_out=json_out, caches=caches,
     )
     mode = choose(req)
-    result = mode.run(req, RunHooks(bar=progress_bar, writable=_writable))
+    against = _baseline_options(mode.name, baseline, save_baseline, overwrite, policy)
+    result = mode.run(req, RunHooks(bar=progress_bar, writable=_writable, write_csv=_write_csv))
+    document = mode.document(result)
+    judged = _judge(against, document, kernel) if against is not None and against[0] is not None else None
     if json_out:
         from ..render.jsonout import emit
 
-        emit(mode.json_kind, mode.document(result))
+        if judged is not None:
+            document = {**document, "baseline": {**judged[1].to_dict(), "status": judged[0].status}}
+        emit(mode.json_kind, document)
     else:
         module, function = mode.view.split(":")
         getattr(importlib.import_module(f"gpuwhy.render.{module}"), function)(result)
+        if judged is not None:
+            from ..render.check_view import render_check
+
+            render_check([judged[0]], against[1], [judged[1]])
     problem = failure(result)
     if problem is not None:
         raise problem
+    _finish_baseline(judged, document, mode.json_kind, save_baseline, overwrite)
+
+
+def _baseline_options(mode: str, baseline, save_baseline, overwrite, policy):
+    """``(Baseline or None, Policy)`` for --baseline/--save-baseline, checked before the GPU is
+    touched; None when neither is given.
+
+    Raises:
+        UsageError: the options given to another mode, --overwrite or --policy alone, an
+            unreadable baseline or policy, or a --save-baseline path that must not be written.
+    """
+    from ..errors import UsageError
+
+    if overwrite and not save_baseline:
+        raise UsageError("--overwrite applies to --save-baseline")
+    if policy and not baseline:
+        raise UsageError("--policy applies to --baseline (its tolerances); `gpuwhy check --policy` takes thresholds")
+    if not (baseline or save_baseline):
+        return None
+    if mode not in ("quick", "sweep"):
+        raise UsageError("--baseline and --save-baseline apply to bench --quick and --sweep (bandwidth, launch overhead "
+                         "and, with --sweep, the compute ceilings); for the other figures use `gpuwhy check --baseline`")
+    from ..check.baseline import check_writable, load_baseline
+    from ..check.policy import load_policy
+
+    if save_baseline:
+        check_writable(save_baseline, overwrite)
+    return (load_baseline(baseline) if baseline else None), load_policy(policy)
+
+
+def _judge(against, document, kernel):
+    """The run's ``baseline_*`` checks and the comparison (see :func:`gpuwhy.check.baseline.judge_bench`)."""
+    from ..check.baseline import judge_bench
+    from ..check.figures import DRAM, LAUNCH
+    from ..render.jsonout import to_plain
+
+    expected = () if kernel else (DRAM, LAUNCH)
+    return judge_bench(against[0], to_plain(document), against[1], expected)
+
+
+def _finish_baseline(judged, document, kind: str, save_baseline, overwrite) -> None:
+    """Save the run as a baseline unless it regressed; exit 1 (CheckFailed) naming what regressed."""
+    from ..errors import CheckFailed
+
+    regressed = [c.name for c in judged[0].checks if c.status == "fail"] if judged is not None else []
+    warned = [c.name for c in judged[0].checks if c.status == "warn"] if judged is not None else []
+    if warned:
+        from ..render.console import warn
+
+        warn(f"{len(warned)} figure(s) regressed beyond the tolerance (a warning by the policy): {', '.join(warned)}")
+    if save_baseline and not regressed:
+        import socket
+
+        from ..check.baseline import write_baseline
+        from ..render.console import note
+        from ..render.jsonout import SCHEMA_VERSION, to_plain
+        from ..version import __version__
+
+        body = {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": kind, "host": socket.gethostname(), **to_plain(document)}
+        note(f"baseline saved to {write_baseline(save_baseline, body, overwrite)}")
+    if regressed:
+        tail = f"; baseline not saved to {save_baseline!r} (a baseline is a run that passed)" if save_baseline else ""
+        raise CheckFailed(f"{len(regressed)} figure(s) regressed against the baseline: {', '.join(regressed)}{tail}")
 
 
 def _writable(path: str, option: str) -> None:
@@ -68,3 +145,10 @@ def _writable(path: str, option: str) -> None:
     from ..render.outputs import writable_output
 
     writable_output(path, option, marker=None)
+
+
+def _write_csv(path: str, result) -> None:
+    """Every bandwidth row to ``path`` through the one CSV writer (:mod:`gpuwhy.render.csv_out`)."""
+    from ..render.csv_out import write_csv_file
+
+    write_csv_file("bench.rows", result, path)

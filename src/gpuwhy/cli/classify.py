@@ -7,10 +7,12 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet, refuse_unused
+from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, chosen_sheet, refuse_unused
+from .shape_options import ShapeText, shape_options
 
 
 @app.command("classify")
+@shape_options
 def classify_cmd(
     flops: Optional[str] = typer.Option(None, "--flops", metavar="F", help="FLOPs of the workload: 2.5e12, 2.5T, 1.5M."),
     bytes_: Optional[str] = typer.Option(None, "--bytes", metavar="B", help="Bytes through DRAM, reads plus writes: 12GB, 12GiB, 3.2e9."),
@@ -23,23 +25,31 @@ def classify_cmd(
     measured: bool = typer.Option(False, "--measured", help="Use the newest `gpuwhy bench` profile's measured ceilings (bandwidth, peaks, launch overhead) instead of the sheet's."),
     ncu: Optional[str] = typer.Option(None, "--ncu", metavar="REPORT.csv", help="Classify every kernel of an `ncu --csv` export instead (same as `gpuwhy ncu`)."),
     top: str = typer.Option("10", "--top", metavar="N", help="With --ncu: kernels to list per GPU, by total time."),
+    working_set: Optional[str] = typer.Option(None, "--working-set", metavar="BYTES", help="Distinct bytes the workload touches (32MiB): when it fits in the L2 it is judged against the L2 roof."),
     plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the workload on its roofline to FILE.png or FILE.svg (needs matplotlib: pip install 'gpuwhy\\[plot]')."),
+    shape: ShapeText = ShapeText(),
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
 ) -> None:
     """Arithmetic intensity vs the ridge point: compute-, memory- or overhead-bound, with remedies."""
+    counted = shape.parse()  # --gemm / --attention / --elementwise: the FLOPs and bytes counted from a shape
+    if counted is not None and (flops is not None or bytes_ is not None or example is not None or ncu is not None):
+        from ..errors import UsageError
+
+        raise UsageError(f"{counted.flag} counts the FLOPs and bytes; drop --flops/--bytes/--example/--ncu")
     if ncu is not None:
         from ..errors import UsageError
         from .ncu import run_ncu
 
-        if flops is not None or bytes_ is not None or time is not None or example is not None:
-            raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example")
+        if flops is not None or bytes_ is not None or time is not None or example is not None or working_set is not None:
+            raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example/--working-set")
         if plot is not None:
             raise UsageError("--plot draws one workload; drop --plot with --ncu")
         refuse_unused("with --ncu (the export gives the times; sheets give the ceilings)", measured=measured,
                       no_tensor_cores=no_tensor_cores, launch_overhead=launch_overhead, launches=launches != "1")
-        run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype)
+        run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, csv_out=csv_out)
         return
     from ..api.classify import example_workload, run_classify
     from ..errors import UsageError
@@ -56,7 +66,10 @@ def classify_cmd(
         check_plot_path(plot, "--plot")
 
     name, desc = "workload", ""
-    if example is not None:
+    if counted is not None:
+        f = b = 0.0  # counted from the shape by run_classify_shape
+        n = parse_count(launches, "--launches")
+    elif example is not None:
         wl, ex_dtype, desc = example_workload(example)
         name = example
         if flops is not None or bytes_ is not None:
@@ -72,23 +85,36 @@ def classify_cmd(
         b = parse_quantity(bytes_, "--bytes", unit="B")
         n = parse_count(launches, "--launches")
     t = None if time is None else parse_time(time, "--time")
+    ws = None if working_set is None else parse_quantity(working_set, "--working-set")
     lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
     if gpu is None:
         gpu = chosen_sheet(None, specs)
-    result = run_classify(
-        Workload(flops=f, bytes=b, launches=n, time_s=t, name=name),
-        gpu,
-        dtype or "fp32",
-        tensor_cores=not no_tensor_cores,
-        launch_overhead_s=lo,
-        spec_dirs=specs or (),
-        example=example,
-        measured=measured,
-    )
+    if counted is not None:
+        from ..api.classify import run_classify_shape
+
+        result = run_classify_shape(counted.shape, gpu, dtype or "fp32", tensor_cores=not no_tensor_cores, launch_overhead_s=lo,
+                                    spec_dirs=specs or (), time_s=t, launches=n, tile=counted.tile, measured=measured,
+                                    working_set=ws)
+    else:
+        result = run_classify(
+            Workload(flops=f, bytes=b, launches=n, time_s=t, name=name),
+            gpu,
+            dtype or "fp32",
+            tensor_cores=not no_tensor_cores,
+            launch_overhead_s=lo,
+            spec_dirs=specs or (),
+            example=example,
+            measured=measured,
+            working_set=ws,
+        )
     if plot is not None:
         from ..render.plot import save_classification_plot
 
         save_classification_plot(result, plot)
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        return emit_csv("classify", result, json_out)
     if json_out:
         from ..render.jsonout import emit
 

@@ -7,12 +7,23 @@ from typing import Annotated, List, Optional
 import typer
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else there.")]
+CsvOpt = Annotated[
+    bool,
+    typer.Option("--csv", help="Print the table as CSV on stdout (a header row; SI units in the column names) and nothing else there."),
+]
 SpecsOpt = Annotated[
     Optional[List[str]],
     typer.Option("--specs", metavar="DIR", help="Extra folder of spec-sheet YAML files (overrides bundled sheets of the same name). Repeatable; also GPUWHY_SPECS."),
 ]
 GpuOpt = Annotated[Optional[str], typer.Option("--gpu", metavar="NAME", help="GPU spec sheet by name, e.g. 'H100 SXM', 'rtx 5070' (see `gpuwhy specs list`).")]
-DeviceOpt = Annotated[Optional[str], typer.Option("--device", metavar="N|UUID", help="GPU index (CUDA order) or UUID.")]
+DeviceOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--id", "-i", "--device", metavar="ID",
+        help="GPU(s) as nvidia-smi -i names them: an index (nvidia-smi's, NVML/PCI order; cuda:N for a CUDA ordinal), "
+        "a list 0,2, a UUID or prefix, a PCI bus id, or all. --device is the old name.",
+    ),
+]
 
 
 def chosen_sheet(gpu, specs=None):
@@ -55,8 +66,10 @@ def refuse_unused(context: str, **given) -> None:
             raise UsageError(f"{flag} has no effect {context}; drop it")
 
 
-def parse_point(text: str):
-    """``NAME:FLOPS:BYTES[:TIME]`` -> ``(name, FLOPs, bytes, seconds or None)``.
+def parse_point(text: str, allow_dtype: bool = False):
+    """``NAME:FLOPS:BYTES[:TIME]`` -> ``(name, FLOPs, bytes, seconds or None)``; with
+    ``allow_dtype`` also ``NAME:FLOPS:BYTES[:TIME][:DTYPE]`` -> ``(..., dtype or None)``
+    (the precision the point is judged against).
 
     FLOPS and BYTES take gpuwhy's quantities (``2.5T``, ``12GB``); TIME a duration (``850us``).
 
@@ -64,13 +77,20 @@ def parse_point(text: str):
         UsageError: wrong field count, an empty name, or a bad number (one line naming it).
     """
     from ..errors import UsageError
+    from ..model.ceilings import DTYPES
     from ..units import parse_quantity, parse_time
 
     parts = str(text).split(":")
+    dtype = None
+    if allow_dtype and len(parts) in (4, 5) and parts[-1].strip().lower() in DTYPES:
+        dtype = parts.pop().strip().lower()
+    elif allow_dtype and len(parts) == 5:
+        raise UsageError(f"--point {parts[0].strip() or text!r} DTYPE {parts[-1]!r} is not one of: {', '.join(DTYPES)}")
     if len(parts) not in (3, 4) or not parts[0].strip():
-        raise UsageError(f"--point {text!r} must be NAME:FLOPS:BYTES or NAME:FLOPS:BYTES:TIME, e.g. gemm:2.2T:400MB:3.1ms")
+        more = " or NAME:FLOPS:BYTES:TIME:DTYPE" if allow_dtype else ""
+        raise UsageError(f"--point {text!r} must be NAME:FLOPS:BYTES or NAME:FLOPS:BYTES:TIME{more}, e.g. gemm:2.2T:400MB:3.1ms")
     name = parts[0].strip()
     f = parse_quantity(parts[1], f"--point {name} FLOPS", unit="FLOP")
     b = parse_quantity(parts[2], f"--point {name} BYTES", unit="B")
     t = parse_time(parts[3], f"--point {name} TIME") if len(parts) == 4 else None
-    return name, f, b, t
+    return (name, f, b, t, dtype) if allow_dtype else (name, f, b, t)

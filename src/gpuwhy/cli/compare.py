@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import JsonOpt, SpecsOpt, noted
+from .common import CsvOpt, JsonOpt, SpecsOpt, noted
 from .llm_options import LlmText, ScalingText, scaling_options
 
 
@@ -57,6 +57,7 @@ def compare_cmd(
     scaling: ScalingText = ScalingText(),
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
 ) -> None:
     """Which GPU is worth it? One workload's roofline on several GPUs, ranked, with speed-up, per dollar and per watt."""
     from dataclasses import replace
@@ -127,6 +128,10 @@ def compare_cmd(
         from ..render.compare_view import save_roofline_plot
 
         save_roofline_plot(result, out_file)
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        return emit_csv("compare", result, json_out)
     if json_out:
         from ..render.jsonout import emit
 

@@ -1,4 +1,5 @@
-"""`gpuwhy llm`: the roofline model of LLM inference (decode, prefill, KV cache, batch ridge)."""
+"""`gpuwhy llm`: the roofline model of LLM inference (decode, prefill, KV cache, batch ridge),
+speculative decoding and the cost per token."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
-from .llm_options import LlmText, ScalingText, scaling_options
+from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
+from .llm_options import LlmText, ScalingText, ServingText, scaling_options, serving_options
 
 _DTYPE_HELP = "fp16|bf16|fp8|int8|int4|fp4|fp32"
 
 
 @app.command("llm")
 @scaling_options
+@serving_options
 def llm_cmd(
     params: Optional[str] = typer.Option(
         None, "--params", metavar="P", help="Parameter count: 3B, 124M, 8e9, 70.6B (here B means billion; k, M, T too)."
@@ -44,8 +46,10 @@ def llm_cmd(
     ),
     sweep_batch: bool = typer.Option(False, "--sweep-batch", help="Add a table of decode steps at batch 1, 8, 32, ... 1024."),
     scaling: ScalingText = ScalingText(),
+    serving: ServingText = ServingText(),
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
 ) -> None:
     """What can this GPU do for this model? Decode and prefill on the roofline: the tokens/s ceiling, the batch ridge, the KV cache."""
     from ..errors import UsageError
@@ -60,6 +64,7 @@ def llm_cmd(
                    kv_heads=kv_heads, head_dim=head_dim, heads=heads, kv_dtype=kv_dtype, batch=batch, models=tuple(models or ()))
     req = text.parse("llm needs --params P (e.g. --params 3B) or --model NAME (e.g. --model llama-3-8b)")
     plan = scaling.parse()  # mixture of experts, several GPUs, quantization scales (model/llm_scaling.py)
+    serve = serving.parse()  # speculative decoding and the cost per token
     req = text.load_shape(req)
     if heads is not None and (req.shape.heads < req.shape.kv_heads or req.shape.heads % req.shape.kv_heads):
         raise UsageError(f"--heads {req.shape.heads} must be a multiple of --kv-heads {req.shape.kv_heads}")
@@ -75,13 +80,47 @@ def llm_cmd(
     plain = plan.is_default
     scaled = scaled_estimate(req.params, req.weight_dtype, g, plan, sweep=sweep_batch, notes=req.notes, plain_wording=plain,
                              **req.estimate_kwargs())
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        return emit_csv("llm", scaled.estimate, json_out)
+    report = _serving_report(serve, scaled, req, plan, sheet, models or ())
     if json_out:
         from ..render.jsonout import emit
 
-        emit("llm", scaled.estimate if plain else scaled)
+        emit("llm", report)
         return
-    from ..render.llm_view import render_llm, render_llm_scaling
+    from ..render.llm_view import render_llm, render_llm_cost, render_llm_scaling, render_speculative
 
     render_llm(scaled.estimate)
     if not plain:
         render_llm_scaling(scaled.scaling)
+    if report.speculative is not None:
+        render_speculative(report.speculative)
+    if report.cost is not None:
+        render_llm_cost(report.cost)
+
+
+def _serving_report(serve, scaled, req, plan, sheet, models):
+    """The :class:`~gpuwhy.model.llm_report.LlmReport` of the estimate with the speculative
+    decoding and cost the options ask for (the plain estimate's document without scaling options)."""
+    from ..model.llm_report import LlmReport, cost_for
+
+    spec = cost = None
+    e = scaled.estimate
+    if serve.k is not None:
+        from ..model.llm_speculative import speculative
+
+        draft_params, draft_shape, name = serve.draft_params, None, None
+        if serve.draft_model is not None:
+            from ..model.llm_models import load_model
+
+            m = load_model(serve.draft_model, models)
+            draft_params, draft_shape, name = m.params, m.attention(), m.name
+        spec = speculative(e.decode, serve.k, serve.acceptance, e.gpu, e.weight_dtype, draft_params, name, draft_shape,
+                           e.kv_dtype, target_params=req.params)
+    if serve.usd_per_hour is not None:
+        kw = req.estimate_kwargs()
+        batch, kvd = kw.pop("batch"), kw.pop("kv_dtype")
+        cost = cost_for(serve.usd_per_hour, req.params, req.weight_dtype, sheet, plan, batch, kvd, **kw)
+    return LlmReport(e if plan.is_default else scaled, spec, cost)

@@ -8,17 +8,15 @@
   the text first (:meth:`LlmText.parse`), then the model shape
   (:meth:`LlmText.load_shape`), so each command keeps its order of checks.
 
-Import-light: typer at module level, the model only when parsing.
+Import-light: typer (through option_groups) at module level, the model only when parsing.
 """
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, fields, replace
-from typing import Annotated, Any, Callable, Optional
+from typing import Any, Callable
 
-import typer
-from ..units import fmt_num
+from .option_groups import option_group
 
 # (parameter name, flag, metavar, help), in the order the options are listed.
 _SCALING_OPTIONS = (
@@ -86,35 +84,84 @@ class ScalingText:
 
 
 def scaling_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a typer command the scaling options in place of its ``scaling`` parameter.
-
-    typer sees the six options where ``scaling`` stands in the command's signature
-    (so ``--help`` lists them there); the command is called with what the user
-    typed as ``scaling``, a :class:`ScalingText`.
+    """Give a typer command the scaling options in place of its ``scaling`` parameter
+    (:func:`~gpuwhy.cli.option_groups.option_group`); the command is called with what
+    the user typed as ``scaling``, a :class:`ScalingText`.
 
     Raises:
         ValueError: if ``command`` has no ``scaling`` parameter.
     """
-    sig = inspect.signature(command, eval_str=True)
-    names = list(sig.parameters)
-    if "scaling" not in names:
-        raise ValueError(f"{command.__name__} has no 'scaling' parameter for the scaling options")
-    at = names.index("scaling")
-    options = [
-        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
-                          annotation=Annotated[Optional[str], typer.Option(flag, metavar=metavar, help=help_)])
-        for name, flag, metavar, help_ in _SCALING_OPTIONS
-    ]
-    params = list(sig.parameters.values())
+    return option_group("scaling", _SCALING_OPTIONS, ScalingText)(command)
 
-    def run(**kwargs: Any) -> Any:
-        text = ScalingText(**{name: kwargs.pop(name) for name, *_ in _SCALING_OPTIONS})
-        return command(scaling=text, **kwargs)
 
-    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):  # not __wrapped__: typer reads run's own signature
-        setattr(run, attr, getattr(command, attr))
-    run.__signature__ = sig.replace(parameters=params[:at] + options + params[at + 1:])  # type: ignore[attr-defined]
-    return run
+# (parameter name, flag, metavar, help) of `gpuwhy llm`'s speculative decoding and cost options.
+_SERVING_OPTIONS = (
+    ("speculative", "--speculative", "K", "Speculative decoding: K tokens drafted per target step (with --acceptance)."),
+    ("acceptance", "--acceptance", "A", "With --speculative: the chance each drafted token is accepted, 0-1 (e.g. 0.8)."),
+    ("draft_params", "--draft-params", "P", "With --speculative: the draft model's parameters (e.g. 1B), for its cost per step."),
+    ("draft_model", "--draft-model", "NAME", "With --speculative: a bundled or --models draft model (its shape adds its KV cache)."),
+    ("cost_per_hour", "--cost-per-hour", "USD", "Price of one GPU per hour: adds USD per 1M generated tokens per batch size and weight dtype."),
+)
+
+
+@dataclass(frozen=True)
+class ServingRequest:
+    """The serving options parsed: ``k`` drafted tokens (None: no speculation), ``acceptance``
+    0-1, the draft's ``draft_params`` or ``draft_model`` name, ``usd_per_hour`` per GPU."""
+
+    k: int | None = None
+    acceptance: float | None = None
+    draft_params: float | None = None
+    draft_model: str | None = None
+    usd_per_hour: float | None = None
+
+
+@dataclass(frozen=True)
+class ServingText:
+    """What the user typed for the speculative decoding and cost options; None where not given."""
+
+    speculative: str | None = None
+    acceptance: str | None = None
+    draft_params: str | None = None
+    draft_model: str | None = None
+    cost_per_hour: str | None = None
+
+    def parse(self) -> ServingRequest:
+        """Check the options go together and parse them; reads no file.
+
+        Raises:
+            UsageError: --acceptance or a draft without --speculative, --speculative
+                without --acceptance, both --draft-params and --draft-model, K not a
+                whole number >= 1, A outside 0-1, a bad parameter count or price.
+        """
+        from ..errors import UsageError
+        from ..model.llm_dtypes import parse_params
+        from ..model.llm_speculative import check_speculative
+        from ..units import parse_count, parse_quantity
+
+        if self.speculative is None:
+            stray = [f for f, v in (("--acceptance", self.acceptance), ("--draft-params", self.draft_params),
+                                    ("--draft-model", self.draft_model)) if v is not None]
+            if stray:
+                raise UsageError(f"{stray[0]} goes with --speculative K (the tokens drafted per step)")
+        k = acceptance = None
+        if self.speculative is not None:
+            k = parse_count(self.speculative, "--speculative")
+            if self.acceptance is None:
+                raise UsageError("--speculative K needs --acceptance A, the chance each drafted token is accepted (e.g. 0.8)")
+            acceptance = parse_quantity(self.acceptance, "--acceptance", allow_zero=True)
+            check_speculative(k, acceptance)
+            if self.draft_params is not None and self.draft_model is not None:
+                raise UsageError("give the draft as --draft-params P or --draft-model NAME, not both")
+        draft_params = None if self.draft_params is None else parse_params(self.draft_params, "--draft-params")
+        usd = None if self.cost_per_hour is None else parse_quantity(self.cost_per_hour.strip().lstrip("$"), "--cost-per-hour")
+        return ServingRequest(k, acceptance, draft_params, self.draft_model, usd)
+
+
+def serving_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a typer command the speculative decoding and cost options in place of its
+    ``serving`` parameter; it is called with what the user typed as ``serving``, a :class:`ServingText`."""
+    return option_group("serving", _SERVING_OPTIONS, ServingText)(command)
 
 
 @dataclass(frozen=True)
@@ -215,9 +262,11 @@ class LlmText:
         notes on what was taken from where.
 
         Raises:
-            UsageError, SpecError: an unknown model or a bad model file; a shape
+            UsageError, SpecError: an unknown model or a bad model file; ``--params``
+                that contradicts the model's count (by more than 0.5%); a shape
                 count that is not a whole number above zero.
         """
+        from ..errors import UsageError
         from ..model.llm_roofline import AttentionShape
         from ..units import parse_count
 
@@ -231,7 +280,8 @@ class LlmText:
             if params is None:
                 params = m.params
             elif abs(params - m.params) > 0.005 * m.params:
-                notes.append(f"--params {self.params} overrides the {m.name} shape's {fmt_num(m.params, 4)} parameters")
+                raise UsageError(f"--params {self.params} contradicts {m.name}, which has {m.params:,.0f} parameters; "
+                                 "drop --params (the model sets it) or drop --model")
             if wd is None and m.dtype:
                 wd = m.dtype
                 notes.append(f"weights in {wd}, the dtype {m.name} is published in (--weight-dtype to change)")

@@ -32,6 +32,8 @@ def _device_arch(device: str, specs) -> tuple[str, str | None, int | None]:
         report = probe_devices(device, specs, full=False)
     except NoDeviceError as exc:
         raise NoDeviceError(f"{exc}; without a GPU use --gpu NAME or --arch sm_XX") from None
+    if len(report.devices) > 1:
+        raise UsageError(f"occupancy takes one GPU and -i {device} names {len(report.devices)}; pick one")
     d = report.devices[0]
     cc = d.identity.compute_capability
     if not isinstance(cc, str):

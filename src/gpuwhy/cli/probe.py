@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typer
+
 from .app import app
 from .common import DeviceOpt, JsonOpt, SpecsOpt
 
@@ -9,22 +11,27 @@ from .common import DeviceOpt, JsonOpt, SpecsOpt
 @app.command("probe")
 def probe_cmd(
     device: DeviceOpt = None,
+    list_only: bool = typer.Option(False, "--list", "-L", help="One line per GPU (nvidia-smi -L): index, CUDA ordinal, name, UUID, PCI bus id, sheet."),
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Identity, shape, derived peaks vs the spec sheet, health and software of every visible GPU.
+    """Identity, shape, derived peaks vs the spec sheet, health and software of every visible GPU
+    (or those -i names), in nvidia-smi's order.
 
     Exit code 3 with one line when there is no driver, no NVML, no GPU, or
     CUDA_VISIBLE_DEVICES hides every GPU.
     """
     from ..device.probe import probe_devices
 
-    report = probe_devices(device=device, spec_dirs=specs or ())
+    report = probe_devices(device=device, spec_dirs=specs or (), full=not list_only)
     if json_out:
         from ..render.jsonout import emit
 
         emit("probe", report)
         return
-    from ..render.probe_view import render_probe
+    from ..render.probe_view import render_probe, render_probe_list
 
-    render_probe(report)
+    if list_only:
+        render_probe_list(report)
+    else:
+        render_probe(report)

@@ -25,8 +25,8 @@ def parse_dtypes(values, sheet) -> list[str]:
         for d in (x.strip().lower() for x in str(v).split(",")):
             if not d:
                 continue
-            if d == "all":
-                picked = [k for k in DTYPES if k in sheet.peak_tflops]
+            if d == "all":  # fp32 first: points without a precision are judged against it
+                picked = sorted((k for k in DTYPES if k in sheet.peak_tflops), key=lambda k: k != "fp32")
             elif d in DTYPES:
                 picked = [d]
             else:
@@ -96,7 +96,7 @@ def roofline_cmd(
     profile_file: Optional[str] = typer.Option(None, "--profile", metavar="FILE", help="Take the measured figures from this device-profile JSON (e.g. a recorded one); implies --measured."),
     dtype: Optional[List[str]] = typer.Option(None, "--dtype", help="Ceilings to draw: fp64|fp64_tensor|fp32|tf32|fp16|bf16|fp8|int8|fp4 or all; repeatable or comma-separated (default fp32). The first classifies --point."),
     no_tensor_cores: bool = typer.Option(False, "--no-tensor-cores", help="CUDA-core ceilings for tf32/fp16/bf16 (fp16 and bf16 then show the half2 sweep)."),
-    point: Optional[List[str]] = typer.Option(None, "--point", metavar="NAME:FLOPS:BYTES[:TIME]", help="A workload to place and classify, e.g. gemm:2.2T:400MB:3.1ms (repeatable)."),
+    point: Optional[List[str]] = typer.Option(None, "--point", metavar="NAME:FLOPS:BYTES[:TIME][:DTYPE]", help="A workload to place and classify, e.g. gemm:2.2T:400MB:3.1ms:bf16 (repeatable); judged against its DTYPE's ceiling (default: the first --dtype)."),
     launch_overhead: Optional[str] = typer.Option(None, "--launch-overhead", metavar="T", help="Per-launch overhead for the --point verdicts (default: measured, else 5 us)."),
     out_file: Optional[str] = typer.Option(None, "--out", metavar="FILE", help="Draw to FILE.png or FILE.svg with matplotlib (pip install 'gpuwhy\\[plot]') instead of the terminal."),
     specs: SpecsOpt = None,
@@ -112,7 +112,7 @@ def roofline_cmd(
         check_plot_path(out_file, "--out")
     if not point:
         refuse_unused("without --point (it is the per-launch cost in the points' verdicts)", launch_overhead=launch_overhead)
-    points = [parse_point(p) for p in point or ()]
+    points = [parse_point(p, allow_dtype=True) for p in point or ()]
     lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
     spec_dirs = tuple(specs or ())
     prof = None

@@ -7,18 +7,22 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import JsonOpt, SpecsOpt
+from .common import CsvOpt, JsonOpt, SpecsOpt
 
 specs_app = typer.Typer(help="List, show and validate GPU spec sheets.", no_args_is_help=True)
 app.add_typer(specs_app, name="specs")
 
 
 @specs_app.command("list")
-def list_cmd(specs: SpecsOpt = None, json_out: JsonOpt = False) -> None:
+def list_cmd(specs: SpecsOpt = None, json_out: JsonOpt = False, csv_out: CsvOpt = False) -> None:
     """Every known sheet: bandwidth, fp32 and bf16 dense peaks, ridge point."""
     from ..specs import library
 
     lib = library(specs or ())
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        return emit_csv("specs.list", {"sheets": [s.to_dict() for s in lib]}, json_out)
     if json_out:
         from ..render.jsonout import emit
 

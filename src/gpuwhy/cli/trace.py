@@ -1,27 +1,34 @@
 """`gpuwhy trace TRACE.json`: a torch.profiler Chrome trace (plain or gzipped) into a
-per-GPU timeline verdict: overhead-bound or not."""
+per-GPU timeline: busy vs idle, idle time by cause with its evidence, and the verdict."""
 
 from __future__ import annotations
 
 import typer
 
 from .app import app
-from .common import JsonOpt
+from .common import CsvOpt, JsonOpt
 from .profiler_files import TopOpt, readable
 
 
 @app.command("trace")
 def trace_cmd(
-    trace: str = typer.Argument(..., metavar="TRACE.json", help="A torch.profiler Chrome trace (.json or .json.gz)."),
+    trace: str = typer.Argument(..., metavar="TRACE.json",
+                                help="A torch.profiler Chrome trace (.json, .json.gz, .pt.trace.json)."),
     top: str = TopOpt,
     json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
 ) -> None:
-    """Per GPU of a torch.profiler trace: busy vs idle (waiting on the host or back-to-back gaps), launch-sized kernels, the verdict."""
-    from ..importers.torch_trace import load_trace
+    """Per GPU of a torch.profiler trace: busy vs idle, why it was idle (host launch, syncs, DataLoader, pageable copies,
+    other streams, warm-up), per step, kernel time by kind, the verdict and its remedies."""
+    from ..importers.trace import load_trace
     from ..units import parse_count
 
     n = parse_count(top, "--top")
     report = readable(trace, "torch.profiler trace", load_trace, trace, top=n)
+    if csv_out:
+        from ..render.csv_out import emit_csv
+
+        return emit_csv("trace", report, json_out)
     if json_out:
         from ..render.jsonout import emit
 

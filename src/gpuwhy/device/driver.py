@@ -312,9 +312,10 @@ def load_nvrtc():
 
     try:
         mod = importlib.import_module("cuda.bindings.nvrtc")
-    except Exception as exc:
-        raise NoDeviceError(f"cuda-bindings is not importable ({type(exc).__name__}: {exc}); "
-                            f"install it with `pip install cuda-bindings {nvrtc_package()}`") from None
+    except ImportError:
+        from ..errors import gpu_packages_missing
+
+        raise gpu_packages_missing("cuda-bindings") from None
     try:
         mod.nvrtcVersion()
     except Exception as exc:

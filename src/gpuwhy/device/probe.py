@@ -6,11 +6,10 @@ machine-wide :class:`~gpuwhy.device.probe_report.Software` facts); :func:`gpu_sh
 is the spec sheet other commands use: ``--gpu``'s, else the first visible GPU's
 (matched by :func:`gpuwhy.device.sheet.sheet_for`).
 
-Device numbering follows CUDA, not NVML: the CUDA driver applies
-``CUDA_VISIBLE_DEVICES`` and each CUDA device is matched to its NVML device
-by UUID (MIG devices by their ``MIG-`` UUID). Without a working CUDA driver the
-``CUDA_VISIBLE_DEVICES`` rules are applied here by
-:func:`~gpuwhy.device.visible.resolve_cuda_visible_devices`.
+Which devices there are and which ``-i`` names is :mod:`gpuwhy.device.select`'s answer:
+the CUDA driver applies ``CUDA_VISIBLE_DEVICES``, each CUDA device is matched to its
+NVML device by UUID (MIG devices by their ``MIG-`` UUID), and devices are listed in
+nvidia-smi's order (NVML index) with each one's CUDA ordinal beside.
 
 Every field is a value or an :class:`~gpuwhy.device.nvml.NA` with its reason;
 a value NVML cannot give is taken from the CUDA driver where it has one.
@@ -25,7 +24,6 @@ libcuda.so and no libnvidia-ml.so.1), the kernel driver is not loaded, or no GPU
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any, Iterable
 
 from ..errors import NoDeviceError, UsageError
@@ -46,18 +44,8 @@ from .probe_report import (
 )
 from .sheet import SheetChoice, sheet_for
 from .software import is_wsl2, perf_counter_access, read_software
-from .visible import (
-    Candidate,
-    NvGpu,
-    Target,
-    VisibleSelection,
-    cvd_hides_all_message,
-    enumerate_nvml,
-    match_driver_devices,
-    nvml_candidates,
-    resolve_cuda_visible_devices,
-    select_device,
-)
+from .select import visible_targets
+from .visible import Candidate, Target, VisibleSelection, cvd_hides_all_message, resolve_cuda_visible_devices
 from ..units import fmt_num
 
 __all__ = [
@@ -326,28 +314,9 @@ def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs,
 # ---------------------------------------------------------------------------------
 
 
-def _no_device_message(nv_na: NA | None, drv_na: NA | None, cvd: str | None, nvml_gpus: int | None) -> str:
-    kinds = {nv_na.kind if nv_na else "ok", drv_na.kind if drv_na else "ok"}
-    nvr = nv_na.reason if nv_na else f"NVML sees {nvml_gpus} GPU(s)"
-    dvr = drv_na.reason if drv_na else "ok"
-    if cvd is not None and (nvml_gpus or 0) > 0:
-        return (
-            f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU from CUDA (NVML sees {nvml_gpus} GPU(s); CUDA driver: {dvr}); "
-            f"unset it or list a device index or UUID"
-        )
-    if nv_na and drv_na and nv_na.kind == "library_not_found" and drv_na.kind == "library_not_found":
-        return "no NVIDIA driver on this machine: neither libcuda.so (CUDA driver) nor libnvidia-ml.so.1 (NVML) can be loaded; install the NVIDIA driver or run on a GPU machine"
-    if "driver_not_loaded" in kinds:
-        return f"the NVIDIA kernel driver is not loaded (NVML: {nvr}; CUDA driver: {dvr}); check `nvidia-smi` and `lsmod | grep nvidia`"
-    if nv_na and drv_na and {nv_na.kind, drv_na.kind} <= {"not_installed"}:
-        return "neither nvidia-ml-py nor cuda-bindings is installed; reinstall gpuwhy with its dependencies"
-    if nvml_gpus == 0 or (drv_na and drv_na.kind == "no_device"):
-        return f"no NVIDIA GPU found (NVML: {nvr}; CUDA driver: {dvr})"
-    return f"no usable GPU (NVML: {nvr}; CUDA driver: {dvr})"
-
-
 def probe_devices(device: str | None = None, spec_dirs: Iterable[str] = (), *, full: bool = True) -> ProbeReport:
-    """Probe every visible GPU (CUDA order), or the one ``device`` names (an index or UUID/prefix).
+    """Probe the visible GPUs ``device`` names (``-i``: see :mod:`gpuwhy.device.select`;
+    None or ``all``: every visible GPU), in nvidia-smi's order unless the selection gives one.
 
     ``spec_dirs`` are extra spec-sheet folders. ``full=False`` skips health and
     software (what :func:`local_sheet` needs is identity, shape and sheet).
@@ -359,74 +328,23 @@ def probe_devices(device: str | None = None, spec_dirs: Iterable[str] = (), *, f
         UsageError: ``device`` names no visible GPU; a spec folder is missing.
         SpecError: a malformed spec sheet.
     """
-    from . import nvml as nvml_mod
-    from .driver import open_driver
+    from .select import choose
 
     spec_dirs = tuple(spec_dirs)
-    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
-    msg = cvd_hides_all_message(cvd)
-    if msg:
-        raise NoDeviceError(msg)
-    nv = nvml_mod.open_nvml()
-    nv_na = nv if is_na(nv) else None
-    nv = None if is_na(nv) else nv
-    try:
-        drv = open_driver()
-        drv_na = drv if is_na(drv) else None
-        drv = None if is_na(drv) else drv
-        gpus: list[NvGpu] = []
-        if nv is not None:
-            e = enumerate_nvml(nv)
-            if is_na(e):
-                nv_na, nv = e, None
-            else:
-                gpus = e
-        nvml_count = len(gpus) if nv is not None else None
-        notes: list[str] = []
-        if drv is not None:
-            n = drv.count()
-            if is_na(n) or n == 0:
-                raise NoDeviceError(_no_device_message(nv_na, n if is_na(n) else NA("CUDA driver sees 0 devices", "no_device"), cvd, nvml_count))
-            targets = match_driver_devices([drv.device(i) for i in range(n)], gpus, nv)
-        elif nv is not None and gpus and drv_na.kind != "no_device":
-            cands = nvml_candidates(gpus)
-            sel = resolve_cuda_visible_devices(cvd, [c for c, _, _ in cands])
-            if not sel.indices:
-                why = f" (entry {sel.stopped_at!r} {sel.why})" if sel.stopped_at is not None else ""
-                raise NoDeviceError(f"CUDA_VISIBLE_DEVICES={cvd!r} selects no GPU{why}; unset it or list a device index or UUID")
-            targets = [Target(k, None, cands[i][1], cands[i][2]) for k, i in enumerate(sel.indices)]
-            notes.append(
-                f"CUDA driver unavailable ({drv_na.reason}): devices numbered by NVML's PCI order with CUDA_VISIBLE_DEVICES applied here, "
-                f"which matches CUDA only with CUDA_DEVICE_ORDER=PCI_BUS_ID"
-            )
-        else:
-            raise NoDeviceError(_no_device_message(nv_na, drv_na, cvd, nvml_count))
-        if nv is None:
-            notes.append(f"NVML unavailable ({nv_na.reason}): health fields are n/a; shape from the CUDA driver")
-
-        def uuid_of(t: Target) -> Any:
-            if t.mig is not None:
-                return t.mig.uuid
-            if t.gpu is not None and not is_na(t.gpu.uuid):
-                return t.gpu.uuid
-            if t.drv is not None and not is_na(t.drv.uuid_hex):
-                return f"GPU-{t.drv.uuid_hex}"
-            return NA("UUID unknown", "unavailable")
-
-        chosen = select_device(device, targets, uuid_of)
-        reports = tuple(_build_device(t, nv, nv_na, drv_na, spec_dirs, full) for t in chosen)
+    with visible_targets() as vt:
+        sel = choose(device, vt.listing, vt.cvd)
+        notes = vt.notes + ([sel.note] if sel.note else [])
+        chosen = [vt.targets[d.key] for d in sel.devices]
+        reports = tuple(_build_device(t, vt.nv, vt.nv_na, vt.drv_na, spec_dirs, full) for t in chosen)
         software = None
         if full:
             archs = [f"sm_{d.identity.compute_capability.replace('.', '')}" for d in reports if not is_na(d.identity.compute_capability)]
-            software = read_software(nv, nv_na, drv, drv_na, archs)
-        return ProbeReport(reports, software, cvd, tuple(notes))
-    finally:
-        if nv is not None:
-            nv.close()
+            software = read_software(vt.nv, vt.nv_na, vt.drv, vt.drv_na, archs)
+        return ProbeReport(reports, software, vt.cvd, tuple(notes))
 
 
 def device_sheet(device: str | None = None, spec_dirs: Iterable[str] = ()) -> tuple[SheetChoice, DeviceReport]:
-    """The sheet of the visible GPU ``device`` (CUDA index or UUID; None: the first), by
+    """The sheet of the one visible GPU ``device`` names (``-i`` forms; None: the first), by
     :func:`~gpuwhy.device.sheet.sheet_for` on its NVML name and PCI id (MIG: scaled to the slice).
 
     Returns ``(choice, device report)``; ``choice.sheet`` is never None.
@@ -435,9 +353,13 @@ def device_sheet(device: str | None = None, spec_dirs: Iterable[str] = ()) -> tu
         NoDeviceError: no GPU, driver or NVML (the precise reason), or a GPU that
             no sheet matches (the message names it and the closest sheets), or a
             MIG slice whose share cannot be read.
-        UsageError / SpecError: a missing spec folder or a malformed sheet; ``device`` names no GPU.
+        UsageError / SpecError: a missing spec folder or a malformed sheet; ``device`` names no GPU, or several.
     """
-    d = probe_devices(device, spec_dirs, full=False).devices[0]
+    rep = probe_devices(device, spec_dirs, full=False)
+    if device is not None and len(rep.devices) > 1:
+        names = "; ".join(f"{x.identity.nvml_index} {x.identity.name}" for x in rep.devices)
+        raise UsageError(f"-i {device} names {len(rep.devices)} GPUs ({names}); this needs one")
+    d = rep.devices[0]
     if d.sheet.sheet is None:
         name = d.identity.name if not is_na(d.identity.name) else "the GPU"
         raise NoDeviceError(f"found {name} but {d.sheet.note}")

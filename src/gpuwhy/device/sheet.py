@@ -12,7 +12,10 @@ Rules (:attr:`SheetChoice.rule`): ``given`` (a name or sheet the user passed),
 ``nvml_name+pci_id`` (both agree), ``pci_id`` (the id alone decided),
 ``nvml_name`` (the name alone: no id, or an id no sheet lists), ``name`` (a
 free-text device name, e.g. from an Nsight Compute export, matched like
-``--gpu``), ``none``.
+``--gpu``), ``attributes`` (no name and no id: compute capability, SM count and
+memory size, as an Nsight Compute export may give them, fit exactly one sheet),
+``none``. When several sheets fit the attributes, :attr:`SheetChoice.candidates`
+lists them and no sheet is picked.
 """
 
 from __future__ import annotations
@@ -24,7 +27,12 @@ from typing import Any, Iterable
 from ..errors import UsageError
 from .nvml import is_na
 
-RULES = ("given", "nvml_name+pci_id", "pci_id", "nvml_name", "name", "none")
+RULES = ("given", "nvml_name+pci_id", "pci_id", "nvml_name", "name", "attributes", "none")
+#: A device's reported memory (GiB, after ECC and driver reservations) against a sheet's
+#: marketed size (GB): 0.88-1.04 takes an H200's 139.8 GiB for 141 GB and a T4's 14.7 GiB for 16 GB.
+MEMORY_FIT = (0.88, 1.04)
+#: The reported maximum SM clock against a sheet's boost clock (used only to narrow several fits).
+CLOCK_FIT = 0.03
 
 #: Family notes of the names resolved in this run ("'H100' is the H100 SXM sheet; ..."), in order,
 #: for the CLI to print once at the end of a command that succeeds (:func:`take_family_notes`).
@@ -51,6 +59,7 @@ class SheetChoice:
         full_sheet_name: the whole GPU's sheet for a MIG slice (else the sheet's name).
         family: set when a family name the user gave picked one variant (``H100`` -> H100 SXM):
             which, and the others; callers print it as a note.
+        candidates: the sheets that all fit the attributes given, when more than one did.
     """
 
     sheet: Any
@@ -60,6 +69,7 @@ class SheetChoice:
     closest: tuple[str, ...] = ()
     full_sheet_name: str | None = None
     family: str | None = None
+    candidates: tuple[str, ...] = ()
 
     @property
     def matched(self) -> bool:
@@ -78,6 +88,7 @@ class SheetChoice:
             "memory_bandwidth_gbs": s.memory_bandwidth_gbs if s is not None else None,
             "peak_tflops": dict(s.peak_tflops) if s is not None else None,
             "closest": list(self.closest),
+            "candidates": list(self.candidates),
             "rule": self.rule,
             "conflict": self.conflict,
             "family": self.family,
@@ -102,6 +113,10 @@ def sheet_for(
     fuzzy: bool = False,
     spec_dirs: Iterable[str] = (),
     library: Any = None,
+    compute_capability: str | None = None,
+    sm_count: int | None = None,
+    memory_bytes: float | None = None,
+    clock_mhz: float | None = None,
 ) -> SheetChoice:
     """Pick the spec sheet for a GPU.
 
@@ -116,6 +131,11 @@ def sheet_for(
         fuzzy: when the NVML name and PCI id match nothing, match ``nvml_name`` the way
             ``--gpu`` is matched (for free-text names in exports).
         spec_dirs: extra sheet folders; library: a :class:`~gpuwhy.specs.SpecLibrary` (tests).
+        compute_capability, sm_count, memory_bytes, clock_mhz: what a device reports
+            (``"9.0"``, SMs, bytes of memory, maximum SM clock in MHz), used when neither a
+            name nor a PCI id is given: the sheets whose compute capability, SM count and
+            memory size (:data:`MEMORY_FIT`) all fit, narrowed by the clock when that leaves
+            one (rule ``attributes``).
 
     Returns:
         a :class:`SheetChoice`; ``sheet`` is None when nothing matched (never a guess).
@@ -137,10 +157,17 @@ def sheet_for(
         return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})", family=family), mig)
     if gpu is not None:
         raise UsageError("empty GPU name; give a name from `gpuwhy specs list`")
-    pci = str(pci_device_id).strip().lower() if pci_device_id else None
-    if not nvml_name and not pci:
+    if not nvml_name:
+        pci = str(pci_device_id).strip().lower() if pci_device_id else None
+        by_pci = [s for s in lib if pci and pci in s.pci_device_ids]
+        if len(by_pci) == 1:
+            s = by_pci[0]
+            return _scaled(SheetChoice(s, "pci_id", f"matched {s.name} by PCI device id {pci} ({s.path})"), mig)
+        if compute_capability:
+            return _scaled(_by_attributes(lib, compute_capability, sm_count, memory_bytes, clock_mhz), mig)
         return SheetChoice(None, "none", "no sheet matched: the device name is unknown")
-    name = _norm(nvml_name or "")  # no (readable) name: the PCI id alone decides
+    name = _norm(nvml_name)
+    pci = str(pci_device_id).strip().lower() if pci_device_id else None
     by_name = [s for s in lib if name and name in (_norm(n) for n in s.nvml_names)]
     by_pci = [s for s in lib if pci and pci in s.pci_device_ids]
     choice = None
@@ -175,6 +202,36 @@ def sheet_for(
         what = repr(nvml_name) if nvml_name else f"PCI device id {pci} (the device name is unknown)"
         return SheetChoice(None, "none", f"no sheet matched {what}{tail}; add one with --specs DIR", closest=near)
     return _scaled(choice, mig)
+
+
+def _by_attributes(lib, cc: str, sm_count, memory_bytes, clock_mhz) -> SheetChoice:
+    """The one sheet that fits compute capability ``cc``, ``sm_count`` SMs and ``memory_bytes``
+    (each only when known), narrowed by ``clock_mhz`` when that leaves one; else no sheet and
+    the candidates (rule ``attributes`` / ``none``)."""
+    cc = str(cc).strip()
+    said = [f"compute capability {cc}"]
+    fits = [s for s in lib if str(s.compute_capability).strip() == cc]
+    if sm_count:
+        said.append(f"{int(sm_count)} SMs")
+        fits = [s for s in fits if s.sm_count == int(sm_count)]
+    if memory_bytes:
+        gib = memory_bytes / 2**30
+        said.append(f"{gib:.1f} GiB of memory")
+        fits = [s for s in fits if MEMORY_FIT[0] <= gib / s.memory_size_gb <= MEMORY_FIT[1]]
+    what = ", ".join(said)
+    if len(fits) > 1 and clock_mhz:
+        by_clock = [s for s in fits if abs(s.boost_clock_mhz - clock_mhz) <= CLOCK_FIT * s.boost_clock_mhz]
+        if by_clock:
+            fits = by_clock
+            what += f", a {clock_mhz:.0f} MHz clock"
+    if len(fits) == 1:
+        s = fits[0]
+        return SheetChoice(s, "attributes", f"matched {s.name} by {what} ({s.path})")
+    if not fits:
+        return SheetChoice(None, "none", f"no sheet fits {what}; add one with --specs DIR or pass --gpu")
+    names = tuple(s.name for s in fits)
+    return SheetChoice(None, "none", f"{len(names)} sheets fit {what}: {', '.join(names)}; pass --gpu to choose",
+                       candidates=names)
 
 
 def _scaled(choice: SheetChoice, mig: Any) -> SheetChoice:

@@ -3,8 +3,8 @@
 :func:`resolve_cuda_visible_devices` applies ``CUDA_VISIBLE_DEVICES`` the way the
 CUDA runtime does (for when no CUDA driver can do it); :func:`enumerate_nvml`
 lists NVML's GPUs and MIG devices; :func:`match_driver_devices` pairs each CUDA
-device with its NVML device by UUID (else by PCI bus id); :func:`select_device`
-picks the one ``--device`` names.
+device with its NVML device by UUID (else by PCI bus id). Which of them ``-i`` names
+is :mod:`gpuwhy.device.select`'s.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..errors import UsageError
 from . import derive
 from .nvml import NA, MigDevice, is_na
 
@@ -250,43 +249,3 @@ def _guess_mig(d, g: NvGpu) -> MigDevice | None:
     if len(same) > 1 and not is_na(d.total_memory_bytes):
         same = [m for m in same if isinstance(m.memory_bytes, int) and abs(m.memory_bytes - d.total_memory_bytes) <= 0.02 * m.memory_bytes]
     return same[0] if len(same) == 1 else None
-
-
-def select_device(device: str | None, targets: list[Target], uuid_of) -> list[Target]:
-    """The targets ``device`` names (an index into ``targets`` or a UUID or prefix of one); None: all.
-
-    ``uuid_of(target)`` gives a target's UUID (an NA when unknown).
-
-    Raises:
-        UsageError: ``device`` is past the last index, neither an index nor a UUID,
-            or matches no target's UUID or several (the message lists them).
-    """
-    if device is None:
-        return targets
-    d = device.strip()
-    listing = ", ".join(f"{i}: {uuid_of(t)}" for i, t in enumerate(targets))
-    if _INDEX_RE.match(d):
-        i = int(d)
-        if i >= len(targets):
-            raise UsageError(f"--device {d}: there are {len(targets)} visible GPU(s) ({listing}); pass an index below {len(targets)} or a UUID")
-        return [targets[i]]
-    want = d.lower()
-    want_prefix = want[:4] if want[:4] in ("gpu-", "mig-") else None
-    key = derive.uuid_key(d)
-    if not key:
-        raise UsageError(f"--device {d!r} is neither an index nor a UUID; visible GPUs: {listing}")
-    hits = []
-    for t in targets:
-        u = uuid_of(t)
-        if not isinstance(u, str):
-            continue
-        if want_prefix and not u.lower().startswith(want_prefix):
-            continue
-        if derive.uuid_key(u).startswith(key):
-            hits.append(t)
-    if not hits:
-        raise UsageError(f"--device {d!r} matches no visible GPU's UUID; visible GPUs: {listing}")
-    if len(hits) > 1:
-        raise UsageError(f"--device {d!r} matches {len(hits)} GPUs; give more of the UUID ({listing})")
-    return hits
-

@@ -32,7 +32,7 @@ import functools
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
+from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError, gpu_packages_missing
 
 
 class DeviceOutOfMemory(MeasurementError):
@@ -122,12 +122,22 @@ def init_driver() -> int:
     """Initialise the CUDA driver and return the number of devices.
 
     Raises:
-        NoDeviceError: no driver library, cuInit failure, or no device (one line).
+        NoDeviceError: ``CUDA_VISIBLE_DEVICES`` hiding every GPU, no cuda-bindings (the pip
+            line), no driver library, cuInit failure, or no device (one line).
     """
+    import os
+
+    from ..device.visible import cvd_hides_all_message
+
+    hidden = cvd_hides_all_message(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    if hidden:
+        raise NoDeviceError(hidden)
     try:
         from cuda.bindings import driver
+    except ImportError:
+        raise gpu_packages_missing("cuda-bindings") from None
     except Exception as exc:
-        raise NoDeviceError(f"cuda-bindings is not importable ({type(exc).__name__}); install gpuwhy's dependencies") from None
+        raise NoDeviceError(f"cuda-bindings cannot be loaded ({type(exc).__name__}: {exc}); reinstall it") from None
     try:
         (err,) = driver.cuInit(0)
     except Exception as exc:
@@ -146,35 +156,27 @@ def init_driver() -> int:
     return int(n)
 
 
-def _norm_uuid(u: str) -> str:
-    u = str(u).strip().lower()
-    return u[4:] if u.startswith("gpu-") else u
-
-
 def resolve_device(spec: str | int | None, count: int) -> int:
-    """CUDA ordinal for ``--device`` (an index, or a UUID with or without ``GPU-``).
+    """The CUDA ordinal to open for ``spec``: an int is a CUDA ordinal; text is any ``-i`` form,
+    read by :mod:`gpuwhy.device.select` (an index is nvidia-smi's); None is the first GPU in
+    nvidia-smi's order (ordinal 0 when there is one GPU). ``count`` is the CUDA device count.
+    (Without NVML an index is read as the CUDA ordinal; the device the result names says which ran.)
 
     Raises:
-        UsageError: an index out of range or an unknown UUID (lists what exists).
+        UsageError: an ordinal out of range, or text naming no visible GPU or several
+            (the engine opens one; the message lists them).
+        NoDeviceError: as :func:`gpuwhy.device.select.resolve`.
     """
-    if spec is None or str(spec).strip() == "":
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        if not 0 <= spec < count:
+            raise UsageError(f"CUDA device {spec} does not exist; this process sees {count} GPU(s): 0..{count - 1}")
+        return spec
+    if spec is None and count == 1:
         return 0
-    text = str(spec).strip()
-    if text.isdigit():
-        idx = int(text)
-        if idx >= count:
-            raise UsageError(f"--device {idx} does not exist; this machine has {count} GPU(s): 0..{count - 1}")
-        return idx
-    from cuda.core import Device
+    from ..device.select import only_one, resolve
 
-    want = _norm_uuid(text)
-    uuids = []
-    for i in range(count):
-        u = _norm_uuid(Device(i).uuid)
-        uuids.append(u)
-        if u == want or u.startswith(want):
-            return i
-    raise UsageError(f"--device {text!r} matches no GPU; give an index 0..{count - 1} or one of the UUIDs: GPU-{', GPU-'.join(uuids)}")
+    text = None if spec is None or not str(spec).strip() else str(spec).strip()
+    return only_one(resolve(text), text, "a measurement").cuda_ordinal
 
 
 def device_identity(index: int, via_torch: bool = False) -> tuple[str | None, int]:
@@ -582,6 +584,8 @@ def open_device(spec: str | int | None = None) -> GpuContext:
         return GpuContext(index)
     except GpuwhyError:
         raise
+    except ImportError as exc:  # cuda-bindings without cuda-core
+        raise gpu_packages_missing(getattr(exc, "name", None) or "cuda-core") from None
     except Exception as exc:
         err = as_gpuwhy_error(exc, f"opening GPU {index}")
         if err is None:

@@ -2,9 +2,9 @@
 
 - :mod:`gpuwhy.importers.ncu` -- ``ncu --csv`` exports (raw and details pages)
   into per-kernel roofline verdicts.
-- :mod:`gpuwhy.importers.torch_trace` -- Chrome-trace JSON from
-  ``torch.profiler`` (kineto) into a per-GPU timeline verdict (busy, idle,
-  overhead-bound or not).
+- :mod:`gpuwhy.importers.trace` -- Chrome-trace JSON from ``torch.profiler``
+  (kineto) into a per-GPU timeline: busy, idle by cause, per step, the verdict
+  (:mod:`gpuwhy.importers.torch_trace` keeps the old import path).
 - :mod:`gpuwhy.importers.kernel_names` -- the kernel-name helpers both share.
 """
 

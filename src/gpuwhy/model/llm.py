@@ -110,6 +110,23 @@ def _decode_context(
     return ctx, fit_len, notes
 
 
+def fit_reason(max_batch: int | None, weight_bytes: float, kv_bytes_per_seq: float | None, memory_bytes: float | None,
+               seq_len: int | None, gpu_name: str) -> str | None:
+    """The largest batch that fits in one line, naming what does not fit when none does:
+    the weights, or one sequence's KV cache beside them. None when unknown (no shape or memory).
+    Bytes in, GB (1e9 B) in the words."""
+    if max_batch is None or memory_bytes is None or not kv_bytes_per_seq:
+        return None
+    free = memory_bytes - weight_bytes
+    if weight_bytes > memory_bytes:
+        return f"none: the weights alone ({fmt_num(weight_bytes / 1e9)} GB) exceed the {gpu_name}'s {fmt_num(memory_bytes / 1e9)} GB"
+    if max_batch == 0:
+        return (f"none: one sequence's KV cache at {seq_len:,} tokens ({fmt_num(kv_bytes_per_seq / 1e9)} GB) does not fit in the "
+                f"{fmt_num(free / 1e9)} GB left beside the weights ({fmt_num(weight_bytes / 1e9)} GB)")
+    return (f"{max_batch:,} sequences of {seq_len:,} tokens: their KV cache ({fmt_num(max_batch * kv_bytes_per_seq / 1e9)} GB, "
+            f"{fmt_num(kv_bytes_per_seq / 1e9)} GB each) fits in the {fmt_num(free / 1e9)} GB left beside the weights; one more does not")
+
+
 def _kv_fit(
     shape: AttentionShape | None,
     kv_dtype: str,
@@ -138,6 +155,9 @@ def _kv_fit(
             f"the weights ({fmt_num(weight_bytes / 1e9)} GB) do not fit in the {gpu.name}'s {fmt_num(gpu.memory_bytes / 1e9)} GB; "
             f"the figures assume they did (quantize the weights or {remedy})"
         )
+    elif max_b == 0:
+        warning = f"batch {batch} does not fit: " + str(fit_reason(max_b, weight_bytes, kv.bytes_per_seq * kv_copies, gpu.memory_bytes,
+                                                                  fit_len, gpu.name)).removeprefix("none: ")
     elif max_b is not None and batch > max_b:
         warning = (
             f"batch {batch} does not fit: at {fit_len} tokens per sequence the {gpu.name}'s memory holds the KV cache "
@@ -239,6 +259,8 @@ def scaled_estimate(
         batch_ridge=ridge,
         batch_ridge_with_kv=ridge_kv,
         max_batch=max_b,
+        max_batch_reason=fit_reason(max_b, weight_fit, None if kv is None or kv.bytes_per_seq is None else kv.bytes_per_seq * terms.kv_copies,
+                                    grp.memory_bytes, fit_len, grp.name),
         fit_seq_len=fit_len if shape is not None else None,
         kv=kv,
         prefill=pf,

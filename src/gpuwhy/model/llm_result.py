@@ -65,7 +65,8 @@ class LlmEstimate:
         batch_ridge_with_kv: the crossover with the KV read and attention counted
             (None without a shape or at context 0; inf when never reached).
         max_batch: the largest batch whose KV cache at ``fit_seq_len`` fits beside
-            the weights (None when unknown).
+            the weights (None when unknown); ``max_batch_reason`` says so in one
+            line, naming what does not fit (:func:`gpuwhy.model.llm.fit_reason`).
         fit_seq_len: tokens per sequence used for ``max_batch``.
         kv: KV-cache sizes (None without a shape).
         prefill: the prefill (None without a prompt length).
@@ -96,6 +97,7 @@ class LlmEstimate:
     warnings: tuple[str, ...] = ()
     leaves_out: tuple[str, ...] = LEAVES_OUT
     engine_efficiency: tuple[float, float] = ENGINE_EFFICIENCY
+    max_batch_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """One JSON document; SI units as the key names say."""
@@ -113,6 +115,7 @@ class LlmEstimate:
             "batch_ridge": self.batch_ridge,
             "batch_ridge_with_kv": self.batch_ridge_with_kv,
             "max_batch": self.max_batch,
+            "max_batch_reason": self.max_batch_reason,
             "fit_seq_len": self.fit_seq_len,
             "kv_cache": None if self.kv is None else self.kv.to_dict(),
             "prefill": None if self.prefill is None else self.prefill.to_dict(),

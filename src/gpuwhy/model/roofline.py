@@ -78,6 +78,8 @@ class Ceilings:
         gpu: the GPU's name.
         source: where the ceilings came from (``"spec sheet"`` or a profile).
         launch_overhead_source: where the launch overhead came from.
+        level: the memory level ``bandwidth`` belongs to (``DRAM``; ``L2`` for a working
+            set judged L2-resident, :mod:`gpuwhy.model.hierarchy`).
     """
 
     peak_flops: float
@@ -87,6 +89,7 @@ class Ceilings:
     gpu: str
     source: str = "spec sheet"
     launch_overhead_source: str = DEFAULT_LAUNCH_OVERHEAD_SOURCE
+    level: str = "DRAM"
 
     @property
     def ridge_point(self) -> float:
@@ -155,6 +158,7 @@ class Verdict:
             "ceilings_source": c.source,
             "peak_tflops": c.peak_flops / 1e12,
             "memory_bandwidth_gbs": c.bandwidth / 1e9,
+            "memory_level": c.level,
             "launch_overhead_s": c.launch_overhead_s,
             "launch_overhead_source": c.launch_overhead_source,
             "workload": asdict(w),

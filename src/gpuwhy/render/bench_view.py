@@ -149,6 +149,10 @@ def render_bench_run(run) -> None:
         from .compute_view import render_compute
 
         render_compute(run.compute, run.result.device.name)
+    if getattr(run, "caches", None) is not None:
+        from .hierarchy_view import render_caches
+
+        render_caches(run.caches)
 
 
 def render_compile_run(run) -> None:

@@ -178,3 +178,40 @@ def render_link(result) -> None:
     for n in result.notes:
         note(n)
     con.print(Text(result.summary_line(), style="bold"), soft_wrap=True)
+
+
+_CACHE_LEVEL = {"L2": "L2", "shared": "shared memory", "L1": "L1"}
+
+
+def render_caches(result) -> None:
+    """Print a :class:`~gpuwhy.bench.cache_bandwidth.CacheResult`: one row per level and
+    working set (GB/s, the sampled clock, the clock-derived limit), the conventions, summary."""
+    con = out()
+    rows = list(result.rows)
+    if rows:
+        t = Table(title="cache ceilings (GB/s = 1e9 B/s; medians of event-timed launches)", title_justify="left",
+                  pad_edge=False)
+        for name, kw in (("level", {}), ("op", {}), ("working set", {"justify": "right"}), ("GB/s", {"justify": "right"}),
+                         ("cv", {"justify": "right"}), ("% clock limit", {"justify": "right"}), ("kernel", {})):
+            t.add_column(name, **kw)
+        for r in rows:
+            ws = fmt_bytes(r.working_set_bytes) + (" per SM" if r.level in ("shared", "L1") else "")
+            t.add_row(_CACHE_LEVEL.get(r.level, r.level), r.op, ws, f"{r.gbs:,.0f}", f"{100 * r.time.cv:.1f}%",
+                      "-" if r.pct_of_limit is None else f"{r.pct_of_limit:.1f}%", f"{r.kernel} {r.grid}x{r.block}")
+        con.print(t)
+        for r in rows:
+            if r.clock_limit_gbs:
+                con.print(Text(f"{_CACHE_LEVEL.get(r.level, r.level)} clock limit: 128 B/clk/SM x {result.device.sm_count} SMs "
+                               f"x {r.sm_clock_mhz:,.0f} MHz (NVML, while timing) = {r.clock_limit_gbs:,.0f} GB/s; "
+                               f"measured {r.gbs:,.0f} GB/s = {r.pct_of_limit:.1f}%"))
+        seen = []
+        for r in rows:
+            if r.convention and r.convention not in seen:
+                seen.append(r.convention)
+                con.print(Text(f"{_CACHE_LEVEL.get(r.level, r.level)} {r.op}: {r.convention}", style="dim"))
+    for c in result.checks:
+        note(f"checked: {c}")
+    for n in result.notes:
+        note(n)
+    con.print(Text(result.summary_line(), style="bold"), soft_wrap=True)
+

@@ -93,13 +93,8 @@ def render_llm(e) -> None:
         else:
             rk = f"never at context {d.context:,}: each sequence's KV read costs more time than its FLOPs, so decode stays memory-bound"
         b.add_row("ridge with KV", rk)
-    if e.max_batch == 0:
-        b.add_row("largest batch", f"none: the weights alone exceed the {_bytes(g.memory_bytes)} of memory")
-    elif e.max_batch is not None:
-        b.add_row(
-            "largest batch",
-            f"{e.max_batch:,} sequences of {e.fit_seq_len:,} tokens: their KV cache fits in {_bytes(g.memory_bytes)} beside the weights",
-        )
+    if e.max_batch_reason is not None:
+        b.add_row("largest batch", e.max_batch_reason)
     con.print(b)
 
     if e.kv is not None:
@@ -173,3 +168,36 @@ def render_llm_scaling(rep) -> None:
         else:
             t.add_row("", Text(line))
     out().print(t)
+
+
+def render_speculative(sp) -> None:
+    """Print a :class:`~gpuwhy.model.llm_speculative.Speculative`: tokens per step, the
+    draft's cost, the speed-up and the ceiling with speculation, with its arithmetic."""
+    con = out()
+    t = _kv_table(f"speculative decoding: K = {sp.k} drafted tokens, acceptance {fmt_num(sp.acceptance, 6)}")
+    for line in sp.lines:
+        head, sep, rest = line.partition(": ")
+        t.add_row(head if sep else "", Text(rest if sep else line))
+    con.print(t)
+    for n in sp.notes:
+        con.print(Text("note: ", style="bold") + Text(n))
+
+
+def render_llm_cost(c) -> None:
+    """Print a :class:`~gpuwhy.model.llm_cost.CostTable`: USD per 1M generated tokens per
+    weight dtype and batch, at the ceiling and at what real engines reach."""
+    lo, hi = c.efficiency
+    gpus = f"{c.num_gpus} x {fmt_num(c.usd_per_hour, 6)}" if c.num_gpus > 1 else f"{fmt_num(c.usd_per_hour, 6)}"
+    t = Table(title=f"cost per 1M generated tokens at {gpus} USD/hour", title_justify="left")
+    for col in ("weights", "batch", "tokens/s ceiling", "USD at ceiling", f"USD at {hi * 100:.0f}%", f"USD at {lo * 100:.0f}%"):
+        t.add_column(col, justify="left" if col == "weights" else "right")
+    for r in c.rows:
+        t.add_row(r.weight_dtype, f"{r.batch:,}", _rate(r.tokens_per_s), _usd(r.usd_per_m_tokens), _usd(r.usd_per_m_tokens_at_hi),
+                  _usd(r.usd_per_m_tokens_at_lo))
+    out().print(t)
+    for n in c.notes:
+        out().print(Text("note: ", style="bold") + Text(n))
+
+
+def _usd(x: float) -> str:
+    return f"{x:,.2f}" if x >= 1 else f"{fmt_num(x)}"

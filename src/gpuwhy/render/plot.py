@@ -30,7 +30,7 @@ from typing import Sequence
 
 from ..units import fmt_num, fmt_pct, fmt_si
 from .fit import chart_columns
-from .roofline_geometry import Frame, Roof, drawn_at, rate_unit, x_tick_text, y_tick_text
+from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Roof, drawn_at, rate_unit, x_tick_text, y_tick_text
 
 #: The one line every plotting path raises when matplotlib is missing.
 MISSING_MATPLOTLIB = "plots need matplotlib: pip install 'gpuwhy[plot]'"
@@ -236,6 +236,9 @@ class WorkloadPoint:
 
     name: str
     verdict: object
+    #: ``(level, FLOP/byte)`` of the same kernel at other memory levels (Nsight Compute's
+    #: bytes per level); drawn as markers at the same rate, joined by a line.
+    levels: tuple[tuple[str, float], ...] = ()
 
     @property
     def intensity(self) -> float:
@@ -255,15 +258,18 @@ class WorkloadPoint:
     def label(self) -> str:
         """``NAME: memory-bound (92x), 71% of SOL``."""
         v = self.verdict
-        ratio = f" ({fmt_num(v.bound_ratio)}x)" if math.isfinite(v.bound_ratio) else ""
+        plain = v.regime in ("compute", "memory", "overhead")
+        ratio = f" ({fmt_num(v.bound_ratio)}x)" if math.isfinite(v.bound_ratio) and plain else ""
         text = f"{self.name}: {v.regime}-bound{ratio}"
         if v.sol_pct is not None:
-            text += f", {fmt_pct(v.sol_pct, 0)} of SOL"
+            level = getattr(v.ceilings, "level", "DRAM")
+            text += f", {v.sol_pct:.0f}% of SOL" + (f" ({LEVEL_WORDS.get(level, level)})" if level != "DRAM" else "")
         return text
 
     def to_dict(self) -> dict:
         d = self.verdict.to_dict()
         d["name"] = self.name
+        d["levels"] = [{"level": lv, "intensity": i} for lv, i in self.levels]
         d["label"] = self.label
         d["drawn_at_tflops"] = self.flops / 1e12
         return d
@@ -288,12 +294,15 @@ class RooflineChart:
     workloads: tuple[WorkloadPoint, ...] = ()
     notes: tuple[str, ...] = ()
     title: str = ""
+    #: The other memory levels' roofs (:class:`~gpuwhy.render.roofline_geometry.LevelSlope`).
+    slopes: tuple[LevelSlope, ...] = ()
 
     def to_dict(self) -> dict:
         return {
             "gpu": self.gpu,
             "title": self.title,
             "roofs": [r.to_dict() for r in self.roofs],
+            "slopes": [s.to_dict() for s in self.slopes],
             "sweeps": [s.to_dict() for s in self.sweeps],
             "workloads": [w.to_dict() for w in self.workloads],
             "notes": list(self.notes),
@@ -312,6 +321,7 @@ class RooflineChart:
             ValueError: ``labelled`` without any roof.
         """
         xs = [w.intensity for w in self.workloads] + [i for s in self.sweeps for i, _ in s.points]
+        xs += [i for w in self.workloads for _, i in w.levels]
         xs += [s.ridge for s in self.sweeps if s.ridge]
         ys = [w.flops for w in self.workloads] + [f for s in self.sweeps for _, f in s.points]
         if not labelled:
@@ -340,9 +350,48 @@ def ceiling_key(dtype: str, tensor_cores: bool = True) -> str:
     return d
 
 
+@dataclass(frozen=True)
+class PointSpec:
+    """A workload to place on a chart: FLOPs, bytes (DRAM), time (s, or None), its precision
+    (``dtype``; None: the chart's first) and, for an Nsight Compute kernel, ``level_bytes``
+    (``{"L2": ..., "L1": ...}``: bytes through the other memory levels)."""
+
+    name: str
+    flops: float
+    bytes: float
+    time_s: float | None = None
+    dtype: str | None = None
+    level_bytes: dict | None = None
+
+
+def _point(w) -> PointSpec:
+    if isinstance(w, PointSpec):
+        return w
+    w = tuple(w)
+    return PointSpec(w[0], w[1], w[2], w[3] if len(w) > 3 else None, w[4] if len(w) > 4 else None)
+
+
+def chart_slopes(sheet, profile=None) -> list[LevelSlope]:
+    """The L2 and L1/shared slopes to draw: the sheet's published L2 figure and the
+    clock-derived shared-memory limit (dashed), and the profile's measured ones (solid)
+    (:func:`gpuwhy.model.hierarchy.level_roofs`; a level with no figure is left out)."""
+    from ..model.hierarchy import level_roofs
+
+    out: list[LevelSlope] = []
+    for prof in (None, profile):
+        if prof is None and out:
+            continue
+        roofs = level_roofs(sheet, prof, measured=prof is not None)
+        for lv in ("L2", "L1"):
+            r = roofs.get(lv)
+            if r is not None and (prof is None or r.kind == "measured"):
+                out.append(LevelSlope(lv, r.kind, r.bandwidth, r.source))
+    return out
+
+
 def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool = True, profile=None,
-                workloads: Sequence[tuple[str, float, float, float | None]] = (), launch_overhead_s: float | None = None,
-                title: str = "") -> RooflineChart:
+                workloads: Sequence = (), launch_overhead_s: float | None = None,
+                title: str = "", levels: bool = True) -> RooflineChart:
     """The roofline of ``sheet`` for ``dtypes``, with measured roofs from ``profile`` and workload points.
 
     Args:
@@ -353,11 +402,13 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
             gets a measured roof (measured bandwidth; measured peak where the profile
             has one, else the sheet's, with a note), and the profile's sweep series
             whose roof is drawn are added.
-        workloads: ``(name, FLOPs, bytes, time in s or None)``; each is classified
-            (one launch) against the first dtype's measured roof when there is one,
-            else its spec roof.
+        workloads: :class:`PointSpec` or ``(name, FLOPs, bytes, time in s or None[, dtype])``;
+            each is classified (one launch) against the roof of its own precision (its
+            ``dtype``, else the first of ``dtypes``; added to the drawing when missing):
+            the measured roof when there is one, else the spec roof.
         launch_overhead_s: per-launch overhead for the verdicts (default: the
             profile's measured figure, else gpuwhy's default).
+        levels: draw the L2 and L1/shared slopes (:func:`chart_slopes`).
 
     Raises:
         UsageError: a dtype without any ceiling (neither on the sheet nor measured),
@@ -369,7 +420,8 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
     notes: list[str] = []
     roofs: list[Roof] = []
     keys: list[str] = []
-    for d in dtypes:
+    points = [_point(w) for w in workloads]
+    for d in list(dtypes) + [p.dtype for p in points if p.dtype]:
         k = ceiling_key(d, tensor_cores)
         if k not in keys:
             keys.append(k)
@@ -414,29 +466,36 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
             sweeps.append(SweepSeries(d, prec, clean, ridges.get(d),
                                       f"gpuwhy bench --roofline {getattr(profile, 'roofline_date', None) or profile.date}"))
     wl: list[WorkloadPoint] = []
-    if workloads:
-        primary = keys[0]
-        roof = next((r for r in roofs if r.precision == primary and r.kind == "measured"), None) or \
-            next(r for r in roofs if r.precision == primary)
+    if points:
         if launch_overhead_s is not None:
             lo, lo_src = launch_overhead_s, "--launch-overhead"
         elif profile is not None and getattr(profile, "launch_overhead_s", None):
             lo, lo_src = profile.launch_overhead_s, f"measured, event-timed ({profile.date})"
         else:
             lo, lo_src = DEFAULT_LAUNCH_OVERHEAD_S, DEFAULT_LAUNCH_OVERHEAD_SOURCE
-        ce = Ceilings(peak_flops=roof.peak_flops, bandwidth=roof.bandwidth, launch_overhead_s=lo, precision=primary,
-                      gpu=sheet.name, source=roof.source, launch_overhead_source=lo_src)
-        for name, f, b, t in workloads:
+        for p in points:
+            prec = ceiling_key(p.dtype, tensor_cores) if p.dtype else keys[0]
+            roof = next((r for r in roofs if r.precision == prec and r.kind == "measured"), None) or \
+                next(r for r in roofs if r.precision == prec)
+            ce = Ceilings(peak_flops=roof.peak_flops, bandwidth=roof.bandwidth, launch_overhead_s=lo, precision=prec,
+                          gpu=sheet.name, source=roof.source, launch_overhead_source=lo_src)
             try:
-                v = classify(Workload(flops=f, bytes=b, launches=1, time_s=t, name=name), ce)
+                v = classify(Workload(flops=p.flops, bytes=p.bytes, launches=1, time_s=p.time_s, name=p.name), ce)
             except ValueError as exc:
-                raise UsageError(f"cannot classify point {name!r}: {exc}") from None
-            wl.append(WorkloadPoint(name, v))
+                raise UsageError(f"cannot classify point {p.name!r}: {exc}") from None
+            lv = tuple((k, p.flops / b) for k, b in (p.level_bytes or {}).items() if b and b > 0 and k != "DRAM")
+            name = f"{p.name} ({prec})" if prec != keys[0] else p.name
+            wl.append(WorkloadPoint(name, v, lv))
         if any(w.on_roof for w in wl):
             notes.append("points without a time are drawn on the roof (attainable FLOP/s); give NAME:FLOPS:BYTES:TIME "
                          "to place them at their achieved rate")
+    slopes = tuple(chart_slopes(sheet, profile)) if levels else ()
+    if levels and not any(sl.level == "L2" for sl in slopes):
+        from ..model.hierarchy import how_to_measure_l2
+
+        notes.append(how_to_measure_l2(sheet.name) + "; no L2 slope is drawn")
     return RooflineChart(gpu=sheet.name, roofs=tuple(roofs), sweeps=tuple(sweeps), workloads=tuple(wl),
-                         notes=tuple(notes), title=title or f"roofline: {sheet.name}")
+                         notes=tuple(notes), title=title or f"roofline: {sheet.name}", slopes=slopes)
 
 
 def chart_from_classification(c) -> RooflineChart:
@@ -447,15 +506,21 @@ def chart_from_classification(c) -> RooflineChart:
     ce = v.ceilings
     roofs = []
     sheet = c.sheet
+    h = getattr(c, "hierarchy", None)
+    dram_bw = h.dram_roof if h is not None and h.dram_roof else ce.bandwidth  # ce holds the L2's when judged there
     if ce.precision in sheet.peak_tflops:
         roofs.append(Roof(ce.precision, "spec", sheet.peak_flops(ce.precision), sheet.bandwidth_bytes_per_s,
                           f"{sheet.name} sheet"))
     measured = getattr(c, "spec_ridge_point", None) is not None
     if measured or not roofs:
-        roofs.append(Roof(ce.precision, "measured" if measured else "spec", ce.peak_flops, ce.bandwidth, ce.source))
+        roofs.append(Roof(ce.precision, "measured" if measured else "spec", ce.peak_flops, dram_bw, ce.source))
+    slopes = chart_slopes(sheet)
+    if h is not None and h.roof is not None and h.level == "L2" and h.roof.kind == "measured":
+        slopes.append(LevelSlope("L2", "measured", h.roof.bandwidth, h.roof.source))
     name = v.workload.name or "workload"
     return RooflineChart(gpu=ce.gpu, roofs=tuple(roofs), workloads=(WorkloadPoint(name, v),),
-                         notes=tuple(getattr(c, "notes", ()) or ()), title=f"gpuwhy classify: {name} on {ce.gpu}")
+                         notes=tuple(getattr(c, "notes", ()) or ()), title=f"gpuwhy classify: {name} on {ce.gpu}",
+                         slopes=tuple(slopes))
 
 
 # --------------------------------------------------------------- drawing --
@@ -464,6 +529,8 @@ def chart_from_classification(c) -> RooflineChart:
 ROOF_MARKS = "123456789"
 WORKLOAD_MARKS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 SWEEP_MARKS = "o%&"
+#: Marks of the other memory levels' slopes in the text chart.
+SLOPE_MARKS = {"L2": "l", "L1": "s"}
 
 
 def text_chart(chart: RooflineChart, width: int = 64, height: int = 18) -> list[str]:
@@ -483,8 +550,14 @@ def text_chart(chart: RooflineChart, width: int = 64, height: int = 18) -> list[
         if r.kind != "spec":
             cv.roof(r.peak_flops, r.bandwidth, ROOF_MARKS[i % len(ROOF_MARKS)], overlap="*",
                     passable=" |+" + spec_marks)
+    top = max(r.peak_flops for r in chart.roofs)
+    for ls in chart.slopes:  # other memory levels: only into blank cells, so the roofs stay readable
+        cv.roof(top, ls.bandwidth, SLOPE_MARKS.get(ls.level, "m"), dashed=not ls.measured, overlap=" ",
+                passable=" ")
     for r in chart.roofs:
         cv.put(r.ridge, r.peak_flops, "R")
+    for ls in chart.slopes:
+        cv.put(ls.ridge(top), top, "R")
     for j, s in enumerate(chart.sweeps):
         for i, f in s.points:
             cv.put(i, f, SWEEP_MARKS[j % len(SWEEP_MARKS)])
@@ -497,6 +570,10 @@ def text_chart(chart: RooflineChart, width: int = 64, height: int = 18) -> list[
         style = "dashed" if r.kind == "spec" else "solid"
         lines.append(f"  {ROOF_MARKS[i % len(ROOF_MARKS)]}  {r.label} ({style}): {r.bandwidth / 1e9:,.0f} GB/s, "
                      f"{fmt_si(r.peak_flops, 'FLOP/s')}, ridge {fmt_num(r.ridge)} FLOP/byte  [{r.source}]")
+    for ls in chart.slopes:
+        style = "solid" if ls.measured else "dashed"
+        lines.append(f"  {SLOPE_MARKS.get(ls.level, 'm')}  {LEVEL_WORDS.get(ls.level, ls.level)} {ls.kind} ({style}): "
+                     f"{ls.bandwidth / 1e9:,.0f} GB/s, ridge {fmt_num(ls.ridge(top))} FLOP/byte  [{ls.source}]")
     lines.append("  R  ridge point of a roof")
     for j, s in enumerate(chart.sweeps):
         ridge = f"empirical ridge {fmt_num(s.ridge)} FLOP/byte (X)" if s.ridge else "no empirical ridge"
@@ -517,20 +594,34 @@ FILE_SIZE, FILE_DPI = (800, 520), 100
 _TICK_PX = 13  # tick labels; the placed labels are 12 and 11 px, as in the report's SVG
 
 
-def save_chart(chart: RooflineChart, path: str) -> str:
-    """Draw ``chart`` to ``path`` (``.png`` or ``.svg``) with matplotlib; returns the path.
+#: Colours of the other memory levels' slopes (DRAM's take their precision's colour).
+_LEVEL_COLORS = {"L2": "teal", "L1": "sienna"}
+#: Where the legend may go, in order: the first that covers no point is taken.
+_LEGEND_SPOTS = ("lower right", "upper left", "lower left", "center right", "upper right", "center left")
 
-    The plot area and every label come from :func:`~gpuwhy.render.roofline_geometry.layout`
-    on a :class:`~gpuwhy.render.roofline_geometry.Plane` of :data:`FILE_SIZE` px (the axes
-    are put exactly on that plane), so the file and the report's SVG agree.
+
+@dataclass
+class Drawing:
+    """A drawn chart before it is saved: the matplotlib objects and what the layout placed
+    (for tests that check every label's box)."""
+
+    plt: object
+    fig: object
+    ax: object
+    layout: object
+    legend: object
+    labels: list  # the coloured label Text artists (their white halos left out)
+    points_px: list  # (x, y) px, y down, of every workload marker (all levels)
+
+
+def draw_chart(chart: RooflineChart) -> Drawing:
+    """Draw ``chart`` with matplotlib on :data:`FILE_SIZE` px (nothing saved; see :func:`save_chart`).
 
     Raises:
-        UsageError: a wrong suffix, matplotlib missing (:data:`MISSING_MATPLOTLIB`),
-            or a file that cannot be written.
+        UsageError: matplotlib missing (:data:`MISSING_MATPLOTLIB`).
     """
     from .roofline_geometry import LINE, Mark, Plane, decades, layout, minor_ticks, slots
 
-    check_plot_path(path)
     plt = require_pyplot()
     from matplotlib import patheffects
 
@@ -541,6 +632,7 @@ def save_chart(chart: RooflineChart, path: str) -> str:
     fig = plt.figure(figsize=(W / FILE_DPI, H / FILE_DPI), dpi=FILE_DPI)
     ax = fig.add_axes((plane.left / W, plane.bottom / H, plane.pw / W, plane.ph / H))
     slot = slots(chart.roofs)
+    top = max(r.peak_flops for r in chart.roofs)
 
     def colour(s: int | None) -> str:
         return "black" if s is None else _COLORS[s % len(_COLORS)]
@@ -553,17 +645,33 @@ def save_chart(chart: RooflineChart, path: str) -> str:
                 label=f"{r.label}: {r.bandwidth / 1e9:,.0f} GB/s, {fmt_num(r.peak_flops / 1e12, 4)} TFLOP/s, ridge {fmt_num(r.ridge)}")
         ax.plot([r.ridge], [r.peak_flops], marker="o", color=col, markersize=5,
                 markerfacecolor="white" if r.kind == "spec" else col)
+    for ls in chart.slopes:
+        col = _LEVEL_COLORS.get(ls.level, "grey")
+        (x0, y0), (xr, yr) = ls.vertices(frame, top)
+        ax.plot([x0, xr], [y0, yr], linestyle="-" if ls.measured else (0, (6, 2, 1, 2)), color=col,
+                linewidth=1.6 if ls.measured else 1.1,
+                label=f"{LEVEL_WORDS.get(ls.level, ls.level)} {ls.kind}: {ls.bandwidth / 1e9:,.0f} GB/s, ridge {fmt_num(ls.ridge(top))}")
+        ax.plot([xr], [yr], marker="D", color=col, markersize=4, markerfacecolor=col if ls.measured else "white")
     for s in chart.sweeps:
         col = colour(slot.get(s.precision))
         ax.plot([i for i, _ in s.points], [f for _, f in s.points], linestyle=":", marker=".", color=col,
                 markersize=6, label=f"{s.dtype} mixed-intensity sweep (measured)")
         if s.ridge:
             ax.axvline(s.ridge, color=col, linestyle=":", linewidth=0.8)
+    points_px = []
     for w in chart.workloads:
         if not w.on_roof:  # a dotted line from the achieved rate up to the roof
             ax.plot([w.intensity] * 2, [w.flops, w.verdict.attainable_flops], linestyle=":", color="black", linewidth=0.8)
+        if w.levels:  # the same kernel at the other levels: one marker each, joined by a line
+            xs = [w.intensity] + [i for _, i in w.levels]
+            ax.plot([min(xs), max(xs)], [w.flops] * 2, linestyle="-", color="black", linewidth=0.8)
+            for lv, i in w.levels:
+                ax.plot([i], [w.flops], marker="o", markersize=6, linestyle="none", color=_LEVEL_COLORS.get(lv, "grey"),
+                        markeredgecolor="black")
+                points_px.append((plane.X(i), plane.Y(w.flops)))
         ax.plot([w.intensity], [w.flops], marker="*", markersize=11, color="black", linestyle="none",
                 markerfacecolor="gold" if not w.on_roof else "white")
+        points_px.append((plane.X(w.intensity), plane.Y(w.flops)))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(frame.x_lo, frame.x_hi)
@@ -577,24 +685,41 @@ def save_chart(chart: RooflineChart, path: str) -> str:
     ax.set_xlabel("arithmetic intensity (FLOP/byte)", fontsize=_TICK_PX * pt)
     ax.set_title(chart.title or f"roofline: {chart.gpu}", fontsize=11)
     ax.grid(True, which="major", alpha=0.3)
-    legend = ax.legend(fontsize="x-small", loc="lower right")
-    fig.text(0.01, 0.01, "dashed: spec sheet; solid: measured (gpuwhy bench); dots: mixed-intensity sweep",
-             fontsize=6, color="grey")
-    lb = legend.get_window_extent(fig.canvas.get_renderer())  # px, y up
-    lay = layout(plane, chart.roofs, [Mark.of(w.label, w.verdict) for w in chart.workloads], spec_word="spec",
-                 reserved=[(lb.x0, H - lb.y1, lb.x1, H - lb.y0)],
+    fig.text(0.01, 0.01, "dashed: spec sheet (dash-dot: a clock-derived or published cache figure); solid: measured "
+             "(gpuwhy bench); dots: mixed-intensity sweep", fontsize=6, color="grey")
+    renderer = fig.canvas.get_renderer()
+    legend, lb = None, None
+    for spot in _LEGEND_SPOTS:  # the legend never covers a point
+        if legend is not None:
+            legend.remove()
+        legend = ax.legend(fontsize="x-small", loc=spot)
+        e = legend.get_window_extent(renderer)  # px, y up
+        lb = (e.x0, H - e.y1, e.x1, H - e.y0)
+        if not any(lb[0] - 8 <= x <= lb[2] + 8 and lb[1] - 8 <= y <= lb[3] + 8 for x, y in points_px):
+            break
+    marks = [Mark.of(w.label, w.verdict, w.levels) for w in chart.workloads]
+    lay = layout(plane, chart.roofs, marks, spec_word="spec", reserved=[lb], slopes=chart.slopes,
                  sweep_ridges=[(s.ridge, max(f for _, f in s.points), f"empirical ridge {fmt_num(s.ridge)}",
                                 slot.get(s.precision, 0)) for s in chart.sweeps if s.ridge and s.points])
     halo = [patheffects.withStroke(linewidth=3 * pt, foreground="white")]
+    placed = []
 
     def text(x: float, y: float, t: str, size: float, col: str, **kw) -> None:
         """``t`` at (x, y) px, its baseline there, over a white halo (drawn apart: a file's
         SVG keeps the plain text)."""
         for c, effects in (("white", halo), (col, None)):
-            fig.text(x / W, 1 - y / H, t, fontsize=size * pt, color=c, va="baseline", path_effects=effects, **kw)
+            art = fig.text(x / W, 1 - y / H, t, fontsize=size * pt, color=c, va="baseline", path_effects=effects, **kw)
+        placed.append(art)
 
-    bx, by = lay.slope.baseline()
-    text(bx, by, lay.slope.text, 12, colour(lay.slope.slot), ha="left", rotation=-lay.slope.angle, rotation_mode="anchor")
+    for sl, col in [(lay.slope, colour(lay.slope.slot))] + [
+            (sl, _LEVEL_COLORS.get(ls_level, "grey")) for sl, ls_level in
+            zip(lay.level_labels, [lv for lv in dict.fromkeys(s.level for s in chart.slopes)])]:
+        if not sl.text:  # no free spot along its line: written under the plot instead
+            continue
+        bx, by = sl.baseline()
+        text(bx, by, sl.text, 12, col, ha="left", rotation=-sl.angle, rotation_mode="anchor")
+    if lay.unplaced:
+        fig.text(0.01, 0.035, "; ".join(lay.unplaced), fontsize=7, color="dimgrey")
     for lab in lay.labels:
         col = colour(lab.slot)
         if lab.leader:
@@ -604,7 +729,24 @@ def save_chart(chart: RooflineChart, path: str) -> str:
         ha = {"start": "left", "middle": "center", "end": "right"}[lab.anchor]
         for k, line in enumerate(lab.lines):
             text(lab.x, lab.y + k * lab.size * LINE, line, lab.size, col, ha=ha, fontweight="bold" if lab.bold else "normal")
-    return save_figure(plt, fig, path)
+    return Drawing(plt, fig, ax, lay, legend, placed, points_px)
+
+
+def save_chart(chart: RooflineChart, path: str) -> str:
+    """Draw ``chart`` to ``path`` (``.png`` or ``.svg``) with matplotlib; returns the path.
+
+    The plot area and every label come from :func:`~gpuwhy.render.roofline_geometry.layout`
+    on a :class:`~gpuwhy.render.roofline_geometry.Plane` of :data:`FILE_SIZE` px (the axes
+    are put exactly on that plane), so the file and the report's SVG agree
+    (:func:`draw_chart`).
+
+    Raises:
+        UsageError: a wrong suffix, matplotlib missing (:data:`MISSING_MATPLOTLIB`),
+            or a file that cannot be written.
+    """
+    check_plot_path(path)
+    d = draw_chart(chart)
+    return save_figure(d.plt, d.fig, path)
 
 
 def save_classification_plot(c, path: str) -> str:
@@ -626,6 +768,10 @@ def render_chart(chart: RooflineChart, text: bool = True) -> None:
         t.add_column(name, **kw)
     for r in chart.roofs:
         t.add_row(r.label, f"{r.bandwidth / 1e9:,.0f}", f"{fmt_num(r.peak_flops / 1e12, 4)}", f"{fmt_num(r.ridge)}", r.source)
+    top = max((r.peak_flops for r in chart.roofs), default=None)
+    for ls in chart.slopes:
+        t.add_row(f"{LEVEL_WORDS.get(ls.level, ls.level)} {ls.kind}", f"{ls.bandwidth / 1e9:,.0f}", "-",
+                  f"{fmt_num(ls.ridge(top))}" if top else "-", ls.source)
     for s in chart.sweeps:
         t.add_row(f"{s.dtype} sweep (empirical)", "", f"{fmt_num(max(f for _, f in s.points) / 1e12, 4)}",
                   "n/a" if not s.ridge else f"{fmt_num(s.ridge)}", s.source)

@@ -182,11 +182,18 @@ def _lines(d) -> list[Text]:
     return out_
 
 
-def device_panel(d) -> Panel:
-    """One GPU's panel: identity, shape, derived peaks vs sheet, health, warnings."""
-    i = d.identity
+def gpu_title(i) -> str:
+    """``GPU 1: NVIDIA H200`` by nvidia-smi's index (what ``-i`` takes), with ``(cuda:0)`` when
+    CUDA numbers it otherwise; ``GPU cuda:0: …`` without NVML."""
     name = i.name if not is_na(i.name) else "unknown GPU"
     ordinal = i.cuda_ordinal if not is_na(i.cuda_ordinal) else "?"
+    if is_na(i.nvml_index):
+        return f"GPU cuda:{ordinal}: {name}"
+    return f"GPU {i.nvml_index}: {name}" + (f" (cuda:{ordinal})" if ordinal != i.nvml_index else "")
+
+
+def device_panel(d) -> Panel:
+    """One GPU's panel: identity, shape, derived peaks vs sheet, health, warnings."""
     parts: list[Any] = [_identity(d), Text(""), _shape(d), Text(""), _derived(d)]
     if d.health is not None:
         parts += [Text(""), _health(d.health)]
@@ -194,7 +201,7 @@ def device_panel(d) -> Panel:
     if lines:
         parts += [Text(""), *lines]
     style = "yellow" if d.warnings else "green"
-    return Panel(Group(*parts), title=Text(f"GPU {ordinal}: {name}", style="bold"), title_align="left", border_style=style)
+    return Panel(Group(*parts), title=Text(gpu_title(d.identity), style="bold"), title_align="left", border_style=style)
 
 
 def software_panel(s) -> Panel:
@@ -216,9 +223,39 @@ def software_panel(s) -> Panel:
     return Panel(Group(*parts), title=Text("software", style="bold"), title_align="left")
 
 
-def render_probe(report) -> None:
-    """Print the report: one panel per GPU, then the software panel and notes."""
+def _short_bus(bus) -> str:
+    """``00000000:18:00.0`` as ``0000:18:00.0`` (the same id; ``-i`` takes either)."""
+    text = str(bus)
+    return text[4:] if len(text) == 16 and text.startswith("0000") else text
+
+
+def gpu_list(report) -> Table:
+    """One row per GPU, as ``nvidia-smi -L``: nvidia-smi's index (what ``-i`` takes), the CUDA
+    ordinal, name, UUID and PCI bus id (fits 80 columns)."""
+    t = Table(title=f"{len(report.devices)} GPU(s), in nvidia-smi's order", title_justify="left", box=None, pad_edge=False)
+    for col in ("-i", "cuda", "name", "UUID", "PCI bus"):
+        t.add_column(col)
+    for d in report.devices:
+        i = d.identity
+        cells = [i.nvml_index, i.cuda_ordinal, i.name, i.uuid]
+        t.add_row(*(Text("n/a" if is_na(v) else str(v)) for v in cells), Text("n/a" if is_na(i.pci_bus_id) else _short_bus(i.pci_bus_id)))
+    return t
+
+
+def render_probe_list(report) -> None:
+    """Print one line per GPU (``probe --list``), then the notes."""
     con = out()
+    con.print(gpu_list(report))
+    for n in report.notes:
+        con.print(Text("note: ", style="dim") + Text(n, style="dim"))
+
+
+def render_probe(report) -> None:
+    """Print the report: with several GPUs one line each first, then one panel per GPU,
+    the software panel and notes."""
+    con = out()
+    if len(report.devices) > 1:
+        con.print(gpu_list(report))
     for d in report.devices:
         con.print(device_panel(d))
     if report.software is not None:

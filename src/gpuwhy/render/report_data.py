@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .numfmt import finite, num
-from .roofline_geometry import Roof
+from .roofline_geometry import LevelSlope, Roof
 
 #: Sheet precisions with the words used for their ceilings, in the order tables list them.
 PRECISION_WORDS = {
@@ -321,6 +321,38 @@ def roofs_for(inp: ReportInput, spec: Spec | None, meas: Measured | None) -> lis
             if bw:
                 roofs.append(Roof(prec, "measured", meas.peaks[prec][0] * 1e12, bw * 1e9, meas.source))
     return roofs
+
+
+def slopes_for(inp: ReportInput) -> list[LevelSlope]:
+    """The L2 and L1/shared slopes to draw: the sheet's published L2 figure and its
+    clock-derived shared-memory limit (128 B/clk/SM x SMs x boost clock), dashed; the
+    measured cache ceilings of a profile or a ``bench --sweep`` document (``caches``), solid."""
+    from ..model.hierarchy import shared_clock_limit
+
+    out: list[LevelSlope] = []
+    shape = get(first_device(inp.probe), "shape", default={})
+    for sheet in (inp.sheet, get(first_device(inp.probe), "sheet")):
+        if not isinstance(sheet, dict):
+            continue
+        if finite(sheet.get("l2_bandwidth_gbs")):
+            out.append(LevelSlope("L2", "spec", finite(sheet["l2_bandwidth_gbs"]) * 1e9, f"{sheet.get('name', '')} sheet"))
+        break
+    sheet = inp.sheet if isinstance(inp.sheet, dict) else {}
+    sms = finite(sheet.get("sm_count")) or finite(get(shape, "sm_count"))
+    clk = finite(sheet.get("boost_clock_mhz")) or finite(get(shape, "boost_clock_mhz"))
+    if sms and clk and sms >= 1:
+        out.append(LevelSlope("L1", "clock", shared_clock_limit(int(sms), clk), "128 B/clk/SM x SMs x boost clock"))
+    b = inp.bench
+    l2 = sh = None
+    if isinstance(b, dict) and b.get("kind") == "profile":
+        l2, sh = finite(b.get("l2_read_bandwidth_gbs")), finite(b.get("shared_bandwidth_gbs"))
+    elif isinstance(b, dict):
+        l2, sh = finite(get(b, "caches", "best_gbs", "L2_read")), finite(get(b, "caches", "best_gbs", "shared_read"))
+    if l2:
+        out.append(LevelSlope("L2", "measured", l2 * 1e9, "measured by gpuwhy bench"))
+    if sh:
+        out.append(LevelSlope("L1", "measured", sh * 1e9, "shared memory, measured by gpuwhy bench"))
+    return out
 
 
 def roof_name(r: Roof) -> str:

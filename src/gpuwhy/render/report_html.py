@@ -40,8 +40,8 @@ def render_report(inp: ReportInput) -> str:
             :func:`gpuwhy.model.roofline.classify`).
     """
     from . import report_sections as S
-    from .report_data import (gpu_name, measured_of, place_points, point_ceilings, roof_precisions, roofs_for, spec_of,
-                              sweep_points)
+    from .report_data import (gpu_name, measured_of, place_points, point_ceilings, roof_precisions, roofs_for, slopes_for,
+                              spec_of, sweep_points)
     from .report_svg import roofline_svg
 
     spec = spec_of(inp)
@@ -62,9 +62,11 @@ def render_report(inp: ReportInput) -> str:
 
     slots = {p: i for i, p in enumerate(roof_precisions(inp))}
     # two drawings of the same plot: one for wide screens and print, one laid out for phones
-    svg_wide = Markup(roofline_svg(roofs, placed, sweep, title=plot_title, css_class="rl-wide", colour_slots=slots))
+    slopes = slopes_for(inp)
+    svg_wide = Markup(roofline_svg(roofs, placed, sweep, title=plot_title, css_class="rl-wide", colour_slots=slots,
+                                   slopes=slopes))
     svg_narrow = Markup(roofline_svg(roofs, placed, sweep, title=plot_title, size=(420, 420), uid="rln",
-                                     css_class="rl-narrow", colour_slots=slots))
+                                     css_class="rl-narrow", colour_slots=slots, slopes=slopes))
     return environment().get_template("report.html.j2").render(
         version=inp.version, title=title, subtitle=" · ".join(sub), toc=_TOC, code=S.code,
         summary=S.summary(inp, spec, meas), roofline=S.roofline(inp, roofs, placed, ceilings, sweep),

@@ -435,11 +435,12 @@ def check(doc: dict | None) -> dict:
     for dev in records(doc.get("devices") or []):
         ok = dev.get("passed")
         checks = records(dev.get("checks") or [])
-        rows = [[txt(c.get("name")), status(c.get("status")), txt(c.get("value_text", c.get("value"))), txt(c.get("threshold_text", c.get("threshold"))),
+        rows = [[txt(c.get("name")), status(c.get("status")), txt(c.get("value_text", c.get("value"))),
+                 txt(c.get("threshold_text", c.get("threshold"))),
                  txt(c.get("detail") or "")] for c in checks]
         devices.append({
             "head": f"{dev.get('device', 'GPU')} ({dev.get('sheet', 'no sheet')})",
-            "status": status("pass" if ok else "fail" if ok is False else "skip"),
+            "status": status(dev.get("status") or ("pass" if ok else "fail" if ok is False else "skip")),
             "table": table(["check", "status", "value", "threshold", "detail"], rows, wrap=(2, 3), wide=(4,),
                            row_class=["fail" if c.get("status") == "fail" else "" for c in checks]),
             "took": fmt_time(finite(dev["elapsed_s"])) if finite(dev.get("elapsed_s")) else "",

@@ -106,6 +106,78 @@ def slots(roofs: Sequence[Roof]) -> dict[str, int]:
     return out
 
 
+#: How each memory level is written in labels (``L1`` is the L1 data cache and shared memory).
+LEVEL_WORDS = {"DRAM": "DRAM", "L2": "L2", "L1": "L1/shared"}
+#: An elementwise kernel's intensity (FLOP/byte): every frame reaches left of it, so
+#: vecadd-like kernels are always on the chart.
+ELEMENTWISE_INTENSITY = 0.08
+
+
+@dataclass(frozen=True)
+class LevelSlope:
+    """A memory level's roof besides DRAM's (whose slope the :class:`Roof` s draw):
+    bandwidth x I up to the highest compute roof of the drawing, where its ridge is marked.
+
+    Attributes:
+        level: ``L2`` or ``L1`` (L1 and shared memory).
+        kind: ``measured`` (solid), ``spec`` (a sheet's published figure) or ``clock``
+            (derived from the clock: shared memory's 128 B/clk/SM); the last two dashed.
+        bandwidth: B/s.
+        source: where the figure came from.
+    """
+
+    level: str
+    kind: str
+    bandwidth: float
+    source: str = ""
+
+    @property
+    def measured(self) -> bool:
+        return self.kind == "measured"
+
+    @property
+    def bandwidth_gbs(self) -> float:
+        return self.bandwidth / 1e9
+
+    def ridge(self, top: float) -> float:
+        """FLOP/byte where the slope meets the ``top`` FLOP/s roof."""
+        return top / self.bandwidth
+
+    def vertices(self, frame: "Frame", top: float) -> tuple[tuple[float, float], tuple[float, float]]:
+        """Where the slope enters ``frame`` (left edge or bottom) and its ridge on ``top``."""
+        x0 = max(frame.x_lo, frame.y_lo / self.bandwidth)
+        return (x0, self.bandwidth * x0), (self.ridge(top), top)
+
+    def to_dict(self) -> dict:
+        return {"level": self.level, "kind": self.kind, "bandwidth_gbs": self.bandwidth / 1e9, "source": self.source}
+
+
+def slope_texts(level: str, slopes: Sequence, spec_word: str = "spec") -> list[str]:
+    """The label of a level's slopes, longest first: ``L1/shared GB/s: clock limit 33,454,
+    measured 31,200``, then the measured figure alone, then the shortest form (a label
+    that does not fit along its line takes the next)."""
+    word = {"measured": "measured", "spec": spec_word, "clock": "clock limit"}
+    name = LEVEL_WORDS.get(level, level)
+    parts, meas = [], None
+    for s in slopes:
+        part = f"{word.get(s.kind, s.kind)} {num(s.bandwidth / 1e9)}"
+        if part not in parts:
+            parts.append(part)
+        if s.kind == "measured":
+            meas = s
+    out = [f"{name} GB/s: {', '.join(parts)}"]
+    if len(parts) > 1 and meas is not None:
+        out.append(f"{name} GB/s: measured {num(meas.bandwidth / 1e9)}")
+    best = meas or max(slopes, key=lambda s: s.bandwidth)
+    out.append(f"{name} {num(best.bandwidth / 1e9)} GB/s")
+    return list(dict.fromkeys(out))
+
+
+def slope_text(level: str, slopes: Sequence, spec_word: str = "spec") -> str:
+    """``L2 GB/s: measured 9,850`` / ``DRAM GB/s: spec 4,800, measured 4,598``: the full label of a level."""
+    return slope_texts(level, slopes, spec_word)[0]
+
+
 def drawn_at(verdict) -> float:
     """FLOP/s at which a classified point is drawn: its achieved rate when it was timed,
     else the attainable rate on the roof (``verdict``: a :class:`~gpuwhy.model.roofline.Verdict`)."""
@@ -115,18 +187,21 @@ def drawn_at(verdict) -> float:
 @dataclass(frozen=True)
 class Mark:
     """A user's point to draw: ``intensity`` FLOP/byte at ``flops`` FLOP/s, ``attainable``
-    FLOP/s on the roof above it; ``timed`` when ``flops`` is the achieved rate."""
+    FLOP/s on the roof above it; ``timed`` when ``flops`` is the achieved rate. ``levels``
+    holds ``(level, FLOP/byte)`` of the same kernel at other memory levels (Nsight
+    Compute's bytes per level): drawn as markers at the same rate, joined by a line."""
 
     label: str
     intensity: float
     flops: float
     attainable: float
     timed: bool
+    levels: tuple[tuple[str, float], ...] = ()
 
     @classmethod
-    def of(cls, label: str, verdict) -> Mark:
+    def of(cls, label: str, verdict, levels: Sequence[tuple[str, float]] = ()) -> Mark:
         return cls(label, verdict.arithmetic_intensity, drawn_at(verdict), verdict.attainable_flops,
-                   bool(verdict.achieved_flops))
+                   bool(verdict.achieved_flops), tuple(levels))
 
 
 # ---------------------------------------------------------------------------
@@ -200,7 +275,8 @@ class Frame:
         left edge to the decade above the highest peak."""
         px = [r.ridge for r in roofs] + list(xs)
         px = [x for x in px if x and x > 0 and math.isfinite(x)] or [1.0]
-        x_lo, x_hi = decade_floor(min(px) / 10), decade_ceil(max(px) * 10)
+        x_lo = min(decade_floor(min(px) / 10), decade_floor(ELEMENTWISE_INTENSITY))
+        x_hi = decade_ceil(max(px) * 10)
         tops = [r.peak_flops for r in roofs] + list(ys)
         lows = [r.bandwidth * x_lo for r in roofs] + list(ys)
         tops = [t for t in tops if t and t > 0] or [1.0]
@@ -210,8 +286,8 @@ class Frame:
     @classmethod
     def labelled(cls, roofs: Sequence[Roof], xs: Sequence[float] = (), ys: Sequence[float] = ()) -> Frame:
         """Room for labels inside the plot: x from the decade below a third of the
-        smallest of 1, the ridges and ``xs`` to 6 x the largest (at least four
-        decades); y from the lowest roof at the left edge (or ``ys``) to 5 x the
+        smallest of :data:`ELEMENTWISE_INTENSITY`, the ridges and ``xs`` to 6 x the largest
+        (at least four decades); y from the lowest roof at the left edge (or ``ys``) to 5 x the
         highest peak or ``ys`` (two rows of labels above the highest roof), at least
         three decades and at most eight.
 
@@ -222,7 +298,7 @@ class Frame:
             raise ValueError("a roofline frame needs at least one roof")
         px = [r.ridge for r in roofs] + list(xs)
         py = [r.peak_flops for r in roofs] + list(ys)
-        x_lo = decade_floor(min(min(px), 1.0) / 3)
+        x_lo = decade_floor(min(min(px), ELEMENTWISE_INTENSITY) / 3)
         x_hi = max(px) * 6
         if math.log10(x_hi / x_lo) < 4:
             x_hi = x_lo * 1e4
@@ -372,12 +448,13 @@ class Labels:
         return 10 * area(self.boxes) + area(self.soft)
 
     def place(self, text: str, size: float, candidates: Sequence[tuple], near: int = 0,
-              bold: bool = False) -> tuple[float, float, str, str]:
+              bold: bool = False, strict: bool = False) -> tuple[float, float, str, str] | None:
         """Pick a position for ``text``: ``candidates`` are ``(x, y, anchor)`` or
         ``(x, y, anchor, other_text)`` (another wording of the label for that spot).
         With ``near`` > 0 the first ``near`` candidates may cross soft boxes (a line)
         before any later candidate is considered. Returns ``(x, y, anchor, text)``
-        and reserves its box (the last of :attr:`boxes`)."""
+        and reserves its box (the last of :attr:`boxes`); with ``strict``, None (and nothing
+        reserved) when no candidate is inside and clear of every box."""
         full = [(c[0], c[1], c[2], c[3] if len(c) > 3 else text) for c in candidates]
         boxed = [(c, text_box(c[0], c[1], c[3], size, c[2], bold)) for c in full]
         inside = [(i, c, b) for i, (c, b) in enumerate(boxed) if self.inside(b)]
@@ -392,6 +469,8 @@ class Labels:
             if pick is not None:
                 break
         if pick is None:
+            if strict:  # only a spot inside, clear of every label and line, will do
+                return None
             pick = min([(c, b) for _, c, b in inside] or boxed, key=lambda cb: self.overlap(cb[1]))
         (x, y, anchor, t), b = pick
         self.boxes.append(b)
@@ -422,29 +501,35 @@ class Label:
 
 @dataclass(frozen=True)
 class SlopeLabel:
-    """The DRAM bandwidth label along the slope: anchored at (``x``, ``y``) px on the
-    slope, rotated by ``angle`` degrees (clockwise, as SVG), its baseline 7 px above."""
+    """A bandwidth label along a slope: anchored at (``x``, ``y``) px on the slope, rotated
+    by ``angle`` degrees (clockwise, as SVG), its baseline ``offset`` px above the line (7;
+    negative: below it, where the line above leaves no room)."""
 
     x: float
     y: float
     angle: float
     text: str
     slot: int
+    #: The small boxes (px) that cover the rotated text, reserved against other labels.
+    boxes: tuple[Box, ...] = ()
+    offset: float = 7.0
 
     def baseline(self) -> tuple[float, float]:
         """The start of the text's baseline, px."""
         th = math.radians(self.angle)
-        return self.x + 7 * math.sin(th), self.y - 7 * math.cos(th)
+        return self.x + self.offset * math.sin(th), self.y - self.offset * math.cos(th)
 
 
 @dataclass(frozen=True)
 class PlacedMark:
-    """A :class:`Mark` at (``x``, ``y``) px; ``roof_y``: the roof above it (px) when timed, else None."""
+    """A :class:`Mark` at (``x``, ``y``) px; ``roof_y``: the roof above it (px) when timed, else None;
+    ``level_xs``: ``(level, x px)`` of its markers at other memory levels (same ``y``)."""
 
     mark: Mark
     x: float
     y: float
     roof_y: float | None
+    level_xs: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -459,11 +544,16 @@ class Layout:
     marks: tuple[PlacedMark, ...]
     slope: SlopeLabel
     labels: tuple[Label, ...]
+    #: The other memory levels: (LevelSlope, (entry, ridge) px), their ridges, their labels.
+    level_paths: tuple = ()
+    level_labels: tuple[SlopeLabel, ...] = ()
+    #: Slope labels with no free spot (their full text): written under the plot, never over a label.
+    unplaced: tuple[str, ...] = ()
 
 
 def layout(plane: Plane, roofs: Sequence[Roof], marks: Sequence[Mark] = (), *, two_line: bool = False,
            spec_word: str = "spec", reserved: Sequence[Box] = (), colour_slots: dict | None = None,
-           sweep_ridges: Sequence[tuple[float, float, str, int]] = ()) -> Layout:
+           sweep_ridges: Sequence[tuple[float, float, str, int]] = (), slopes: Sequence[LevelSlope] = ()) -> Layout:
     """Place the labels of a roofline drawing on ``plane``.
 
     Markers and ridge points are blocked first, the roof lines softly; then, in
@@ -475,7 +565,9 @@ def layout(plane: Plane, roofs: Sequence[Roof], marks: Sequence[Mark] = (), *, t
     ``two_line`` breaks point labels after the name (narrow drawings);
     ``spec_word`` names the spec-sheet roofs (``spec``, ``sheet``); ``reserved``
     boxes (px) are kept free (a legend). ``colour_slots`` (precision -> slot) replaces
-    the default :func:`slots` of ``roofs``.
+    the default :func:`slots` of ``roofs``. ``slopes`` are the other memory levels
+    (:class:`LevelSlope`): each drawn up to the highest peak, its ridge marked, one label
+    per level along it (placed after the DRAM label, before the points' labels).
 
     Raises:
         ValueError: no roof.
@@ -492,8 +584,14 @@ def layout(plane: Plane, roofs: Sequence[Roof], marks: Sequence[Mark] = (), *, t
     placed = []
     for m in marks:
         px, py = X(m.intensity), Y(m.flops)
-        placed.append(PlacedMark(m, px, py, Y(m.attainable) if m.timed else None))
+        lx = tuple((lv, X(i)) for lv, i in m.levels if i > 0)
+        placed.append(PlacedMark(m, px, py, Y(m.attainable) if m.timed else None, lx))
         labels.block((px - 7, py - 7, px + 7, py + 7))
+        for _, x in lx:
+            labels.block((x - 6, py - 6, x + 6, py + 6))
+        if lx:
+            xs_all = [px] + [x for _, x in lx]
+            labels.block_line((min(xs_all), py), (max(xs_all), py))
     paths, ridges = [], []
     for r in roofs:
         corners = tuple((X(x), Y(y)) for x, y in r.vertices(f))
@@ -503,7 +601,40 @@ def layout(plane: Plane, roofs: Sequence[Roof], marks: Sequence[Mark] = (), *, t
         labels.block((cx - 6, cy - 6, cx + 6, cy + 6))
         labels.block_line(corners[0], corners[1])  # keep labels off the roof lines
         labels.block_line(corners[1], corners[2])
-    slope = _slope_label(plane, roofs, slot, spec_word, labels)
+    top_peak = max(r.peak_flops for r in roofs)
+    level_paths, own = [], {}
+    for ls in slopes:
+        (x0, y0), (xr, yr) = ls.vertices(f, top_peak)
+        corners = ((X(x0), Y(y0)), (X(xr), Y(yr)))
+        level_paths.append((ls, corners))
+        labels.block((corners[1][0] - 6, corners[1][1] - 6, corners[1][0] + 6, corners[1][1] + 6))
+        n0 = len(labels.soft)
+        labels.block_line(*corners)
+        own.setdefault(ls.level, []).extend(labels.soft[n0:])
+    by_level: dict[str, list[LevelSlope]] = {}
+    for ls in slopes:
+        by_level.setdefault(ls.level, []).append(ls)
+    level_labels: list[SlopeLabel] = []
+
+    unplaced: list[str] = []
+
+    def slope_labels() -> SlopeLabel:
+        dram = _slope_label(plane, roofs, slot, spec_word, labels, crowded=bool(slopes))
+        if not dram.text:
+            unplaced.append(_dram_text(roofs, spec_word))
+        for lv, group in by_level.items():
+            ref = max(group, key=lambda g: g.bandwidth)
+            texts = slope_texts(lv, group, spec_word)
+            got = _along(plane, ref.bandwidth, ref.ridge(top_peak), texts, -1, labels, own.get(lv, ()))
+            level_labels.append(got)
+            if not got.text:
+                unplaced.append(texts[0])
+        return dram
+
+    # Alone, the DRAM label takes its place along the slope first (the points' labels keep
+    # clear of it); beside other levels' slopes the points', roofs' and ridges' labels go
+    # first and the slope labels find their spots along their lines after them.
+    slope = None if slopes else slope_labels()
     out: list[Label] = []
     roof_top = min(Y(r.peak_flops) for r in roofs)
     edge = ml + pw - 4
@@ -517,7 +648,15 @@ def layout(plane: Plane, roofs: Sequence[Roof], marks: Sequence[Mark] = (), *, t
                  (edge, py + 20, "end")]
         for dy in range(34, 260, 16):
             cands += [(px - 9, py + dy, "end"), (px + 9, py + dy, "start"), (edge, py + dy, "end")]
-        x, y, anc, text = labels.place(text, 12, cands, near=2, bold=True)  # right of the point may cross a line
+        got = None
+        if slopes and "\n" not in text and ": " in text:
+            # a crowded drawing: a clean spot next to the point, on one line, else on two, before any farther one
+            two = text.replace(": ", "\n", 1)
+            got = labels.place(text, 12, cands[:4], bold=True, strict=True) or labels.place(
+                text, 12, [(px + 9, py + 4, "start", two), (px - 9, py + 4, "end", two),
+                           (px + 9, py - 10 - 12 * LINE, "start", two), (px - 9, py - 10 - 12 * LINE, "end", two)],
+                bold=True, strict=True)
+        x, y, anc, text = got or labels.place(text, 12, cands, near=2, bold=True)  # right of the point may cross a line
         b = labels.boxes[-1]
         qx, qy = min(max(px, b[0]), b[2]), min(max(py, b[1]), b[3])  # the box's nearest point
         leader = (px, py, qx, qy) if math.hypot(qx - px, qy - py) > 16 else None
@@ -538,21 +677,20 @@ def layout(plane: Plane, roofs: Sequence[Roof], marks: Sequence[Mark] = (), *, t
                  (cx + 8, low_y + 59, "start"), (cx, low_y + 45, "middle"), (ml + pw - 4, low_y + 17, "end")]
         x, y, anc, text = labels.place(text, 11, cands)
         out.append(Label("ridge", x, y, anc, text, 11, slot=slot[prec]))
+    if slope is None:  # beside other levels: the slope labels last, they have the most spots to choose from
+        slope = slope_labels()
     for rx, top_flops, text, s in sweep_ridges:
         cx, cy = X(rx), Y(top_flops)
         cands = [(cx + 6, cy + dy, "start") for dy in (24, 38, 52)] + [(cx - 6, cy + dy, "end") for dy in (24, 38, 52)]
         cands += [(cx + 6, cy - 12, "start"), (cx - 6, cy - 12, "end")]
         x, y, anc, text = labels.place(text, 11, cands)
         out.append(Label("sweep", x, y, anc, text, 11, slot=s))
-    return Layout(plane, slot, tuple(paths), tuple(ridges), tuple(placed), slope, tuple(out))
+    return Layout(plane, slot, tuple(paths), tuple(ridges), tuple(placed), slope, tuple(out), tuple(level_paths),
+                  tuple(level_labels), tuple(unplaced))
 
 
-def _slope_label(plane: Plane, roofs: Sequence[Roof], slot: dict, spec_word: str, labels: Labels) -> SlopeLabel:
-    """One bandwidth label along the slope, above it (nothing else is drawn above-left of
-    the roof): the spec sheet's figure and the measured one where they differ."""
-    f, X, Y = plane.frame, plane.X, plane.Y
-    lx0, lx1, ly0, ly1 = plane.logs
-    angle = -math.degrees(math.atan2(plane.ph / (ly1 - ly0), plane.pw / (lx1 - lx0)))
+def _dram_text(roofs: Sequence[Roof], spec_word: str) -> str:
+    """``DRAM GB/s: spec 4,800, measured 4,598`` (the measured figure only where it differs)."""
     sheet_bw = next((r for r in roofs if not r.measured), None)
     meas_bw = next((r for r in roofs if r.measured), None)
     parts = []
@@ -560,18 +698,94 @@ def _slope_label(plane: Plane, roofs: Sequence[Roof], slot: dict, spec_word: str
         parts.append(f"{spec_word} {num(sheet_bw.bandwidth_gbs)}")
     if meas_bw and (not sheet_bw or abs(meas_bw.bandwidth - sheet_bw.bandwidth) > 0.5e9):
         parts.append(f"measured {num(meas_bw.bandwidth_gbs)}")
+    return f"DRAM GB/s: {', '.join(parts)}"
+
+
+def _slope_label(plane: Plane, roofs: Sequence[Roof], slot: dict, spec_word: str, labels: Labels,
+                 crowded: bool = False) -> SlopeLabel:
+    """One bandwidth label along the slope, above it (nothing else is drawn above-left of
+    the roof): the spec sheet's figure and the measured one where they differ. With other
+    levels' slopes drawn (``crowded``) the spot is searched along the slope (:func:`_along`)."""
+    f = plane.frame
+    sheet_bw = next((r for r in roofs if not r.measured), None)
+    meas_bw = next((r for r in roofs if r.measured), None)
     ref = sheet_bw or meas_bw
     bw = ref.bandwidth
     lowest_ridge = min(r.ridge for r in roofs if r.bandwidth == bw)
+    text = _dram_text(roofs, spec_word)
+    parts = text.split(": ", 1)[1].split(", ")
+    if crowded:  # the next level's line runs close above: below the line first
+        texts = [text] + ([f"DRAM GB/s: measured {num(meas_bw.bandwidth_gbs)}"] if meas_bw and len(parts) > 1 else [])
+        texts.append(f"DRAM {num((meas_bw or ref).bandwidth_gbs)} GB/s")
+        return _along(plane, bw, min(lowest_ridge, f.x_hi), texts, slot[ref.precision], labels, (), sides=(-1, 1))
     xa, xb = max(f.x_lo, f.y_lo / bw), min(lowest_ridge, f.x_hi)
     xm = 10 ** (math.log10(xa) + (math.log10(xb) - math.log10(xa)) * 0.08)
-    text = f"DRAM GB/s: {', '.join(parts)}"
-    th = math.radians(angle)
-    for k in range(0, int(len(text) * 12 * 0.56) + 8, 8):  # keep other labels off the rotated text
-        cx = X(xm) + k * math.cos(th) + 13 * math.sin(th)
-        cy = Y(bw * xm) + k * math.sin(th) - 13 * math.cos(th)
-        labels.block((cx - 6, cy - 7, cx + 6, cy + 7))
-    return SlopeLabel(X(xm), Y(bw * xm), angle, text, slot[ref.precision])
+    boxes = _rotated_boxes(plane, bw, xm, text)
+    for b in boxes:  # keep other labels off the rotated text
+        labels.block(b)
+    return SlopeLabel(plane.X(xm), plane.Y(bw * xm), _slope_angle(plane), text, slot[ref.precision], tuple(boxes))
+
+
+def _slope_angle(plane: Plane) -> float:
+    """Degrees (clockwise, as SVG) of a bandwidth line on ``plane``."""
+    lx0, lx1, ly0, ly1 = plane.logs
+    return -math.degrees(math.atan2(plane.ph / (ly1 - ly0), plane.pw / (lx1 - lx0)))
+
+
+#: Baseline offsets (px) of a slope label above (+1) and below (-1) its line, and the
+#: perpendicular distance of the centre of its text from the line.
+_SIDE_OFFSET = {1: 7.0, -1: -17.0}
+_SIDE_CENTRE = {1: 13.0, -1: -11.0}
+
+
+def _rotated_boxes(plane: Plane, bw: float, xm: float, text: str, side: int = 1) -> list[Box]:
+    """Small boxes covering a 12 px label rotated along the ``bw`` line from ``xm`` FLOP/byte,
+    above the line (``side`` 1, baseline 7 px above) or below it (-1)."""
+    th = math.radians(_slope_angle(plane))
+    x0, y0 = plane.X(xm), plane.Y(bw * xm)
+    c = _SIDE_CENTRE[side]
+    out = []
+    for k in range(0, int(len(text) * 12 * 0.56) + 8, 8):
+        cx = x0 + k * math.cos(th) + c * math.sin(th)
+        cy = y0 + k * math.sin(th) - c * math.cos(th)
+        out.append((cx - 6, cy - 7, cx + 6, cy + 7))
+    return out
+
+
+def _along(plane: Plane, bw: float, x_end: float, texts: Sequence[str], slot: int, labels: Labels, own: Sequence[Box],
+           sides: Sequence[int] = (1, -1)) -> SlopeLabel:
+    """A rotated label along the ``bw`` line between the frame's edge and ``x_end`` FLOP/byte,
+    on one of ``sides`` (1 above, -1 below; in that order of preference). Each wording of
+    ``texts`` (longest first) is tried in turn: the first spot whose boxes stay inside the
+    plot, clear of every label and of every other line, else clear of every label, wins;
+    its boxes are reserved. When no wording finds one the label is not placed: its ``text``
+    is empty (a drawing writes the figure under the plot instead of over another label)."""
+    f = plane.frame
+    xa, xb = max(f.x_lo, f.y_lo / bw), min(x_end, f.x_hi)
+    lx0, lx1, _, _ = plane.logs
+    la = math.log10(xa)
+    own_set = set(own)
+    others = [b for b in labels.soft if b not in own_set]
+    steps = (0.0, 0.12, 0.25, 0.37, 0.5, 0.62, 0.75, 0.87, 1.0, 0.06, 0.19, 0.31, 0.44, 0.56, 0.69, 0.81, 0.94)
+    pick = cands = inside = None
+    for text in texts:
+        # the text's length along the line, in decades: spots are where it starts and still ends by xb
+        run = len(text) * 12 * 0.56 * math.cos(math.radians(_slope_angle(plane))) / (plane.pw / (lx1 - lx0))
+        lb = max(la + 1e-4, math.log10(max(xb, xa * 1.0001)) - abs(run))
+        spots = [max(xa * 1.0001, 10 ** (la + (lb - la) * t)) for t in steps]
+        cands = [(side, xm, _rotated_boxes(plane, bw, xm, text, side), text) for side in sides for xm in spots]
+        inside = [c for c in cands if all(labels.inside(b) for b in c[2])]
+        pick = next((c for c in inside if not any(_hits(b, labels.boxes) or _hits(b, others) for b in c[2])), None)
+        if pick is None:
+            pick = next((c for c in inside if not any(_hits(b, labels.boxes) for b in c[2])), None)
+        if pick is not None:
+            break
+    if pick is None:
+        return SlopeLabel(plane.X(xa), plane.Y(bw * xa), _slope_angle(plane), "", slot)
+    side, xm, bs, text = pick
+    for b in bs:
+        labels.block(b)
+    return SlopeLabel(plane.X(xm), plane.Y(bw * xm), _slope_angle(plane), text, slot, tuple(bs), _SIDE_OFFSET[side])
 
 
 def _roof_label(plane: Plane, prec: str, rs: Sequence[Roof], slot: int, spec_word: str, labels: Labels) -> Label:

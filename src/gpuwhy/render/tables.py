@@ -8,7 +8,8 @@ from rich.text import Text
 from ..units import fmt_num, fmt_pct, fmt_si, fmt_time
 from .console import out
 
-_REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan", "overhead": "bold yellow"}
+_REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan", "overhead": "bold yellow", "latency": "bold red",
+                 "issue": "bold red"}
 
 
 def _kv_table(title: str) -> Table:
@@ -26,9 +27,14 @@ def render_classification(c) -> None:
     title = f"{w.name}: {fmt_si(w.flops, 'FLOP')}, {fmt_si(w.bytes, 'B')}"
     if w.launches > 1:
         title += f", {w.launches} launches"
+    if getattr(c, "counts", None) is not None:
+        from .shape_view import render_counts
+
+        render_counts(c.counts, c.shape_advice)
     t = _kv_table(title)
     t.add_row("GPU", f"{ce.gpu} ({ce.source})")
-    t.add_row("ceilings", f"{fmt_si(ce.peak_flops, 'FLOP/s')} {ce.precision} dense peak, {fmt_si(ce.bandwidth, 'B/s')} DRAM")
+    t.add_row("ceilings", f"{fmt_si(ce.peak_flops, 'FLOP/s')} {ce.precision} dense peak, {fmt_si(ce.bandwidth, 'B/s')} "
+                          f"{getattr(ce, 'level', 'DRAM')}")
     t.add_row("arithmetic intensity", f"{fmt_num(v.arithmetic_intensity)} FLOP/byte")
     if c.spec_ridge_point is not None:
         t.add_row("ridge point", f"{fmt_num(v.ridge_point)} FLOP/byte measured, {fmt_num(c.spec_ridge_point)} on the spec sheet")
@@ -42,33 +48,64 @@ def render_classification(c) -> None:
     if w.time_s is not None:
         t.add_row("measured time", fmt_time(w.time_s))
         t.add_row("achieved", f"{fmt_si(v.achieved_flops, 'FLOP/s')}, {fmt_si(v.achieved_bandwidth, 'B/s')}")
-        t.add_row(
-            "speed of light",
-            f"{fmt_pct(v.sol_pct)} of the roof (compute {fmt_pct(v.compute_sol_pct)}, memory {fmt_pct(v.memory_sol_pct)})",
-        )
-        t.add_row("unexplained", f"{100 * v.unexplained_fraction:.0f}% of the measured time")
+        if v.sol_pct is not None:
+            t.add_row(
+                "speed of light",
+                f"{v.sol_pct:.1f}% of the roof (compute {v.compute_sol_pct:.1f}%, memory {v.memory_sol_pct:.1f}%)",
+            )
+        else:
+            t.add_row("speed of light", f"n/a: the memory roof is unknown (compute {v.compute_sol_pct:.1f}%)")
+        if v.unexplained_fraction is not None:
+            t.add_row("unexplained", f"{100 * v.unexplained_fraction:.0f}% of the measured time")
     con.print(t)
     ratio = "" if v.bound_ratio == float("inf") else f" ({fmt_num(v.bound_ratio)}x the next term)"
+    from ..model.hierarchy import regime_text
+
     verdict = Text("verdict: ", style="bold")
-    verdict.append(f"{v.regime}-bound", style=_REGIME_STYLE.get(v.regime, "bold"))
-    verdict.append(ratio)
+    verdict.append(regime_text(v.regime), style=_REGIME_STYLE.get(v.regime, "bold"))
+    verdict.append(ratio if v.regime in ("compute", "memory", "overhead") else "")
     con.print(verdict)
+    for line in getattr(getattr(c, "hierarchy", None), "lines", ()):
+        con.print(Text("  " + line))
     for line in v.warnings:
         con.print(Text("warning: ", style="bold yellow") + Text(line))
-    r = c.remedies
-    rem = Table(show_header=True, box=None, pad_edge=False, title="remedies", title_justify="left")
-    rem.add_column("helps", style="green", ratio=1)
-    rem.add_column("does not help", style="red", ratio=1)
-    for i in range(max(len(r.helps), len(r.does_not_help))):
-        rem.add_row(
-            r.helps[i] if i < len(r.helps) else "",
-            r.does_not_help[i] if i < len(r.does_not_help) else "",
-        )
-    con.print(rem)
-    for h in r.hints:
+    render_remedies(c.remedies)
+    for h in c.remedies.hints:
         con.print(Text("hint: ", style="bold") + Text(h))
     for n in c.notes:
         con.print(Text("note: ", style="bold") + Text(n))
+
+
+def _gain_cell(step) -> str:
+    g = step.gain
+    if g is None:
+        return "-"
+    return "unbounded" if g.speedup == float("inf") else f"{fmt_num(g.speedup)}x"
+
+
+def render_remedies(r) -> None:
+    """Print :class:`~gpuwhy.model.remedies.Remedies`: what helps in stage order, each with the
+    most it can gain here (and the roof that stops it), then what does not help."""
+    from ..model.remedies import STAGE_WORDS
+
+    con = out()
+    rem = Table(show_header=True, box=None, pad_edge=False, title_justify="left",
+                title="remedies, in the order to try them (up to: the most each can gain here, from the roofs)")
+    rem.add_column("stage", style="bold", no_wrap=True)
+    rem.add_column("helps", style="green", ratio=1)
+    rem.add_column("up to", justify="right", no_wrap=True)
+    for step in r.steps:
+        text = Text(step.text)
+        if step.gain is not None and step.gain.capped_by:
+            text.append(f" (then {step.gain.capped_by}-bound)", style="dim")
+        rem.add_row(STAGE_WORDS.get(step.stage, step.stage), text, _gain_cell(step))
+    con.print(rem)
+    if r.does_not_help:
+        dn = Table(show_header=True, box=None, pad_edge=False)
+        dn.add_column("does not help", style="red")
+        for line in r.does_not_help:
+            dn.add_row(line)
+        con.print(dn)
 
 
 def render_sheet_list(sheets) -> None:

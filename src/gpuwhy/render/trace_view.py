@@ -1,5 +1,6 @@
 """Rich rendering of `gpuwhy trace`: per GPU of a torch.profiler trace, busy vs idle,
-the top kernels and the verdict."""
+idle time by cause with its evidence, per-step figures, kernel time by kind,
+the top kernels, the verdict and the remedies that follow its cause."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ from .cells import num, pct
 from .console import note, note_left_out, out
 
 _VERDICT_STYLE = {
-    "overhead-bound": "bold yellow",
     "gpu-bound": "bold green",
     "no-gpu-events": "bold red",
+    "too-little-to-judge": "bold",
 }
+#: Causes under this share of the span (percent) get no evidence lines.
+_EVIDENCE_MIN_PCT = 1.0
+#: More steps than this: the median, the fastest and the slowest are shown.
+_STEPS_SHOWN = 12
 
 
 def _kv_table(title: str | None = None) -> Table:
@@ -24,51 +29,147 @@ def _kv_table(title: str | None = None) -> Table:
     return t
 
 
+def _x(v: float | None) -> str:
+    if v is None:
+        return "n/a"
+    if v == float("inf"):
+        return "no bound"
+    return f"{v:.2f}x" if v < 100 else f"{v:.0f}x"
+
+
+def _label(key: str | None) -> str:
+    from ..importers.trace import CAUSE_LABELS
+
+    return CAUSE_LABELS.get(key, key or "-")
+
+
+def _timeline(con, d) -> None:
+    t = _kv_table(f"GPU {d.device}")
+    t.add_row("span", f"{fmt_time(d.span_s)} (first GPU activity to last)")
+    streams = f"{d.streams} stream" + ("s" if d.streams != 1 else "")
+    t.add_row("busy", f"{fmt_time(d.busy_s)} ({d.busy_pct:.1f}%: kernels, memcpy and memset, union over {streams})")
+    t.add_row("idle", f"{fmt_time(d.idle_s)} ({d.idle_pct:.1f}%) in {d.gaps:,} gaps")
+    kline = (f"{d.kernels:,} ({fmt_time(d.kernel_s)}), median {fmt_time(d.median_kernel_s)}, "
+             f"{pct(d.short_kernel_pct)} shorter than 10 us ({pct(d.short_kernel_time_pct)} of kernel time)")
+    if d.zero_duration_kernels:
+        kline += f"; {d.zero_duration_kernels:,} with dur 0 (below the {d.time_resolution} resolution)"
+    t.add_row("kernels", kline)
+    if d.memcpys or d.memsets:
+        t.add_row("memcpy / memset", f"{d.memcpys:,} ({fmt_time(d.memcpy_s)}) / {d.memsets:,} ({fmt_time(d.memset_s)})")
+    if d.linked_kernels:
+        t.add_row("launch to start", f"median {fmt_time(d.launch_latency_median_s)}, p90 {fmt_time(d.launch_latency_p90_s)} "
+                  f"({d.linked_kernels:,} kernels linked to their launch call)")
+    if d.graph_launches:
+        t.add_row("CUDA graphs", f"{d.graph_launches:,} graph launches")
+    con.print(t)
+
+
+def _causes(con, d) -> None:
+    idle = d.idle
+    if not idle.causes:
+        return
+    t = Table(title="idle time by cause", title_justify="left", pad_edge=False)
+    t.add_column("cause", overflow="fold")
+    t.add_column("time", justify="right")
+    t.add_column("% of span", justify="right")
+    t.add_column("gaps", justify="right")
+    t.add_column("at most", justify="right")
+    for c in idle.causes:
+        t.add_row(c.label, fmt_time(c.time_s), f"{c.span_pct:.1f}%", f"{c.gaps:,}", _x(c.max_speedup_x))
+    con.print(t)
+    con.print(Text("at most: how much faster the whole span could get if that cause went to zero (Amdahl)"
+                   + (f"; faster kernels alone: at most {_x(idle.kernel_speedup_max_x)}" if idle.kernel_speedup_max_x else ""),
+                   style="dim"))
+    for c in idle.causes:
+        if c.span_pct < _EVIDENCE_MIN_PCT and c.key != "host_sync":
+            continue
+        con.print(Text(f"{c.label}:", style="bold"))
+        for e in c.evidence:
+            con.print(Text(f"  - {e}"))
+
+
+def _steps(con, d) -> None:
+    idle = d.idle
+    if not idle.steps:
+        return
+    steps = list(idle.steps)
+    if len(steps) > _STEPS_SHOWN:
+        fast = min(steps, key=lambda x: x.wall_s)
+        slow = max(steps, key=lambda x: x.wall_s)
+        steps = [fast, slow] if fast is not slow else [fast]
+        title = f"per step ({len(idle.steps)} ProfilerStep ranges: the fastest, the slowest and the median)"
+    else:
+        title = f"per step ({len(steps)} ProfilerStep ranges)"
+    t = Table(title=title, title_justify="left", pad_edge=False)
+    t.add_column("step", overflow="fold")
+    t.add_column("wall", justify="right")
+    t.add_column("busy", justify="right")
+    t.add_column("idle", justify="right")
+    t.add_column("largest idle cause", overflow="fold")
+    for x in steps:
+        t.add_row(x.name, fmt_time(x.wall_s), fmt_time(x.busy_s), f"{x.idle_pct:.0f}%", _label(x.first_cause))
+    m = idle.step_median
+    if m:
+        first = max(m["causes_s"], key=lambda k: m["causes_s"][k]) if m["idle_s"] > 0 else None
+        t.add_row("median", fmt_time(m["wall_s"]), fmt_time(m["busy_s"]), f"{m['idle_pct']:.0f}%", _label(first))
+    con.print(t)
+
+
+def _kinds(con, d) -> None:
+    if not d.kinds:
+        return
+    t = Table(title="GPU time by kind", title_justify="left", pad_edge=False)
+    t.add_column("kind")
+    t.add_column("count", justify="right")
+    t.add_column("time", justify="right")
+    t.add_column("% of GPU time", justify="right")
+    for k in d.kinds:
+        t.add_row(k.kind, f"{k.count:,}", fmt_time(k.time_s), f"{k.gpu_time_pct:.1f}%")
+    con.print(t)
+    c = d.communication
+    if c is not None:
+        con.print(Text(f"communication: {c.kernels:,} kernels, {fmt_time(c.comm_s)}; {c.overlap_pct:.0f}% overlapped with "
+                       f"compute, {fmt_time(c.exposed_s)} exposed"))
+
+
+def _top(con, d) -> None:
+    if not d.top_kernels:
+        return
+    k = Table(title="top kernels by time", title_justify="left", pad_edge=False)
+    k.add_column("kernel", overflow="fold")
+    k.add_column("count", justify="right")
+    k.add_column("total", justify="right")
+    k.add_column("mean", justify="right")
+    k.add_column("% of busy", justify="right")
+    has_flops = any(x.achieved_tflops is not None for x in d.top_kernels)
+    if has_flops:
+        k.add_column("TFLOP/s", justify="right")
+    for x in d.top_kernels:
+        row = [x.name, f"{x.count:,}", fmt_time(x.total_s), fmt_time(x.mean_s), f"{x.busy_pct:.1f}%"]
+        if has_flops:
+            row.append(num(x.achieved_tflops))
+        k.add_row(*row)
+    con.print(k)
+
+
 def render_trace(report) -> None:
-    """Print a :class:`~gpuwhy.importers.torch_trace.TraceReport`: per GPU, busy vs idle, the top kernels, the verdict."""
+    """Print a :class:`~gpuwhy.importers.trace.TraceReport`: per GPU, busy vs idle, idle by cause,
+    steps, kinds, top kernels, the verdict and its remedies."""
     con = out()
-    con.print(f"{report.source}: {report.events:,} events, {report.gpu_events:,} on the GPU"
-              + (f", {fmt_time(report.capture_s)} captured" if report.capture_s else ""))
+    con.print(Text(f"{report.source}: {report.events:,} events, {report.gpu_events:,} on the GPU"
+                   + (f", {fmt_time(report.capture_s)} captured" if report.capture_s else "")))
     for d in report.devices:
-        t = _kv_table(f"GPU {d.device}")
-        t.add_row("span", f"{fmt_time(d.span_s)} (first GPU activity to last)")
-        t.add_row("busy", f"{fmt_time(d.busy_s)} ({d.busy_pct:.1f}%: kernels, memcpy and memset, union over {d.streams} streams)")
-        t.add_row("idle", f"{fmt_time(d.idle_s)} ({d.idle_pct:.1f}%) in {d.gaps} gaps")
-        if d.span_s > 0:
-            t.add_row("  waiting on the host", f"{fmt_time(d.host_wait_s)} ({100 * d.host_wait_s / d.span_s:.1f}%, {d.host_wait_gaps} gaps: launch issued after the GPU went idle)")
-            t.add_row("  back-to-back gaps", f"{fmt_time(d.back_to_back_s)} ({100 * d.back_to_back_s / d.span_s:.1f}%: launch already issued)")
-            if d.unattributed_idle_s > 0:
-                t.add_row("  unattributed", f"{fmt_time(d.unattributed_idle_s)} (no linked launch event)")
-        t.add_row("kernels", f"{d.kernels:,} ({fmt_time(d.kernel_s)}), median {fmt_time(d.median_kernel_s)}, "
-                  f"{pct(d.short_kernel_pct)} shorter than 10 us ({pct(d.short_kernel_time_pct)} of kernel time)")
-        if d.memcpys or d.memsets:
-            t.add_row("memcpy / memset", f"{d.memcpys} ({fmt_time(d.memcpy_s)}) / {d.memsets} ({fmt_time(d.memset_s)})")
-        if d.linked_kernels:
-            t.add_row("launch to start", f"median {fmt_time(d.launch_latency_median_s)}, p90 {fmt_time(d.launch_latency_p90_s)} "
-                      f"({d.linked_kernels} kernels linked to their launch call)")
-        con.print(t)
-        if d.top_kernels:
-            k = Table(title="top kernels by time", title_justify="left", pad_edge=False)
-            k.add_column("kernel", overflow="fold", max_width=60)
-            k.add_column("count", justify="right")
-            k.add_column("total", justify="right")
-            k.add_column("mean", justify="right")
-            k.add_column("% of busy", justify="right")
-            has_flops = any(x.achieved_tflops is not None for x in d.top_kernels)
-            if has_flops:
-                k.add_column("TFLOP/s", justify="right")
-            for x in d.top_kernels:
-                row = [x.name, f"{x.count:,}", fmt_time(x.total_s), fmt_time(x.mean_s), f"{x.busy_pct:.1f}%"]
-                if has_flops:
-                    row.append(num(x.achieved_tflops))
-                k.add_row(*row)
-            con.print(k)
+        _timeline(con, d)
+        _causes(con, d)
+        _steps(con, d)
+        _kinds(con, d)
+        _top(con, d)
         v = Text("verdict: ", style="bold")
-        v.append(d.verdict, style=_VERDICT_STYLE.get(d.verdict, "bold"))
+        v.append(d.verdict, style=_VERDICT_STYLE.get(d.verdict, "bold yellow"))
         con.print(v)
-        for r in d.reasons:
-            con.print(f"  - {r}")
-        con.print(Text("remedies:" if d.verdict == "overhead-bound" else "next step:", style="bold"))
+        if d.reasons:
+            con.print(Text(f"  - {d.reasons[0]}"))
+        con.print(Text("next step:" if d.verdict in ("gpu-bound", "too-little-to-judge") else "remedies:", style="bold"))
         for r in d.remedies:
             con.print(Text("  - ") + Text(r, style="green"))
     if not report.devices:
@@ -77,7 +178,7 @@ def render_trace(report) -> None:
         con.print(v)
     con.print(Text(report.summary))
     if report.host_sync_calls:
-        note(f"host syncs: {report.host_sync_calls} blocking runtime calls, {fmt_time(report.host_sync_s)} in total")
+        note(f"host syncs: {report.host_sync_calls:,} blocking runtime calls, {fmt_time(report.host_sync_s)} in total")
     note_left_out("dropped", report.dropped, report.notes)
 
 

@@ -1,33 +1,58 @@
-"""Judging an Nsight Compute export on the roofline: launches grouped by GPU and kernel
-name, each group's time, FLOPs and bytes added up and classified (:func:`analyze`).
+"""Judging an Nsight Compute export: launches grouped by GPU and kernel name, each group's
+time, FLOPs and bytes added up and given a regime (:func:`analyze`).
 
-Reuses :func:`gpuwhy.model.roofline.classify`, :func:`gpuwhy.model.ceilings.ceilings_from_sheet`
-and :func:`gpuwhy.model.remedies.remedies_for`; the sheet of each GPU comes from
-:func:`gpuwhy.device.sheet.sheet_for`.
+A kernel is judged on the roofline (:func:`gpuwhy.model.roofline.classify`) when its
+time, DRAM bytes and FLOPs are known, counted or estimated
+(:mod:`~gpuwhy.importers.ncu.figures` says how each was derived); else from its
+utilisations (:func:`gpuwhy.model.utilisation.classify_utilisation`: the busiest
+arithmetic pipe, or ncu's SM throughput, against DRAM) as Nsight Compute's
+Speed-of-Light section does; else it is "not classifiable" with the metric that is
+missing. The compute peak is scaled to the SM clock the kernel ran at when the
+export gives it (ncu locks clocks to base unless ``--clock-control none``). The
+sheet of each GPU comes from :func:`~gpuwhy.importers.ncu.identify.sheet_for_export`.
+L2 and L1 bytes and throughputs are kept per kernel (``memory_levels``) for the
+memory-hierarchy roofline; they do not change the regime here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import UsageError
 from ..kernel_names import display_names
-from .counters import LaunchFigures, launch_figures, precision_of
+from .figures import LaunchFigures, launch_figures, precision_of
+from .identify import ExportGpu, export_gpu, local_choice, sheet_for_export
 from .read import Launch, NcuTable, read_ncu_csv
+from .sol import NcuSol, agreement, sol_of
+from ...units import fmt_num
+
+#: Regime sources (:attr:`NcuKernel.basis`).
+BASES = ("counters", "estimate", "utilisation")
+_CLOCK_SCALE_BELOW = 0.97
 
 
 @dataclass(frozen=True)
 class NcuKernel:
-    """One kernel name on one GPU: its launches added up and judged on the roofline.
+    """One kernel name on one GPU: its launches added up and given a regime.
 
-    Times in seconds, FLOPs, bytes, intensity in FLOP/byte, ``achieved_tflops``
-    1e12 FLOP/s, ``achieved_gbs`` 1e9 B/s, ``roof_pct`` the achieved share of
-    the roofline at this intensity (0-100, above 100 when the inputs disagree).
-    ``regime`` is None for a kernel that is not classifiable (``reason`` says why).
+    Times in seconds, FLOPs, bytes (DRAM), intensity in FLOP/byte, ``achieved_tflops``
+    1e12 FLOP/s, ``achieved_gbs`` 1e9 B/s, ``roof_pct`` the achieved share of the
+    roofline at this intensity (0-100, above 100 when the inputs disagree; from
+    utilisations: the busier unit's share of its peak). ``regime`` is None for a
+    kernel that is not classifiable (``reason`` says why). ``basis`` says what the
+    regime rests on: ``counters`` (time, bytes and FLOPs counted), ``estimate`` (one of
+    them estimated: ``estimated`` names which), ``utilisation`` (no FLOPs: pipe or SM
+    throughput against DRAM). ``how`` maps each figure to how it was derived.
+    ``memory_levels`` maps ``dram``/``l2``/``l1`` to ``bytes``, ``pct_of_peak`` and
+    ``how`` (None where the export lacks them). ``utilisation_pct`` holds the
+    time-weighted utilisations in percent (``pipe``, ``sm``, ``memory``, ``dram``,
+    ``l2``, ``l1``), ``busiest_pipe`` the pipe behind ``pipe``; ``sm_clock_hz`` the SM
+    clock and ``compute_peak_scale`` the factor applied to the sheet's compute peak
+    (None when not scaled). ``ncu_sol`` is ncu's own verdict from the same run.
     """
 
     name: str
@@ -50,6 +75,15 @@ class NcuKernel:
     remedies: object | None = None  # gpuwhy.model.remedies.Remedies
     reason: str = ""
     notes: tuple[str, ...] = ()
+    basis: str = ""
+    estimated: tuple[str, ...] = ()
+    how: dict[str, str] = field(default_factory=dict)
+    memory_levels: dict[str, dict] = field(default_factory=dict)
+    utilisation_pct: dict[str, float] = field(default_factory=dict)
+    busiest_pipe: str | None = None
+    sm_clock_hz: float | None = None
+    compute_peak_scale: float | None = None
+    ncu_sol: NcuSol | None = None
 
     @property
     def classifiable(self) -> bool:
@@ -57,7 +91,8 @@ class NcuKernel:
 
     def to_dict(self) -> dict:
         """Plain data for ``--json``: the fields in order, then ``classifiable`` and ``remedies``."""
-        d = _fields_dict(self, notes=list(self.notes))
+        d = _fields_dict(self, notes=list(self.notes), estimated=list(self.estimated),
+                         ncu_sol=self.ncu_sol.to_dict(self.regime) if self.ncu_sol is not None else None)
         del d["remedies"]
         d.update(classifiable=self.classifiable, remedies=self.remedies.to_dict() if self.remedies is not None else None)
         return d
@@ -69,7 +104,13 @@ class NcuDevice:
 
     ``kernels`` are the top ``top`` by total time; ``other_kernels``/``other_time_s``
     what is left out; ``regime_time_s`` the time per regime over all kernels
-    (``"not classifiable"`` included); ``total_time_s`` the sum of kernel durations.
+    (``"not classifiable"`` included); ``total_time_s`` the sum of kernel durations
+    (None when no launch has one); ``classified_time_s`` the part with a regime;
+    ``basis_time_s`` the time per :data:`BASES`; ``derivations`` per figure, the
+    time of the kernels derived each way; ``ncu_agreement`` the time where gpuwhy's
+    regime and ncu's Speed-of-Light verdict agree (:func:`~gpuwhy.importers.ncu.sol.agreement`);
+    ``export_gpu`` what the export says about the GPU, ``sheet_rule``/``sheet_note``
+    how its sheet was chosen.
     """
 
     device: str
@@ -80,20 +121,36 @@ class NcuDevice:
     other_kernels: int
     other_time_s: float
     regime_time_s: dict[str, float]
-    total_time_s: float
+    total_time_s: float | None
     launches: int
     verdict: str
+    classified_time_s: float = 0.0
+    basis_time_s: dict[str, float] = field(default_factory=dict)
+    derivations: dict[str, dict[str, float]] = field(default_factory=dict)
+    ncu_agreement: dict = field(default_factory=dict)
+    export_gpu: dict = field(default_factory=dict)
+    sheet_rule: str = ""
+    sheet_note: str = ""
+
+    @property
+    def classified_fraction(self) -> float | None:
+        """The share of kernel time with a regime (None without kernel time)."""
+        return self.classified_time_s / self.total_time_s if self.total_time_s else None
 
     def to_dict(self) -> dict:
         """Plain data for ``--json``: the fields in order, each kernel as its dict."""
         return _fields_dict(
-            self, ceilings=dict(self.ceilings), kernels=[k.to_dict() for k in self.kernels], regime_time_s=dict(self.regime_time_s)
+            self, ceilings=dict(self.ceilings), kernels=[k.to_dict() for k in self.kernels], regime_time_s=dict(self.regime_time_s),
+            classified_fraction=self.classified_fraction,
         )
 
 
 @dataclass(frozen=True)
 class NcuReport:
-    """`gpuwhy ncu`: per GPU in the file, the kernels and where their time goes."""
+    """`gpuwhy ncu`: per GPU in the file, the kernels and where their time goes.
+
+    ``reader`` says how the file was read (``csv``, ``ncu_report``, ``ncu --import``).
+    """
 
     source: str
     page: str
@@ -102,6 +159,7 @@ class NcuReport:
     dropped: dict[str, int]
     messages: tuple[str, ...]
     notes: tuple[str, ...]
+    reader: str = "csv"
 
     def to_dict(self) -> dict:
         """Plain data for ``--json``: the fields in order, each GPU as its dict."""
@@ -152,32 +210,6 @@ def _top_remedy(rem, on_tensor_cores: bool) -> str:
     return (helps or list(rem.helps) or [""])[0]
 
 
-def _sheet_for(device_name: str | None, gpu, spec_dirs):
-    """The sheet for ``gpu`` (given), else the export's GPU name, else this machine's GPU:
-    a :class:`~gpuwhy.device.sheet.SheetChoice`.
-
-    Raises:
-        UsageError: an unknown --gpu; an export GPU no sheet matches; no name and no GPU here.
-    """
-    from ...device.probe import gpu_sheet
-    from ...device.sheet import sheet_for
-
-    if gpu is not None or device_name:
-        choice = sheet_for(gpu, nvml_name=device_name, fuzzy=True, spec_dirs=spec_dirs)
-        if choice.sheet is None:
-            raise UsageError(
-                f"the export's GPU {device_name!r} matches no spec sheet; pass --gpu NAME (see `gpuwhy specs list`)"
-            )
-        return choice
-    try:
-        return gpu_sheet(None, spec_dirs)
-    except UsageError:
-        raise UsageError(
-            "the export does not name its GPU (add device__attribute_display_name to --metrics) and no --gpu was given; "
-            "pass --gpu NAME (see `gpuwhy specs list`)"
-        ) from None
-
-
 def analyze(
     table: NcuTable,
     gpu=None,
@@ -185,26 +217,31 @@ def analyze(
     top: int = 10,
     spec_dirs: Iterable[str] = (),
     device: str | None = None,
+    local_gpu: bool | Callable[[], object] = True,
 ) -> NcuReport:
-    """Group ``table``'s launches by GPU and kernel name and judge each group on the roofline.
+    """Group ``table``'s launches by GPU and kernel name and give each group a regime.
 
     Args:
         gpu: a sheet name or :class:`~gpuwhy.specs.Sheet` used for every GPU in
-            the file; by default each GPU's ``device__attribute_display_name``
-            picks its sheet (else the local GPU's sheet).
+            the file; by default each GPU's name, PCI id or attributes pick its sheet
+            (:mod:`~gpuwhy.importers.ncu.identify`).
         dtype: force the ceiling precision (default: per kernel, the precision
             of its largest FLOP source: tensor bf16 -> ``bf16``, CUDA-core fp32
             -> ``fp32``, CUDA-core fp16 -> ``fp16_nontensor``, ...).
         top: kernels listed per GPU (sorted by total time); all kernels count
             in the regime summary.
         device: keep only the GPU whose ``Device`` index or name contains this.
+        local_gpu: when the export says too little about its GPU, whether this
+            machine's GPU may stand in for it (True: probe it; a callable returning a
+            sheet choice; False: never).
 
     Raises:
-        UsageError: unknown sheet or dtype; a GPU name that matches no sheet
-            and no --gpu; ``device`` matching nothing.
+        UsageError: unknown sheet or dtype; a GPU the export does not identify and
+            no --gpu (:class:`~gpuwhy.importers.ncu.identify.GpuNotIdentified`);
+            ``device`` matching nothing.
     """
     from ...model.ceilings import ceilings_from_sheet
-    from ...model.remedies import load_remedies, remedies_for
+    from ...model.remedies import load_remedies
 
     if top < 1:
         raise UsageError(f"--top {top} must be at least 1")
@@ -220,18 +257,22 @@ def analyze(
         if not groups:
             have = ", ".join(sorted({f"{la.device} ({la.device_name or 'unnamed'})" for la in table.launches}))
             raise UsageError(f"--device {device!r} matches no GPU in the export; it has: {have}")
+    if local_gpu is True:
+        local = lambda: local_choice(spec_dirs)  # noqa: E731
+    else:
+        local = local_gpu or None
     remedies_data = load_remedies()
     notes: list[str] = list(table.notes)
     devices: list[NcuDevice] = []
     for dev_key in sorted(groups, key=lambda k: (len(k), k)):
         launches = groups[dev_key]
-        dev_name = next((la.device_name for la in launches if la.device_name), None)
-        choice = _sheet_for(dev_name, gpu, spec_dirs)
+        info = export_gpu(launches)
+        choice = sheet_for_export(info, gpu, spec_dirs, local)
         sheet = choice.sheet
         if choice.conflict:
             notes.append(f"device {dev_key}: {choice.conflict}")
-        if gpu is not None and dev_name and not _same_gpu(sheet, dev_name):
-            notes.append(f"device {dev_key} is a {dev_name}, judged against the {sheet.name} sheet (--gpu)")
+        if gpu is not None and info.name and not _same_gpu(sheet, info.name):
+            notes.append(f"device {dev_key} is a {info.name}, judged against the {sheet.name} sheet (--gpu)")
         ceil_cache: dict[str, object] = {}
 
         def ceilings(prec: str):
@@ -251,43 +292,65 @@ def analyze(
 
         by_name: dict[str, list[tuple[Launch, LaunchFigures]]] = {}
         for la in launches:
-            by_name.setdefault(la.name, []).append((la, launch_figures(la)))
+            by_name.setdefault(la.name, []).append((la, launch_figures(la, sheet)))
         names = display_names(list(by_name))
-        kernels: list[NcuKernel] = []
-        for full, items in by_name.items():
-            kernels.append(_judge(full, names[full], dev_key, items, dtype, ceilings, sheet, remedies_data, remedies_for))
+        kernels = [_judge(full, names[full], dev_key, [f for _, f in items], dtype, ceilings, sheet, remedies_data)
+                   for full, items in by_name.items()]
         kernels.sort(key=lambda k: -(k.total_time_s or 0.0))
-        regime_time: dict[str, float] = {}
-        for k in kernels:
-            key = k.regime or "not classifiable"
-            regime_time[key] = regime_time.get(key, 0.0) + (k.total_time_s or 0.0)
-        total = sum(regime_time.values())
-        shown = kernels[:top]
-        rest = kernels[top:]
-        c_default = ceilings(dtype or "fp32")
-        verdict = _device_verdict(regime_time, total)
-        devices.append(
-            NcuDevice(
-                device=dev_key,
-                name=dev_name,
-                sheet=sheet.name,
-                ceilings={
-                    "memory_bandwidth_gbs": c_default.bandwidth / 1e9,
-                    "peak_tflops": {p: sheet.peak_tflops[p] for p in sheet.peak_tflops},
-                    "launch_overhead_s": c_default.launch_overhead_s,
-                    "source": c_default.source,
-                },
-                kernels=tuple(shown),
-                other_kernels=len(rest),
-                other_time_s=sum(k.total_time_s or 0.0 for k in rest),
-                regime_time_s=regime_time,
-                total_time_s=total,
-                launches=len(launches),
-                verdict=verdict,
-            )
-        )
+        clocks = [k.sm_clock_hz for k in kernels if k.compute_peak_scale is not None]
+        if clocks:
+            lo, hi = min(clocks) / 1e9, max(clocks) / 1e9
+            span = f"{lo:.2f} GHz" if round(lo, 2) == round(hi, 2) else f"{lo:.2f}-{hi:.2f} GHz"
+            notes.append(f"GPU {dev_key}: {len(clocks)} kernels ran at a {span} SM clock, below the {sheet.name} sheet's "
+                         f"{fmt_num(sheet.boost_clock_mhz, 6)} MHz boost (ncu locks clocks to base unless --clock-control none): "
+                         "their compute peaks are scaled to it")
+        devices.append(_device(dev_key, info, choice, sheet, kernels, launches, top, ceilings(dtype or "fp32")))
     return NcuReport(
         table.source, table.page, top, tuple(devices), dict(table.dropped), table.messages, tuple(dict.fromkeys(notes))
+    )
+
+
+def _device(dev_key, info: ExportGpu, choice, sheet, kernels: list[NcuKernel], launches, top, c_default) -> NcuDevice:
+    regime_time: dict[str, float] = {}
+    basis_time: dict[str, float] = {}
+    derivations: dict[str, dict[str, float]] = {}
+    any_time = False
+    for k in kernels:
+        any_time = any_time or k.total_time_s is not None
+        key = k.regime or "not classifiable"
+        regime_time[key] = regime_time.get(key, 0.0) + (k.total_time_s or 0.0)
+        if k.regime:
+            basis_time[k.basis] = basis_time.get(k.basis, 0.0) + (k.total_time_s or 0.0)
+        for fig, how in k.how.items():
+            derivations.setdefault(fig, {})
+            derivations[fig][how] = derivations[fig].get(how, 0.0) + (k.total_time_s or 0.0)
+    total = sum(regime_time.values()) if any_time else None
+    classified = sum(v for r, v in regime_time.items() if r != "not classifiable")
+    dev_name = info.name
+    return NcuDevice(
+        device=dev_key,
+        name=dev_name,
+        sheet=sheet.name,
+        ceilings={
+            "memory_bandwidth_gbs": c_default.bandwidth / 1e9,
+            "peak_tflops": {p: sheet.peak_tflops[p] for p in sheet.peak_tflops},
+            "launch_overhead_s": c_default.launch_overhead_s,
+            "source": c_default.source,
+        },
+        kernels=tuple(kernels[:top]),
+        other_kernels=len(kernels[top:]),
+        other_time_s=sum(k.total_time_s or 0.0 for k in kernels[top:]),
+        regime_time_s=regime_time,
+        total_time_s=total,
+        launches=len(launches),
+        verdict=_device_verdict(regime_time, total, kernels),
+        classified_time_s=classified,
+        basis_time_s=basis_time,
+        derivations=derivations,
+        ncu_agreement=agreement(kernels),
+        export_gpu=info.to_dict(),
+        sheet_rule=choice.rule,
+        sheet_note=choice.note,
     )
 
 
@@ -296,9 +359,14 @@ def _same_gpu(sheet, dev_name: str) -> bool:
     return n in (x.lower() for x in sheet.all_names())
 
 
-def _device_verdict(regime_time: dict[str, float], total: float) -> str:
+def _device_verdict(regime_time: dict[str, float], total: float | None, kernels) -> str:
+    if total is None:
+        if any("are n/a" in k.reason for k in kernels):
+            return ("no kernel time (every duration is n/a: counters not collected; see ERR_NVGPUCTRPERM "
+                    "or the metric names)")
+        return "no kernel time (the export has no duration metric: add gpu__time_duration.sum or the SpeedOfLight section)"
     if total <= 0:
-        return "no kernel time in the export"
+        return "no kernel time (every duration is zero)"
     known = {k: v for k, v in regime_time.items() if k != "not classifiable"}
     if not known:
         return "no kernel is classifiable"
@@ -310,26 +378,102 @@ def _device_verdict(regime_time: dict[str, float], total: float) -> str:
     return f"most kernel time is {top[0]}-bound ({parts})"
 
 
-def _judge(full, name, dev_key, items, dtype, ceilings, sheet, remedies_data, remedies_for) -> NcuKernel:
-    n = len(items)
-    times = [f.time_s for _, f in items if f.time_s is not None]
+# --------------------------------------------------------------------------- one kernel
+
+
+def _weighted(figs: list[LaunchFigures], key: str) -> float | None:
+    """The time-weighted mean of ``pct[key]`` over the launches that have it and a duration."""
+    num = den = 0.0
+    for f in figs:
+        if f.time_s and key in f.pct:
+            num += f.pct[key] * f.time_s
+            den += f.time_s
+    return num / den if den > 0 else None
+
+
+def _how(figs: list[LaunchFigures]) -> dict[str, str]:
+    out: dict[str, list[str]] = {}
+    for f in figs:
+        for k, v in f.how.items():
+            out.setdefault(k, [])
+            if v not in out[k]:
+                out[k].append(v)
+    return {k: "; ".join(v) for k, v in out.items()}
+
+
+def _levels(figs: list[LaunchFigures], how: dict[str, str], dram_bytes: float | None) -> dict[str, dict]:
+    def total(attr):
+        vals = [getattr(f, attr) for f in figs if f.time_s]
+        return sum(vals) if vals and all(v is not None for v in vals) else None
+
+    return {
+        "dram": {"bytes": dram_bytes, "pct_of_peak": _weighted(figs, "dram"), "how": how.get("dram_bytes")},
+        "l2": {"bytes": total("l2_bytes"), "pct_of_peak": _weighted(figs, "l2"), "how": how.get("l2_bytes")},
+        "l1": {"bytes": total("l1_bytes"), "pct_of_peak": _weighted(figs, "l1"), "how": how.get("l1_bytes")},
+    }
+
+
+def _clock_scale(figs: list[LaunchFigures], sheet) -> tuple[float | None, float | None]:
+    """(time-weighted SM clock in Hz, factor for the sheet's compute peak or None)."""
+    num = den = 0.0
+    for f in figs:
+        if f.time_s and f.sm_clock_hz:
+            num += f.sm_clock_hz * f.time_s
+            den += f.time_s
+    if den <= 0:
+        return None, None
+    clock = num / den
+    boost = getattr(sheet, "boost_clock_mhz", None)
+    if not boost:
+        return clock, None
+    scale = clock / (boost * 1e6)
+    return clock, scale if 0.2 < scale < _CLOCK_SCALE_BELOW else None
+
+
+def _judge(full, name, dev_key, figs: list[LaunchFigures], dtype, ceilings, sheet, remedies_data) -> NcuKernel:
+    n = len(figs)
+    times = [f.time_s for f in figs if f.time_s is not None]
     total_all = sum(times) if times else None
-    ok = [f for _, f in items if not f.reason]
     notes: list[str] = []
-    for _, f in items:
+    for f in figs:
         for x in f.notes:
             if x not in notes:
                 notes.append(x)
-    if not ok:
-        reason = items[0][1].reason
-        return NcuKernel(
-            name=name, full_name=full, device=dev_key, launches=n, total_time_s=total_all,
-            mean_time_s=(total_all / len(times)) if times else None, flops=None, bytes=None, flops_by={},
-            precision=None, intensity=None, achieved_tflops=None, achieved_gbs=None, roof_pct=None,
-            regime=None, bound_ratio=None, top_remedy=None, reason=reason, notes=tuple(notes),
-        )
+    base = dict(name=name, full_name=full, device=dev_key, launches=n, total_time_s=total_all,
+                mean_time_s=(total_all / len(times)) if times else None)
+    timed = [f for f in figs if f.time_s]
+    util = {k: v for k in ("pipe", "sm", "memory", "dram", "l2", "l1") if (v := _weighted(timed, k)) is not None}
+    sol = sol_of(util)
+    clock, scale = _clock_scale(timed, sheet)
+    pipe = next((f.pipe for f in timed if f.pipe), None)
+    extra = dict(utilisation_pct=util, busiest_pipe=pipe, sm_clock_hz=clock, ncu_sol=sol)
+
+    ok = [f for f in figs if f.roofline_ready]
+    if ok:
+        return _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedies_data, scale)
+    usable = [f for f in timed if ("pipe" in f.pct or "sm" in f.pct) and f.bytes is not None]
+    if usable:
+        return _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data)
+    reason = figs[0].reason
+    if timed and not usable and ("sm" in figs[0].pct or "pipe" in figs[0].pct):
+        reason += "; the pipe utilisation alone does not decide it without a DRAM figure"
+    elif timed and "pipe" not in figs[0].pct and "sm" not in figs[0].pct and "FLOP" in reason:
+        reason += " (no pipe utilisation either)"
+    how = _how(figs)
+    return NcuKernel(
+        **base, flops=None, bytes=None, flops_by={}, precision=None, intensity=None, achieved_tflops=None,
+        achieved_gbs=None, roof_pct=None, regime=None, bound_ratio=None, top_remedy=None, reason=reason,
+        notes=tuple(notes), how=how, memory_levels=_levels(figs, how, None), **extra,
+    )
+
+
+def _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedies_data, scale) -> NcuKernel:
+    from ...model.remedies import remedies_for
+
+    n = len(figs)
     if len(ok) < n:
-        notes.append(f"{n - len(ok)} of {n} launches lack counters ({next(f.reason for _, f in items if f.reason)}); judged on the other {len(ok)}")
+        why = next(f.reason for f in figs if f.reason)
+        notes.append(f"{n - len(ok)} of {n} launches lack counters ({why}); judged on the other {len(ok)}")
     t = sum(f.time_s for f in ok)
     flops = sum(f.flops or 0.0 for f in ok)
     b = sum(f.bytes for f in ok)
@@ -338,29 +482,94 @@ def _judge(full, name, dev_key, items, dtype, ceilings, sheet, remedies_data, re
         for k, v in f.flops_by.items():
             flops_by[k] = flops_by.get(k, 0.0) + v
     flops_by = {k: x for k, x in flops_by.items() if x > 0}
-    c = ceilings(dtype if dtype is not None else precision_of(flops_by))
+    prec = dtype if dtype is not None else precision_of(flops_by)
+    c = ceilings(prec)
+    if scale is not None:
+        c = dataclasses.replace(c, peak_flops=c.peak_flops * scale,
+                                source=f"{c.source}, compute peak scaled to the {extra['sm_clock_hz'] / 1e9:.2f} GHz SM clock")
     v = _verdict(flops, b, len(ok), t, c)
     rem = remedies_for(v, c.precision, sheet.peak_tflops, remedies_data)
     if flops == 0:
         notes.append("no floating-point work counted: judged on its DRAM bytes alone")
+    if "tensor_unknown" in flops_by and dtype is None:
+        notes.append(f"tensor FLOPs of unknown type judged against the {c.precision} tensor peak")
+    estimated = sorted({e for f in ok for e in f.estimated})
+    sol = extra["ncu_sol"]
+    if sol is not None and not sol.agrees(v.regime):
+        notes.append(f"ncu's Speed-of-Light leans {sol.verdict} (SM {sol.compute_pct:.0f}%, memory {sol.memory_pct:.0f}%); "
+                     f"on the roofline it is {v.regime}-bound at {v.sol_pct:.0f}% of its roof")
+    how = _how(ok)
+    how["regime"] = "roofline: FLOPs / peak vs DRAM bytes / bandwidth vs launch overhead"
     return NcuKernel(
-        name=name, full_name=full, device=dev_key, launches=n, total_time_s=total_all if total_all is not None else t,
-        mean_time_s=(total_all / len(times)) if times else t / len(ok), flops=flops, bytes=b, flops_by=flops_by,
-        precision=c.precision, intensity=v.arithmetic_intensity, achieved_tflops=v.achieved_flops / 1e12,
-        achieved_gbs=v.achieved_bandwidth / 1e9, roof_pct=v.sol_pct, regime=v.regime, bound_ratio=v.bound_ratio,
-        top_remedy=_top_remedy(rem, any(k.startswith("tensor_") and x > 0 for k, x in flops_by.items())), remedies=rem, notes=tuple(notes) + tuple(v.warnings),
+        **base, flops=flops, bytes=b, flops_by=flops_by, precision=c.precision, intensity=v.arithmetic_intensity,
+        achieved_tflops=v.achieved_flops / 1e12, achieved_gbs=v.achieved_bandwidth / 1e9, roof_pct=v.sol_pct,
+        regime=v.regime, bound_ratio=v.bound_ratio,
+        top_remedy=_top_remedy(rem, any(k.startswith("tensor_") and x > 0 for k, x in flops_by.items())), remedies=rem,
+        notes=tuple(dict.fromkeys([*notes, *v.warnings])), basis="estimate" if estimated else "counters",
+        estimated=tuple(estimated), how=how, memory_levels=_levels(ok, how, b),
+        compute_peak_scale=scale, **extra,
+    )
+
+
+def _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data) -> NcuKernel:
+    from ...model.remedies import Remedies
+    from ...model.utilisation import classify_utilisation
+
+    n = len(figs)
+    if len(usable) < n:
+        notes.append(f"{n - len(usable)} of {n} launches lack utilisations; judged on the other {len(usable)}")
+    t = sum(f.time_s for f in usable)
+    b = sum(f.bytes for f in usable)
+    c = ceilings("fp32")
+    pipe = _weighted(usable, "pipe")
+    what = f"the busiest arithmetic pipe ({extra['busiest_pipe']})" if pipe is not None else "ncu's SM throughput"
+    compute = pipe if pipe is not None else _weighted(usable, "sm")
+    memory_frac = b / t / c.bandwidth
+    v = classify_utilisation(compute / 100.0, memory_frac, t, len(usable), c.launch_overhead_s)
+    block = remedies_data["regimes"][v.regime]
+    # No FLOPs, so no roofline gains: only the remedies that need no figure (plain sentences, or items without a gain or fields).
+    plain = tuple(h if isinstance(h, str) else h["text"] for h in block["helps"]
+                  if isinstance(h, str) or ("gain" not in h and "{" not in h["text"] and not h.get("when")))
+    rem = Remedies(v.regime, plain, tuple(block["does_not_help"]), ())
+    top = _top_remedy(rem, (extra["busiest_pipe"] or "").startswith("tensor"))
+    if pipe is None and v.regime == "compute":
+        top = (f"ncu's SM throughput is {compute:.0f}% but no pipe or FLOP counter says which unit is busy: profile with "
+               "--section ComputeWorkloadAnalysis (or `gpuwhy ncu -- CMD`) to tell maths from instruction issue")
+    if pipe is None:
+        notes.append("no FLOP or pipe counters: compute judged by ncu's SM throughput, an upper bound on pipe use "
+                     "(add --section ComputeWorkloadAnalysis for the pipes)")
+    else:
+        notes.append(f"no FLOP counters: judged by {what} at {compute:.0f}% against DRAM at {100 * memory_frac:.0f}% of peak")
+    estimated = sorted({e for f in usable for e in f.estimated} | {"flops"})
+    how = _how(usable)
+    how["regime"] = ("utilisation: the busiest arithmetic pipe" if pipe is not None else "utilisation: ncu's SM throughput") + \
+        " vs DRAM throughput vs launch overhead"
+    sol = extra["ncu_sol"]
+    if sol is not None and not sol.agrees(v.regime):
+        notes.append(f"ncu's Speed-of-Light leans {sol.verdict} (SM {sol.compute_pct:.0f}%, memory {sol.memory_pct:.0f}%)")
+    return NcuKernel(
+        **base, flops=None, bytes=b, flops_by={}, precision=None, intensity=None, achieved_tflops=None,
+        achieved_gbs=b / t / 1e9, roof_pct=v.sol_pct, regime=v.regime, bound_ratio=v.bound_ratio,
+        top_remedy=top, remedies=rem,
+        notes=tuple(dict.fromkeys(notes)), basis="utilisation", estimated=tuple(estimated), how=how,
+        memory_levels=_levels(usable, how, b), **extra,
     )
 
 
 def load_ncu_report(path: str | Path, *args, **options) -> NcuReport:
-    """Read ``path`` (:func:`~gpuwhy.importers.ncu.read.read_ncu_csv`) and judge it: ``args`` and
-    ``options`` are :func:`analyze`'s (``gpu``, ``dtype``, ``top``, ``spec_dirs``, ``device``).
+    """Read ``path`` (an ``ncu --csv`` export, or a ``.ncu-rep`` report: see
+    :func:`~gpuwhy.importers.ncu.rep.read_export`) and judge it: ``args`` and ``options``
+    are :func:`analyze`'s (``gpu``, ``dtype``, ``top``, ``spec_dirs``, ``device``, ``local_gpu``).
 
     Raises:
         UsageError: see :func:`~gpuwhy.importers.ncu.read.read_ncu_csv` and :func:`analyze`.
+        NoDeviceError: a ``.ncu-rep`` and neither ``ncu_report`` nor ``ncu`` to read it.
     """
-    return analyze(read_ncu_csv(path), *args, **options)
+    from .rep import read_export
+
+    table, reader = read_export(path)
+    report = analyze(table, *args, **options)
+    return dataclasses.replace(report, reader=reader)
 
 
-
-__all__ = ["NcuDevice", "NcuKernel", "NcuReport", "analyze", "load_ncu_report"]
+__all__ = ["BASES", "NcuDevice", "NcuKernel", "NcuReport", "analyze", "load_ncu_report", "read_ncu_csv"]

@@ -15,7 +15,13 @@ uses them; ``nsecond``/``usecond``/``msecond``/``second``; ``cycle``, ``inst``,
 their order does not matter. Several GPUs in one file are told apart by the
 ``Device`` column (index) and ``device__attribute_display_name``.
 
-What the counters add up to is :mod:`gpuwhy.importers.ncu.counters`'s job; the
+Spellings of older ncu (``nv-nsight-cu-cli``) are read too: a ``Kernel Time``
+column (a timestamp there, never a duration), details rows shorter than the
+header (ncu leaves the rule columns out), and a metric name that appears in two
+sections with different units (``Memory Throughput`` in % and in byte/second):
+the second is kept under ``"<name>|<dimension>"``.
+
+What the counters add up to is :mod:`gpuwhy.importers.ncu.figures`'s job; the
 verdicts are :mod:`gpuwhy.importers.ncu.analyse`'s.
 """
 
@@ -42,6 +48,9 @@ _PID_COLS = ("Process ID",)
 _NAME_COLS = ("Kernel Name", "Function Name", "Kernel", "Name")
 _DEVICE_COLS = ("Device", "Device ID", "device__attribute_device_index")
 _DEVICE_NAME_COLS = ("device__attribute_display_name", "Device Name")
+_CC_COLS = ("CC",)
+#: Columns that name or place a launch, never a metric (``Kernel Time`` is a timestamp in old exports).
+_OTHER_ID_COLS = ("Kernel Time", "Process Name", "Host Name", "Context", "Stream", "Block Size", "Grid Size")
 _METRIC_NAME_COLS = ("Metric Name",)
 _METRIC_UNIT_COLS = ("Metric Unit",)
 _METRIC_VALUE_COLS = ("Metric Value",)
@@ -146,7 +155,8 @@ class Launch:
     """One profiled kernel launch: its identity and its metrics.
 
     ``metrics`` maps a metric name to ``(value in SI or None, dimension or None)``;
-    ``texts`` keeps the raw text of non-numeric cells (e.g. the device name).
+    ``texts`` keeps the raw text of non-numeric cells (e.g. the device name);
+    ``cc`` is the export's ``CC`` column (``"9.0"``) when it has one.
     """
 
     id: str
@@ -155,6 +165,7 @@ class Launch:
     device_name: str | None
     metrics: dict[str, tuple[float | None, str | None]] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
+    cc: str | None = None
 
 
 @dataclass(frozen=True)
@@ -266,6 +277,10 @@ def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
     reader = csv.reader(io.StringIO(body))
     header = [h.strip() for h in next(reader)]
     width = len(header)
+    details = _find(header, _METRIC_NAME_COLS) is not None and _find(header, _METRIC_VALUE_COLS) is not None
+    # ncu leaves the trailing rule columns out of the details page's metric rows: a row that
+    # reaches the Metric Value column is whole.
+    min_width = _find(header, _METRIC_VALUE_COLS) + 1 if details else None
     rows: list[list[str]] = []
     for row in reader:
         if not row or all(not c.strip() for c in row):
@@ -274,12 +289,12 @@ def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
         if first.startswith("=="):
             drop("profiler messages (==PROF==, ==WARNING==, ==ERROR==)", ",".join(row))
             continue
-        if len(row) != width:
+        if len(row) > width or (len(row) < width and (min_width is None or len(row) < min_width)):
             drop("rows of the wrong width (program output inside the CSV)")
             continue
-        rows.append(row)
+        rows.append(row + [""] * (width - len(row)))
 
-    if _find(header, _METRIC_NAME_COLS) is not None and _find(header, _METRIC_VALUE_COLS) is not None:
+    if details:
         page = "details"
         launches, columns, notes = _read_details(header, rows)
     else:
@@ -303,18 +318,22 @@ class _IdColumns:
     name: int
     device: int | None
     device_name: int | None
+    cc: int | None = None
+    other: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, header: list[str]) -> _IdColumns:
         """The columns of ``header`` (a header with ID and Kernel Name columns, see :func:`_is_header`)."""
+        other = tuple(i for i in (_find(header, (c,)) for c in _OTHER_ID_COLS) if i is not None)
         return cls(
             _find(header, _ID_COLS), _find(header, _PID_COLS), _find(header, _NAME_COLS),
-            _find(header, _DEVICE_COLS), _find(header, _DEVICE_NAME_COLS),
+            _find(header, _DEVICE_COLS), _find(header, _DEVICE_NAME_COLS), _find(header, _CC_COLS), other,
         )
 
     def indices(self) -> set[int]:
         """The identity columns that exist (the rest of a raw-page row are metrics)."""
-        return {i for i in (self.id, self.pid, self.name, self.device, self.device_name) if i is not None}
+        ids = (self.id, self.pid, self.name, self.device, self.device_name, self.cc, *self.other)
+        return {i for i in ids if i is not None}
 
     def key(self, row: list[str]) -> str:
         """The launch's id: ``<process id>:<ID>`` where the export has process ids, else the ID."""
@@ -325,7 +344,11 @@ class _IdColumns:
         """A new :class:`Launch` (no metrics yet) for the launch ``row`` names; device ``"0"`` when unnamed."""
         dev = row[self.device].strip() if self.device is not None else ""
         dev_name = row[self.device_name].strip() if self.device_name is not None else ""
-        return Launch(id=self.key(row), name=row[self.name].strip(), device=dev or "0", device_name=dev_name or None)
+        cc = row[self.cc].strip() if self.cc is not None else ""
+        dev_name = "" if dev_name.lower() in _NA else dev_name
+        cc = "" if cc.lower() in _NA else cc
+        return Launch(id=self.key(row), name=row[self.name].strip(), device=dev or "0", device_name=dev_name or None,
+                      cc=cc or None)
 
 
 def _read_cell(la: Launch, metric: str, cell: str, unit: str) -> tuple[float | None, str | None]:
@@ -374,15 +397,19 @@ def _read_details(header: list[str], rows: list[list[str]]) -> tuple[list[Launch
             continue
         unit = row[i_mu].strip() if i_mu is not None else ""
         v, dim = _read_cell(la, metric, row[i_mv], unit)
-        # A metric may appear in two sections (e.g. Duration); the first value wins.
-        if metric not in la.metrics or la.metrics[metric][0] is None:
+        # A metric may appear in two sections (e.g. Duration): the first value wins; one
+        # with another unit (Memory Throughput in % and in byte/second) is kept as name|dim.
+        old = la.metrics.get(metric)
+        if old is None or old[0] is None:
             la.metrics[metric] = (v, dim)
+        elif dim is not None and old[1] != dim and f"{metric}|{dim}" not in la.metrics:
+            la.metrics[f"{metric}|{dim}"] = (v, dim)
         if metric not in seen:
             seen.append(metric)
     for la in by_id.values():
         if la.device_name is None:
             for m in DEVICE_NAME_METRICS:
-                if la.texts.get(m):
+                if la.texts.get(m) and la.texts[m].lower() not in _NA:
                     la.device_name = la.texts[m]
     return list(by_id.values()), seen, []
 

@@ -1,0 +1,191 @@
+"""Run a user's Python program in this process under a profiler, as ``python -m cProfile`` does.
+
+``sys.argv`` is the program's, it runs as ``__main__`` (a script by path, or a
+module with ``-m``), its directory is first on ``sys.path``, and its exit
+code is passed back: ``sys.exit(n)`` gives ``n``, an uncaught exception gives
+1 with the traceback printed to stderr as Python prints it, Ctrl-C gives 130
+and the partial window is still exported. Everything the call changed in
+``sys`` is put back afterwards.
+
+The profiler is a small protocol (:class:`Profiler`) so tests can run a
+script with a fake one; :func:`torch_profiler` is the real one (CPU and CUDA
+activities; shapes and FLOPs off, as they slow the host side being judged).
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol
+
+from ..errors import NoDeviceError, UsageError
+
+#: Exit code of a program stopped by Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+
+
+class Profiler(Protocol):
+    """What :func:`run_python` needs of a profiler: start, stop, write a Chrome trace to a path."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def export(self, path: Path) -> None: ...
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    """One run of the program: its exit code, wall time (s) of the profiled run, the trace written (or None).
+
+    ``error`` is the last line of an uncaught exception (``None`` when it
+    exited normally or by ``sys.exit``); ``interrupted`` is True after Ctrl-C.
+    """
+
+    argv: tuple[str, ...]
+    exit_code: int
+    wall_s: float
+    trace: Path | None
+    error: str | None = None
+    interrupted: bool = False
+
+
+class _TorchProfiler:
+    def __init__(self) -> None:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        if not torch.cuda.is_available():
+            raise NoDeviceError("PyTorch sees no CUDA GPU (torch.cuda.is_available() is False): gpuwhy run needs a GPU")
+        # Shapes and FLOPs are off: they add host time per op, which would inflate the launch gaps judged.
+        self._prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+
+    def start(self) -> None:
+        self._prof.start()
+
+    def stop(self) -> None:
+        import torch
+
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001 - a failed program may leave the GPU in an error state; still export
+            pass
+        self._prof.stop()
+
+    def export(self, path: Path) -> None:
+        self._prof.export_chrome_trace(str(path))
+
+
+def torch_profiler() -> Profiler:
+    """A torch.profiler with CPU and CUDA activities (no shapes or FLOPs: they add host time per op).
+
+    Raises:
+        NoDeviceError: PyTorch is not importable (the message says what to
+            install), or it sees no CUDA GPU.
+    """
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise NoDeviceError("PyTorch is not importable here: install it (pip install torch) to profile a Python "
+                            "program, or profile its kernels with ncu (gpuwhy run --kernels -- CMD)") from None
+    return _TorchProfiler()
+
+
+def parse_program(cmd: list[str]) -> tuple[bool, str, list[str]]:
+    """``(is_module, target, args)`` from a command line: ``python[3] [-m] X ARGS`` or ``X.py ARGS``.
+
+    Raises:
+        UsageError: no command; ``-m`` with no module; a Python interpreter
+            flag gpuwhy does not run in-process (e.g. ``-c``); not a Python program.
+    """
+    if not cmd:
+        raise UsageError("no program given: write it after `--`, e.g. gpuwhy run -- python train.py --epochs 1")
+    rest = list(cmd)
+    exe = Path(rest[0]).name
+    if exe.startswith("python") or rest[0] == sys.executable:
+        rest.pop(0)
+        if not rest:
+            raise UsageError("`python` with no script: give the script or -m module, e.g. gpuwhy run -- python train.py")
+        if rest[0] == "-m":
+            if len(rest) < 2:
+                raise UsageError("`-m` with no module name: e.g. gpuwhy run -- python -m mypkg.train")
+            return True, rest[1], rest[2:]
+        if rest[0].startswith("-"):
+            raise UsageError(f"python option {rest[0]!r} is not run in-process: give a script path or -m module")
+        return False, rest[0], rest[1:]
+    if rest[0] == "-m":
+        if len(rest) < 2:
+            raise UsageError("`-m` with no module name: e.g. gpuwhy run -- -m mypkg.train")
+        return True, rest[1], rest[2:]
+    if rest[0].endswith(".py"):
+        return False, rest[0], rest[1:]
+    raise UsageError(f"{rest[0]!r} is not a Python program: gpuwhy run profiles `python script.py`, `python -m module` "
+                     "or `script.py` under torch.profiler; profile other programs' kernels with --kernels (ncu)")
+
+
+def run_python(
+    cmd: list[str],
+    trace_path: Path,
+    *,
+    profiler_factory: Callable[[], Profiler] | None = None,
+) -> ProgramRun:
+    """Run ``cmd`` (see :func:`parse_program`) in this process under a profiler; write the trace to ``trace_path``.
+
+    ``profiler_factory`` defaults to :func:`torch_profiler`. The program's own output goes where this process's goes. The trace is
+    written even when the program fails or is interrupted (the window so far).
+
+    Raises:
+        UsageError: see :func:`parse_program`; the script does not exist.
+        NoDeviceError: from ``profiler_factory`` (no PyTorch, no GPU).
+    """
+    is_module, target, args = parse_program(cmd)
+    if not is_module:
+        script = Path(target)
+        if not script.is_file():
+            raise UsageError(f"{target!r} is not a file: give the path of the Python script to run")
+    prof = (profiler_factory or torch_profiler)()
+    saved_argv, saved_path, saved_main = sys.argv[:], sys.path[:], sys.modules.get("__main__")
+    code, error, interrupted = 0, None, False
+    if is_module:
+        sys.argv = [target, *args]
+        sys.path.insert(0, os.getcwd())
+    else:
+        sys.argv = [target, *args]
+        sys.path.insert(0, str(Path(target).resolve().parent))
+    t0 = time.perf_counter()
+    prof.start()
+    try:
+        if is_module:
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(target, run_name="__main__")
+    except SystemExit as exc:
+        c = exc.code
+        code = 0 if c is None else (c if isinstance(c, int) else 1)
+        if c is not None and not isinstance(c, int):
+            print(c, file=sys.stderr)
+    except KeyboardInterrupt:
+        code, interrupted = EXIT_INTERRUPTED, True
+    except BaseException as exc:  # noqa: BLE001 - the program's own failure, reported as Python would
+        traceback.print_exc()
+        code, error = 1, (traceback.format_exception_only(type(exc), exc)[-1].strip())
+    finally:
+        wall = time.perf_counter() - t0
+        try:
+            prof.stop()
+        finally:
+            sys.argv, sys.path = saved_argv, saved_path
+            if saved_main is not None:
+                sys.modules["__main__"] = saved_main
+    written: Path | None = None
+    try:
+        prof.export(trace_path)
+        written = trace_path if trace_path.exists() else None
+    except Exception as exc:  # noqa: BLE001
+        raise UsageError(f"the profiler could not write the trace to {str(trace_path)!r} ({exc})") from None
+    return ProgramRun(tuple(cmd), int(code), wall, written, error, interrupted)

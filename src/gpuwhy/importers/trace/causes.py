@@ -1,0 +1,277 @@
+"""Idle time of one GPU split by cause (pure numpy; times in us inside, seconds out).
+
+Each idle *gap* (the GPU runs nothing on any stream) ends when some work W
+starts; W's launch call (linked by correlation id or flow event) started at L.
+
+- **No launch linked** to W: *unexplained*.
+- **Launched ahead** (the launch call had returned before the GPU went idle):
+  *waiting on another stream* when W's stream had a ``cudaStreamWaitEvent``
+  queued since its previous work and the work that finished last ran on
+  another stream (the event it waited for); else *gaps between queued work*
+  (GPU-side launch latency, inside CUDA-graph replays too).
+- **Launched late** (L after the GPU went idle, or the launch call still
+  running then): the host was the bottleneck. The window from idle to L is
+  split by what the host did, first claim first:
+
+  1. *host blocked in a sync*: the summed duration D of the sync calls that
+     returned inside the window. Without them the host would have reached its
+     launch D sooner, so the first min(D, window) of the gap is theirs (a sync
+     that returns at once, because the GPU was already idle, costs its few us);
+  2. *copies from pageable memory*: time inside the runtime call of a pageable
+     host-to-device copy (and, when W is such a copy, its launch-to-start time);
+  3. *data loading*: time inside a DataLoader ``__next__`` range;
+  4. *waiting on the host to launch*: the rest, in CPU operators (named by the
+     top ones), outside any profiled operator (Python, sleep, I/O), and the
+     launch call to start (launch latency).
+
+  *Warm-up*: when W is the first launch of a kernel that runs at least three
+  times, the part of its host-launch time (4.) beyond the median of its later
+  launches' is a one-time cost (lazy module loading, library handles,
+  allocator growth) and is counted as warm-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .host import HostView
+
+CAUSES = ("host_launch", "host_sync", "data_loading", "pageable_copy", "stream_wait", "queued", "warmup", "unexplained")
+_HOST, _QUEUED, _WAIT, _UNEXPLAINED = 0, 1, 2, 3
+#: A kernel must run at least this many times for its first launch to count as warm-up.
+WARMUP_MIN_COUNT = 3
+
+
+@dataclass
+class Gaps:
+    """The idle gaps of one GPU and how each is classified (us; arrays of one length).
+
+    ``inner``: inside the span (the others lie before the first or after the
+    last GPU work and are used for per-step figures only).
+    """
+
+    g0: np.ndarray
+    g1: np.ndarray
+    inner: np.ndarray
+    nxt: np.ndarray
+    cls: np.ndarray
+    wl: np.ndarray  # end of the host window (the launch, clamped into the gap)
+    sync: np.ndarray  # length of the sync piece at the start of the gap
+    pageable_next: np.ndarray
+    warm_frac: np.ndarray
+    after_graph: np.ndarray
+    prev_last: np.ndarray  # the event that finished last before the gap (-1 for none)
+
+
+def classify(st, en, cm, stream, lau, lau_end, name, graph, pageable_next, view: HostView, raw_streams=(),
+             outer_lo=None, outer_hi=None) -> Gaps:
+    """Classify the gaps of one GPU's sorted work (``st``/``en`` start/end, ``cm`` running max of ends).
+
+    ``lau``/``lau_end``: launch call start/end per event (NaN when unlinked);
+    ``stream``: integer stream codes; ``name``: name ids; ``graph``: launched by
+    a CUDA-graph replay; ``pageable_next``: the event is a pageable H2D copy.
+    ``raw_streams``: the trace's stream id of each code (to match ``cuda_sync`` waits);
+    ``outer_lo``/``outer_hi``: add a gap from there to the first work / from the
+    last work (for steps that begin before or end after the GPU's span).
+    """
+    n = st.size
+    gi = np.flatnonzero(st[1:] > cm[:-1])
+    g0 = cm[gi]
+    g1 = st[gi + 1]
+    nxt = gi + 1
+    # The event that finished last before each gap (holds the running max of ends).
+    sets = np.where(en >= cm, np.arange(n), -1)
+    last = np.maximum.accumulate(sets)
+    prev_last = last[gi]
+    inner = np.ones(gi.size, dtype=bool)
+    if outer_lo is not None and outer_lo < st[0]:
+        g0 = np.concatenate(([outer_lo], g0))
+        g1 = np.concatenate(([st[0]], g1))
+        nxt = np.concatenate(([0], nxt))
+        prev_last = np.concatenate(([-1], prev_last))
+        inner = np.concatenate(([False], inner))
+    if outer_hi is not None and outer_hi > cm[-1]:
+        g0 = np.concatenate((g0, [cm[-1]]))
+        g1 = np.concatenate((g1, [outer_hi]))
+        nxt = np.concatenate((nxt, [-1]))
+        prev_last = np.concatenate((prev_last, [n - 1]))
+        inner = np.concatenate((inner, [False]))
+
+    has_next = nxt >= 0
+    nx = np.where(has_next, nxt, 0)
+    L = np.where(has_next, lau[nx], np.nan)
+    Le = np.where(has_next, lau_end[nx], np.nan)
+    unknown = has_next & np.isnan(L)
+    late = ~has_next | (~unknown & ((L >= g0) | (np.nan_to_num(Le, nan=-np.inf) > g0)))
+    ahead = has_next & ~unknown & ~late
+
+    # Queued work: a wait queued into W's stream since its previous work, and the last work on another stream?
+    cls = np.full(g0.size, _HOST, dtype=np.int8)
+    cls[unknown] = _UNEXPLAINED
+    cls[ahead] = _QUEUED
+    qi = np.flatnonzero(ahead)
+    if qi.size and view.wait_ts.size:
+        prev_same = _previous_same_stream(st, stream)
+        w = nx[qi]
+        p = prev_same[w]
+        lp = np.where(p >= 0, lau[np.clip(p, 0, None)], -np.inf)
+        lp = np.where(np.isnan(lp), -np.inf, lp)
+        other = (prev_last[qi] >= 0) & (stream[np.clip(prev_last[qi], 0, None)] != stream[w])
+        ws = [None if x is None else str(x) for x in view.wait_stream]
+        if all(x is None for x in ws):
+            lo = np.searchsorted(view.wait_ts, lp, side="right")
+            hi = np.searchsorted(view.wait_ts, L[qi], side="right")
+            cls[qi[(hi > lo) & other]] = _WAIT
+        else:
+            # cuda_sync events name the stream each wait made wait: an exact match needs no other evidence.
+            unknown_w = np.asarray([x is None for x in ws], dtype=bool)
+            waited = np.zeros(qi.size, dtype=bool)
+            for s_code in np.unique(stream[w]).tolist():
+                m = stream[w] == s_code
+                raw = str(raw_streams[s_code]) if s_code < len(raw_streams) else None
+                exact = np.asarray([x == raw for x in ws], dtype=bool)
+                for mask, need_other in ((exact, False), (unknown_w, True)):
+                    ts_s = view.wait_ts[mask]
+                    lo = np.searchsorted(ts_s, lp[m], side="right")
+                    hi = np.searchsorted(ts_s, L[qi][m], side="right")
+                    hit = hi > lo
+                    if need_other:
+                        hit &= other[m]
+                    waited[m] |= hit
+            cls[qi[waited]] = _WAIT
+
+    late_i = np.flatnonzero(cls == _HOST)
+    wl = g1.copy()
+    sync = np.zeros(g0.size)
+    if late_i.size:
+        Lh = np.where(np.isnan(L[late_i]), g1[late_i], L[late_i])
+        wl[late_i] = np.clip(Lh, g0[late_i], g1[late_i])
+        d = view.sync_time(g0[late_i], wl[late_i])
+        sync[late_i] = np.minimum(d, wl[late_i] - g0[late_i])
+    pg_next = np.zeros(g0.size, dtype=bool)
+    pg_next[has_next] = pageable_next[nx[has_next]]
+    after_graph = np.zeros(g0.size, dtype=bool)
+    after_graph[has_next] = graph[nx[has_next]]
+
+    gaps = Gaps(g0, g1, inner, nxt, cls, wl, sync, pg_next, np.zeros(g0.size), after_graph, prev_last)
+    h = np.flatnonzero((cls == _HOST) & inner & (nxt >= 0))
+    if h.size:
+        _, _, _, in_ops, outside, launch = _pieces(gaps, view, h, -np.inf, np.inf)
+        gaps.warm_frac[h] = _warmup_fraction(in_ops + outside + launch, nxt[h], name)
+    return gaps
+
+
+def _previous_same_stream(st, stream):
+    n = st.size
+    order = np.lexsort((np.arange(n), stream))
+    prev = np.full(n, -1, dtype=np.int64)
+    same = stream[order[1:]] == stream[order[:-1]]
+    prev[order[1:][same]] = order[:-1][same]
+    return prev
+
+
+def _warmup_fraction(hl, nxt, name):
+    """Per launched-late gap: the share of its host-launch time ``hl`` that is warm-up (see the module docstring)."""
+    frac = np.zeros(hl.size)
+    nm = name[nxt]
+    counts = np.bincount(name)
+    first_idx = np.full(counts.size, -1, dtype=np.int64)
+    uniq, first = np.unique(name, return_index=True)
+    first_idx[uniq] = first
+    is_first = first_idx[nm] == nxt
+    cand = np.flatnonzero(is_first & (counts[nm] >= WARMUP_MIN_COUNT))
+    if cand.size == 0:
+        return frac
+    later = ~is_first
+    order = np.argsort(nm[later], kind="stable")
+    later_nm = nm[later][order]
+    later_hl = hl[later][order]
+    for c in cand.tolist():
+        r = hl[c]
+        if r <= 0:
+            continue
+        a = np.searchsorted(later_nm, nm[c], side="left")
+        b = np.searchsorted(later_nm, nm[c], side="right")
+        # Later launches of the kernel that ended no gap waited 0 on the host.
+        n_later = int(counts[nm[c]]) - 1
+        vals = later_hl[a:b]
+        if vals.size < n_later:
+            vals = np.concatenate((vals, np.zeros(n_later - vals.size)))
+        base = float(np.median(vals)) if vals.size else 0.0
+        frac[c] = max(0.0, r - base) / r
+    return frac
+
+
+def _pieces(gaps: Gaps, view: HostView, h: np.ndarray, lo, hi):
+    """For launched-late gaps ``h`` clipped to ``[lo, hi]`` (us): sync, pageable, data, in-ops, outside, launch pieces."""
+    g0, g1 = gaps.g0[h], gaps.g1[h]
+    c0 = np.maximum(g0, lo)
+    c1 = np.minimum(g1, hi)
+    sp = gaps.sync[h]
+    wl = gaps.wl[h]
+    sync = np.clip(np.minimum(g0 + sp, c1) - c0, 0.0, None)
+    a = np.maximum(g0 + sp, c0)
+    b = np.minimum(wl, c1)
+    pg = view.pageable.within(a, b)
+    with_data = view.with_data.within(a, b)
+    with_cpu = view.with_cpu.within(a, b)
+    win = np.clip(b - a, 0.0, None)
+    data = with_data - pg
+    in_ops = with_cpu - with_data
+    outside = np.clip(win - with_cpu, 0.0, None)
+    launch = np.clip(c1 - np.maximum(wl, c0), 0.0, None)
+    pgn = gaps.pageable_next[h]
+    pg = pg + np.where(pgn, launch, 0.0)
+    launch = np.where(pgn, 0.0, launch)
+    return sync, pg, data, in_ops, outside, launch
+
+
+def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo: float = -np.inf, hi: float = np.inf) -> dict:
+    """Idle time (us) by cause of each gap in ``idx``, clipped to ``[lo, hi]``: a dict of arrays
+    over ``idx``, with the sub-split of host-launch time in ``_in_ops``, ``_outside_ops``, ``_launch``."""
+    z = np.zeros(idx.size)
+    out = {c: z.copy() for c in CAUSES}
+    out.update(_in_ops=z.copy(), _outside_ops=z.copy(), _launch=z.copy())
+    if idx.size == 0:
+        return out
+    g0, g1 = gaps.g0[idx], gaps.g1[idx]
+    c0 = np.maximum(g0, lo)
+    c1 = np.minimum(g1, hi)
+    length = np.clip(c1 - c0, 0.0, None)
+    cls = gaps.cls[idx]
+    for key, code in (("unexplained", _UNEXPLAINED), ("queued", _QUEUED), ("stream_wait", _WAIT)):
+        out[key] = np.where(cls == code, length, 0.0)
+    h = np.flatnonzero(cls == _HOST)
+    if h.size == 0:
+        return out
+    sync, pg, data, in_ops, outside, launch = _pieces(gaps, view, idx[h], lo, hi)
+    wf = gaps.warm_frac[idx][h]
+    keep = 1.0 - wf
+    out["host_sync"][h] = sync
+    out["pageable_copy"][h] = pg
+    out["data_loading"][h] = data
+    out["warmup"][h] = (in_ops + outside + launch) * wf
+    out["_in_ops"][h] = in_ops * keep
+    out["_outside_ops"][h] = outside * keep
+    out["_launch"][h] = launch * keep
+    out["host_launch"][h] = (in_ops + outside + launch) * keep
+    return out
+
+
+def split(gaps: Gaps, view: HostView, idx: np.ndarray, lo: float = -np.inf, hi: float = np.inf) -> dict:
+    """:func:`split_gaps` summed over the gaps: idle us by cause (and the host-launch sub-split)."""
+    return {k: float(v.sum()) for k, v in split_gaps(gaps, view, idx, lo, hi).items()}
+
+
+def host_windows(gaps: Gaps, idx: np.ndarray):
+    """The host windows (after the sync piece, up to the launch) of the launched-late gaps in ``idx`` (us)."""
+    h = idx[gaps.cls[idx] == _HOST]
+    a = gaps.g0[h] + gaps.sync[h]
+    b = gaps.wl[h]
+    keep = b > a
+    return a[keep], b[keep], h[keep]
+
+
+__all__ = ["CAUSES", "WARMUP_MIN_COUNT", "Gaps", "classify", "host_windows", "split", "split_gaps"]

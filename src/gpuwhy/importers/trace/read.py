@@ -1,0 +1,84 @@
+"""Reading a trace file and refusing JSON that is not a Chrome trace, in one line.
+
+A torch.profiler trace is ``{"traceEvents": [...], ...}`` (or, from some
+tools, the bare event list), plain or gzipped, named ``*.json``,
+``*.json.gz`` or ``*.pt.trace.json[.gz]`` (the name does not matter: gzip is
+told by its first bytes). Other JSON people pass by mistake is refused with
+what it looks like: ``export_memory_timeline`` writes a list of lists, a
+TensorBoard or HTA summary is an object without ``traceEvents``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ...errors import UsageError
+from ...inputs import loads_json, read_input
+
+_PASS = "pass the file written by torch.profiler's export_chrome_trace or tensorboard_trace_handler"
+#: Elements looked at to tell a list of events from some other list.
+_SNIFF = 1000
+
+
+def load_trace_json(path: str | Path):
+    """The parsed JSON of a trace file, plain or gzipped (detected by its first bytes).
+
+    Raises:
+        UsageError: the file cannot be read, is not gzip/JSON, or is empty.
+    """
+    p = Path(path)
+    data = read_input(p, "a torch.profiler trace (.json or .json.gz)", expect="json")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start}); {_PASS}") from None
+    del data  # the bytes go before the parse, so the peak is the text and its objects only
+    try:
+        return loads_json(text)  # json's parser a few MiB at a time: Ctrl-C is seen within a second
+    except ValueError as exc:
+        raise UsageError(f"{p}: not valid JSON ({str(exc).splitlines()[0][:120]}); {_PASS}") from None
+
+
+def _describe_list(items: list) -> str:
+    head = items[:_SNIFF]
+    if all(isinstance(x, list) for x in head):
+        return "a JSON list of lists (the shape export_memory_timeline writes)"
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in head):
+        return "a JSON list of numbers"
+    if all(isinstance(x, str) for x in head):
+        return "a JSON list of strings"
+    return "a JSON list without trace events (no object with a 'ph' field)"
+
+
+def _looks_like_events(items: list) -> bool:
+    """True when some of the first elements are trace events (objects with a 'ph' field)."""
+    return any(type(x) is dict and "ph" in x for x in items[:_SNIFF])
+
+
+def events_of(data) -> list:
+    """The event list of a parsed trace (``{"traceEvents": [...]}`` or a bare event list).
+
+    Raises:
+        UsageError: the JSON is not a Chrome trace (one line saying what it looks like).
+    """
+    if isinstance(data, dict):
+        ev = data.get("traceEvents")
+        if ev is None:
+            keys = ", ".join(repr(k) for k in list(data)[:5]) or "none"
+            raise UsageError(f"the JSON has no 'traceEvents' list (its keys: {keys}); {_PASS}")
+        if not isinstance(ev, list):
+            raise UsageError(f"'traceEvents' is {type(ev).__name__}, not a list; {_PASS}")
+        if ev and not _looks_like_events(ev):
+            raise UsageError(f"'traceEvents' holds no trace events (objects with a 'ph' field); {_PASS}")
+        return ev
+    if isinstance(data, list):
+        if not data:
+            raise UsageError(f"the JSON is an empty list, not a trace; {_PASS}")
+        if not _looks_like_events(data):
+            raise UsageError(f"the JSON is {_describe_list(data)}, not a Chrome trace; {_PASS}")
+        return data
+    raise UsageError(f"the JSON is a {type(data).__name__}, neither a Chrome trace object nor an event list; {_PASS}")
+
+
+__all__ = ["events_of", "load_trace_json"]

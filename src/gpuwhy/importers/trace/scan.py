@@ -1,0 +1,368 @@
+"""The one pass over a trace's events into plain lists (no analysis here).
+
+Events read (categories compared case-insensitively, across PyTorch versions):
+
+- GPU work: ``ph: "X"``, category ``kernel``/``gpu_kernel``, ``gpu_memcpy``/``Memcpy``,
+  ``gpu_memset``/``Memset``; the GPU is ``args.device`` (else ``pid``);
+  ``ts``/``dur`` in microseconds.
+- Runtime calls: ``cuda_runtime``/``Runtime``/``cuda_driver`` (and the same for
+  HIP, XPU and PrivateUse1 backends): launches (linked to GPU work by
+  ``args.correlation``), host syncs, ``cudaStreamWaitEvent``, copies.
+- Host ranges: ``cpu_op``/``operator``, ``user_annotation`` (``ProfilerStep#N``,
+  ``enumerate(DataLoader)#...__next__``, ``Optimizer.step#...``),
+  ``python_function`` (``with_stack=True``).
+- ``cuda_sync`` events (``enable_cuda_sync_events``): which stream each
+  ``Stream Wait Event`` made wait; ``overhead`` events (lazy module loading).
+- Flow events ``ac2g``/``async_cpu_to_gpu`` (``ph`` ``s``/``f``) link launches
+  when GPU events carry no correlation; instant events mark the capture window.
+
+Dropped here and counted, by reason: GPU events with a missing or
+non-positive timestamp, or a missing or negative duration. ``dur: 0`` GPU
+events are kept (old traces record whole microseconds).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+_GPU_CATS = {
+    "kernel": 0, "gpu_kernel": 0, "cuda_kernel": 0,
+    "memcpy": 1, "gpu_memcpy": 1, "cuda_memcpy": 1,
+    "memset": 2, "gpu_memset": 2, "cuda_memset": 2,
+}
+_RUNTIME_CATS = {
+    "runtime", "cuda_runtime", "cuda_driver", "driver", "cuda_api", "hip_runtime", "hip_api",
+    "xpu_runtime", "xpu_driver", "privateuse1_runtime", "privateuse1_driver",
+}
+#: Host range categories: 0 an operator, 1 a user annotation, 2 a Python frame.
+_HOST_CATS = {"cpu_op": 0, "operator": 0, "user_annotation": 1, "python_function": 2}
+#: Categories of accelerators gpuwhy does not read (their device tracks are not CUDA/ROCm work).
+OTHER_DEVICE_CATS = {
+    "mtia_ccp_events": "MTIA", "mtia_insight": "MTIA", "mtia_runtime": "MTIA", "hpu_op": "HPU (Gaudi)",
+    "mlu_memcpy": "MLU", "mlu_memset": "MLU", "mlu_runtime": "MLU", "gcu_memcpy": "GCU",
+    "gcu_memset": "GCU", "gcu_runtime": "GCU",
+}
+SYNC_NAMES = frozenset({
+    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpy2D",
+    "cudaMemcpyFromSymbol", "cudaMemcpyToSymbol", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+    "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH", "cuMemcpyHtoD", "cudaStreamWaitEvent_host",
+    "hipDeviceSynchronize", "hipStreamSynchronize", "hipEventSynchronize", "hipMemcpy", "hipMemcpyDtoH",
+    "hipMemcpyHtoD", "hipMemcpyWithStream", "hipCtxSynchronize",
+})
+WAIT_NAMES = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent"})
+GRAPH_LAUNCH_NAMES = frozenset({"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch", "cudaGraphLaunch_v10000"})
+MALLOC_NAMES = frozenset({"cudaMalloc", "cudaHostAlloc", "cudaMallocHost", "cudaFree", "cuMemAlloc_v2", "cuMemCreate",
+                          "hipMalloc", "hipHostMalloc", "hipFree", "cudaMallocAsync"})
+WINDOW_START = "Iteration Start: PyTorch Profiler"
+WINDOW_END = "Record Window End"
+_OTHER = -1
+#: Kind codes of a category (small ints: the pass compares them millions of times).
+_RUNTIME, _OP, _ANNOTATION, _FRAME, _FLOW, _SYNC, _OVERHEAD, _DEVICE = 3, 4, 5, 6, 7, 8, 9, 10
+_HOST_CODE = {0: _OP, 1: _ANNOTATION, 2: _FRAME}
+
+
+def _cat_kind(cat) -> int:
+    """0/1/2 GPU work (kernel, memcpy, memset), or one of the codes above, or _OTHER."""
+    if not isinstance(cat, str):
+        return _OTHER
+    c = cat.strip().lower()
+    if c in _GPU_CATS:
+        return _GPU_CATS[c]
+    if c in _RUNTIME_CATS:
+        return _RUNTIME
+    if c in _HOST_CATS:
+        return _HOST_CODE[_HOST_CATS[c]]
+    if "ac2g" in c or "cpu_to_gpu" in c:
+        return _FLOW
+    if c == "cuda_sync":
+        return _SYNC
+    if c == "overhead":
+        return _OVERHEAD
+    if c in OTHER_DEVICE_CATS:
+        return _DEVICE
+    return _OTHER
+
+
+#: Timestamps and durations at or above this (us: 31,700 years) are not times (Infinity, 1e308).
+_MAX_US = 1e18
+
+
+def _key(x):
+    """``x`` as a dict key: itself when hashable (None, numbers, strings), else its text."""
+    if x is None or type(x) is int or type(x) is str or type(x) is float:
+        return x
+    try:
+        hash(x)
+    except TypeError:
+        return str(x)
+    return x
+
+
+def _num(x) -> float | None:
+    if type(x) is float or type(x) is int:
+        return float(x)
+    if isinstance(x, str):
+        try:
+            v = float(x)
+        except ValueError:
+            return None
+        return v if math.isfinite(v) else None
+    return None
+
+
+def device_of(args: dict, pid) -> str:
+    """The GPU an event ran on: ``args.device``, else its ``pid``, as a string of digits when it has them."""
+    d = args.get("device")
+    if d is None:
+        d = pid
+    if isinstance(d, float) and d.is_integer():
+        d = int(d)
+    if isinstance(d, str):
+        digits = "".join(ch for ch in d if ch.isdigit())
+        return digits or d
+    return str(d)
+
+
+@dataclass
+class Scan:
+    """Plain lists from the pass (times in us). Index ``i`` of the ``g_*`` lists is one GPU event,
+    of ``r_*`` one runtime call, of ``h_*`` one host range."""
+
+    g_dev: list = field(default_factory=list)
+    g_ts: list = field(default_factory=list)
+    g_dur: list = field(default_factory=list)
+    g_kind: list = field(default_factory=list)
+    g_corr: list = field(default_factory=list)
+    g_name: list = field(default_factory=list)
+    g_stream: list = field(default_factory=list)
+    g_ext: list = field(default_factory=list)
+    g_bytes: dict = field(default_factory=dict)  # GPU index of a memcpy -> bytes
+    flow_key: dict = field(default_factory=dict)  # GPU index without correlation -> (pid, tid, ts)
+    names: dict = field(default_factory=dict)  # GPU work name -> id
+    r_ts: list = field(default_factory=list)
+    r_dur: list = field(default_factory=list)
+    r_name: list = field(default_factory=list)
+    r_corr: list = field(default_factory=list)
+    r_thread: list = field(default_factory=list)
+    r_names: dict = field(default_factory=dict)
+    h_ts: list = field(default_factory=list)
+    h_dur: list = field(default_factory=list)
+    h_name: list = field(default_factory=list)
+    h_kind: list = field(default_factory=list)
+    h_thread: list = field(default_factory=list)
+    h_names: dict = field(default_factory=dict)
+    threads: dict = field(default_factory=dict)  # tid -> thread id
+    thread_pid: list = field(default_factory=list)  # thread id -> pid
+    corr_runtime: dict = field(default_factory=dict)  # correlation -> runtime index
+    wait_stream: dict = field(default_factory=dict)  # correlation of a wait call -> the stream it made wait
+    flow_start: dict = field(default_factory=dict)
+    flow_end: dict = field(default_factory=dict)
+    ext_flops: dict = field(default_factory=dict)
+    other_devices: dict = field(default_factory=dict)  # accelerator name -> events
+    lazy_loads: int = 0
+    lazy_load_us: float = 0.0
+    dropped: dict = field(default_factory=dict)
+    events: int = 0
+    runtime: int = 0
+    host_bad_ts: int = 0
+    win_start: float | None = None
+    win_end: float | None = None
+
+
+def scan(events) -> Scan:
+    """One pass over ``events`` (a list of trace event dicts) into a :class:`Scan`."""
+    s = Scan()
+    kinds: dict = {}
+    devices: dict = {}
+    names, r_names, h_names, threads = s.names, s.r_names, s.h_names, s.threads
+    g_dev, g_ts, g_dur, g_kind, g_corr, g_name, g_stream, g_ext = (
+        s.g_dev.append, s.g_ts.append, s.g_dur.append, s.g_kind.append, s.g_corr.append, s.g_name.append,
+        s.g_stream.append, s.g_ext.append)
+    r_ts, r_dur, r_name, r_corr, r_thread = s.r_ts.append, s.r_dur.append, s.r_name.append, s.r_corr.append, s.r_thread.append
+    h_ts, h_dur, h_name, h_kind, h_thread = s.h_ts.append, s.h_dur.append, s.h_name.append, s.h_kind.append, s.h_thread.append
+    n_gpu = 0
+    n_rt = 0
+    corr_runtime = s.corr_runtime
+    thread_pid = s.thread_pid
+    dropped = s.dropped
+    ext_flops = s.ext_flops
+    n = 0
+    for ev in events:
+        n += 1
+        if type(ev) is not dict:
+            dropped["not an event object"] = dropped.get("not an event object", 0) + 1
+            continue
+        ph = ev.get("ph")
+        if ph == "X":
+            cat = ev.get("cat")
+            if type(cat) is not str:
+                cat = None
+            k = kinds.get(cat)
+            if k is None:
+                k = kinds[cat] = _cat_kind(cat)
+            if k < 0:
+                continue
+            ts = ev.get("ts")
+            if type(ts) is not float and type(ts) is not int:
+                ts = _num(ts)
+            d = ev.get("dur")
+            if type(d) is not float and type(d) is not int:
+                d = _num(d)
+            if _RUNTIME <= k <= _FRAME:
+                if k == _RUNTIME:
+                    s.runtime += 1
+                if ts is None or not 0 < ts < _MAX_US:
+                    s.host_bad_ts += 1
+                    continue
+                if d is None or not 0 <= d < _MAX_US:
+                    d = 0.0
+                tid = ev.get("tid")
+                if type(tid) is not int and type(tid) is not str:
+                    tid = _key(tid)
+                th = threads.get(tid)
+                if th is None:
+                    th = threads[tid] = len(thread_pid)
+                    thread_pid.append(_key(ev.get("pid")))
+                nm = ev.get("name")
+                if type(nm) is not str:
+                    nm = str(nm)
+                args = ev.get("args")
+                if type(args) is not dict:
+                    args = None
+                if k == _RUNTIME:
+                    nid = r_names.get(nm)
+                    if nid is None:
+                        nid = r_names[nm] = len(r_names)
+                    c = args.get("correlation") if args else None
+                    if c is not None and type(c) is not int:
+                        c = _key(c)
+                    if c is not None:
+                        corr_runtime[c] = n_rt
+                    n_rt += 1
+                    r_ts(ts)
+                    r_dur(d)
+                    r_name(nid)
+                    r_corr(c)
+                    r_thread(th)
+                    continue
+                nid = h_names.get(nm)
+                if nid is None:
+                    nid = h_names[nm] = len(h_names)
+                h_ts(ts)
+                h_dur(d)
+                h_name(nid)
+                h_kind(k - _OP)
+                h_thread(th)
+                if args:
+                    fl = args.get("flops")
+                    if fl:
+                        x = _key(args.get("External id"))
+                        fv = _num(fl)
+                        if x is not None and fv:
+                            ext_flops[x] = ext_flops.get(x, 0.0) + fv
+                continue
+            if k > 2:
+                if k == _SYNC:
+                    args = ev.get("args")
+                    if type(args) is not dict:
+                        args = {}
+                    if ev.get("name") == "Stream Wait Event" or args.get("cuda_sync_kind") == "Stream Wait Event":
+                        c = _key(args.get("correlation"))
+                        st = _key(args.get("stream"))
+                        if c is not None and st is not None:
+                            s.wait_stream[c] = st
+                elif k == _OVERHEAD:
+                    if ev.get("name") == "Lazy Function Loading":
+                        s.lazy_loads += 1
+                        s.lazy_load_us += d or 0.0
+                elif k == _DEVICE:
+                    acc = OTHER_DEVICE_CATS[cat.strip().lower()]
+                    s.other_devices[acc] = s.other_devices.get(acc, 0) + 1
+                continue
+            # GPU work
+            if ts is None or not 0 < ts < _MAX_US:
+                reason = "GPU events with a missing or non-positive timestamp"
+            elif d is None or d != d:
+                reason = "GPU events without a duration"
+            elif d < 0:
+                reason = "GPU events with a negative duration"
+            elif d >= _MAX_US:
+                reason = "GPU events with a timestamp far outside the rest of the trace"
+            else:
+                reason = None
+            if reason is not None:
+                dropped[reason] = dropped.get(reason, 0) + 1
+                continue
+            args = ev.get("args")
+            if type(args) is not dict:
+                args = {}
+            nm = ev.get("name") or "(unnamed)"
+            if type(nm) is not str:
+                nm = str(nm)
+            nid = names.get(nm)
+            if nid is None:
+                nid = names[nm] = len(names)
+            c = args.get("correlation")
+            if c is not None and type(c) is not int:
+                c = _key(c)
+            pid = _key(ev.get("pid"))
+            if c is None:
+                s.flow_key[n_gpu] = (pid, _key(ev.get("tid")), ts)
+            if k == 1:
+                b = args.get("bytes")
+                if b is not None:
+                    s.g_bytes[n_gpu] = b
+            dk = (_key(args.get("device")), pid)
+            dv = devices.get(dk)
+            if dv is None:
+                dv = devices[dk] = device_of(args, pid)
+            n_gpu += 1
+            g_dev(dv)
+            g_ts(ts)
+            g_dur(d)
+            g_kind(k)
+            g_corr(c)
+            g_name(nid)
+            g_stream(_key(args.get("stream", ev.get("tid"))))
+            g_ext(_key(args.get("External id")))
+        elif ph == "s" or ph == "f" or ph == "t":
+            cat = ev.get("cat")
+            if type(cat) is not str:
+                cat = None
+            k = kinds.get(cat)
+            if k is None:
+                k = kinds[cat] = _cat_kind(cat)
+            if k != _FLOW:
+                continue
+            fid = _key(ev.get("id"))
+            ts = _num(ev.get("ts"))
+            if fid is None or ts is None:
+                continue
+            if ph == "s":
+                s.flow_start[fid] = ts
+            else:
+                s.flow_end[(_key(ev.get("pid")), _key(ev.get("tid")), ts)] = fid
+        elif ph == "i" or ph == "I" or ph == "R":
+            nm = ev.get("name")
+            if nm == WINDOW_START or nm == WINDOW_END:
+                ts = _num(ev.get("ts"))
+                if ts and ts > 0:
+                    if nm == WINDOW_START:
+                        s.win_start = ts if s.win_start is None else min(s.win_start, ts)
+                    else:
+                        s.win_end = ts if s.win_end is None else max(s.win_end, ts)
+    s.events = n
+    return s
+
+
+__all__ = [
+    "GRAPH_LAUNCH_NAMES",
+    "MALLOC_NAMES",
+    "OTHER_DEVICE_CATS",
+    "SYNC_NAMES",
+    "WAIT_NAMES",
+    "Scan",
+    "device_of",
+    "scan",
+]

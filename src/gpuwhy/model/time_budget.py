@@ -1,0 +1,211 @@
+"""One time budget for a profiled window: where the wall time went, and the Amdahl ceiling of each fix.
+
+Pure arithmetic (no I/O). Inputs are seconds; the window is the wall time of
+the profiled part of a program. The GPU's time in the window is split into
+idle time by cause (host launch gaps, synchronisations, data loading, ...) and
+busy time by regime (compute, memory, latency, overhead-sized kernels); the
+two lists add up to the window (what no cause explains is listed as
+"unattributed", never dropped).
+
+Amdahl's law gives each fix its ceiling: removing ``r`` seconds from a window
+of ``W`` seconds speeds the window up by at most ``W / (W - r)``. Removing all
+idle time of a cause removes its seconds; a kernel at ``p`` % of its roofline
+(speed of light) can at best run in ``p`` % of its time, so a faster version
+removes ``t * (1 - p/100)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+#: Idle causes, in the words the trace analysis uses, with their remedies in order.
+IDLE_REMEDIES: dict[str, tuple[str, ...]] = {
+    "host launch gaps": (
+        "capture the steady-state step in a CUDA graph (torch.cuda.graphs / torch.compile(mode='reduce-overhead'))",
+        "fuse small ops (torch.compile) so fewer kernels are launched",
+        "raise the batch size so each launch does more work",
+    ),
+    "synchronisation": (
+        "remove host syncs from the step (.item(), .cpu(), print of a tensor, torch.cuda.synchronize)",
+        "log metrics every N steps, or accumulate on the GPU and read once",
+    ),
+    "data loading": (
+        "DataLoader(num_workers>0, pin_memory=True, persistent_workers=True) so batches are prepared ahead",
+        "move per-sample CPU work to the GPU or precompute it",
+    ),
+    "cross-stream wait": (
+        "overlap: give the waiting stream independent work, or reorder so the dependency is met earlier",
+        "check that each wait_stream/wait_event is needed",
+    ),
+    "pageable copy": (
+        "copy from pinned memory (pin_memory=True, tensor.pin_memory()) with non_blocking=True",
+    ),
+}
+
+#: Busy regimes and the remedy that raises their ceiling.
+BUSY_REMEDIES: dict[str, tuple[str, ...]] = {
+    "compute": ("lower precision on tensor cores (bf16/fp8), or fewer FLOPs (a better algorithm)",),
+    "memory": ("move fewer bytes: fuse producer and consumer, keep data in lower precision",),
+    "latency": ("more bytes in flight: larger grids, vector loads, more independent loads per thread",),
+    "overhead": ("fewer, larger kernels: fuse (torch.compile) or capture in a CUDA graph",),
+}
+
+UNATTRIBUTED = "unattributed"
+
+
+@dataclass(frozen=True)
+class Share:
+    """A part of the window: ``seconds`` and ``pct`` of the window (0-100); ``kind`` is "idle" or "busy"."""
+
+    name: str
+    kind: str
+    seconds: float
+    pct: float
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """A kernel's total time in the window (s), its regime and its % of its roof (``None``: not judged)."""
+
+    name: str
+    total_s: float
+    regime: str
+    roof_pct: float | None = None
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What removing one share of the window would give.
+
+    ``removable_s``: seconds a perfect fix removes; ``share_pct``: that as %
+    of the window; ``ceiling_x``: Amdahl's bound on the window's speed-up
+    (``inf`` when the whole window would go); ``remedies``: in order.
+    """
+
+    what: str
+    kind: str
+    removable_s: float
+    share_pct: float
+    ceiling_x: float
+    detail: str
+    remedies: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TimeBudget:
+    """The window (s), GPU busy and idle (s), the shares (idle by cause, busy by regime), the fixes by size.
+
+    ``verdict`` is the largest fix (``None`` when nothing is removable).
+    """
+
+    window_s: float
+    busy_s: float
+    idle_s: float
+    idle: tuple[Share, ...]
+    busy: tuple[Share, ...]
+    fixes: tuple[Fix, ...]
+
+    @property
+    def verdict(self) -> Fix | None:
+        return self.fixes[0] if self.fixes else None
+
+    @property
+    def shares_pct_total(self) -> float:
+        """Sum of every share's % (100 up to rounding: the shares add up to the window)."""
+        return sum(s.pct for s in self.idle + self.busy)
+
+
+def amdahl_ceiling(window_s: float, removable_s: float) -> float:
+    """Speed-up bound ``W / (W - r)`` for removing ``r`` of ``W`` seconds (``inf`` when ``r >= W``).
+
+    Raises:
+        ValueError: ``window_s`` not positive, or ``removable_s`` negative.
+    """
+    if not window_s > 0:
+        raise ValueError(f"the window must be positive, not {window_s} s")
+    if removable_s < 0:
+        raise ValueError(f"removable time must be >= 0, not {removable_s} s")
+    rest = window_s - removable_s
+    return math.inf if rest <= 0 else window_s / rest
+
+
+def _shares(parts: Mapping[str, float], kind: str, window_s: float) -> list[Share]:
+    out = []
+    for name, s in parts.items():
+        if s < 0 or not math.isfinite(s):
+            raise ValueError(f"{kind} time of {name!r} must be a finite number >= 0, not {s}")
+        if s > 0:
+            out.append(Share(name, kind, s, 100.0 * s / window_s))
+    return sorted(out, key=lambda x: -x.seconds)
+
+
+def time_budget(
+    window_s: float,
+    idle_by_cause: Mapping[str, float],
+    busy_by_regime: Mapping[str, float],
+    kernels: Iterable[KernelTime] = (),
+    *,
+    top_kernels: int = 3,
+) -> TimeBudget:
+    """The budget of a window of ``window_s`` seconds.
+
+    ``idle_by_cause`` and ``busy_by_regime`` are seconds; when they add up to
+    less than the window, the rest is an ``unattributed`` idle share; when
+    they add up to more (overlapping streams counted twice), the busy shares
+    are scaled down to fit, so the shares always add up to the window.
+    ``kernels`` with a ``roof_pct`` give one fix each (the ``top_kernels``
+    largest by removable time).
+
+    Raises:
+        ValueError: a non-positive window, or a negative or non-finite share.
+    """
+    if not (window_s > 0 and math.isfinite(window_s)):
+        raise ValueError(f"the window must be a positive number of seconds, not {window_s}")
+    idle = _shares(idle_by_cause, "idle", window_s)
+    busy = _shares(busy_by_regime, "busy", window_s)
+    total = sum(s.seconds for s in idle + busy)
+    if total > window_s * (1 + 1e-9):
+        idle_s = sum(s.seconds for s in idle)
+        room = max(window_s - idle_s, 0.0)
+        b = sum(s.seconds for s in busy)
+        scale = room / b if b > 0 else 0.0
+        busy = [Share(s.name, s.kind, s.seconds * scale, 100.0 * s.seconds * scale / window_s) for s in busy]
+    elif window_s - total > 1e-12 * window_s:
+        rest = window_s - total
+        idle.append(Share(UNATTRIBUTED, "idle", rest, 100.0 * rest / window_s))
+    idle_s = sum(s.seconds for s in idle)
+    busy_s = sum(s.seconds for s in busy)
+
+    fixes: list[Fix] = []
+    if idle_s > 0:
+        causes = ", ".join(f"{s.name} {s.pct:.0f}%" for s in idle)
+        first = idle[0].name
+        fixes.append(Fix(
+            "GPU idle time", "idle", idle_s, 100.0 * idle_s / window_s, amdahl_ceiling(window_s, idle_s),
+            f"GPU idle {100.0 * idle_s / window_s:.0f}% of the window ({causes})",
+            IDLE_REMEDIES.get(first, ()),
+        ))
+        for s in idle:
+            if s.name == UNATTRIBUTED or len(idle) == 1:
+                continue
+            fixes.append(Fix(
+                f"idle: {s.name}", "idle", s.seconds, s.pct, amdahl_ceiling(window_s, s.seconds),
+                f"{s.name}: {s.pct:.0f}% of the window", IDLE_REMEDIES.get(s.name, ()),
+            ))
+    kfix = []
+    for k in kernels:
+        if k.roof_pct is None or not k.total_s > 0:
+            continue
+        pct = min(max(k.roof_pct, 0.0), 100.0)
+        r = k.total_s * (1.0 - pct / 100.0)
+        kfix.append(Fix(
+            f"kernel {k.name}", "kernel", r, 100.0 * r / window_s, amdahl_ceiling(window_s, r),
+            f"{k.name}: {100.0 * k.total_s / window_s:.0f}% of the window, {k.regime}-bound at {k.roof_pct:.0f}% of its roof",
+            BUSY_REMEDIES.get(k.regime, ()),
+        ))
+    kfix.sort(key=lambda f: -f.removable_s)
+    fixes += kfix[:top_kernels]
+    fixes.sort(key=lambda f: -f.removable_s)
+    return TimeBudget(window_s, busy_s, idle_s, tuple(idle), tuple(busy), tuple(fixes))

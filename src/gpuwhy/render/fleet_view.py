@@ -1,0 +1,101 @@
+"""Rendering of `gpuwhy fleet summarize`: per-model spreads, outliers, failing GPUs; and its CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from rich.table import Table
+from rich.text import Text
+
+from .console import out
+from ..units import fmt_num
+
+#: Failing or warned GPUs listed one by one up to this many (then counted).
+LIST_AT_MOST = 50
+
+
+def _num(v: float | None) -> str:
+    """A figure for people: four significant digits, no cut."""
+    if v is None:
+        return "n/a"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{fmt_num(v, 4)}"
+
+
+def _pct(f: float | None) -> str:
+    return "n/a" if f is None else f"{100 * f:.1f}%"
+
+
+def render_fleet(summary) -> None:
+    """Per model a table of its figures (median, MAD, range, outliers), then the outliers by
+    host and UUID, the failing GPUs, the warned ones counted, and one summary line."""
+    con = out()
+    g = summary.gathered
+    for m in summary.models:
+        sheets = f", sheet {', '.join(m.sheets)}" if m.sheets else ""
+        t = Table(title=f"{m.model}, {m.method} runs: {m.gpus} GPU(s){sheets}", title_justify="left", pad_edge=False)
+        for col in ("figure", "GPUs", "median", "MAD", "lowest", "highest", "outliers"):
+            t.add_column(col, justify="left" if col == "figure" else "right")
+        for f in m.figures:
+            s = f.spread
+            t.add_row(f.key, str(s.n), _num(s.median), _pct(s.mad_fraction), _num(s.low), _num(s.high),
+                      str(f.outliers) if f.judged else "-")
+        con.print(t)
+        if any(not f.judged for f in m.figures):
+            con.print(Text(f"-: fewer than {summary.min_gpus} GPUs measured it, too few to call outliers", style="dim"))
+    if summary.outliers:
+        t = Table(title=f"outliers: more than {fmt_num(summary.mads, 6)} MADs and the policy's tolerance worse than their model's median",
+                  title_justify="left", pad_edge=False)
+        for col in ("host", "uuid", "figure", "value", "median", "worse", "MADs"):
+            t.add_column(col, justify="right" if col in ("value", "median", "worse", "MADs") else "left")
+        for o in summary.outliers:
+            t.add_row(o.record.host or "?", o.record.uuid or "?", o.figure, _num(o.value), _num(o.median),
+                      _pct(o.worse_fraction), "inf" if o.mads is None else f"{o.mads:.1f}")
+        con.print(t)
+    failing = summary.failing
+    if failing:
+        t = Table(title="failing GPUs (their check failed)", title_justify="left", pad_edge=False)
+        for col in ("host", "uuid", "model", "failed checks"):
+            t.add_column(col)
+        for r in failing[:LIST_AT_MOST]:
+            t.add_row(r.host or "?", r.uuid or "?", r.model, ", ".join(r.failed) or "fail")
+        con.print(t)
+        if len(failing) > LIST_AT_MOST:
+            con.print(f"... and {len(failing) - LIST_AT_MOST} more failing GPUs (see --json or --csv)")
+    warned = summary.warned
+    if warned:
+        counts: dict[str, int] = {}
+        for r in warned:
+            for c in r.warned:
+                counts[c] = counts.get(c, 0) + 1
+        con.print(f"{len(warned)} GPU(s) warned: " + ", ".join(f"{c} on {n}" + (" GPUs" if n > 1 else " GPU") for c, n in sorted(counts.items())))
+    for path, why in g.skipped[:3]:
+        con.print(Text(f"skipped {path}: {why}", style="dim"))
+    if len(g.skipped) > 3:
+        con.print(Text(f"skipped {len(g.skipped) - 3} more files that are not results (--json lists them)", style="dim"))
+    for p in summary.problems:
+        con.print(Text(p, style="bold red"))
+    dup = f", {g.duplicates} older run(s) of a GPU seen again dropped" if g.duplicates else ""
+    verdict = Text("ok", style="green") if summary.passed else Text("FAIL", style="bold red")
+    con.print(Text.assemble("fleet: ", verdict, f": {summary.gpus} GPU(s) in {len(summary.models)} group(s) from {g.files} file(s){dup}; "
+                            f"{summary.outlier_gpus} outlier GPU(s), {len(failing)} failing, {len(warned)} warned"))
+
+
+def fleet_csv(summary) -> str:
+    """One CSV row per GPU: host, uuid, model, sheet, kind, status, outlier, each figure (its key,
+    unit included, is the column name), the outlier figures, the failed and warned checks, the file."""
+    from ..check.figures import figure_order
+
+    keys = sorted({k for r in summary.gathered.records for k in r.figures}, key=figure_order)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    from ..check.fleet import method
+
+    w.writerow(["host", "uuid", "model", "sheet", "kind", "method", "status", "outlier", *keys, "outlier_figures", "failed_checks",
+                "warned_checks", "file"])
+    for r in summary.gathered.records:
+        bad = summary.outlier_figures(r)
+        w.writerow([r.host, r.uuid, r.model, r.sheet or "", r.kind, method(r), r.status or "", "yes" if bad else "no",
+                    *[repr(r.figures[k]) if k in r.figures else "" for k in keys], " ".join(bad), " ".join(r.failed),
+                    " ".join(r.warned), r.source])
+    return buf.getvalue()

@@ -1,0 +1,40 @@
+"""The cache ceilings on a real GPU (skipped without one): every kernel checked and timed, the
+levels in the order the hierarchy must show whatever the GPU (shared memory and L1 above L2,
+L2 above DRAM), shared memory within its clock-derived limit. The figures themselves are
+recorded by benchmarks/device_hierarchy.sh under docs/results/."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+
+def test_run_caches_orders_the_levels():
+    from gpuwhy.bench.cache_bandwidth import measure_caches
+    from gpuwhy.profiles import latest_profile
+
+    res = measure_caches(None)
+    l2, rw, sh, l1 = res.best("L2", "read"), res.best("L2", "read+write"), res.best("shared"), res.best("L1")
+    assert l2 and rw and sh and l1
+    prof = latest_profile(res.device.uuid, need="dram_bandwidth_gbs")
+    if prof is not None:  # after `gpuwhy bench`: the L2 beats DRAM
+        assert l2.gbs > 1.2 * prof.dram_bandwidth_gbs
+    assert sh.gbs > l2.gbs and l1.gbs > l2.gbs
+    if sh.clock_limit_gbs:
+        assert 0.3 < sh.pct_of_limit / 100 < 1.05  # never above the 128 B/clk/SM limit (5% for clock sampling)
+    assert all(r.time.cv < 0.2 for r in res.rows)
+
+
+def test_measure_judges_an_l2_resident_call_against_l2():
+    cp = pytest.importorskip("cupy")
+    import gpuwhy
+    from gpuwhy.engine.context import device_identity
+
+    _, l2 = device_identity(0)
+    ws = (l2 // 4) // 512 * 512
+    x = cp.random.random(ws // 4, dtype=cp.float32) + 0.5
+    y = cp.empty_like(x)
+    r = gpuwhy.measure(lambda: cp.multiply(x, 2.0, out=y), flops=ws // 4, bytes=2 * ws, working_set=2 * ws)
+    assert r.l2_flush_bytes == 0 and any("not flushed" in n for n in r.notes)
+    assert r.hierarchy.level == "L2"

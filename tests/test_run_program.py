@@ -1,0 +1,180 @@
+"""`gpuwhy run`: the time-budget arithmetic, the window, and running a script in-process with a fake profiler."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpuwhy.api import run_program as rp
+from gpuwhy.api.run import run_program
+from gpuwhy.errors import UsageError
+from gpuwhy.importers.trace_window import choose_window, crop
+from gpuwhy.model.time_budget import KernelTime, amdahl_ceiling, time_budget
+
+REAL = Path(__file__).parent / "fixtures" / "real"
+
+
+def test_budget_shares_add_up_and_amdahl():
+    # 10 s window: idle 4 s data loading + 2 s sync, busy 3 s -> 1 s unattributed idle.
+    b = time_budget(10.0, {"data loading": 4.0, "synchronisation": 2.0}, {"memory": 3.0},
+                    [KernelTime("k", 2.0, "memory", 50.0)])
+    assert [s.name for s in b.idle] == ["data loading", "synchronisation", "unattributed"]
+    assert b.idle_s == pytest.approx(7.0) and b.busy_s == pytest.approx(3.0)
+    assert b.shares_pct_total == pytest.approx(100.0)
+    v = b.verdict
+    assert v.what == "GPU idle time" and v.removable_s == pytest.approx(7.0)
+    assert v.ceiling_x == pytest.approx(10 / 3)  # 1 / (1 - 0.7)
+    assert v.remedies[0].startswith("DataLoader(")  # the first cause's remedies
+    k = [f for f in b.fixes if f.kind == "kernel"][0]
+    assert k.removable_s == pytest.approx(1.0)  # 2 s at 50% of the roof -> 1 s at best
+    assert k.ceiling_x == pytest.approx(10 / 9)
+    # per-cause fixes, ordered by size
+    assert [f.what for f in b.fixes] == ["GPU idle time", "idle: data loading", "idle: synchronisation", "kernel k"]
+
+
+def test_budget_overlap_scaled_and_errors():
+    b = time_budget(1.0, {"host launch gaps": 0.2}, {"memory": 0.6, "compute": 0.6})  # streams overlap
+    assert b.shares_pct_total == pytest.approx(100.0)
+    assert b.busy_s == pytest.approx(0.8)
+    assert amdahl_ceiling(2.0, 2.0) == math.inf and amdahl_ceiling(2.0, 0.0) == 1.0
+    with pytest.raises(ValueError):
+        time_budget(0.0, {}, {})
+    with pytest.raises(ValueError):
+        time_budget(1.0, {"x": -1.0}, {})
+
+
+def _trace(events):
+    return {"traceEvents": events}
+
+
+def test_window_skip_and_steps_and_crop():
+    ev = [
+        {"ph": "X", "name": "ProfilerStep#1", "ts": 0, "dur": 100, "cat": "user_annotation"},
+        {"ph": "X", "name": "ProfilerStep#2", "ts": 100, "dur": 100, "cat": "user_annotation"},
+        {"ph": "X", "name": "ProfilerStep#3", "ts": 200, "dur": 100, "cat": "user_annotation"},
+        {"ph": "X", "name": "k", "ts": 150, "dur": 100, "cat": "kernel"},
+        {"ph": "M", "name": "process_name", "args": {"name": "x"}},
+    ]
+    w = choose_window(_trace(ev), steps=2)
+    assert (w.start_us, w.end_us) == (100, 300) and "2 of 3" in w.how
+    w = choose_window(_trace(ev), skip_first_s=175e-6)
+    assert w.start_us == 175
+    c = crop(_trace(ev), w)["traceEvents"]
+    k = [e for e in c if e.get("name") == "k"][0]
+    assert (k["ts"], k["dur"]) == (175, 75)  # clipped to the window
+    assert any(e.get("ph") == "M" for e in c)
+    assert ev[3]["ts"] == 150  # the input is not changed
+    with pytest.raises(UsageError, match="only 3 steps"):
+        choose_window(_trace(ev), steps=4)
+    with pytest.raises(UsageError, match="skips the whole trace"):
+        choose_window(_trace(ev), skip_first_s=1.0)
+    with pytest.raises(UsageError, match="no ProfilerStep"):
+        choose_window(_trace(ev[3:]), steps=1)
+
+
+class FakeProfiler:
+    """Writes a real H200 trace as 'its' trace; records that it was started and stopped."""
+
+    def __init__(self, source: Path | None):
+        self.source, self.started, self.stopped = source, False, False
+
+    def start(self):
+        self.started = True
+
+    def stop(self):
+        self.stopped = True
+
+    def export(self, path):
+        if self.source is not None:
+            data = self.source.read_bytes()
+            if data[:2] == b"\x1f\x8b":
+                data = gzip.decompress(data)
+            Path(path).write_bytes(data)
+
+
+SCRIPT = """
+import sys, json, pathlib
+assert __name__ == "__main__"
+pathlib.Path(sys.argv[1]).write_text(json.dumps(sys.argv))
+sys.exit(int(sys.argv[2]))
+"""
+
+
+def test_run_python_passes_argv_main_and_exit_code(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(SCRIPT)
+    seen = tmp_path / "argv.json"
+    fake = FakeProfiler(None)
+    r = rp.run_python(["python3", str(script), str(seen), "3"], tmp_path / "t.json", profiler_factory=lambda: fake)
+    assert r.exit_code == 3 and fake.started and fake.stopped
+    assert json.loads(seen.read_text()) == [str(script), str(seen), "3"]
+    r = rp.run_python([str(script), str(seen), "0"], tmp_path / "t.json", profiler_factory=lambda: fake)
+    assert r.exit_code == 0 and r.error is None
+
+
+def test_run_python_exception_gives_1_and_restores_sys(tmp_path, capsys):
+    import sys
+
+    script = tmp_path / "boom.py"
+    script.write_text("raise ValueError('bad shape')\n")
+    argv = sys.argv[:]
+    r = rp.run_python(["python", str(script)], tmp_path / "t.json", profiler_factory=lambda: FakeProfiler(None))
+    assert r.exit_code == 1 and r.error == "ValueError: bad shape"
+    assert "Traceback" in capsys.readouterr().err  # printed as Python would
+    assert sys.argv == argv
+
+
+def test_parse_program_forms():
+    assert rp.parse_program(["python", "-m", "pkg.mod", "a"]) == (True, "pkg.mod", ["a"])
+    assert rp.parse_program(["train.py", "--lr", "1"]) == (False, "train.py", ["--lr", "1"])
+    for bad in ([], ["python"], ["python", "-c", "x"], ["./a.out"], ["python", "-m"]):
+        with pytest.raises(UsageError):
+            rp.parse_program(bad)
+
+
+def test_run_program_budget_on_a_real_trace(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text("print('hello')\n")
+    src = REAL / "trace_item_sync.json.gz"
+    r = run_program(["python", str(script)], tmp_path / "out", profiler_factory=lambda: FakeProfiler(src))
+    assert r.budget is not None and r.gpu is not None
+    assert r.budget.shares_pct_total == pytest.approx(100.0, abs=1e-6)
+    assert r.budget.window_s == pytest.approx(r.window.seconds, rel=1e-9) or r.budget.window_s >= r.gpu.span_s
+    assert r.program.trace.name == "gpuwhy-run-trace.json"
+    # a second run never overwrites the first trace
+    r2 = run_program(["python", str(script)], tmp_path / "out", profiler_factory=lambda: FakeProfiler(src))
+    assert r2.program.trace.name == "gpuwhy-run-trace-1.json"
+
+
+def test_cli_run(tmp_path, cli, monkeypatch):
+    script = tmp_path / "prog.py"
+    script.write_text(SCRIPT)
+    seen = tmp_path / "argv.json"
+    src = REAL / "trace_item_sync.json.gz"
+    monkeypatch.setattr(rp, "torch_profiler", lambda: FakeProfiler(src))
+    code, out, err = cli("run", "--out", str(tmp_path / "o"), "--", "python", str(script), str(seen), "5")
+    assert code == 4 and "exit code 5" in err and len(err.strip().splitlines()) == 1
+    assert not list((tmp_path / "o").glob("*.json"))  # nothing half-written left behind
+    code, out, err = cli("run", "--json", "--out", str(tmp_path / "o"), "--", "python", str(script), str(seen), "0")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["kind"] == "run" and doc["exit_code"] == 0
+    assert doc["budget"]["shares_pct_total"] == pytest.approx(100.0)
+    assert sum(x["seconds"] for x in doc["budget"]["idle"] + doc["budget"]["busy"]) == pytest.approx(doc["budget"]["window_s"])
+
+
+def test_cli_run_without_torch_exits_3(tmp_path, cli):
+    try:
+        import torch  # noqa: F401
+        pytest.skip("PyTorch is installed here")
+    except ImportError:
+        pass
+    script = tmp_path / "prog.py"
+    script.write_text("print(1)\n")
+    code, out, err = cli("run", "--out", str(tmp_path / "o"), "--", "python", str(script))
+    assert code == 3 and "PyTorch is not importable" in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,279 @@
+"""Counting work from shapes (`classify --gemm/--attention/--elementwise`, gpuwhy.classify(gemm=...)):
+exact counts worked by hand, GEMM alignment and tile/wave quantization, and one-line errors for bad shapes."""
+
+import json
+
+import pytest
+
+import gpuwhy
+from gpuwhy.errors import UsageError
+from gpuwhy.model.gemm_shape import alignment, gemm_advice, typical_tile, waves
+from gpuwhy.model.shapes import Attention, Elementwise, Gemm, shape_from_options
+from gpuwhy.units import parse_dimension, parse_shape
+
+MiB = 2**20
+
+
+def _doc(cli, *args):
+    code, out, err = cli("classify", *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+# ------------------------------------------------------------------ GEMM --
+
+
+def test_gemm_8192_cubed_bf16_counts_and_verdict(cli):
+    # FLOPs = 2 x 8192^3 = 2 x 549,755,813,888 = 1,099,511,627,776 (1.0995e12)
+    # bytes = (8192^2 A + 8192^2 B + 8192^2 C) x 2 B = 3 x 67,108,864 x 2 = 402,653,184
+    # intensity 2,730.7 FLOP/byte > the H200 bf16 ridge 989.5e12 / 4.8e12 = 206: compute-bound
+    doc = _doc(cli, "--gemm", "8192x8192x8192", "--dtype", "bf16", "--gpu", "H200")
+    assert doc["workload"]["flops"] == 1_099_511_627_776
+    assert doc["workload"]["bytes"] == 402_653_184
+    assert doc["regime"] == "compute"
+    assert doc["counts"]["kind"] == "gemm" and doc["counts"]["element_bytes"] == 2
+    assert doc["arithmetic_intensity"] == pytest.approx(1_099_511_627_776 / 402_653_184)
+
+
+def test_gemm_equals_the_bundled_example(cli):
+    ex = _doc(cli, "--example", "gemm-bf16-8192", "--gpu", "H200")
+    sh = _doc(cli, "--gemm", "8192x8192x8192", "--dtype", "bf16", "--gpu", "H200")
+    assert (ex["workload"]["flops"], ex["workload"]["bytes"]) == (sh["workload"]["flops"], sh["workload"]["bytes"])
+
+
+def test_gemm_batch_and_accumulate():
+    # 4 GEMMs of 128x128x64 in fp16: FLOPs 2 x 128 x 128 x 64 x 4 = 8,388,608;
+    # bytes (128x64 + 64x128 + 128x128) x 2 B x 4 = (8,192 + 8,192 + 16,384) x 8 = 262,144
+    c = Gemm(128, 128, 64, batch=4).count("fp16")
+    assert (c.flops, c.bytes) == (8_388_608, 262_144)
+    # C += A @ B also reads C: + 128 x 128 x 2 B x 4 = 131,072 more
+    assert Gemm(128, 128, 64, batch=4, accumulate=True).count("fp16").bytes == 262_144 + 131_072
+    # transposes do not matter: the count is symmetric in M and N
+    assert Gemm(100, 300, 7).count("fp32").bytes == Gemm(300, 100, 7).count("fp32").bytes
+
+
+def test_gemm_counts_are_printed(cli):
+    code, out, err = cli("classify", "--gemm", "8192x8192x8192", "--dtype", "bf16", "--gpu", "H200")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "2 x 8,192 x 8,192 x 8,192 = 1,099,511,627,776" in flat
+    assert "402,653,184 B" in flat
+
+
+def test_misaligned_dimension_is_named_with_the_nearest_size(cli):
+    doc = _doc(cli, "--gemm", "4095x4096x4096", "--dtype", "fp16", "--gpu", "H200")
+    mis = doc["shape_advice"]["misaligned"]
+    assert [m["dim"] for m in mis] == ["M"]
+    # 4095 lies between 4088 and 4096 (multiples of 8 fp16 elements, 16 bytes): 4096 is nearest
+    assert (mis[0]["down"], mis[0]["up"], mis[0]["nearest"]) == (4088, 4096, 4096)
+    code, out, _ = cli("classify", "--gemm", "4095x4096x4096", "--dtype", "fp16", "--gpu", "H200")
+    flat = " ".join(out.split())
+    assert "M = 4,095 is not a multiple of 8" in flat and "nearest aligned size is 4,096" in flat
+
+
+def test_alignment_per_dtype():
+    # 4104 = 8 x 513: aligned for fp16 (8), not for fp8 (16): 4096 and 4112 either side, 8 away each:
+    # a tie goes up (padding keeps every row)
+    assert alignment(Gemm(4104, 4096, 4096), "fp16")[1] == ()
+    mult, bad = alignment(Gemm(4104, 4096, 4096), "fp8")
+    assert mult == 16 and [(m.dim, m.down, m.up, m.nearest) for m in bad] == [("M", 4096, 4112, 4112)]
+    # 4100 is 4 above 4096 and 12 below 4112: 4096 is nearer, and padding up to 4112 is named too
+    m = alignment(Gemm(4100, 4096, 4096), "int8")[1][0]
+    assert (m.nearest, m.up) == (4096, 4112) and "pad up to 4,112" in m.sentence("int8")
+    # tf32: multiples of 4; K = 4097 -> 4096 nearer than 4100
+    mult, bad = alignment(Gemm(64, 64, 4097), "tf32")
+    assert mult == 4 and [(m.dim, m.nearest, m.up) for m in bad] == [("K", 4096, 4100)]
+    # 4099 is nearer 4100 than 4096 for tf32
+    assert alignment(Gemm(64, 64, 4099), "tf32")[1][0].nearest == 4100
+    # fp32 on CUDA cores: no tensor-core rule
+    assert alignment(Gemm(4095, 4095, 4095), "fp32") == (None, ())
+
+
+def test_wave_quantization_of_the_issue():
+    # 4,097 tiles on 132 SMs: 31 full waves (4,092 tiles) and 5 tiles in the 32nd: 5/132 = 3.8% full
+    w = waves(4097, 132)
+    assert w.waves == pytest.approx(31.0379, abs=1e-4)
+    assert w.wave_count == 32 and w.last_wave_fill == pytest.approx(5 / 132)
+    assert w.efficiency == pytest.approx(4097 / (32 * 132))
+    assert w.sentence().startswith("4,097 tiles on 132 SMs = 31.04 waves: the last wave runs 4% full")
+    assert waves(264, 132).sentence().endswith("every wave runs full")
+
+
+def test_tiles_and_waves_of_8192_cubed_on_the_h200():
+    # Hopper (cc 9.0): the stated typical tile 128x256; 8192/128 x 8192/256 = 64 x 32 = 2,048 tiles
+    # 2,048 / 132 = 15.52 waves; the 16th holds 2,048 - 15 x 132 = 68 tiles: 68/132 = 52% full
+    a = gemm_advice(Gemm(8192, 8192, 8192), "bf16", 132, "9.0")
+    assert a.tile == (128, 256) and (a.tiles_m, a.tiles_n) == (64, 32)
+    assert a.tile_efficiency == 1.0
+    assert a.waves.tiles == 2048 and a.waves.last_wave_fill == pytest.approx(68 / 132)
+    assert any("2,048 tiles on 132 SMs = 15.52 waves: the last wave runs 52% full" in line for line in a.lines)
+
+
+def test_tile_quantization_and_the_sheet_sm_count(cli):
+    # A100 SXM4 80GB: 108 SMs, cc 8.0, typical tile 128x128. M = 8200: ceil(8200/128) = 65 tiles,
+    # 65 x 128 = 8,320 rows computed for 8,200 used: 98.56% of the tiles' area is the output.
+    # Tiles 65 x 64 = 4,160 on 108 SMs = 38.52 waves, the last 56/108 = 52% full.
+    doc = _doc(cli, "--gemm", "8200x8192x4096", "--dtype", "bf16", "--gpu", "A100 SXM4 80GB")
+    a = doc["shape_advice"]
+    assert a["tile"] == [128, 128] and a["sm_count"] == 108
+    assert a["tiles_m"] == 65 and a["tiles_n"] == 64
+    assert a["tile_efficiency"] == pytest.approx(8200 / 8320)
+    assert a["waves"]["tiles"] == 4160 and a["waves"]["last_wave_fill"] == pytest.approx((4160 - 38 * 108) / 108)
+
+
+def test_tile_option_overrides_the_typical_tile(cli):
+    doc = _doc(cli, "--gemm", "8192x8192x8192", "--dtype", "bf16", "--gpu", "H200", "--tile", "256x128")
+    assert doc["shape_advice"]["tile"] == [256, 128] and doc["shape_advice"]["waves"]["tiles"] == 32 * 64
+
+
+def test_typical_tile_is_stated_per_architecture():
+    assert typical_tile("9.0")[0] == (128, 256)
+    assert typical_tile("8.0")[0] == (128, 128)
+    tile, why = typical_tile("gfx942")  # the MI300X sheet: not NVIDIA's, a default said to be assumed
+    assert tile == (128, 128) and "assumed" in why
+
+
+# ------------------------------------------------------------- attention --
+
+
+def test_attention_score_matrix_is_64_mib_in_fp32_at_4096():
+    # the syllabus: S = 4096, fp32: 4096 x 4096 x 4 B = 67,108,864 B = 64 MiB per head per layer
+    c = Attention(1, 1, 4096, 64).count("fp32")
+    assert c.figures["score_matrix_bytes_per_head"] == 64 * MiB
+    # FLOPs = 4 x 1 x 1 x 4096^2 x 64 = 4,294,967,296
+    assert c.flops == 4_294_967_296
+    # fused: Q, K, V, O each 4096 x 64 x 4 B = 1 MiB: 4 MiB; naive adds 4 x 64 MiB: 260 MiB, 65x
+    assert c.bytes == 4 * MiB
+    assert c.figures["naive_bytes"] == 260 * MiB and c.figures["naive_to_fused"] == 65
+
+
+def test_attention_cli_prints_the_score_matrix(cli):
+    code, out, err = cli("classify", "--attention", "1,1,4096,64", "--gpu", "H200")
+    assert code == 0, err
+    assert "64 MiB per head per layer" in " ".join(out.split())
+
+
+def test_causal_counts_the_visible_pairs():
+    # causal prefill of S = 4096: query i sees i + 1 keys: 4096 x 4097 / 2 = 8,390,656 pairs (about half of 16,777,216)
+    a = Attention(2, 8, 4096, 128, causal=True)
+    assert a.pairs() == 8_390_656
+    assert a.count("bf16").flops == 4 * 2 * 8 * 8_390_656 * 128
+    # the naive kernel still writes the whole score matrix
+    full = Attention(2, 8, 4096, 128).count("bf16")
+    assert a.count("bf16").figures["naive_bytes"] == full.figures["naive_bytes"]
+
+
+def test_decode_attention_with_grouped_kv_heads():
+    # a decode step: batch 8, 32 query heads, 8 KV heads, 4096 cached keys, head dim 128, bf16.
+    # One query sees every key, causal or not: pairs = 4096.
+    # FLOPs = 4 x 8 x 32 x 4096 x 128 = 536,870,912
+    # bytes = (Q + O: 2 x 8 x 32 x 1 x 128 + K + V: 2 x 8 x 8 x 4096 x 128) x 2 B = (65,536 + 67,108,864) x 2 = 134,348,800
+    c = Attention(8, 32, 4096, 128, causal=True, kv_heads=8, q_len=1).count("bf16")
+    assert c.flops == 536_870_912 and c.bytes == 134_348_800
+
+
+# ----------------------------------------------------------- elementwise --
+
+
+def test_vecadd_by_shape_equals_the_bundled_example(cli):
+    # 2^28 elements, 2 inputs, 1 output, fp32: 2^28 FLOPs, 2^28 x 3 x 4 B = 3,221,225,472 B
+    ex = _doc(cli, "--example", "vecadd", "--gpu", "H200")
+    sh = _doc(cli, "--elementwise", "2^28", "--inputs", "2", "--outputs", "1", "--gpu", "H200")
+    assert (sh["workload"]["flops"], sh["workload"]["bytes"]) == (268_435_456, 3_221_225_472)
+    assert (ex["workload"]["flops"], ex["workload"]["bytes"]) == (sh["workload"]["flops"], sh["workload"]["bytes"])
+    assert ex["regime"] == sh["regime"] == "memory"
+
+
+def test_saxpy_with_flops_per_element():
+    # y = a x + y: 2 FLOPs per output element: 2 x 2^28 = 536,870,912, as the saxpy example
+    c = Elementwise(2**28, 2, 1, 2).count("fp32")
+    assert (c.flops, c.bytes) == (536_870_912, 3_221_225_472)
+    # bf16 halves the bytes: 2^28 x 3 x 2 B
+    assert Elementwise(2**28, 2, 1).count("bf16").bytes == 1_610_612_736
+
+
+# ------------------------------------------------------------ Python API --
+
+
+def test_python_api_takes_the_same_shapes():
+    r = gpuwhy.classify(gemm="8192x8192x8192", dtype="bf16", gpu="H200")
+    assert r.counts.flops == 1_099_511_627_776 and r.verdict.regime == "compute"
+    r = gpuwhy.classify(gemm=(4095, 4096, 4096), dtype="fp16", gpu="H200", tile=(128, 128))
+    assert r.shape_advice.tile == (128, 128) and r.shape_advice.misaligned[0].dim == "M"
+    r = gpuwhy.classify(attention=(1, 1, 4096, 64), gpu="H200")
+    assert r.counts.figures["score_matrix_bytes_per_head"] == 64 * MiB
+    r = gpuwhy.classify(elementwise="2^28", inputs=2, outputs=1, gpu="H200")
+    assert r.verdict.workload.bytes == 3_221_225_472
+
+
+@pytest.mark.parametrize("kw", [
+    dict(gemm="8192x8192"),
+    dict(gemm="8x8x8", flops=1e9, bytes=1e6),
+    dict(gemm="8x8x8", causal=True),
+    dict(attention=(1, 2, 3, 0)),
+    dict(elementwise=10),
+    dict(gemm="8x8x8", colour="red"),
+    dict(attention="1,1,8,8", tile=(128, 128)),
+])
+def test_python_api_bad_shapes_raise_usage_error(kw):
+    with pytest.raises(UsageError):
+        gpuwhy.classify(gpu="H200", **kw)
+
+
+# ------------------------------------------------------------- bad input --
+
+
+@pytest.mark.parametrize("args", [
+    ["--gemm", "8192x8192"],
+    ["--gemm", "8192x8192x8192x2"],
+    ["--gemm", "0x8192x8192"],
+    ["--gemm", "-1x8192x8192"],
+    ["--gemm", "8192x8192x1.5"],
+    ["--gemm", "axbxc"],
+    ["--gemm", "8192xx8192"],
+    ["--gemm", "8192x8192x2^60"],
+    ["--gemm", "8x8x8", "--batch", "0"],
+    ["--gemm", "8x8x8", "--tile", "128"],
+    ["--gemm", "8x8x8", "--causal"],
+    ["--gemm", "8x8x8", "--attention", "1,1,8,8"],
+    ["--gemm", "8x8x8", "--flops", "1T", "--bytes", "1GB"],
+    ["--gemm", "8x8x8", "--example", "vecadd"],
+    ["--tile", "128x128", "--flops", "1T", "--bytes", "1GB"],
+    ["--attention", "1,32,4096"],
+    ["--attention", "1,32,0,128"],
+    ["--attention", "1,32,4096,-128"],
+    ["--attention", "1,32,64,64", "--kv-heads", "5"],
+    ["--attention", "1,4,64,64", "--q-len", "65"],
+    ["--attention", "1,4,64,64", "--inputs", "2"],
+    ["--elementwise", "0", "--inputs", "2", "--outputs", "1"],
+    ["--elementwise", "2.5", "--inputs", "2", "--outputs", "1"],
+    ["--elementwise", "2^28"],
+    ["--elementwise", "2^28", "--inputs", "-1", "--outputs", "1"],
+    ["--elementwise", "2^28", "--inputs", "2", "--outputs", "0"],
+    ["--elementwise", "2^28", "--inputs", "2", "--outputs", "1", "--flops-per-element", "0"],
+    ["--causal", "--flops", "1T", "--bytes", "1GB"],
+])
+def test_bad_shapes_exit_2_with_one_line(cli, args):
+    code, out, err = cli("classify", *args, "--gpu", "H200")
+    assert code == 2, (out, err)
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpuwhy: error: ") and "Traceback" not in err
+
+
+def test_dimension_parser():
+    assert parse_dimension("2^28", "N") == 2**28 == parse_dimension("2**28", "N")
+    assert parse_dimension("4096", "M") == 4096 and parse_dimension(64, "M") == 64
+    assert parse_shape("8192×4096X1024", ("M", "N", "K"), "x", "--gemm", "") == (8192, 4096, 1024)
+    assert parse_shape(" 1, 32 ,4096,128 ", ("B", "H", "S", "D"), ",", "--attention", "") == (1, 32, 4096, 128)
+    for bad in ("0", "-3", "1.5", "x", "0^3", "2^54", True):
+        with pytest.raises(UsageError):
+            parse_dimension(bad, "N")
+
+
+def test_shape_options_refuse_mixtures():
+    assert shape_from_options() is None
+    with pytest.raises(UsageError, match="goes with --gemm"):
+        shape_from_options(attention="1,1,8,8", batch="2")
+    with pytest.raises(UsageError, match="one shape"):
+        shape_from_options(gemm="8x8x8", elementwise="8")
