@@ -26,7 +26,7 @@ FIX = ROOT / "tests" / "fixtures"
 
 def _env(src: Path, **extra) -> dict:
     e = dict(os.environ)
-    e.update(PYTHONPATH=str(src), COLUMNS="120", GPUWHY_NO_CACHE="1", **extra)
+    e.update(PYTHONPATH=str(src), COLUMNS="120", GPUWHY_NO_CACHE="1", PYTHONDONTWRITEBYTECODE="1", **extra)
     return e
 
 

@@ -55,6 +55,14 @@ def run_cli(*args: str, env: dict | None = None, cwd: str | None = None):
     return subprocess.run([sys.executable, "-m", "gpuwhy", *args], capture_output=True, text=True, env=e, cwd=cwd, timeout=120)
 
 
+def one_line(code: int, err: str, want: int = 2) -> str:
+    """The one stderr line of a failed command, once the exit code is ``want`` and no traceback came."""
+    assert code == want, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
 @pytest.fixture
 def cli():
     """In-process CLI runner: cli(*args) -> (exit_code, stdout, stderr)."""

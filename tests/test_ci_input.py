@@ -10,18 +10,12 @@ import os
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, one_line
 from gpuwhy.errors import UsageError
 from gpuwhy.inputs import JSON_SLAB, loads_json, read_json
 
 FIX = ROOT / "tests" / "fixtures"
 
-
-def _one_line(code, err, want=2):
-    assert code == want, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 @pytest.fixture
@@ -44,7 +38,7 @@ def test_hostile_input_binary_file_is_one_line_from_its_first_bytes(cli, junk, t
     ok = tmp_path / "obs.json"
     ok.write_text(json.dumps([{"device": "NVIDIA H200", "launch_overhead_us": 4.0}]))
     argv = [a.format(f=binary, tmp=tmp_path, ok=ok) for a in args]
-    line = _one_line(*cli(*argv)[::2])
+    line = one_line(*cli(*argv)[::2])
     assert "binary file" in line and "junk.bin" in line
 
 
@@ -52,7 +46,7 @@ def test_hostile_input_binary_file_is_one_line_from_its_first_bytes(cli, junk, t
                                   ["report", "--out", "{tmp}/r.html", "--probe", "{f}"]], ids=lambda a: a[0])
 def test_hostile_input_text_that_is_not_json_is_refused_by_its_first_bytes(cli, junk, tmp_path, args):
     _, text = junk
-    line = _one_line(*cli(*[a.format(f=text, tmp=tmp_path) for a in args])[::2])
+    line = one_line(*cli(*[a.format(f=text, tmp=tmp_path) for a in args])[::2])
     assert "is not JSON (it starts with 'hello, this is not json')" in line
 
 
@@ -86,7 +80,7 @@ def test_file_vs_folder_messages_say_which(cli, tmp_path, args, needle):
     f.write_text("x")
     d = tmp_path / "a_folder"
     d.mkdir()
-    line = _one_line(*cli(*[a.format(file=f, dir=d, tmp=tmp_path) for a in args])[::2])
+    line = one_line(*cli(*[a.format(file=f, dir=d, tmp=tmp_path) for a in args])[::2])
     assert needle in line
 
 
@@ -97,14 +91,14 @@ def test_report_overwrite_guard_refuses_appended_reports_and_symlinks(cli, tmp_p
     assert cli("report", "--out", str(out), "--gpu", "H200")[0] == 0  # its own report is replaced
     with open(out, "a") as fh:
         fh.write("<p>my notes, added by hand</p>\n")
-    line = _one_line(*cli("report", "--out", str(out), "--gpu", "H200")[::2])
+    line = one_line(*cli("report", "--out", str(out), "--gpu", "H200")[::2])
     assert "has been changed since" in line
     assert "my notes" in out.read_text()
     mine = tmp_path / "mine.html"
     mine.write_text("<html>mine</html>\n")
     link = tmp_path / "link.html"
     link.symlink_to(mine)
-    line = _one_line(*cli("report", "--out", str(link), "--gpu", "H200")[::2])
+    line = one_line(*cli("report", "--out", str(link), "--gpu", "H200")[::2])
     assert "symbolic link" in line and mine.read_text() == "<html>mine</html>\n"
 
 
@@ -116,4 +110,4 @@ def test_junit_overwrite_guard_is_the_same_guard(cli, tmp_path):
     assert cli("check", "--recorded", str(rec), "--junit", str(junit))[0] == 0
     with open(junit, "a") as fh:
         fh.write("<!-- mine -->\n")
-    assert "has been changed since" in _one_line(*cli("check", "--recorded", str(rec), "--junit", str(junit))[::2])
+    assert "has been changed since" in one_line(*cli("check", "--recorded", str(rec), "--junit", str(junit))[::2])

@@ -244,6 +244,22 @@ def _value(s: str, i: int, dec: json.JSONDecoder, depth: int) -> tuple[Any, int]
         raise json.JSONDecodeError("Expecting value", s, exc.value) from None
 
 
+def _next_item(s: str, i: int, close: str) -> int:
+    """After a member or element ending at ``i``: the start of the next one, or minus the index
+    just past ``close`` when the container ends there.
+
+    Raises:
+        json.JSONDecodeError: neither a comma nor ``close`` follows.
+    """
+    i = _WS.match(s, i).end()
+    c = s[i:i + 1]
+    if c == close:
+        return -(i + 1)
+    if c != ",":
+        raise json.JSONDecodeError("Expecting ',' delimiter", s, i)
+    return _WS.match(s, i + 1).end()
+
+
 def _object(s: str, i: int, dec: json.JSONDecoder, depth: int) -> tuple[dict, int]:
     out: dict = {}
     i = _WS.match(s, i + 1).end()
@@ -258,13 +274,9 @@ def _object(s: str, i: int, dec: json.JSONDecoder, depth: int) -> tuple[dict, in
             raise json.JSONDecodeError("Expecting ':' delimiter", s, i)
         i = _WS.match(s, i + 1).end()
         out[key], i = _value(s, i, dec, depth + 1)
-        i = _WS.match(s, i).end()
-        c = s[i:i + 1]
-        if c == "}":
-            return out, i + 1
-        if c != ",":
-            raise json.JSONDecodeError("Expecting ',' delimiter", s, i)
-        i = _WS.match(s, i + 1).end()
+        i = _next_item(s, i, "}")
+        if i < 0:
+            return out, -i
 
 
 def _array(s: str, i: int, dec: json.JSONDecoder, depth: int) -> tuple[list, int]:
@@ -287,10 +299,6 @@ def _array(s: str, i: int, dec: json.JSONDecoder, depth: int) -> tuple[list, int
                 pass
         value, i = _value(s, i, dec, depth + 1)
         out.append(value)
-        i = _WS.match(s, i).end()
-        c = s[i:i + 1]
-        if c == "]":
-            return out, i + 1
-        if c != ",":
-            raise json.JSONDecodeError("Expecting ',' delimiter", s, i)
-        i = _WS.match(s, i + 1).end()
+        i = _next_item(s, i, "]")
+        if i < 0:
+            return out, -i
