@@ -205,11 +205,11 @@ def load_baseline(path: str) -> Baseline:
         UsageError: the file is missing, not a regular file, too large, not JSON, or
             not one of the documents a baseline may be, or it holds no GPU.
     """
-    from ..inputs import read_input_text
+    from ..inputs import loads_json, read_input_text
 
     text = read_input_text(path, WHAT)
     try:
-        doc = json.loads(text)
+        doc = loads_json(text)
     except ValueError as exc:
         raise UsageError(f"--baseline {path!r} is not JSON ({exc}); pass {WHAT}") from None
     try:
