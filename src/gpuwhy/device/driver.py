@@ -316,6 +316,9 @@ def load_nvrtc():
         from ..errors import gpu_packages_missing
 
         raise gpu_packages_missing("cuda-bindings") from None
+    except Exception as exc:  # a broken install: the module is there but does not load
+        raise NoDeviceError(f"cuda-bindings' NVRTC module does not load ({type(exc).__name__}: {exc}); "
+                            f"reinstall it: pip install --force-reinstall cuda-bindings {nvrtc_package()}") from None
     try:
         mod.nvrtcVersion()
     except Exception as exc:
