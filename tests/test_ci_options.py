@@ -22,6 +22,7 @@ EXTERNAL = {
     "--metrics", "--page", "--print-units", "--query-metrics", "--kernel-name", "--clock-control",  # ncu
     "--import", "--set", "--section",  # ncu
     "--cap-add",  # docker
+    "--force-reinstall",  # pip
     "--gpu-architecture",  # NVRTC
     "--format",  # nvidia-smi
     "--epochs",  # the user's own program in an example (gpuwhy run -- python train.py --epochs 1)
