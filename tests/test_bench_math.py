@@ -37,7 +37,7 @@ def test_sweep_sizes_are_geometric_from_1k_to_256m():
     assert all(b == 2 * a for a, b in zip(s, s[1:]))
     assert len(s) == 19
     assert M.sweep_sizes(10, 100, 3) == [10, 30, 90]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="need 1 <= lo <= hi and factor >= 2"):
         M.sweep_sizes(0, 10)
 
 
@@ -131,8 +131,8 @@ def test_summarize():
     assert one.cv == 0.0 and one.median_s == 5e-6
     half = m.scaled(2)
     assert half.median_s == 1.25 and half.cv == m.cv
-    for bad in ([], [float("nan")], [-1.0]):
-        with pytest.raises(ValueError):
+    for bad, msg in (([], "no timing samples"), ([float("nan")], r"bad timing sample in \[nan\]"), ([-1.0], r"bad timing sample in \[-1.0\]")):
+        with pytest.raises(ValueError, match=msg):
             summarize(bad)
 
 
@@ -151,7 +151,7 @@ def test_launch_shapes():
     naive = cases["vecadd-naive"]
     assert naive.launch_shapes(1000003, 4, 132, 8) == [(3907, 256)]  # one element per thread
     assert naive.launch_shape(1, 4, 132, 8) == (1, 256)
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match=r"uses a 32-bit index .*n=2147483648 must be < 2\^31"):
         naive.launch_shape(2**31, 4, 132, 8)
     vec = cases["copy-vec16"]
     # one block per chunk of 256 x 1 vectors first, then a persistent grid of 4 waves
@@ -266,7 +266,7 @@ def test_profile_round_trip_and_latest(tmp_path):
     assert latest_profile("GPU-other", tmp_path) is None
     (tmp_path / "GPU-abc" / "broken.json").write_text("{not json")
     assert len(list_profiles("GPU-abc", tmp_path)) == 2
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="profile lacks \'uuid\'"):
         DeviceProfile.from_dict({"name": "x"})
     assert math.isclose(DeviceProfile.from_dict({**old.to_dict(), "future_field": 1}).launch_overhead_s, 2.5e-6)
 

@@ -60,7 +60,7 @@ def test_every_mode_has_a_view_and_a_json_kind():
         module, function = m.view.split(":")
         assert callable(getattr(importlib.import_module(f"gpuwhy.render.{module}"), function)), m.name
         assert m.json_kind.startswith("bench") and modes.mode(m.name) is m
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="nope"):
         modes.mode("nope")
 
 

@@ -1,10 +1,10 @@
 """The mixed-intensity sweep on a real GPU (skipped where there is none).
 
-Bounds are loose on purpose (any NVIDIA GPU, any clock, shared machines): the sweep must
-check its kernels, never beat its own roofline by more than measurement noise, reach most of
-the bandwidth roof at the low end and most of the compute ceiling at the high end, and find a
-bend near the ceilings' ridge. The figures themselves are recorded by the benchmark run under
-docs/results/, not asserted here.
+The sweep must check its kernels, never beat its own roofline by more than measurement noise,
+reach 75% of the bandwidth roof at the low end and 90% of the compute ceiling at the high end,
+and find its bend within 30% of the ceilings' ridge. On the H200 (docs/results/2026-11-29-h200.md)
+the low end reached about 87% of the bandwidth, 1024 FLOP/byte 98% of the peak, and the fitted
+ridge was 15.0 FLOP/byte against 14.4 from the ceilings: a kernel several times too slow fails.
 """
 
 from __future__ import annotations
@@ -49,18 +49,17 @@ def test_low_end_is_memory_bound_and_high_end_compute_bound(sweep):
     c = sweep.curve("fp32")
     lo, hi = c.points[0], c.points[-1]
     assert lo.intensity <= 0.2 and hi.intensity >= 900
-    if c.bandwidth:
-        assert lo.achieved_bandwidth >= 0.6 * c.bandwidth, lo.achieved_bandwidth / c.bandwidth
-    if c.peak_flops:
-        assert hi.achieved_flops >= 0.8 * c.peak_flops, hi.achieved_flops / c.peak_flops
+    assert c.bandwidth and c.peak_flops, "the sweep has no ceilings to compare against"
+    assert lo.achieved_bandwidth >= 0.75 * c.bandwidth, lo.achieved_bandwidth / c.bandwidth
+    assert hi.achieved_flops >= 0.9 * c.peak_flops, hi.achieved_flops / c.peak_flops
     assert hi.achieved_flops > 50 * lo.achieved_flops
 
 
 def test_empirical_ridge_is_near_the_ceilings_ridge(sweep):
     c = sweep.curve("fp32")
     assert c.fit.ridge is not None, c.fit.note
-    if c.model_ridge:
-        assert c.model_ridge / 3 <= c.fit.ridge <= c.model_ridge * 3, (c.fit.ridge, c.model_ridge)
+    assert c.model_ridge, "no ridge from the ceilings"
+    assert 0.7 * c.model_ridge <= c.fit.ridge <= 1.3 * c.model_ridge, (c.fit.ridge, c.model_ridge)
     assert c.fit.knee is None or c.fit.knee >= c.fit.ridge / 2
 
 

@@ -110,8 +110,14 @@ def test_a_gpu_without_the_dtype_gets_a_row_not_a_crash():
 
 
 def test_parse_cost_list_errors():
-    for bad in ("", "H100", "H100=abc", "H100=-2", "=3"):
-        with pytest.raises(UsageError):
+    for bad, msg in (
+        ("", "--cost '' lists no price"),
+        ("H100", "--cost item 'H100' is not GPU=USD_PER_HOUR"),
+        ("H100=abc", "--cost price 'abc' for 'H100' is not a number of USD per hour"),
+        ("H100=-2", "--cost price for 'H100' must be a number of USD per hour above zero, got '-2'"),
+        ("=3", "--cost item '=3' is not GPU=USD_PER_HOUR"),
+    ):
+        with pytest.raises(UsageError, match=msg):
             parse_cost_list(bad)
     with pytest.raises(UsageError, match="not among the GPUs compared"):
         assign_costs(parse_cost_list("B200=6"), ["H100 SXM"], LIB.match)

@@ -47,6 +47,14 @@ def test_run_compute_reports_rates_beside_peaks(ctx):
         assert "pct_of_clock_peak" in d and "sm_clock_mhz" in d
     fp32 = [r for r in measured if r.precision == "fp32"][0]
     assert fp32.sm_clock_mhz is None or fp32.sm_clock_mhz > 100
+    # FP32 FMA at 90% of SMs x lanes x 2 x the sampled clock or more (the H200: 98.8%, docs/results/2026-11-29-h200.md)
+    assert fp32.clock_peak_tflops, "no clock peak: the SM clock or the FP32 rate per SM is unknown"
+    assert fp32.pct_of_clock_peak >= 90.0, fp32.pct_of_clock_peak
+    # the fastest bf16 kernel at 60% of the sheet's dense peak or more (the H200's wgmma: 864-916 of 989.5 TFLOP/s)
+    bf16 = [r for r in measured if r.precision == "bf16"]
+    if bf16 and bf16[0].sheet_peak_tflops:
+        best = max(bf16, key=lambda r: r.tflops)
+        assert best.tflops >= 0.6 * best.sheet_peak_tflops, (best.kernel, best.tflops)
 
 
 def test_hopper_wgmma_beats_mma_sync(ctx):

@@ -17,6 +17,7 @@ import re
 import numpy as np
 import pytest
 
+from conftest import nvrtc_available
 from gpuwhy.archs import parse_arch
 
 from gpuwhy.bench import compute as C
@@ -30,17 +31,7 @@ MMA_KERNELS = {"mma_fp16_f32", "mma_bf16_f32", "mma_tf32_f32", "mma_int8_s32"}
 WGMMA_KERNELS = {C.wgmma_kernel_name(p, a, s) for p in C.TENSOR_PRECISIONS for a in ("ss", "rs") for s in C.WG_SHAPES}
 
 
-def _nvrtc_ok() -> bool:
-    try:
-        from gpuwhy.engine.compile import nvrtc_version
-
-        nvrtc_version()
-        return True
-    except Exception:
-        return False
-
-
-needs_nvrtc = pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not loadable")
+needs_nvrtc = pytest.mark.skipif(not nvrtc_available()[0], reason=f"NVRTC not loadable: {nvrtc_available()[1]}")
 
 
 # ---------------------------------------------------------------- compile --
@@ -48,12 +39,10 @@ needs_nvrtc = pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not loadable")
 
 @needs_nvrtc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"])
-def test_fma_and_mma_compile(arch):
-    from gpuwhy.engine.compile import compile_file
-
-    fma = compile_file("compute_fma.cu", arch, use_cache=False)
+def test_fma_and_mma_compile(arch, compiled):
+    fma = compiled("compute_fma.cu", arch)
     assert fma.cubin[:4] == b"\x7fELF" and set(fma.kernel_names) == FMA_KERNELS
-    mma = compile_file("compute_mma.cu", arch, use_cache=False)
+    mma = compiled("compute_mma.cu", arch)
     want = set(MMA_KERNELS)
     if parse_arch(arch).major_minor >= (8, 9):
         want.add("mma_fp8_f32")
@@ -61,10 +50,8 @@ def test_fma_and_mma_compile(arch):
 
 
 @needs_nvrtc
-def test_wgmma_compiles_for_sm90a_with_every_variant():
-    from gpuwhy.engine.compile import compile_file
-
-    mod = compile_file("compute_wgmma.cu", "sm_90a", use_cache=False)
+def test_wgmma_compiles_for_sm90a_with_every_variant(compiled):
+    mod = compiled("compute_wgmma.cu", "sm_90a")
     assert mod.arch == "sm_90a"
     assert set(mod.kernel_names) == WGMMA_KERNELS
     # ptxas says so when it serialises the wgmma pipeline ("wgmma.mma_async instructions are
@@ -74,10 +61,8 @@ def test_wgmma_compiles_for_sm90a_with_every_variant():
 
 @needs_nvrtc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100", "sm_120"])
-def test_wgmma_source_builds_a_stub_elsewhere(arch):
-    from gpuwhy.engine.compile import compile_file
-
-    mod = compile_file("compute_wgmma.cu", arch, use_cache=False)
+def test_wgmma_source_builds_a_stub_elsewhere(arch, compiled):
+    mod = compiled("compute_wgmma.cu", arch)
     assert mod.kernel_names == ("wgmma_needs_sm_90a",)
 
 
@@ -144,11 +129,8 @@ def test_wgmma_knobs():
 
 
 @needs_nvrtc
-def test_wgmma_knob_build_holds_one_precision():
-    from gpuwhy.engine.compile import compile_file
-
-    mod = compile_file("compute_wgmma.cu", "sm_90a", defines={"WG_PASSES": 2, "WG_INFLIGHT": -1, "WG_PRECISIONS": 1},
-                       use_cache=False)
+def test_wgmma_knob_build_holds_one_precision(compiled):
+    mod = compiled("compute_wgmma.cu", "sm_90a", defines={"WG_PASSES": 2, "WG_INFLIGHT": -1, "WG_PRECISIONS": 1})
     assert set(mod.kernel_names) == {k for k in WGMMA_KERNELS if k.startswith("wgmma_bf16_")}
     assert "serialized" not in mod.log
 
@@ -222,7 +204,7 @@ def test_clock_helpers():
     assert C.calibrate_iters(64, 1e-12, 0.03) == 2**31 - 1
     assert C.calibrate_iters(64, 0.0, 0.03) == 64
     assert parse_arch("sm_90a").major_minor == (9, 0) and parse_arch("sm_120").major_minor == (12, 0)
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="architecture \'compute_90\' is not an SM architecture"):
         parse_arch("compute_90")
 
 
@@ -251,9 +233,9 @@ def test_select_cases_by_arch():
     assert len(allv) == 6 and len({c.label for c in allv}) == 6
     assert all(c.warpgroups <= C.WG_MAX_WARPGROUPS[c.a_src] for c in allv)
     assert [c.precision for c in C.select_cases("sm_90", ["fp32"])] == ["fp32"]
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="unknown precision \'fp7\'"):
         C.select_cases("sm_90", ["fp7"])
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="variants \'some\' must be \'default\' or \'all\'"):
         C.select_cases("sm_90", variants="some")
 
 
@@ -316,7 +298,7 @@ def test_swizzle_roundtrip_and_pattern():
     assert np.array_equal(flat[:128], rows[0])
     assert np.array_equal(flat[128 + 16:128 + 32], rows[1, :16])
     assert np.array_equal(flat[9 * 128 + 16:9 * 128 + 32], rows[9, :16])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="need rows of 128 bytes, got shape \\(4, 64\\)"):
         C.swizzle_128b(np.zeros((4, 64), np.uint8))
 
 
@@ -539,7 +521,7 @@ def test_fma_verify_against_emulated_kernel(prec):
     msg = case.verify(ctx, case.kernel, 1, 64, np.random.default_rng(5))
     assert "rel err" in msg
     bad = FakeCtx(corrupt=lambda a: a * 0 if a.dtype != np.uint32 else a ^ np.uint32(0x4000))
-    with pytest.raises(MeasurementError):
+    with pytest.raises(MeasurementError, match="gave a wrong result: relative error"):
         case.verify(bad, case.kernel, 1, 64, np.random.default_rng(5))
 
 
@@ -553,7 +535,7 @@ def test_mma_verify_against_emulated_kernel(prec):
         b[:, [0, 1]] = b[:, [1, 0]]
         return b.reshape(a.shape)
 
-    with pytest.raises(MeasurementError):
+    with pytest.raises(MeasurementError, match="gave a wrong result: relative error"):
         case.verify(FakeCtx(corrupt=swap), case.kernel, 1, 64, np.random.default_rng(6))
 
 
@@ -563,7 +545,7 @@ def test_mma_verify_against_emulated_kernel(prec):
 def test_wgmma_verify_against_emulated_kernel(prec, src, shape):
     case = C.WgmmaCase(prec, C.wgmma_kernel_name(prec, src, shape), src, shape, 1)
     assert "rel err" in case.verify(FakeCtx(), case.kernel, 1, 128, np.random.default_rng(7))
-    with pytest.raises(MeasurementError):
+    with pytest.raises(MeasurementError, match="gave a wrong result: relative error"):
         case.verify(FakeCtx(corrupt=lambda a: a[::-1].copy()), case.kernel, 1, 128, np.random.default_rng(7))
 
 

@@ -19,17 +19,12 @@ MEMORY_KERNELS = {
 } | {"fill_random_f32", "fill_random_f64"}
 
 
-@pytest.fixture(scope="module")
-def shared_cache(tmp_path_factory):
-    """One cache folder for the module, so each (source, arch) compiles once."""
-    return tmp_path_factory.mktemp("xdg-cache")
-
-
 @pytest.fixture
-def cache(shared_cache, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(shared_cache))
+def cache(kernel_cache, monkeypatch):
+    """The session's cubin cache (conftest.kernel_cache): kernels the compile tests built are not built again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(kernel_cache))
     monkeypatch.delenv("GPUWHY_NO_CACHE", raising=False)
-    return shared_cache
+    return kernel_cache
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -93,7 +88,7 @@ def test_arch_parsing():
     assert cc_suffix("120") == (120, "")
     assert cc_suffix("8.9") == (89, "")
     for bad in ("compute_90", "sm_9", "hopper", ""):
-        with pytest.raises(UsageError):
+        with pytest.raises(UsageError, match="is not an SM architecture"):
             parse_arch(bad)
 
 
@@ -132,9 +127,9 @@ def test_arch_specific_source_also_builds_the_a_target(tmp_path, monkeypatch):
 
 
 def test_cubin_kernels_rejects_non_elf():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a 64-bit little-endian ELF cubin"):
         C.cubin_kernels(b"// PTX text")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a CUDA ELF cubin"):
         C.cubin_sm(b"\x7fELF" + b"\0" * 60)
 
 

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+from conftest import nvrtc_available
 from gpuwhy.bench import latency as LT
 from gpuwhy.errors import MeasurementError
 from gpuwhy.model.littles_law import course_example, littles_law
@@ -73,9 +74,9 @@ def test_chain_addresses_follow_the_order():
     nodes = order * LT.STRIDE_ELEMS
     assert np.array_equal(arr[nodes], (base + nxt[nodes] * LT.ELEM_BYTES).astype(np.uint64))
     assert len(walk(nxt)) == 100
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="100 nodes at a stride of 16 do not fit in 1584 elements"):
         LT.cycle_from_order(order, 99 * LT.STRIDE_ELEMS, LT.STRIDE_ELEMS)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="nodes=0 must be >= 1"):
         LT.chase_order(0, rng)
 
 
@@ -89,7 +90,7 @@ def test_latency_sizes_for_the_h200():
     assert per_octave(32 * MIB, 64 * MIB) == 8  # and at the near/far L2 and DRAM edges
     assert per_octave(1 * MIB, 2 * MIB) == 2  # sparse between
     assert 55 <= len(s) <= 80
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="l2_bytes=0 must be positive"):
         LT.latency_sizes(0)
 
 
@@ -170,8 +171,13 @@ def test_a_flat_curve_is_one_level_and_bad_input_is_refused():
     sizes = LT.latency_sizes(4 * MIB)
     levels = LT.detect_levels(sizes, np.full(len(sizes), 100e-9), l2_bytes=4 * MIB)
     assert len(levels) == 1 and levels[0].points == len(sizes) and levels[0].name == "L2"
-    for bad in (([1, 2], [1.0]), ([1], [1.0]), ([1, 2], [1.0, -1.0]), ([1, 2], [1.0, float("nan")])):
-        with pytest.raises(ValueError):
+    for bad, msg in (
+        (([1, 2], [1.0]), "sizes and latencies must be 1-D and of equal length"),
+        (([1], [1.0]), "need at least 2 points"),
+        (([1, 2], [1.0, -1.0]), "sizes and latencies must be positive and finite"),
+        (([1, 2], [1.0, float("nan")]), "sizes and latencies must be positive and finite"),
+    ):
+        with pytest.raises(ValueError, match=msg):
             LT.detect_levels(*bad)
 
 
@@ -210,33 +216,28 @@ def test_littles_law_for_an_h200_and_bad_inputs():
     assert ll.bytes_in_flight_per_sm == pytest.approx(4300e9 * 600e-9 / 132)
     assert ll.need(4).threads_per_sm == pytest.approx(4300e9 * 600e-9 / 132 / 4) and not ll.need(4).reachable
     assert ll.need(16).reachable and ll.need(8).threads_per_sm == pytest.approx(ll.need(16).threads_per_sm * 2)
-    for bad in ((0, 1e-6, 1, 1), (1.0, -1, 1, 1), (1.0, 1e-6, 0, 1), (1.0, 1e-6, 1, 1.5), (float("inf"), 1e-6, 1, 1)):
-        with pytest.raises(ValueError):
+    for bad, msg in (
+        ((0, 1e-6, 1, 1), "bandwidth_gbs=0 must be a positive number"),
+        ((1.0, -1, 1, 1), "latency_s=-1 must be a positive number"),
+        ((1.0, 1e-6, 0, 1), "sm_count=0 must be a whole number >= 1"),
+        ((1.0, 1e-6, 1, 1.5), "max_threads_per_sm=1.5 must be a whole number >= 1"),
+        ((float("inf"), 1e-6, 1, 1), "bandwidth_gbs=inf must be a positive number"),
+    ):
+        with pytest.raises(ValueError, match=msg):
             littles_law(*bad)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bytes_per_thread=\\(0,\\) must be whole numbers >= 1"):
         littles_law(1.0, 1e-6, 1, 1, bytes_per_thread=(0,))
 
 
 # ------------------------------------------------------------- kernels ----
 
 
-def _nvrtc_ok() -> bool:
-    try:
-        from gpuwhy.engine.compile import nvrtc_version
-
-        nvrtc_version()
-        return True
-    except Exception:
-        return False
-
-
-@pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not loadable")
+@pytest.mark.skipif(not nvrtc_available()[0], reason=f"NVRTC not loadable: {nvrtc_available()[1]}")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"])
-def test_latency_kernels_compile_to_cubins(arch, tmp_path, monkeypatch):
-    from gpuwhy.engine.compile import compile_file, cubin_sm
+def test_latency_kernels_compile_to_cubins(arch, compiled):
+    from gpuwhy.engine.compile import cubin_sm
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    mod = compile_file("latency.cu", arch, use_cache=False)
+    mod = compiled("latency.cu", arch)
     assert mod.cubin[:4] == b"\x7fELF" and cubin_sm(mod.cubin) == int(arch[3:])
     assert set(mod.kernel_names) == {"chase_ca", "chase_cg", "touch_nodes"} == set(LT.KERNELS.values()) | {LT.TOUCH_KERNEL}
 

@@ -129,7 +129,7 @@ def test_largest_batch_that_fits_beside_the_weights():
     # Llama-3 8B bf16 on 141 GB: (141e9 - 16.06e9) / 1 GiB per 8192-token sequence = 116.4
     assert max_batch_fit(8_030_261_248 * 2, 2**30, 141e9) == 116
     assert max_batch_fit(20e9, 1e9, 12e9) == 0  # the weights alone do not fit
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="the KV cache per sequence must be greater than zero"):
         max_batch_fit(1e9, 0, 12e9)
 
 
@@ -179,7 +179,7 @@ def test_peak_choice_per_weight_dtype():
     assert prec == "fp16" and "dequantized" in note
     prec, note = compute_precision("int8", RTX5070_PEAKS)
     assert prec == "fp16" and "dequantized" in note
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="unknown --weight-dtype \'fp12\'"):
         compute_precision("fp12", RTX5070_PEAKS)
 
 
@@ -191,9 +191,23 @@ def test_parse_params_reads_b_as_billion(text, value):
     assert parse_params(text) == pytest.approx(value)
 
 
-@pytest.mark.parametrize("text", ["", "3", "three", "3X", "3GB", "-3B", "0", "nan", "inf", "1e20"])
-def test_parse_params_rejects_bad_input(text):
-    with pytest.raises(UsageError) as exc:
+@pytest.mark.parametrize(
+    "text, msg",
+    [
+        ("", "--params '' is not a parameter count; give e.g. 3B, 124M or 8e9"),
+        ("3", r"--params '3' is 3 parameters, too few for an LLM; did you mean 3B \(billion\)\?"),
+        ("three", "--params 'three' is not a parameter count"),
+        ("3X", "--params '3X' has an unknown suffix 'X'; use k, M, B"),
+        ("3GB", "--params '3GB' has an unknown suffix 'GB'"),
+        ("-3B", "--params '-3B' must be a finite number greater than zero"),
+        ("0", "--params '0' must be a finite number greater than zero"),
+        ("nan", "--params 'nan' is not a parameter count"),
+        ("inf", "--params 'inf' is not a parameter count"),
+        ("1e20", r"--params '1e20' is 1e\+20 parameters, more than 1e14"),
+    ],
+)
+def test_parse_params_rejects_bad_input(text, msg):
+    with pytest.raises(UsageError, match=msg) as exc:
         parse_params(text)
     assert "\n" not in str(exc.value)
 
@@ -212,9 +226,9 @@ def test_bundled_models_load_and_match():
     for model in lib.models:
         assert model.source.startswith("https://")
         assert model.hidden_size == model.attention_heads * model.head_dim
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="--model \'llama\' is ambiguous: it matches Llama-3 70B, Llama-3 8B, Llama-3.2 3B"):
         lib.match("llama")  # ambiguous
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="unknown model \'nope\'; known: "):
         lib.match("nope")
 
 

@@ -46,8 +46,14 @@ def test_bytes_per_param_override_and_conflicts():
         effective_bytes_per_weight("int4", Scaling(bytes_per_param=0.5625, quant_group=32))
     with pytest.raises(UsageError, match="quantized weights"):
         bits_per_weight("fp16", 32)
-    for bad in (dict(num_gpus=0), dict(active_params=-1.0), dict(bytes_per_param=0.0), dict(bytes_per_param=9.0), dict(allreduce_latency_s=-1.0)):
-        with pytest.raises(UsageError):
+    for bad, msg in (
+        (dict(num_gpus=0), "--num-gpus must be a whole number of GPUs, at least 1, got 0"),
+        (dict(active_params=-1.0), "--active-params must be greater than zero, got -1.0"),
+        (dict(bytes_per_param=0.0), r"--bytes-per-param must be above 0 and at most 8 \(bytes per weight, e.g. 0.5625\), got 0.0"),
+        (dict(bytes_per_param=9.0), "--bytes-per-param must be above 0 and at most 8 .*got 9.0"),
+        (dict(allreduce_latency_s=-1.0), "--allreduce-latency must be zero or more seconds, got -1.0"),
+    ):
+        with pytest.raises(UsageError, match=msg):
             Scaling(**bad)
 
 

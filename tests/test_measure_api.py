@@ -72,7 +72,7 @@ def test_no_arrays_and_no_bytes():
 
 
 def test_bad_numbers_and_non_callables():
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="flops \'-5\' must be greater than zero"):
         gpuwhy.measure(lambda: None, flops="-5", bytes=1e9)
     with pytest.raises(UsageError, match="needs a callable"):
         gpuwhy.measure(42, flops=1, bytes=1)
@@ -83,7 +83,7 @@ def test_no_gpu_is_no_device_error():
     with pytest.raises(NoDeviceError, match="needs a GPU"):
         gpuwhy.measure(lambda a: None, FakeArray(4, 1), flops=1e9)
     # gpuwhy.measure stays the function after the gpuwhy.api.measure submodule was imported.
-    with pytest.raises(NoDeviceError):
+    with pytest.raises(NoDeviceError, match="gpuwhy.measure needs a GPU and found none"):
         gpuwhy.measure(lambda: None, flops=1e9, bytes=1e9)
 
 
@@ -117,6 +117,8 @@ def test_measure_torch_add_on_the_gpu():
     assert r.measurement.reps >= 10 and r.time_s > 0
     assert r.timer == "torch.cuda.Event" and r.l2_flush_bytes > 0
     assert "memory" in str(r) or "overhead" in str(r)
+    # 12 x 2^24 B = 201 MB: at least half the sheet's DRAM bandwidth (the H200 moved 2^28 elements at 91% of it)
+    assert r.verdict.achieved_bandwidth >= 0.5 * r.verdict.ceilings.bandwidth, r.verdict.achieved_bandwidth
 
 
 @pytest.mark.gpu
@@ -128,3 +130,5 @@ def test_measure_bf16_matmul_is_compute_bound():
     r = gpuwhy.measure(torch.matmul, x, x)
     assert r.dtype == "bf16" and r.verdict.workload.flops == 2 * 4096**3
     assert r.verdict.regime == "compute"
+    # cuBLAS at half the dense bf16 peak or more (the H200: 8192^3 at 709 TFLOP/s, 72% of 989.5)
+    assert r.verdict.compute_sol_pct >= 50.0, r.verdict.compute_sol_pct

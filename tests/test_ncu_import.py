@@ -271,7 +271,7 @@ def test_top_n_and_dtype_override():
     f = load_ncu_report(FIX / "raw_basic.csv", dtype="fp32")
     gemm = [k for k in f.devices[0].kernels if k.name.startswith("sm90")][0]
     assert gemm.precision == "fp32" and gemm.roof_pct > 100  # bf16 tensor work against the fp32 roof
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="--top 0 must be at least 1"):
         load_ncu_report(FIX / "raw_basic.csv", top=0)
 
 

@@ -146,7 +146,7 @@ def test_parse_arch_forms():
     for text in ("sm_90", "SM90", "sm_90a", "90", "9.0", "compute_90"):
         assert arch_key(text) == "sm_90"
     assert arch_key("12.0") == "sm_120" and arch_key("sm_100") == "sm_100"
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="--arch \'hopper\' is not an SM architecture"):
         arch_key("hopper")
     with pytest.raises(UsageError, match="known: sm_70"):
         arch_limits("sm_61", TABLE)

@@ -115,13 +115,13 @@ def test_data_rate_factors(mtype, factor):
 
 
 def test_bad_inputs_raise():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="memory clock, bus width and data-rate factor must be positive"):
         derive.dram_bandwidth_bytes_per_s(0, 6016, 2)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="SM count, lanes and clock must be positive"):
         derive.fp32_peak_flops(132, 128, 0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="sheet value must be positive"):
         derive.compare_to_sheet("x", 1.0, 0.0, "u")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="shares need positive sizes"):
         derive.scale_share(0, 10)
 
 

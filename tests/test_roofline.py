@@ -81,7 +81,17 @@ def test_short_kernel_far_above_model_is_overhead():
     assert any("short workload" in w for w in v.warnings)
 
 
-@pytest.mark.parametrize("wl", [Workload(0, 1), Workload(1, 0), Workload(-1, 1), Workload(1, 1, launches=0), Workload(1, 1, time_s=0.0), Workload(1, 1, time_s=math.nan)])
-def test_classify_rejects_bad_workloads(wl):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(
+    "wl, msg",
+    [
+        (Workload(0, 1), "flops and bytes must be > 0"),
+        (Workload(1, 0), "flops and bytes must be > 0"),
+        (Workload(-1, 1), "flops and bytes must be > 0"),
+        (Workload(1, 1, launches=0), "launches >= 1"),
+        (Workload(1, 1, time_s=0.0), "time_s must be > 0"),
+        (Workload(1, 1, time_s=math.nan), "time_s must be > 0"),
+    ],
+)
+def test_classify_rejects_bad_workloads(wl, msg):
+    with pytest.raises(ValueError, match=msg):
         classify(wl, _c())

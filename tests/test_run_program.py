@@ -26,15 +26,24 @@ def test_budget_shares_add_up_and_amdahl():
     assert [s.name for s in b.idle] == ["data loading", "synchronisation", "unattributed"]
     assert b.idle_s == pytest.approx(7.0) and b.busy_s == pytest.approx(3.0)
     assert b.shares_pct_total == pytest.approx(100.0)
-    v = b.verdict
-    assert v.what == "GPU idle time" and v.removable_s == pytest.approx(7.0)
-    assert v.ceiling_x == pytest.approx(10 / 3)  # 1 / (1 - 0.7)
-    assert v.remedies[0].startswith("DataLoader(")  # the first cause's remedies
+    whole = b.idle_fix
+    assert whole.removable_s == pytest.approx(7.0)
+    assert whole.ceiling_x == pytest.approx(10 / 3)  # 1 / (1 - 0.7)
+    v = b.verdict  # the largest single share: data loading, 4 of 10 s
+    assert v.what == "data loading" and v.ceiling_x == pytest.approx(10 / 6)
+    assert v.remedies[0].startswith("DataLoader(")  # its own remedies
     k = [f for f in b.fixes if f.kind == "kernel"][0]
     assert k.removable_s == pytest.approx(1.0)  # 2 s at 50% of the roof -> 1 s at best
     assert k.ceiling_x == pytest.approx(10 / 9)
     # per-cause fixes, ordered by size
-    assert [f.what for f in b.fixes] == ["GPU idle time", "idle: data loading", "idle: synchronisation", "kernel k"]
+    # single fixes, ordered by size; unattributed time is listed, never a fix
+    assert [f.what for f in b.fixes] == ["data loading", "synchronisation", "kernel k"]
+
+
+def test_warm_up_is_listed_not_judged():
+    b = time_budget(10.0, {"warm-up": 6.0, "host launch gaps": 1.0}, {"gemm": 3.0}, not_fixes=["warm-up"])
+    assert b.verdict.what == "host launch gaps" and b.not_judged == ("warm-up",)
+    assert b.shares_pct_total == pytest.approx(100.0)
 
 
 def test_budget_overlap_scaled_and_errors():
@@ -69,6 +78,8 @@ def test_window_skip_and_steps_and_crop():
     assert (k["ts"], k["dur"]) == (175, 75)  # clipped to the window
     assert any(e.get("ph") == "M" for e in c)
     assert ev[3]["ts"] == 150  # the input is not changed
+    w = choose_window(_trace(ev), from_first_gpu=True)  # start-up before the first kernel not judged
+    assert w.start_us == 150 and "not judged" in w.how
     with pytest.raises(UsageError, match="only 3 steps"):
         choose_window(_trace(ev), steps=4)
     with pytest.raises(UsageError, match="skips the whole trace"):
@@ -178,3 +189,29 @@ def test_cli_run_without_torch_exits_3(tmp_path, cli):
     script.write_text("print(1)\n")
     code, out, err = cli("run", "--out", str(tmp_path / "o"), "--", "python", str(script))
     assert code == 3 and "PyTorch is not importable" in err and len(err.strip().splitlines()) == 1
+
+
+def test_gpu_bound_window_has_no_idle_verdict():
+    b = time_budget(1.0, {"unexplained": 0.01}, {"gemm kernels": 0.7, "elementwise kernels": 0.29})
+    assert b.gpu_bound and b.busy_s == pytest.approx(0.99)
+    b = time_budget(1.0, {"data loading": 0.5}, {"gemm kernels": 0.5})
+    assert not b.gpu_bound
+
+
+def test_steps_count_host_ranges_and_reach_the_gpu_work():
+    # host ranges at 0, 100, 200 (90 us each); the GPU-track copy of each runs 50 us later and longer
+    ev = [{"ph": "X", "name": f"ProfilerStep#{i}", "ts": 100 * i, "dur": 90, "cat": "user_annotation"} for i in range(3)]
+    ev += [{"ph": "X", "name": f"ProfilerStep#{i}", "ts": 100 * i + 50, "dur": 120, "cat": "gpu_user_annotation"}
+           for i in range(3)]
+    w = choose_window(_trace(ev), steps=2)
+    assert "2 of 3 steps" in w.how and (w.start_us, w.end_us) == (100, 370)
+
+
+def test_json_run_keeps_stdout_for_the_document(tmp_path, cli, monkeypatch):
+    script = tmp_path / "talk.py"
+    script.write_text("print('program output')\n")
+    monkeypatch.setattr(rp, "torch_profiler", lambda: FakeProfiler(REAL / "trace_item_sync.json.gz"))
+    code, out, err = cli("run", "--json", "--out", str(tmp_path / "o"), "--", "python", str(script))
+    assert code == 0, err
+    assert json.loads(out)["kind"] == "run"  # the program's print went to stderr
+    assert "program output" in err

@@ -36,7 +36,7 @@ def test_name_alone_and_pci_id_alone():
 def test_given_name_decides_and_unknown_is_usage_error():
     c = sheet_for("H200 NVL", nvml_name="NVIDIA H200", pci_device_id="0x2335")
     assert c.sheet.name == "H200 NVL" and c.rule == "given"
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="unknown GPU \'no such gpu\'"):
         sheet_for("no such gpu")
 
 

@@ -157,7 +157,7 @@ def test_busy_is_the_union_over_streams():
 def test_top_n():
     d = _one(load_trace(FIX / "multistream.json", top=1))
     assert len(d.top_kernels) == 1
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="--top 0 must be at least 1"):
         load_trace(FIX / "multistream.json", top=0)
 
 

@@ -25,12 +25,28 @@ def test_parse_quantity_suffixes(text, value):
     assert parse_quantity(text) == pytest.approx(value, rel=1e-15)
 
 
-@pytest.mark.parametrize("text", ["0", "-1", "-2.5T", "nan", "NaN", "inf", "abc", "12Q", "1.5Mx", "", "1..2", "GB"])
-def test_parse_quantity_rejects(text):
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0", "--flops '0' must be greater than zero"),
+        ("-1", "--flops '-1' must be greater than zero"),
+        ("-2.5T", "--flops '-2.5T' must be greater than zero"),
+        ("nan", "--flops 'nan' is not a finite number"),
+        ("NaN", "--flops 'NaN' is not a finite number"),
+        ("inf", "--flops 'inf' is not a finite number"),
+        ("abc", "--flops 'abc' is not a number"),
+        ("12Q", "--flops '12Q' has an unknown suffix 'Q'"),
+        ("1.5Mx", "--flops '1.5Mx' has an unknown suffix 'Mx'"),
+        ("", "--flops '' is not a number"),
+        ("1..2", "--flops '1..2' is not a number"),
+        ("GB", "--flops 'GB' is not a number"),
+    ],
+)
+def test_parse_quantity_rejects(text, expected):
     with pytest.raises(UsageError) as exc:
         parse_quantity(text, "--flops")
     msg = str(exc.value)
-    assert "--flops" in msg and "\n" not in msg
+    assert msg.startswith(expected) and "\n" not in msg
 
 
 def test_parse_quantity_zero_allowed_when_asked():
@@ -42,18 +58,29 @@ def test_parse_time(text, seconds):
     assert parse_time(text) == pytest.approx(seconds, rel=1e-12)
 
 
-@pytest.mark.parametrize("text", ["0ms", "-1us", "3h", "fast", "nan", "5", "5e-4"])
-def test_parse_time_rejects(text):
-    with pytest.raises(UsageError):
+@pytest.mark.parametrize(
+    "text, msg",
+    [
+        ("0ms", "time '0ms' must be greater than zero"),
+        ("-1us", "time '-1us' must be greater than zero"),
+        ("3h", "time '3h' is not a duration"),
+        ("fast", "time 'fast' is not a duration"),
+        ("nan", "time 'nan' is not a finite number"),
+        ("5", "time '5' has no unit; write e.g. 5us, 5ms or 5s"),
+        ("5e-4", "time '5e-4' has no unit"),
+    ],
+)
+def test_parse_time_rejects(text, msg):
+    with pytest.raises(UsageError, match=msg):
         parse_time(text)
 
 
 def test_parse_count():
     assert parse_count("64") == 64
     assert parse_count("1k") == 1000
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="count \'1.5\' must be a whole number"):
         parse_count("1.5")
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="count \'0\' must be greater than zero"):
         parse_count("0")
 
 

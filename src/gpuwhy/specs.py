@@ -548,13 +548,19 @@ def _name_clash(a: Sheet, b: Sheet) -> str | None:
     return None
 
 
+#: Sheet origins, lowest priority (searched first) first.
+_LAYERS = ("bundled", "GPUWHY_SPECS", "--specs")
+
+
 def _check_cross_layer(by_name: dict[str, Sheet]) -> None:
+    """Raise for two sheets of different layers that claim one name; the message names
+    the sheet of the later layer first (the one that took a name already in use)."""
     sheets = list(by_name.values())
     for i, sheet in enumerate(sheets):
         for other in sheets[i + 1 :]:
             nm = _name_clash(sheet, other)
             if nm:
-                newer, older = (sheet, other) if sheet.origin != "bundled" else (other, sheet)
+                newer, older = sorted((sheet, other), key=lambda s: _LAYERS.index(s.origin), reverse=True)
                 raise SpecError(
                     f"{newer.path}: name {nm!r} is already used by the sheet {older.name!r} ({older.path}); "
                     f"give your sheet the same `name` to override it, or another name"

@@ -14,9 +14,9 @@ from .errors import UsageError
 
 # Decimal (SI) and binary (IEC) multipliers. "B" as a trailing unit is allowed
 # ("12GB", "12GiB") and "FLOP"/"FLOPs" likewise ("2.5TFLOP").
-_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_SI = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _IEC = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
-_TIME = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "": 1.0}
+_TIME = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _QTY_RE = re.compile(rf"^\s*({_NUM})\s*([A-Za-z]*)\s*$")
@@ -74,13 +74,13 @@ def _parse_quantity(text, what: str, allow_zero: bool, unit: str | None) -> floa
             mult, rest = factor, rest[len(prefix):]
             break
     else:
-        if rest and rest[0] in _SI and rest[0] != "":
+        if rest and rest[0] in _SI:
             # "B" alone is bytes, not a prefix; "b" likewise.
             if rest.lower() not in _UNIT_WORDS:
                 mult, rest = _SI[rest[0]], rest[1:]
     if rest and rest.lower() not in _UNIT_WORDS:
         raise UsageError(
-            f"{what} {s!r} has an unknown suffix {suffix!r}; use k, M, G, T, P (x1000) or Ki, Mi, Gi, Ti (x1024), optionally followed by B or FLOP"
+            f"{what} {s!r} has an unknown suffix {suffix!r}; use k, M, G, T, P, E (x1000) or Ki, Mi, Gi, Ti, Pi (x1024), optionally followed by B or FLOP"
         )
     if unit == "B" and rest and rest not in _BYTE_WORDS:
         if rest == "b":

@@ -6,10 +6,11 @@ the timeline (:mod:`gpuwhy.importers.torch_trace`), and put every second of
 the window in one share (:mod:`gpuwhy.model.time_budget`): GPU idle by cause,
 GPU busy by regime.
 
-Busy time by regime from a trace alone: kernels shorter than the launch-sized
-cutoff are "overhead"; the rest are "unjudged" until their FLOPs and bytes
-are measured (``--kernels``, an ncu pass: not yet part of ``run``), never
-guessed from their names.
+Busy time from a trace alone is split by kind of work (GEMM, attention,
+elementwise, ... from kernel-name families) with launch-sized kernels apart;
+their regimes (compute, memory, latency) need FLOPs and bytes, measured by ncu
+(``--kernels``: not yet part of ``run``; ``gpuwhy ncu -- CMD`` does it), and
+are never guessed from names.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from ..units import fmt_num
 HOST_ONLY = "host work, nothing queued"
 #: Kernels timed but not judged (no counts in a trace).
 UNJUDGED = "unjudged (no FLOP/byte counts)"
+#: Busy time in kernels shorter than the launch-sized cutoff (10 us).
+OVERHEAD_SIZED = "launch-sized kernels (< 10 us)"
 
 
 @dataclass(frozen=True)
@@ -47,34 +50,36 @@ class RunResult:
     notes: tuple[str, ...]
 
 
-def idle_by_cause(gpu: TraceGpu, window_s: float) -> dict[str, float]:
-    """Seconds of GPU idle time in the window by cause, from the timeline's own split.
+def idle_by_cause(gpu: TraceGpu, window_s: float) -> tuple[dict[str, float], dict[str, tuple[str, ...]]]:
+    """Seconds of GPU idle time in the window by cause, and each cause's remedies.
 
-    The GPU's span (first to last event) splits into waiting on the host
-    (``host_wait_s``: launch gaps), short gaps between back-to-back kernels
-    and what is unattributed; the window beyond the span is host-only time.
+    The causes are the trace analysis's (:attr:`TraceGpu.idle`: host launch,
+    syncs, DataLoader, pageable copies, other streams, warm-up, ...); the part
+    of the window outside the GPU's first-to-last event is host-only time.
     """
-    causes = {
-        "host launch gaps": gpu.host_wait_s + gpu.back_to_back_s,
-        "unattributed": gpu.unattributed_idle_s,
-        HOST_ONLY: max(window_s - gpu.span_s, 0.0),
-    }
-    return {k: v for k, v in causes.items() if v > 0}
+    causes = {c.label: c.time_s for c in gpu.idle.causes if c.time_s > 0}
+    remedies = {c.label: tuple(c.remedies) for c in gpu.idle.causes}
+    outside = max(window_s - gpu.span_s, 0.0)
+    if outside > 0:
+        causes[HOST_ONLY] = causes.get(HOST_ONLY, 0.0) + outside
+    return causes, remedies
 
 
-def busy_by_regime(gpu: TraceGpu) -> tuple[dict[str, float], list[KernelTime]]:
-    """Seconds of GPU busy time by regime, and the kernels (overhead-sized, or unjudged) by total time."""
-    overhead = unjudged = 0.0
+def busy_by_kind(gpu: TraceGpu) -> tuple[dict[str, float], list[KernelTime]]:
+    """Seconds of GPU busy time by kind of work (GEMM, attention, elementwise, ..., from kernel names),
+    with launch-sized kernels apart, and the kernels by total time (not judged: a trace holds no counts)."""
+    overhead = 0.0
     kernels = []
     for k in gpu.top_kernels:
-        regime = "overhead" if k.mean_s < SHORT_KERNEL_S else UNJUDGED
-        if regime == "overhead":
+        if k.mean_s < SHORT_KERNEL_S:
             overhead += k.total_s
-        else:
-            unjudged += k.total_s
-        kernels.append(KernelTime(k.name, k.total_s, regime, None))
-    other = max(gpu.busy_s - overhead - unjudged, 0.0)  # copies, memsets, overlap
-    parts = {"overhead-sized kernels": overhead, UNJUDGED: unjudged, "copies and memsets": other}
+        kernels.append(KernelTime(k.name, k.total_s, "overhead" if k.mean_s < SHORT_KERNEL_S else UNJUDGED, None))
+    parts = {f"{k.kind} kernels" if k.kind not in ("memcpy", "memset") else k.kind: k.time_s for k in gpu.kinds}
+    total = sum(parts.values())
+    if overhead > 0 and total > 0:  # launch-sized kernels apart, taken from the kinds in proportion
+        scale = max(total - overhead, 0.0) / total
+        parts = {k: v * scale for k, v in parts.items()}
+        parts[OVERHEAD_SIZED] = overhead
     return {k: v for k, v in parts.items() if v > 0}, kernels
 
 
@@ -86,8 +91,10 @@ def budget_of(report: TraceReport, window: Window) -> tuple[TraceGpu | None, Tim
     if gpu.busy_s <= 0:
         return gpu, None
     w = max(window.seconds, gpu.span_s)
-    busy, kernels = busy_by_regime(gpu)
-    return gpu, time_budget(w, idle_by_cause(gpu, w), busy, kernels)
+    busy, kernels = busy_by_kind(gpu)
+    idle, remedies = idle_by_cause(gpu, w)
+    warm = [c.label for c in gpu.idle.causes if c.key == "warmup"]
+    return gpu, time_budget(w, idle, busy, kernels, idle_remedies=remedies, not_fixes=warm)
 
 
 def run_program(
@@ -97,6 +104,7 @@ def run_program(
     skip_first_s: float = 0.0,
     steps: int | None = None,
     profiler_factory: Callable[[], Profiler] | None = None,
+    stdout_to_stderr: bool = False,
 ) -> RunResult:
     """Profile ``cmd`` (a Python program) and build its budget; the trace is kept in ``out_dir``.
 
@@ -117,14 +125,17 @@ def run_program(
     while trace_path.exists():
         trace_path = out_dir / f"gpuwhy-run-trace-{n}.json"
         n += 1
-    run = run_python(cmd, trace_path, profiler_factory=profiler_factory)
+    run = run_python(cmd, trace_path, profiler_factory=profiler_factory, stdout_to_stderr=stdout_to_stderr)
     if run.trace is None:
         raise UsageError(f"the program ran (exit {run.exit_code}) but the profiler wrote no trace")
     data = load_trace_json(run.trace)
-    window = choose_window(data, skip_first_s=skip_first_s, steps=steps)
+    window = choose_window(data, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
     report = analyze_trace(crop(data, window), source=str(run.trace), top=100_000)
     gpu, budget = budget_of(report, window)
     notes = [f"window: {window.how}, {fmt_num(window.seconds)} s"]
+    if budget is not None and budget.not_judged:
+        notes.append(f"{', '.join(budget.not_judged)} is listed but not judged: leave it out of the window with "
+                     "--steps N (the last N ProfilerStep ranges) or --skip-first TIME")
     if run.interrupted:
         notes.append("the program was interrupted (Ctrl-C): the window is what ran until then")
     return RunResult(run, window, report, gpu, budget, tuple(notes))
@@ -148,6 +159,12 @@ def to_json(r: RunResult) -> dict:
             "window_s": b.window_s, "busy_s": b.busy_s, "idle_s": b.idle_s,
             "idle": [{"cause": s.name, "seconds": s.seconds, "pct": s.pct} for s in b.idle],
             "busy": [{"regime": s.name, "seconds": s.seconds, "pct": s.pct} for s in b.busy],
+            "idle_fix": None if b.idle_fix is None else {
+                "removable_s": b.idle_fix.removable_s, "share_pct": b.idle_fix.share_pct,
+                "ceiling_x": None if b.idle_fix.ceiling_x == float("inf") else b.idle_fix.ceiling_x},
+            "not_judged": list(b.not_judged),
+            "verdict": "gpu-bound" if b.gpu_bound else (None if b.verdict is None else b.verdict.what),
+            "gpu_bound": b.gpu_bound,
             "fixes": [{"what": f.what, "kind": f.kind, "removable_s": f.removable_s, "share_pct": f.share_pct,
                        "ceiling_x": (None if f.ceiling_x == float("inf") else f.ceiling_x), "detail": f.detail,
                        "remedies": list(f.remedies)} for f in b.fixes],

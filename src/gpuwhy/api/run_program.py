@@ -63,7 +63,12 @@ class _TorchProfiler:
         if not torch.cuda.is_available():
             raise NoDeviceError("PyTorch sees no CUDA GPU (torch.cuda.is_available() is False): gpuwhy run needs a GPU")
         # Shapes and FLOPs are off: they add host time per op, which would inflate the launch gaps judged.
-        self._prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        # acc_events keeps every event (torch otherwise warns that it clears them per cycle).
+        acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+        try:
+            self._prof = profile(activities=acts, acc_events=True)
+        except TypeError:  # PyTorch before 2.4 has no acc_events
+            self._prof = profile(activities=acts)
 
     def start(self) -> None:
         self._prof.start()
@@ -128,15 +133,43 @@ def parse_program(cmd: list[str]) -> tuple[bool, str, list[str]]:
                      "or `script.py` under torch.profiler; profile other programs' kernels with --kernels (ncu)")
 
 
+class _StdoutToStderr:
+    """The program's standard output sent to standard error, at the file-descriptor level too
+    (so ``--json`` keeps stdout for gpuwhy's one document); restored on exit."""
+
+    def __enter__(self):
+        sys.stdout.flush()
+        self._saved_obj = sys.stdout
+        try:
+            self._saved_fd = os.dup(1)
+            os.dup2(2, 1)
+        except OSError:  # no real descriptors (an in-process test runner): the Python level only
+            self._saved_fd = None
+        sys.stdout = sys.stderr
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            sys.stderr.flush()
+        finally:
+            sys.stdout = self._saved_obj
+            if self._saved_fd is not None:
+                os.dup2(self._saved_fd, 1)
+                os.close(self._saved_fd)
+        return False
+
+
 def run_python(
     cmd: list[str],
     trace_path: Path,
     *,
     profiler_factory: Callable[[], Profiler] | None = None,
+    stdout_to_stderr: bool = False,
 ) -> ProgramRun:
     """Run ``cmd`` (see :func:`parse_program`) in this process under a profiler; write the trace to ``trace_path``.
 
-    ``profiler_factory`` defaults to :func:`torch_profiler`. The program's own output goes where this process's goes. The trace is
+    ``profiler_factory`` defaults to :func:`torch_profiler`. The program's own output goes where this
+    process's goes; with ``stdout_to_stderr`` (``--json``) its standard output goes to stderr. The trace is
     written even when the program fails or is interrupted (the window so far).
 
     Raises:
@@ -157,6 +190,9 @@ def run_python(
     else:
         sys.argv = [target, *args]
         sys.path.insert(0, str(Path(target).resolve().parent))
+    redirect = _StdoutToStderr() if stdout_to_stderr else None
+    if redirect is not None:
+        redirect.__enter__()
     t0 = time.perf_counter()
     prof.start()
     try:
@@ -179,6 +215,8 @@ def run_python(
         try:
             prof.stop()
         finally:
+            if redirect is not None:
+                redirect.__exit__(None, None, None)
             sys.argv, sys.path = saved_argv, saved_path
             if saved_main is not None:
                 sys.modules["__main__"] = saved_main

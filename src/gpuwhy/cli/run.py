@@ -39,7 +39,7 @@ def run_cmd(
     n = parse_count(steps, "--steps") if steps is not None else None
     from ..api.run import run_program, to_json
 
-    result = run_program(list(cmd or []), Path(out_dir), skip_first_s=skip, steps=n)
+    result = run_program(list(cmd or []), Path(out_dir), skip_first_s=skip, steps=n, stdout_to_stderr=json_out)
     p = result.program
     if p.exit_code != 0 and not p.interrupted:
         if p.trace is not None:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..units import fmt_num
+from ..units import fmt_num, fmt_time
 
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 
@@ -70,8 +70,27 @@ def extent(data) -> tuple[float, float]:
     return lo, hi
 
 
-def choose_window(data, *, skip_first_s: float = 0.0, steps: int | None = None) -> Window:
-    """The window to judge: the whole trace, minus ``skip_first_s`` seconds, or its last ``steps`` ProfilerStep ranges.
+#: Chrome-trace categories of GPU work (kernels, copies, memsets) in torch.profiler traces.
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"})
+
+
+def first_gpu_us(data) -> float | None:
+    """Start (us) of the first GPU event (kernel, copy, memset), or None when there is none."""
+    first = None
+    for e in _events(data):
+        if isinstance(e, dict) and e.get("cat") in GPU_CATEGORIES:
+            ts = _num(e.get("ts"))
+            if ts is not None and (first is None or ts < first):
+                first = ts
+    return first
+
+
+def choose_window(data, *, skip_first_s: float = 0.0, steps: int | None = None, from_first_gpu: bool = False) -> Window:
+    """The window to judge: the whole trace, minus ``skip_first_s`` seconds, or its last ``steps`` ProfilerStep ranges
+    (each step from its host range's start to the end of the GPU work it launched, as the GPU-track copy shows).
+
+    With neither and ``from_first_gpu``, the window starts at the first GPU
+    event (a program's start-up before any GPU work is not judged).
 
     Raises:
         UsageError: ``skip_first_s`` negative or longer than the trace;
@@ -82,22 +101,37 @@ def choose_window(data, *, skip_first_s: float = 0.0, steps: int | None = None) 
     if steps is not None:
         if steps < 1:
             raise UsageError(f"--steps must be at least 1, not {steps}")
-        ranges = []
+        host: dict[int, tuple[float, float]] = {}
+        gpu: dict[int, tuple[float, float]] = {}
         for e in _events(data):
-            if isinstance(e, dict) and e.get("ph") == "X" and _STEP.match(str(e.get("name", ""))):
-                ts, d = _num(e.get("ts")), _num(e.get("dur"))
-                if ts is not None and d is not None and d > 0:
-                    ranges.append((ts, ts + d))
-        if not ranges:
+            if not (isinstance(e, dict) and e.get("ph") == "X"):
+                continue
+            m = _STEP.match(str(e.get("name", "")))
+            ts, d = _num(e.get("ts")), _num(e.get("dur"))
+            if m is None or ts is None or d is None or d <= 0:
+                continue
+            # torch.profiler mirrors each host step range on the GPU track (gpu_user_annotation):
+            # that one spans the GPU work the step launched, which runs after the host range ends
+            side = gpu if e.get("cat") == "gpu_user_annotation" else host
+            k = int(m.group(1))
+            lo0, hi0 = side.get(k, (ts, ts + d))
+            side[k] = (min(lo0, ts), max(hi0, ts + d))
+        if not host:
             raise UsageError("the program marks no steps (no ProfilerStep#N ranges in the trace): use --skip-first "
                              "SECONDS, or call prof.step() / record_function('ProfilerStep#N') in the program")
-        ranges.sort()
-        if steps > len(ranges):
-            raise UsageError(f"--steps {steps}: the trace marks only {len(ranges)} steps")
-        chosen = ranges[-steps:]
-        return Window(chosen[0][0], max(r[1] for r in chosen), f"the last {steps} of {len(ranges)} steps")
+        order = sorted(host, key=lambda k: host[k][0])
+        if steps > len(order):
+            raise UsageError(f"--steps {steps}: the trace marks only {len(order)} steps")
+        chosen = order[-steps:]
+        start = min(min(host[k][0], gpu.get(k, host[k])[0]) for k in chosen)
+        end = max(max(host[k][1], gpu.get(k, host[k])[1]) for k in chosen)
+        return Window(start, end, f"the last {steps} of {len(order)} steps")
     if skip_first_s < 0 or not math.isfinite(skip_first_s):
         raise UsageError(f"--skip-first must be a number of seconds >= 0, not {skip_first_s}")
+    if skip_first_s == 0 and from_first_gpu:
+        g = first_gpu_us(data)
+        if g is not None and g > lo:
+            return Window(g, hi, f"from the first GPU work to the end ({fmt_time((g - lo) / 1e6)} of start-up before it not judged)")
     start = lo + skip_first_s * 1e6
     if start >= hi:
         raise UsageError(f"--skip-first {fmt_num(skip_first_s, 6)} s skips the whole trace ({fmt_num((hi - lo) / 1e6)} s long)")

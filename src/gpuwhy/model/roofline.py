@@ -12,7 +12,8 @@ Time model used by gpuwhy:
 - t_compute = FLOPs / peak, t_memory = bytes / bandwidth,
   t_overhead = launches x launch overhead
 - predicted time = max(t_compute, t_memory) + t_overhead
-- the regime is the term that dominates: ``compute``, ``memory`` or ``overhead``.
+- the regime is the term that dominates: ``compute``, ``memory`` or ``overhead``
+  (equal terms go to the first in that order: at the ridge point, compute).
 
 Units: FLOP, bytes, seconds, FLOP/s, B/s throughout.
 """
@@ -32,11 +33,20 @@ from ..units import fmt_pct
 DEFAULT_LAUNCH_OVERHEAD_S = 5e-6
 DEFAULT_LAUNCH_OVERHEAD_SOURCE = "default 5 us (https://developer.nvidia.com/blog/cuda-graphs/)"
 
-#: A measured time this many times above the model on a kernel shorter than
-#: SHORT_KERNEL_S points to overhead the model does not capture.
+#: A measured time more than this many times the model's on a workload shorter
+#: than SHORT_WORKLOAD_S points to overhead the model does not capture.
 UNEXPLAINED_FACTOR = 2.0
-#: Kernels shorter than this (10 us) are launch-sized: overhead matters.
+#: Kernels shorter than this (10 us) are launch-sized: overhead matters (the
+#: figure of gpuwhy.importers.torch_trace.SHORT_KERNEL_S).
 SHORT_KERNEL_S = 10e-6
+#: The "treat it as overhead-bound" rule of :func:`classify` covers workloads
+#: measured below this: 100 us, 10 x SHORT_KERNEL_S. With the default 5 us launch
+#: overhead the model predicts at least 5 us per launch, so a time more than 2x
+#: the model is at least 10 us and a 10 us cutoff could never be met; below
+#: 100 us such an excess is the size of a few launches and host gaps. A longer
+#: workload far above the model is slow, not overhead-bound: it keeps its
+#: memory or compute verdict and its low speed of light says so.
+SHORT_WORKLOAD_S = 100e-6
 
 
 def arithmetic_intensity(flops: float, bytes_moved: float) -> float:
@@ -192,8 +202,10 @@ def classify(workload: Workload, ceilings: Ceilings) -> Verdict:
     speed-of-light % against the attainable roofline (max(t_compute, t_memory) /
     measured time x 100), and the share of the measured time the model does not
     explain; it warns when the measurement beats the roofline (a wrong FLOP or
-    byte count, unit, sparsity convention or sheet) and when a short kernel takes
-    far longer than the model (launch overhead or host gaps).
+    byte count, unit, sparsity convention or sheet; above 100%, not at it) and
+    when a workload measured below :data:`SHORT_WORKLOAD_S` takes more than
+    :data:`UNEXPLAINED_FACTOR` x the model (launch overhead or host gaps: the
+    regime becomes ``overhead``).
 
     Raises:
         ValueError: if flops, bytes, launches or a ceiling is not positive, or
@@ -233,7 +245,7 @@ def classify(workload: Workload, ceilings: Ceilings) -> Verdict:
                 "check the FLOP and byte counts, their units, the sparsity convention (sheets hold dense peaks) "
                 "and that the right GPU sheet is used"
             )
-        if t > UNEXPLAINED_FACTOR * predicted and t < 10 * SHORT_KERNEL_S:
+        if t > UNEXPLAINED_FACTOR * predicted and t < SHORT_WORKLOAD_S:
             warnings.append(
                 f"the measured time is {t / predicted:.1f}x the model's on a short workload: "
                 "launch overhead, host gaps or synchronization dominate; treat it as overhead-bound"

@@ -53,6 +53,8 @@ BUSY_REMEDIES: dict[str, tuple[str, ...]] = {
 }
 
 UNATTRIBUTED = "unattributed"
+#: Idle share (% of the window) under which the window is GPU-bound: the time is in the kernels.
+GPU_BOUND_IDLE_PCT = 10.0
 
 
 @dataclass(frozen=True)
@@ -95,9 +97,12 @@ class Fix:
 
 @dataclass(frozen=True)
 class TimeBudget:
-    """The window (s), GPU busy and idle (s), the shares (idle by cause, busy by regime), the fixes by size.
+    """The window (s), GPU busy and idle (s), the shares (idle by cause, busy by kind), the fixes by size.
 
-    ``verdict`` is the largest fix (``None`` when nothing is removable).
+    ``idle_fix`` is removing all idle time at once (the summary line); ``fixes``
+    are single causes and kernels, largest first; ``verdict`` is the largest of
+    them (``None`` when nothing is removable). ``not_judged`` names idle shares
+    that are listed but are no fix (warm-up: leave it out of the window).
     """
 
     window_s: float
@@ -106,10 +111,19 @@ class TimeBudget:
     idle: tuple[Share, ...]
     busy: tuple[Share, ...]
     fixes: tuple[Fix, ...]
+    idle_fix: Fix | None = None
+    not_judged: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> Fix | None:
         return self.fixes[0] if self.fixes else None
+
+    @property
+    def gpu_bound(self) -> bool:
+        """True when the GPU is idle less than :data:`GPU_BOUND_IDLE_PCT` % of the window and no
+        single fix removes more than that: the time is in the kernels themselves."""
+        top = self.verdict.share_pct if self.verdict is not None else 0.0
+        return 100.0 * self.idle_s / self.window_s < GPU_BOUND_IDLE_PCT and top < GPU_BOUND_IDLE_PCT
 
     @property
     def shares_pct_total(self) -> float:
@@ -148,6 +162,9 @@ def time_budget(
     kernels: Iterable[KernelTime] = (),
     *,
     top_kernels: int = 3,
+    idle_remedies: Mapping[str, tuple[str, ...]] | None = None,
+    not_fixes: Iterable[str] = (),
+    min_fix_pct: float = 0.5,
 ) -> TimeBudget:
     """The budget of a window of ``window_s`` seconds.
 
@@ -156,7 +173,10 @@ def time_budget(
     they add up to more (overlapping streams counted twice), the busy shares
     are scaled down to fit, so the shares always add up to the window.
     ``kernels`` with a ``roof_pct`` give one fix each (the ``top_kernels``
-    largest by removable time).
+    largest by removable time). ``idle_remedies`` gives remedies per idle
+    cause (default :data:`IDLE_REMEDIES`). Idle shares named in ``not_fixes``
+    (warm-up) are listed but never a fix; fixes under ``min_fix_pct`` % of the
+    window are left out.
 
     Raises:
         ValueError: a non-positive window, or a negative or non-finite share.
@@ -178,21 +198,23 @@ def time_budget(
     idle_s = sum(s.seconds for s in idle)
     busy_s = sum(s.seconds for s in busy)
 
+    rem = dict(IDLE_REMEDIES, **(idle_remedies or {}))
+    skip = set(not_fixes) | {UNATTRIBUTED}
+    idle_fix = None
     fixes: list[Fix] = []
     if idle_s > 0:
-        causes = ", ".join(f"{s.name} {s.pct:.0f}%" for s in idle)
-        first = idle[0].name
-        fixes.append(Fix(
+        causes = ", ".join(f"{s.name} {s.pct:.0f}%" for s in idle if s.pct >= 0.5)
+        first = next((s.name for s in idle if s.name not in skip), idle[0].name)
+        idle_fix = Fix(
             "GPU idle time", "idle", idle_s, 100.0 * idle_s / window_s, amdahl_ceiling(window_s, idle_s),
-            f"GPU idle {100.0 * idle_s / window_s:.0f}% of the window ({causes})",
-            IDLE_REMEDIES.get(first, ()),
-        ))
+            f"GPU idle {100.0 * idle_s / window_s:.0f}% of the window ({causes})", rem.get(first, ()),
+        )
         for s in idle:
-            if s.name == UNATTRIBUTED or len(idle) == 1:
+            if s.name in skip or s.pct < min_fix_pct:
                 continue
             fixes.append(Fix(
-                f"idle: {s.name}", "idle", s.seconds, s.pct, amdahl_ceiling(window_s, s.seconds),
-                f"{s.name}: {s.pct:.0f}% of the window", IDLE_REMEDIES.get(s.name, ()),
+                s.name, "idle", s.seconds, s.pct, amdahl_ceiling(window_s, s.seconds),
+                f"GPU idle, {s.name}: {s.pct:.0f}% of the window", rem.get(s.name, ()),
             ))
     kfix = []
     for k in kernels:
@@ -208,4 +230,6 @@ def time_budget(
     kfix.sort(key=lambda f: -f.removable_s)
     fixes += kfix[:top_kernels]
     fixes.sort(key=lambda f: -f.removable_s)
-    return TimeBudget(window_s, busy_s, idle_s, tuple(idle), tuple(busy), tuple(fixes))
+    fixes = [f for f in fixes if f.share_pct >= min_fix_pct]
+    return TimeBudget(window_s, busy_s, idle_s, tuple(idle), tuple(busy), tuple(fixes), idle_fix,
+                      tuple(n for n in not_fixes if any(s.name == n for s in idle)))

@@ -36,13 +36,21 @@ def render_run(r) -> None:
     con.print(t)
     if b.fixes:
         f = Table(title="fixes by what they can remove (Amdahl ceiling of the window)", title_justify="left", pad_edge=False)
-        f.add_column("fix", overflow="fold")
+        f.add_column("share to remove", overflow="fold")
         f.add_column("removes", justify="right")
         f.add_column("speed-up", justify="right")
         for x in b.fixes:
             f.add_row(x.detail, f"{x.share_pct:.0f}%", _ceiling(x.ceiling_x))
         con.print(f)
+    if b.idle_fix is not None:
+        con.print(Text(f"{b.idle_fix.detail}: removing all of it gives {_ceiling(b.idle_fix.ceiling_x)}"))
     v = b.verdict
+    if b.gpu_bound:
+        kinds = ", ".join(f"{s.name} {s.pct:.0f}%" for s in b.busy[:4])
+        con.print(Text("verdict: ", style="bold") + Text(f"GPU-bound: busy {100 * b.busy_s / b.window_s:.0f}% of the window", style="bold green"))
+        con.print(Text(f"  the time is in the kernels ({kinds}); their roofline regimes need FLOP and byte counts: "
+                       "`gpuwhy ncu -- CMD` measures them"))
+        v = None
     if v is not None:
         con.print(Text("verdict: ", style="bold") + Text(f"{v.detail}: removing it gives {_ceiling(v.ceiling_x)}",
                                                           style="bold yellow"))
