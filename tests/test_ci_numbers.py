@@ -20,7 +20,7 @@ _PY_SCI = re.compile(r"\d[eE]\+\d|\d[eE]-0\d")
 
 @pytest.mark.parametrize("seconds, text", [
     (12.9, "12.9 s"), (1.76e-6, "1.76 us"), (8.9e-3, "8.9 ms"), (850e-6, "850 us"), (0.9996e-3, "1 ms"),
-    (40e-9, "40 ns"), (2e-13, "0.2 ps"), (150, "2.5 min"), (1.49e4, "4.14 h"), (5 * 86400, "5 days"), (0, "0 s"),
+    (40e-9, "40 ns"), (5e-10, "0.5 ns"), (150, "2.5 min"), (1.49e4, "4.14 h"), (5 * 86400, "5 days"), (0, "0 s"),
 ])
 def test_engineering_notation_times_pick_their_unit(seconds, text):
     assert fmt_time(seconds) == text

@@ -156,7 +156,7 @@ def test_duplicate_names_in_one_folder(tmp_path):
 
 
 def test_missing_specs_dir_is_usage_error(tmp_path):
-    with pytest.raises(UsageError, match="spec folder .*nope\' \\(from --specs\\) does not exist"):
+    with pytest.raises(UsageError, match="nope' does not exist; pass a folder of spec-sheet"):
         load_library([tmp_path / "nope"])
 
 

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 from .errors import SpecError, UsageError
 from .resources import bundled_dir
-from .units import fmt_num
+from .units import fmt_g, fmt_num
 
 #: Precisions a sheet may list under ``peak_tflops``. fp16/bf16/tf32/fp8/int8/fp4
 #: are tensor-core rates with FP32 accumulate; ``*_nontensor`` are CUDA-core rates.
@@ -392,7 +392,7 @@ class SpecLibrary:
         """
         q = " ".join(query.split()).lower()
         if not q:
-            raise UsageError("empty GPU name; give a name from `gpuwhy specs list`")
+            raise UsageError("empty GPU name; pass --gpu with a name from `gpuwhy specs list`")
         exact = [s for s in self.sheets if q in (n.lower() for n in s.all_names())]
         if len(exact) > 1:
             raise UsageError(f"GPU name {query!r} is ambiguous: it names {self._list(exact)}; use the full name")
@@ -427,7 +427,7 @@ class SpecLibrary:
                   and (mem_gb is None or _memory_fits(s, mem_gb))]
         if not others:
             return None
-        return (f"{query!r} is the {sheet.name} sheet ({fmt_num(sheet.memory_size_gb, 6)} GB); other {query} sheets: "
+        return (f"{query!r} is the {sheet.name} sheet ({fmt_g(sheet.memory_size_gb)} GB); other {query} sheets: "
                 f"{', '.join(others)} (name one to use it)")
 
     def closest(self, query: str, n: int = 3) -> list[str]:

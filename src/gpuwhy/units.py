@@ -139,7 +139,7 @@ def parse_count(text: str | int, what: str = "count") -> int:
 # Python's ``g`` format (``1.29e+04``) is never shown to a person.
 
 _BIG_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
-_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"), (1e-12, "ps"))
+_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
 _LONG_TIMES = ((86400.0, "days"), (3600.0, "h"), (60.0, "min"))
 
 
@@ -206,6 +206,16 @@ def fmt_num(value: float | None, digits: int = 3, trim: bool = True) -> str:
     return text
 
 
+def fmt_g(value: float | None) -> str:
+    """``format(value, "g")`` (six significant figures, no separators: ``4800``, ``989.5``,
+    ``0.5``) where that writes no exponent, engineering notation where it would (from 1e6,
+    below 1e-4: ``1.2e6`` rather than ``1.2e+06``); ``n/a`` for None/NaN."""
+    if _missing(value):
+        return "n/a"
+    text = format(float(value), "g")
+    return fmt_eng(value, 6) if "e" in text else text
+
+
 def fmt_pct(value: float | None, decimals: int = 1) -> str:
     """A percentage (``value`` already in percent): ``95.8%`` with ``decimals`` decimals below
     1000%, then :func:`fmt_num` (``2,315%``, ``1.49e6%``); ``n/a`` for None/NaN."""
@@ -246,8 +256,8 @@ def fmt_si(value: float | None, unit: str = "", digits: int = 3) -> str:
 def fmt_time(seconds: float | None, digits: int = 3) -> str:
     """A duration for people: ``1.76 us``, ``8.9 ms``, ``12.9 s``, ``4.5 min``, ``4.14 h``, ``12 days``; ``n/a`` for None/NaN.
 
-    ps..s below two minutes, then minutes, hours and days (whole-day counts past a
-    million days in engineering notation).
+    ns..s below two minutes (under 1 ns still in ns: ``0.5 ns``), then minutes, hours and
+    days (day counts past a million in engineering notation).
     """
     if _missing(seconds):
         return "n/a"
@@ -263,7 +273,7 @@ def fmt_time(seconds: float | None, digits: int = 3) -> str:
     for factor, unit in _TIME_UNITS:
         if a >= factor:
             return f"{_sig(_round_sig(x / factor, digits), digits)} {unit}"
-    return f"{fmt_num(x / 1e-12, digits)} ps"
+    return f"{fmt_num(x / 1e-9, digits)} ns"
 
 
 def fmt_bytes(n: float | None, digits: int = 3) -> str:

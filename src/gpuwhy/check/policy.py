@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import SpecError, UsageError
 from ..resources import bundled_dir
-from ..units import fmt_num
+from ..units import fmt_g, fmt_num
 
 PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skip"
 STATES = (PASS, WARN, FAIL, SKIP)
@@ -370,7 +370,7 @@ def _fraction_check(name: str, measured: float | None, sheet: float | None, frac
         return CheckResult(name, SKIP, threshold_text=threshold, detail=obs.reasons.get(name, "no spec sheet figure to compare with"),
                            figures={"min_fraction_of_sheet": frac})
     limit = frac * sheet
-    threshold = f">= {frac:.2f} x {fmt_num(sheet, 6)} {unit} = {fmt_num(limit, 4)} {unit}"
+    threshold = f">= {frac:.2f} x {fmt_g(sheet)} {unit} = {fmt_num(limit, 4)} {unit}"
     nums = {f"threshold_{u}": limit, f"sheet_{u}": sheet, "min_fraction_of_sheet": frac}
     if measured is None:
         return CheckResult(name, SKIP, threshold_text=threshold, detail=obs.reasons.get(name, "not measured"), figures=nums)
@@ -422,12 +422,12 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
     ]
     lim = policy.max_launch_overhead_us
     if obs.launch_overhead_us is None:
-        checks.append(CheckResult("launch_overhead", SKIP, threshold_text=f"<= {fmt_num(lim, 6)} us", detail=r.get("launch_overhead", "not measured"),
+        checks.append(CheckResult("launch_overhead", SKIP, threshold_text=f"<= {fmt_g(lim)} us", detail=r.get("launch_overhead", "not measured"),
                                   figures={"threshold_us": lim}))
     else:
         ok = obs.launch_overhead_us <= lim
         checks.append(CheckResult("launch_overhead", PASS if ok else policy.on_miss("launch_overhead"), f"{fmt_num(obs.launch_overhead_us)} us",
-                                  f"<= {fmt_num(lim, 6)} us", "" if ok else "launching an empty kernel took longer than the policy allows",
+                                  f"<= {fmt_g(lim)} us", "" if ok else "launching an empty kernel took longer than the policy allows",
                                   {"measured_us": obs.launch_overhead_us, "threshold_us": lim}))
 
     def health(name: str, value_missing: bool, ok: bool, value: str, threshold: str, detail_fail: str = "",

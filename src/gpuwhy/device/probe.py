@@ -46,7 +46,7 @@ from .sheet import SheetChoice, sheet_for
 from .software import is_wsl2, perf_counter_access, read_software
 from .select import visible_targets
 from .visible import Candidate, Target, VisibleSelection, cvd_hides_all_message, resolve_cuda_visible_devices
-from ..units import fmt_num
+from ..units import fmt_g, fmt_num
 
 __all__ = [
     "probe_devices", "device_sheet", "local_sheet", "gpu_sheet",
@@ -109,7 +109,7 @@ def _dram_peak(mclk: Any, bus_w: Any, factor: Any, mtype: Any, mig_slice: MigSli
     if missing is not None:
         return missing, "n/a"
     bw = derive.dram_bandwidth_bytes_per_s(mclk, bus_w, factor) / 1e9
-    formula = f"{fmt_num(mclk, 6)} MHz x {factor} ({mtype}) x {bus_w} bits / 8"
+    formula = f"{fmt_g(mclk)} MHz x {factor} ({mtype}) x {bus_w} bits / 8"
     if mig_slice is None:
         return bw, formula
     if is_na(mig_slice.memory_share):
@@ -122,7 +122,7 @@ def _fp32_peak(sm: Any, lanes: Any, boost: Any) -> tuple[Any, str]:
     missing = _needs(("SM count", sm), ("lanes per SM", lanes), ("boost clock", boost))
     if missing is not None:
         return missing, "n/a"
-    return derive.fp32_peak_flops(sm, lanes, boost) / 1e12, f"{sm} SMs x {lanes} lanes x 2 x {fmt_num(boost, 6)} MHz"
+    return derive.fp32_peak_flops(sm, lanes, boost) / 1e12, f"{sm} SMs x {lanes} lanes x 2 x {fmt_g(boost)} MHz"
 
 
 def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs, full: bool) -> DeviceReport:

@@ -156,7 +156,7 @@ def sheet_for(
             _FAMILY_NOTES.append(family)
         return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})", family=family), mig)
     if gpu is not None:
-        raise UsageError("empty GPU name; give a name from `gpuwhy specs list`")
+        raise UsageError("empty GPU name; pass --gpu with a name from `gpuwhy specs list`")
     if not nvml_name:
         pci = str(pci_device_id).strip().lower() if pci_device_id else None
         by_pci = [s for s in lib if pci and pci in s.pci_device_ids]

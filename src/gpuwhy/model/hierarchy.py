@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from .littles_law import LittlesLaw, littles_law
-from ..units import fmt_num
+from ..units import fmt_g, fmt_num
 
 #: The levels, outermost first. ``L1`` is the L1 data cache and shared memory.
 LEVELS = ("DRAM", "L2", "L1")
@@ -172,7 +172,7 @@ def level_roofs(sheet, profile=None, *, measured: bool = True) -> dict[str, Leve
                                 f"shared memory, measured by gpuwhy bench ({getattr(use, 'cache_date', None) or use.date})")
     elif getattr(sheet, "boost_clock_mhz", None) and getattr(sheet, "sm_count", None):
         roofs["L1"] = LevelRoof("L1", shared_clock_limit(sheet.sm_count, sheet.boost_clock_mhz), "clock",
-                                f"128 B/clk/SM x {sheet.sm_count} SMs x {fmt_num(sheet.boost_clock_mhz, 6)} MHz boost ({sheet.name} sheet)")
+                                f"128 B/clk/SM x {sheet.sm_count} SMs x {fmt_g(sheet.boost_clock_mhz)} MHz boost ({sheet.name} sheet)")
     return roofs
 
 
@@ -365,9 +365,9 @@ def latency_diagnosis(
         reason = (f"{w}{100 * achieved_occupancy:.0f}% achieved occupancy: too few warps per SM keep loads in flight; {head}")
     elif in_flight is not None and in_flight < need_loaded:
         cause = "few bytes per thread"
-        reason = (f"{fmt_num(bytes_per_thread, 6)} bytes in flight per thread x {in_flight / bytes_per_thread:,.0f} threads per SM = "
+        reason = (f"{fmt_g(bytes_per_thread)} bytes in flight per thread x {in_flight / bytes_per_thread:,.0f} threads per SM = "
                   f"{_kb(in_flight)} per SM, below the {_kb(need_loaded)} Little's law needs under load "
-                  f"({law.bandwidth_gbs:,.0f} GB/s x {fmt_num(LOADED_LATENCY_FACTOR, 6)} x {law.latency_s * 1e9:,.0f} ns / {sm_count} SMs)")
+                  f"({law.bandwidth_gbs:,.0f} GB/s x {fmt_g(LOADED_LATENCY_FACTOR)} x {law.latency_s * 1e9:,.0f} ns / {sm_count} SMs)")
     else:
         cause = "too few bytes in flight"
         need4, need16 = law.need(4), law.need(16)

@@ -39,7 +39,7 @@ from .llm_scaling import (
     group_gpu,
     kv_split,
 )
-from ..units import fmt_num, fmt_si, fmt_time
+from ..units import fmt_g, fmt_num, fmt_si, fmt_time
 
 #: Batch sizes of ``--sweep-batch`` (the batch asked for, the batch ridge and the
 #: largest batch that fits are added).
@@ -323,23 +323,23 @@ def _arithmetic(rep: ScalingReport, grp: LlmGpu, shape: AttentionShape | None, r
     weight_fit = rep.weight_bytes_total
     lines = [f"bytes per weight: {rep.bytes_per_weight_text}"]
     per_gpu = f"; per GPU / {n} = {_fmt_b(weight_fit / n)}" if n > 1 else ""
-    lines.append(f"weights to fit: {_fmt_n(params)} params x {fmt_num(bpw, 6)} B = {_fmt_b(weight_fit)}{per_gpu}")
+    lines.append(f"weights to fit: {_fmt_n(params)} params x {fmt_g(bpw)} B = {_fmt_b(weight_fit)}{per_gpu}")
     if active < params:
         extra = ""
         if batch > 1:
-            extra = f"; at batch {batch} tokens on different experts read up to min(params, {batch} x active) x {fmt_num(bpw, 6)} B = {_fmt_b(step_spread.weight_bytes)}"
-        lines.append(f"weights read per step: {_fmt_n(active)} active params x {fmt_num(bpw, 6)} B = {_fmt_b(active * bpw)} (each token reads only its experts{extra})")
+            extra = f"; at batch {batch} tokens on different experts read up to min(params, {batch} x active) x {fmt_g(bpw)} B = {_fmt_b(step_spread.weight_bytes)}"
+        lines.append(f"weights read per step: {_fmt_n(active)} active params x {fmt_g(bpw)} B = {_fmt_b(active * bpw)} (each token reads only its experts{extra})")
         lines.append(f"FLOPs per token: 2 x {_fmt_n(active)} active params = {_fmt_flop(2 * active)}" + (" + attention" if shape is not None else ""))
     if n > 1:
-        mem = f", memory {n} x {fmt_num(gpu.memory_bytes / 1e9, 6)} GB = {fmt_num(grp.memory_bytes / 1e9, 6)} GB" if gpu.memory_bytes else ""
+        mem = f", memory {n} x {fmt_g(gpu.memory_bytes / 1e9)} GB = {fmt_g(grp.memory_bytes / 1e9)} GB" if gpu.memory_bytes else ""
         lines.append(
-            f"{n} GPUs (tensor parallel): bandwidth {n} x {fmt_num(gpu.bandwidth / 1e9, 6)} GB/s = {fmt_num(grp.bandwidth / 1e9, 6)} GB/s, "
-            f"peak {n} x {fmt_num(gpu.peak_flops / 1e12, 6)} = {fmt_num(grp.peak_flops / 1e12, 6)} TFLOP/s{mem}"
+            f"{n} GPUs (tensor parallel): bandwidth {n} x {fmt_g(gpu.bandwidth / 1e9)} GB/s = {fmt_g(grp.bandwidth / 1e9)} GB/s, "
+            f"peak {n} x {fmt_g(gpu.peak_flops / 1e12)} = {fmt_g(grp.peak_flops / 1e12)} TFLOP/s{mem}"
         )
-    each = f" (each GPU reads {_fmt_b(step.bytes / n)} at {fmt_num(gpu.bandwidth / 1e9, 6)} GB/s)" if n > 1 else ""
+    each = f" (each GPU reads {_fmt_b(step.bytes / n)} at {fmt_g(gpu.bandwidth / 1e9)} GB/s)" if n > 1 else ""
     lines.append(
-        f"times: t_memory = {_fmt_b(step.bytes)} / {fmt_num(grp.bandwidth / 1e9, 6)} GB/s = {_fmt_t(step.t_memory_s)}{each}; "
-        f"t_compute = {_fmt_flop(step.flops)} / {fmt_num(grp.peak_flops / 1e12, 6)} TFLOP/s = {_fmt_t(step.t_compute_s)}"
+        f"times: t_memory = {_fmt_b(step.bytes)} / {fmt_g(grp.bandwidth / 1e9)} GB/s = {_fmt_t(step.t_memory_s)}{each}; "
+        f"t_compute = {_fmt_flop(step.flops)} / {fmt_g(grp.peak_flops / 1e12)} TFLOP/s = {_fmt_t(step.t_compute_s)}"
     )
     if n > 1 and shape is not None:
         s = rep.inputs

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from ..errors import UsageError
 from .llm_dtypes import BYTES_PER_ELEMENT, normalize_dtype
 from .llm_roofline import AttentionShape, LlmGpu
-from ..units import fmt_num
+from ..units import fmt_g, fmt_num
 
 #: Latency of one all-reduce of a decode step's small activations, in seconds:
 #: 10 us, a round figure assumed for an NCCL all-reduce of a few KiB over NVLink
@@ -142,12 +142,12 @@ def effective_bytes_per_weight(weight_dtype: str, s: Scaling) -> tuple[float, st
     if s.bytes_per_param is not None:
         if s.quant_group is not None:
             raise UsageError("--bytes-per-param sets the bytes per weight; drop --quant-group/--scale-bits or drop --bytes-per-param")
-        return s.bytes_per_param, f"{fmt_num(s.bytes_per_param, 6)} B per weight (--bytes-per-param)"
+        return s.bytes_per_param, f"{fmt_g(s.bytes_per_param)} B per weight (--bytes-per-param)"
     bits = bits_per_weight(d, s.quant_group, s.scale_bits)
     elem = BYTES_PER_ELEMENT[d] * 8
     if s.quant_group is None:
-        return bits / 8, f"{fmt_num(elem, 6)}-bit {d} = {fmt_num(bits / 8, 6)} B per weight" + (" (scales left out; --quant-group G counts them)" if d in _QUANTIZED else "")
-    return bits / 8, f"{fmt_num(elem, 6)}-bit {d} + a {fmt_num(s.scale_bits, 6)}-bit scale per {s.quant_group} weights = {fmt_num(elem, 6)} + {fmt_num(s.scale_bits, 6)}/{s.quant_group} = {fmt_num(bits, 6)} bits = {fmt_num(bits / 8, 6)} B per weight"
+        return bits / 8, f"{fmt_g(elem)}-bit {d} = {fmt_g(bits / 8)} B per weight" + (" (scales left out; --quant-group G counts them)" if d in _QUANTIZED else "")
+    return bits / 8, f"{fmt_g(elem)}-bit {d} + a {fmt_g(s.scale_bits)}-bit scale per {s.quant_group} weights = {fmt_g(elem)} + {fmt_g(s.scale_bits)}/{s.quant_group} = {fmt_g(bits)} bits = {fmt_g(bits / 8)} B per weight"
 
 
 def group_gpu(gpu: LlmGpu, num_gpus: int) -> LlmGpu:

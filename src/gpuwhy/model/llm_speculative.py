@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from ..units import fmt_num, fmt_time
+from ..units import fmt_g, fmt_num, fmt_time
 from .llm_roofline import AttentionShape, DecodeStep, LlmGpu, decode_step
 from .llm_result import fmt_rate
 
@@ -138,7 +138,7 @@ def speculative(
             least as large as ``target_params``.
     """
     e = expected_tokens(k, acceptance)
-    notes = [f"i.i.d. acceptance ({PAPER}): every drafted token is accepted with probability {fmt_num(acceptance, 6)}, independently"]
+    notes = [f"i.i.d. acceptance ({PAPER}): every drafted token is accepted with probability {fmt_g(acceptance)}, independently"]
     draft_step = None
     if draft_params is not None:
         if gpu is None:
@@ -155,7 +155,7 @@ def speculative(
     per_seq = e / cycle
     name = draft_name or (None if draft_params is None else f"{fmt_num(draft_params / 1e9)}B parameters")
     lines = [
-        f"tokens per target step: (1 - A^(K+1)) / (1 - A) = (1 - {fmt_num(acceptance, 6)}^{k + 1}) / (1 - {fmt_num(acceptance, 6)}) = {fmt_num(e, 4)}"
+        f"tokens per target step: (1 - A^(K+1)) / (1 - A) = (1 - {fmt_g(acceptance)}^{k + 1}) / (1 - {fmt_g(acceptance)}) = {fmt_num(e, 4)}"
         if acceptance < 1 else f"tokens per target step: K + 1 = {k + 1} (every drafted token accepted)",
         f"verify step: the target reads its bytes once and does {k + 1} tokens' FLOPs: "
         f"max({_t4(target.t_memory_s)}, {k + 1} x {_t4(target.t_compute_s)})"

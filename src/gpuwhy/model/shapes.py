@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
-from ..units import fmt_bytes, fmt_num, fmt_si, parse_dimension, parse_quantity, parse_shape
+from ..units import fmt_bytes, fmt_g, fmt_num, fmt_si, parse_dimension, parse_quantity, parse_shape
 from .llm_dtypes import BYTES_PER_ELEMENT
 from .roofline import Workload
 
@@ -85,7 +85,7 @@ def _n(x: float) -> str:
 
 
 def _b(e: float) -> str:
-    return f"{fmt_num(e, 6)} B"
+    return f"{fmt_g(e)} B"
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ class Gemm:
         lines = (
             f"FLOPs = 2 x M x N x K{batch} = 2 x {m:,} x {n:,} x {k:,}{f' x {b:,}' if b > 1 else ''} = {_n(flops)} ({fmt_si(flops, 'FLOP')})",
             f"bytes = (A M x K + B K x N read, {c_words}) x {_b(e)} ({dtype}){batch} "
-            f"= ({_n(m * k)} + {_n(k * n)} + {_n(m * n * c_passes)}) x {fmt_num(e, 6)}{f' x {b:,}' if b > 1 else ''} = {_n(nbytes)} B ({fmt_bytes(nbytes)}), "
+            f"= ({_n(m * k)} + {_n(k * n)} + {_n(m * n * c_passes)}) x {fmt_g(e)}{f' x {b:,}' if b > 1 else ''} = {_n(nbytes)} B ({fmt_bytes(nbytes)}), "
             "the minimum: each matrix through DRAM once",
             f"intensity = {_n(flops)} / {_n(nbytes)} = {fmt_num(flops / nbytes, 4)} FLOP/byte",
         )
@@ -275,10 +275,10 @@ class Elementwise:
         flops = n * o * f
         nbytes = n * (i + o) * e
         lines = (
-            f"FLOPs = N x outputs x FLOPs per output element = {n:,} x {o} x {fmt_num(f, 6)} = {_n(flops)} ({fmt_si(flops, 'FLOP')})",
-            f"bytes = N x (inputs + outputs) x {_b(e)} ({dtype}) = {n:,} x ({i} + {o}) x {fmt_num(e, 6)} = {_n(nbytes)} B ({fmt_bytes(nbytes)}), "
+            f"FLOPs = N x outputs x FLOPs per output element = {n:,} x {o} x {fmt_g(f)} = {_n(flops)} ({fmt_si(flops, 'FLOP')})",
+            f"bytes = N x (inputs + outputs) x {_b(e)} ({dtype}) = {n:,} x ({i} + {o}) x {fmt_g(e)} = {_n(nbytes)} B ({fmt_bytes(nbytes)}), "
             "each element read and written once",
-            f"intensity = {fmt_num(f * o, 6)} FLOP / {fmt_num((i + o) * e, 6)} B per element = {fmt_num(flops / nbytes, 4)} FLOP/byte",
+            f"intensity = {fmt_g(f * o)} FLOP / {fmt_g((i + o) * e)} B per element = {fmt_num(flops / nbytes, 4)} FLOP/byte",
         )
         label = f"elementwise {n} x {i} in {o} out {dtype}"
         dims = {"n": n, "inputs": i, "outputs": o, "flops_per_element": f}

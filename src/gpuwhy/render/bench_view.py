@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_bytes, fmt_num, fmt_si, fmt_time
+from ..units import fmt_bytes, fmt_g, fmt_num, fmt_si, fmt_time
 from .console import note, out, warn
 
 _REGIME_STYLE = {"fits in L2": "cyan", "L2 partly": "yellow", "DRAM": "green"}
@@ -34,7 +34,7 @@ def render_bench(result) -> None:
         drv = f"{result.health_before.driver_version} ({drv})"
     head.add_row("driver", f"{drv}; kernels built by NVRTC {result.nvrtc} as {d.arch} cubins")
     if result.sheet_name:
-        head.add_row("sheet", f"{result.sheet_name}: {fmt_num(result.sheet_bandwidth_gbs, 6)} GB/s DRAM")
+        head.add_row("sheet", f"{result.sheet_name}: {fmt_g(result.sheet_bandwidth_gbs)} GB/s DRAM")
     if result.checks:
         sizes = ", ".join(f"{n:,}" for n in result.checks[0].sizes)
         head.add_row("checked", f"{len(result.checks)} kernels against numpy at n = {sizes} (random non-zero data): all correct")
@@ -74,7 +74,7 @@ def render_bench(result) -> None:
         line.append(f"{s.gbs:,.0f} GB/s", style="bold green")
         line.append(f" ({s.kernel} {s.dtype}, {_count(s.elements)} elements, {fmt_bytes(s.bytes_moved)} moved per launch, read+write bytes)")
         if result.sustained_pct is not None:
-            line.append(f" = {result.sustained_pct:.1f}% of the {result.sheet_name} sheet's {fmt_num(result.sheet_bandwidth_gbs, 6)} GB/s: the practical ceiling")
+            line.append(f" = {result.sustained_pct:.1f}% of the {result.sheet_name} sheet's {fmt_g(result.sheet_bandwidth_gbs)} GB/s: the practical ceiling")
         con.print(line)
 
     if result.launch is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..units import fmt_num
+from ..units import fmt_g, fmt_num
 from .console import out
 
 
@@ -14,7 +14,7 @@ def _pct(v: float | None) -> str:
 
 def _num(v: float | None, fmt: str | None = "{:.1f}") -> str:
     """``v`` by ``fmt``, or by :func:`gpuwhy.units.fmt_num` when ``fmt`` is None; ``n/a`` for None."""
-    return "n/a" if v is None else (fmt_num(v, 6) if fmt is None else fmt.format(v))
+    return "n/a" if v is None else (fmt_g(v) if fmt is None else fmt.format(v))
 
 
 def render_compute(results, device_name: str = "") -> None:

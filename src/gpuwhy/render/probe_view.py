@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..device.nvml import is_na
-from ..units import fmt_bytes, fmt_num, fmt_si
+from ..units import fmt_bytes, fmt_g, fmt_num, fmt_si
 from .console import out
 
 
@@ -62,7 +62,7 @@ def _kv(title: str) -> Table:
 
 
 def _mhz(v: Any) -> str:
-    return f"{fmt_num(v, 6)} MHz"
+    return f"{fmt_g(v)} MHz"
 
 
 def _onoff(v: Any) -> str:

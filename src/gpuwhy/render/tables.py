@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_num, fmt_pct, fmt_si, fmt_time
+from ..units import fmt_g, fmt_num, fmt_pct, fmt_si, fmt_time
 from .console import out
 
 _REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan", "overhead": "bold yellow", "latency": "bold red",
@@ -123,9 +123,9 @@ def render_sheet_list(sheets) -> None:
             s.name,
             s.architecture,
             s.compute_capability,
-            f"{fmt_num(s.memory_bandwidth_gbs, 6)}",
-            f"{fmt_num(s.peak_tflops['fp32'], 6)}",
-            "n/a" if bf16 is None else f"{fmt_num(bf16, 6)}",
+            f"{fmt_g(s.memory_bandwidth_gbs)}",
+            f"{fmt_g(s.peak_tflops['fp32'])}",
+            "n/a" if bf16 is None else f"{fmt_g(bf16)}",
             "n/a" if bf16 is None else f"{s.ridge_point('bf16'):.0f}",
             s.origin,
         )
@@ -141,11 +141,11 @@ def render_sheet(s) -> None:
         t.add_row("aliases", ", ".join(s.aliases))
     t.add_row("PCI device ids", ", ".join(s.pci_device_ids) or "n/a")
     t.add_row("SMs", f"{s.sm_count}" + (f" x {s.fp32_lanes_per_sm} FP32 lanes" if s.fp32_lanes_per_sm else ""))
-    t.add_row("boost clock", f"{fmt_num(s.boost_clock_mhz, 6)} MHz")
+    t.add_row("boost clock", f"{fmt_g(s.boost_clock_mhz)} MHz")
     bus = f", {s.memory_bus_width_bits}-bit bus" if s.memory_bus_width_bits else ""
-    t.add_row("memory", f"{fmt_num(s.memory_size_gb, 6)} GB {s.memory_type}{bus}, {fmt_num(s.memory_bandwidth_gbs, 6)} GB/s")
-    t.add_row("L2", f"{fmt_num(s.l2_cache_mib, 6)} MiB")
-    t.add_row("board power", f"{fmt_num(s.board_power_w, 6)} W")
+    t.add_row("memory", f"{fmt_g(s.memory_size_gb)} GB {s.memory_type}{bus}, {fmt_g(s.memory_bandwidth_gbs)} GB/s")
+    t.add_row("L2", f"{fmt_g(s.l2_cache_mib)} MiB")
+    t.add_row("board power", f"{fmt_g(s.board_power_w)} W")
     t.add_row("file", f"{s.path} ({s.origin})")
     con.print(t)
     p = Table(title="dense peaks and ridge points", title_justify="left")
@@ -154,7 +154,7 @@ def render_sheet(s) -> None:
     p.add_column("ridge FLOP/byte", justify="right")
     p.add_column("source")
     for prec, tf in s.peak_tflops.items():
-        p.add_row(prec, f"{fmt_num(tf, 6)}", f"{s.ridge_point(prec):.1f}", s.source_for(f"peak_tflops.{prec}"))
+        p.add_row(prec, f"{fmt_g(tf)}", f"{s.ridge_point(prec):.1f}", s.source_for(f"peak_tflops.{prec}"))
     con.print(p)
     con.print(f"bandwidth source: {s.source_for('memory_bandwidth_gbs')}")
     for n in s.notes:

@@ -48,7 +48,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .read import Launch
-from ...units import fmt_num
+from ...units import fmt_g, fmt_num
 
 # --------------------------------------------------------------------------- names
 
@@ -461,7 +461,7 @@ def _dram_bytes(la, t, sheet, how, estimated, notes) -> tuple[float | None, bool
                 v, name, p = lookup(la, names, _PCT)
                 present = present or p
                 if v is not None:
-                    how["dram_bytes"] = (f"{name} % x {fmt_num(sheet.memory_bandwidth_gbs, 6)} GB/s ({sheet.name} sheet) x time, "
+                    how["dram_bytes"] = (f"{name} % x {fmt_g(sheet.memory_bandwidth_gbs)} GB/s ({sheet.name} sheet) x time, "
                                          + ("an upper bound (ncu's memory throughput is the busiest of L1, L2 and DRAM)"
                                             if bound else "an estimate"))
                     estimated.add("dram_bytes")
@@ -507,7 +507,7 @@ def _tensor_inst_flops(la, inst: float, sheet, t, notes) -> tuple[float, str] | 
     if peak and t and per > TENSOR_INST_FLOPS_SMALL and flops / t > 1.05 * peak * 1e12:
         flops = mma * TENSOR_INST_FLOPS_SMALL
         shape = (f"{TENSOR_INST_FLOPS_SMALL} FLOP/instruction (mma.sync m16n8k16: {per} would exceed the "
-                 f"{fmt_num(peak, 6)} TFLOP/s peak)")
+                 f"{fmt_g(peak)} TFLOP/s peak)")
     notes.append("tensor FLOPs are an estimate from the tensor-pipe instruction count (the MMA shape and type are "
                  "not in the export); add sm__ops_path_tensor_* metrics for a count")
     return flops, f"(sm__inst_executed_pipe_tensor.sum - HFMA2.MMA) x {shape}, an estimate"

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...units import fmt_num, fmt_time
+from ...units import fmt_g, fmt_num, fmt_time
 from ..kernel_names import display_names
 from .causes import CAUSES, classify, host_windows, split, split_gaps
 from .host import HostArrays, build_view, callers, is_dataloader
@@ -672,7 +672,7 @@ class _Evidence:
                 src = "the pinned copies in this trace"
             else:
                 pin = H200_PINNED_H2D_GBS
-                src = (f"pinned copies on the H200 (gpuwhy bench --link; {fmt_num(H200_PAGEABLE_H2D_GBS, 6)} GB/s from pageable "
+                src = (f"pinned copies on the H200 (gpuwhy bench --link; {fmt_g(H200_PAGEABLE_H2D_GBS)} GB/s from pageable "
                        "memory there)")
             if rate and pin > rate:
                 lines.append(f"at the {fmt_num(pin)} GB/s of {src} they would take {_fmt_us(c['pg_bytes'] / (pin * 1e9) * 1e6)}")
