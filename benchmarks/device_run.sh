@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpuwhy run on four real programs (issue 18), on the GPU machine, from the repo root:
 #   bash benchmarks/device_run.sh
-# Each program: its wall time alone (2 runs, the faster) and under `gpuwhy run` (text and --json),
+# Each program: its wall time alone (one run) and under `gpuwhy run` (text and --json),
 # then `gpuwhy run` with the GPU hidden (must exit 3). Logs and traces -> $OUT/device_run.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +20,7 @@ declare -A plain under verdict
 wall() { /usr/bin/time -f '%e' -o "$W/.t" "$@" >/dev/null 2>&1; cat "$W/.t" | tail -n 1; }
 for n in $order; do
   cmd=${progs[$n]}
-  ts=(); for i in 1 2; do ts+=("$(wall python3 $cmd)"); done
+  ts=("$(wall python3 $cmd)")
   plain[$n]=$(printf "%s\n" "${ts[@]}" | sort -n | head -n 1)
   /usr/bin/time -f '%e' -o "$W/.t" timeout 240 python3 -m gpuwhy run --steps 4 --out "$W/$n" -- python3 $cmd > "$W/$n.txt" 2>&1; rc=$?
   under[$n]="$(tail -n 1 "$W/.t") rc=$rc"

@@ -1,4 +1,5 @@
 // gpuwhy compute ceilings: tensor-core throughput with warp-level mma.sync.
+// gpuwhy: needs sm_80 (mma.sync m16n8k16 and m16n8k32 shapes)
 //
 // For sm_80, sm_86, sm_89, sm_90 and sm_120 (it also builds for sm_100, where
 // mma.sync still exists but tcgen05 is the fast path; gpuwhy does not measure

@@ -36,15 +36,16 @@ def gpu_available() -> tuple[bool, str]:
 def nvrtc_available() -> tuple[bool, str]:
     """(True, '') when NVRTC loads, (False, why) when gpuwhy says it cannot be loaded.
 
-    Only that documented UsageError means "skip"; anything else (a broken check,
-    a bug in gpuwhy.engine.compile) is raised, so it fails instead of skipping.
+    Only the documented errors mean "skip" (NoDeviceError: NVRTC cannot be loaded, exit 3;
+    UsageError); anything else (a broken check, a bug in gpuwhy.engine.compile) is raised,
+    so it fails instead of skipping.
     """
     from gpuwhy.engine.compile import nvrtc_version
-    from gpuwhy.errors import UsageError
+    from gpuwhy.errors import NoDeviceError, UsageError
 
     try:
         nvrtc_version()
-    except UsageError as exc:
+    except (NoDeviceError, UsageError) as exc:
         return False, str(exc)
     return True, ""
 
@@ -116,6 +117,14 @@ def run_cli(*args: str, env: dict | None = None, cwd: str | None = None):
     if os.environ.get("GPUWHY_TEST_FORK_CLI") == "1" and hasattr(os, "fork"):
         return _forked_cli(list(args), e, cwd)
     return subprocess.run([sys.executable, "-m", "gpuwhy", *args], capture_output=True, text=True, env=e, cwd=cwd, timeout=120)
+
+
+def one_line(code: int, err: str, want: int = 2) -> str:
+    """The one stderr line of a failed command, once the exit code is ``want`` and no traceback came."""
+    assert code == want, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
 
 
 def _forked_cli(args: list[str], env: dict, cwd: str | None):

@@ -20,8 +20,7 @@ from gpuwhy.errors import MeasurementError, UsageError
     ({}, "quick"), ({"quick": True}, "quick"), ({"sweep": True, "kernel": ["copy"]}, "sweep"),
     ({"compute": True, "precision": ["fp32"]}, "compute"), ({"roofline": True}, "roofline"),
     ({"latency": True, "l1_bypass": True}, "latency"), ({"link": True}, "link"),
-    ({"compile_only": True, "arch": "sm_90", "kernel": ["read"]}, "compile-only"),
-    ({"compute": True, "roofline": True}, "compute"),  # the earlier mode wins, as before the registry
+    ({"compile_only": True, "arch": "sm_90"}, "compile-only"),
 ])
 def test_choose_picks_the_first_mode_the_options_name(opts, name):
     assert choose(BenchRequest(**opts)).name == name
@@ -37,6 +36,13 @@ def test_choose_picks_the_first_mode_the_options_name(opts, name):
     ({"roofline": True, "precision": ["fp32"]}, "--precision applies to --compute"),
     ({"compute": True, "kernel": ["read"]}, "--compute runs the compute ceilings alone; drop --sweep/--quick/--kernel"),
     ({"roofline": True, "sweep": True}, "--roofline runs the mixed-intensity sweep alone; drop --sweep/--quick/--compute/--kernel"),
+    # issue 19: an option a mode does not use is refused, never silently ignored
+    ({"compile_only": True, "arch": "sm_90", "kernel": ["read"]}, "--kernel has no effect with --compile-only; drop it"),
+    ({"compile_only": True, "arch": "sm_90", "csv": "x.csv"}, "--csv has no effect with --compile-only; drop it"),
+    ({"latency": True, "dtype": "fp64"}, "--dtype has no effect with --latency; drop it"),
+    ({"compute": True, "csv": "x.csv"}, "--csv has no effect with --compute; drop it"),
+    ({"link": True, "no_save": True}, "--no-save has no effect with --link; drop it"),
+    ({"compute": True, "roofline": True}, "--roofline has no effect with --compute; drop it"),  # was: --roofline ignored
 ])
 def test_registry_errors(opts, message):
     with pytest.raises(UsageError) as ei:

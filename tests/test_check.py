@@ -44,7 +44,7 @@ def test_impossible_threshold_fails_that_check_only():
     assert st["dram_bandwidth"] == FAIL
     assert [n for n, s in st.items() if s == FAIL] == ["dram_bandwidth"]
     c = next(c for c in rep.checks if c.name == "dram_bandwidth")
-    assert "4752" in c.threshold_text and "92.7%" in c.value_text
+    assert "4,752" in c.threshold_text and "92.7%" in c.value_text
     # the numbers behind the texts, units in the keys
     d = c.to_dict()
     assert d["measured_gbs"] == 4450.0 and d["threshold_gbs"] == pytest.approx(4752.0) and d["sheet_gbs"] == 4800.0
@@ -117,7 +117,7 @@ def test_bad_policy_files(tmp_path, text, expected):
 
 
 def test_bad_override_and_missing_file(tmp_path):
-    with pytest.raises(UsageError, match="--min-dram-bandwidth must be a fraction of the spec sheet\'s figure, 0 < f <= 1, got 1.2"):
+    with pytest.raises(UsageError, match="min_dram_bandwidth must be a fraction of the spec sheet\'s figure, 0 < f <= 1, got 1.2"):
         load_policy(overrides={"min_dram_bandwidth": 1.2})
     with pytest.raises(UsageError) as exc:
         load_policy(tmp_path / "nope.yaml")
@@ -146,7 +146,7 @@ def test_junit_and_json_writers(tmp_path):
 def test_junit_never_overwrites_a_user_file(tmp_path):
     f = tmp_path / "notes.xml"
     f.write_text("my notes")
-    with pytest.raises(UsageError, match="the file exists and is not a gpuwhy report"):
+    with pytest.raises(UsageError, match="already exists and gpuwhy did not write it"):
         write_junit([evaluate(H200, load_policy())], f)
     assert f.read_text() == "my notes"
     with pytest.raises(UsageError, match="missing-dir"):

@@ -20,13 +20,13 @@ FIX = ROOT / "tests" / "fixtures"
 #: Commands that print on stdout without a GPU.
 PRINTING = [
     ["specs", "list"],
-    ["specs", "show", "H200"],
+    ["specs", "show", "H200 SXM"],
     ["classify", "--example", "vecadd", "--gpu", "rtx 5070"],
-    ["llm", "--model", "llama-3-8b", "--gpu", "H200"],
-    ["compare", "H100", "H200", "--intensity", "0.33"],
+    ["llm", "--model", "llama-3-8b", "--gpu", "H200 SXM"],
+    ["compare", "H100 SXM", "H200 SXM", "--intensity", "0.33"],
     ["occupancy", "--block-size", "256", "--registers", "64", "--arch", "sm_90"],
-    ["roofline", "--gpu", "H200"],
-    ["ncu", str(FIX / "ncu" / "raw_basic.csv"), "--gpu", "H200"],
+    ["roofline", "--gpu", "H200 SXM"],
+    ["ncu", str(FIX / "ncu" / "raw_basic.csv"), "--gpu", "H200 SXM"],
     ["trace", str(FIX / "trace" / "overhead_loop.json")],
     ["--help"],
 ]
@@ -121,13 +121,13 @@ def test_bad_columns_fall_back_to_a_sane_width(columns):
 
 NARROW = [
     ["specs", "list"],
-    ["specs", "show", "H200"],
+    ["specs", "show", "H200 SXM"],
     ["compare", "H100", "H200", "B200", "--intensity", "0.33", "--cost", "H100=2.5,H200=3.5,B200=6", "--per-watt"],
     ["compare", "H100", "H200", "--llm", "--model", "llama-3-8b"],
-    ["ncu", str(FIX / "ncu" / "raw_basic.csv"), "--gpu", "H200"],
+    ["ncu", str(FIX / "ncu" / "raw_basic.csv"), "--gpu", "H200 SXM"],
     ["ncu", str(FIX / "real" / "ncu_details.csv")],
     ["classify", "--example", "vecadd", "--gpu", "H200"],
-    ["llm", "--model", "llama-3-8b", "--gpu", "H200"],
+    ["llm", "--model", "llama-3-8b", "--gpu", "H200 SXM"],
     ["roofline", "--gpu", "H200", "--dtype", "fp32,bf16", "--point", "gemm:2.2T:400MB:3.1ms"],
     ["trace", str(FIX / "real" / "trace_overhead.json")],
     ["occupancy", "--block-size", "256", "--registers", "64", "--arch", "sm_90"],

@@ -153,7 +153,7 @@ def test_parse_arch_forms():
 
 
 def test_table_covers_the_architectures_with_sources():
-    assert set(TABLE) == {"sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120"}
+    assert set(TABLE) == {"sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_103", "sm_120"}
     for lim in TABLE.values():
         assert lim.source.startswith("https://docs.nvidia.com/")
         assert dict(lim.sources)["compute_capabilities"].startswith("https://docs.nvidia.com/cuda/")

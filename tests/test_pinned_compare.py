@@ -30,7 +30,7 @@ def test_compare_table_at_200_flop_per_byte(cli, monkeypatch):
     rows = _rows(out)
     assert rows["H100 SXM"] == ["1", "H100 SXM", "3350", "989.5", "295", "memory", "670", "1.49 ms", "1.00x"]
     assert rows["L4"] == ["2", "L4", "300", "121", "403", "memory", "60", "16.7 ms", "0.09x"]
-    assert "compare: 1e+12 FLOP over 5e+09 bytes (200 FLOP/byte); dense bf16 peaks" in out
+    assert "compare: 1e12 FLOP over 5e9 bytes (200 FLOP/byte); dense bf16 peaks" in out
 
 
 def test_compare_cost_and_power_columns(cli, monkeypatch):

@@ -106,7 +106,7 @@ def test_h200_bf16_printed_figures(cli):
     for shown in (
         "1.1 TFLOP, 402 MB",
         "990 TFLOP/s bf16 dense peak, 4.8 TB/s DRAM",  # 989.5 to 3 digits
-        "arithmetic intensity 2.74e+03 FLOP/byte",
+        "arithmetic intensity 2,736 FLOP/byte",
         "ridge point 206 FLOP/byte",
         "attainable 990 TFLOP/s",
         "t_compute 1.11 ms",
@@ -361,7 +361,7 @@ def test_roofline_command_legend_and_points(cli, monkeypatch):
     assert code == 0, err
     text = " ".join(out.split())
     assert "fp32 spec (dashed): 4,800 GB/s, 67 TFLOP/s, ridge 14 FLOP/byte" in text
-    assert "gemm: compute-bound (196x), 1026% of SOL (2.74e+03 FLOP/byte, 688 TFLOP/s achieved)" in text
+    assert "gemm: compute-bound (196x), 1026% of SOL (2,736 FLOP/byte, 688 TFLOP/s achieved)" in text
     assert "vec: memory-bound (134x) (0.0833 FLOP/byte, on the roof)" in text
 
 

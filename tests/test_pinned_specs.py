@@ -188,7 +188,7 @@ def test_sheet_figures():
 
 
 def test_load_yaml_errors(tmp_path):
-    with pytest.raises(SpecError, match=r"nope.yaml: cannot read \(No such file or directory\)"):
+    with pytest.raises(SpecError, match=r"nope.yaml' does not exist; pass a YAML file"):  # through gpuwhy.inputs
         load_yaml(tmp_path / "nope.yaml")
     bad = tmp_path / "latin1.yaml"
     bad.write_bytes(b"name: caf\xe9\n")
@@ -228,8 +228,15 @@ LIB = library()
         ("h100 pcie", "H100 PCIe"),
         ("H100 SXM5 80GB", "H100 SXM"),
         ("v100 32gb", "V100 SXM2"),  # a word of the NVML name Tesla V100-SXM2-32GB
-        ("RTX 6000", "RTX 6000 Ada Generation"),
+        ("RTX 6000 Ada", "RTX 6000 Ada Generation"),  # 'RTX 6000' alone is now two sheets (Ada, PRO Blackwell)
         ("Tesla T4", "T4"),
+        # issue 19: a family name or a memory size picks the family's usual variant (with a note)
+        ("A100", "A100 SXM4 80GB"),
+        ("A100 80GB", "A100 SXM4 80GB"),
+        ("A100 SXM4", "A100 SXM4 80GB"),
+        ("H100 80GB", "H100 SXM"),
+        ("H200 141GB", "H200 SXM"),
+        ("rtx4090", "GeForce RTX 4090"),
     ],
 )
 def test_match_picks(query, sheet):
@@ -239,10 +246,7 @@ def test_match_picks(query, sheet):
 @pytest.mark.parametrize(
     "query, names",
     [
-        ("A100", "'A100 PCIe 80GB', 'A100 SXM4 40GB', 'A100 SXM4 80GB'"),
-        ("A100 80GB", "'A100 PCIe 80GB', 'A100 SXM4 80GB'"),  # two sheets, both one word more
-        ("A100 SXM4", "'A100 SXM4 40GB', 'A100 SXM4 80GB'"),
-        ("H100 80GB", "'H100 PCIe', 'H100 SXM'"),  # 'H100 PCIe 80GB' and 'H100 SXM5 80GB', one word more each
+        ("RTX 6000", "'RTX 6000 Ada Generation', 'RTX PRO 6000 Blackwell'"),
         ("sxm", "'H100 SXM', 'H200 SXM'"),
     ],
 )
@@ -258,11 +262,12 @@ def test_match_empty_unknown_and_noise_only():
             LIB.match(q)
     with pytest.raises(UsageError, match="unknown GPU 'NVIDIA'; closest sheets: "):
         LIB.match("NVIDIA")  # only a noise word
-    with pytest.raises(UsageError) as exc:
-        LIB.match("h200 141gb")  # 141gb is in no name: the word rule needs every word
-    assert str(exc.value).startswith("unknown GPU 'h200 141gb'; closest sheets: ")
-    with pytest.raises(UsageError, match="B300"):
-        LIB.match("B300")
+    # issue 19: a memory size picks by the sheets' memory, and B300 has a sheet now
+    assert LIB.match("h200 141gb").name == "H200 SXM"
+    with pytest.raises(UsageError, match="unknown GPU 'h200 999gb'"):
+        LIB.match("h200 999gb")  # no H200 sheet has 999 GB
+    with pytest.raises(UsageError, match="B400"):
+        LIB.match("B400")
 
 
 def _mini(tmp_path, sheets):
@@ -307,7 +312,7 @@ def test_equal_extra_words_are_ambiguous(tmp_path):
 
 
 def test_closest_names():
-    assert LIB.closest("H20") == ["H200 SXM", "GH200 96GB", "H100 SXM"]
+    assert LIB.closest("H20") == ["H20", "H200 SXM", "GH200 96GB"]  # H20 is a sheet now (issue 19)
     assert LIB.closest("rtx 5O70", n=2) == ["GeForce RTX 5070", "GeForce RTX 5090"]
     assert LIB.closest("zzzz") == []
     # nothing spelled alike, but a shared word: the sheets that have it
@@ -317,10 +322,10 @@ def test_closest_names():
 
 def test_spec_dirs_and_layers(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUWHY_SPECS", str(tmp_path / "missing"))
-    with pytest.raises(UsageError, match="spec folder '.*missing' \\(from GPUWHY_SPECS\\) does not exist; pass a folder of \\*.yaml sheets"):
+    with pytest.raises(UsageError, match="'.*missing' does not exist; pass a folder of spec-sheet \\*.yaml files \\(GPUWHY_SPECS\\)"):
         spec_dirs()
     monkeypatch.delenv("GPUWHY_SPECS")
-    with pytest.raises(UsageError, match="\\(from --specs\\) does not exist"):
+    with pytest.raises(UsageError, match="does not exist; pass a folder of spec-sheet \\*.yaml files \\(--specs\\)"):
         spec_dirs([tmp_path / "nope"])
     assert [o for _, o in spec_dirs([tmp_path])] == ["bundled", "--specs"]
 

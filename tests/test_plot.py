@@ -84,7 +84,7 @@ def test_chart_without_profile_is_spec_only_and_missing_peaks_are_explained():
 
     ch = plot.build_chart(H200, ["fp32"])
     assert [(r.precision, r.kind) for r in ch.roofs] == [("fp32", "spec")]
-    with pytest.raises(UsageError, match="no bf16_nontensor peak and no measured one"):
+    with pytest.raises(UsageError, match=r"no bf16 on CUDA cores \(--no-tensor-cores\) peak and no measured one"):
         plot.build_chart(H200, ["bf16"], tensor_cores=False)
     # The profile measured fp16 half2 (fp16_nontensor) although the sheet lists none: a measured roof alone.
     ch = plot.build_chart(H200, ["fp16"], tensor_cores=False, profile=recorded())
@@ -165,7 +165,7 @@ def test_cli_roofline_terminal_drawing(cli, cache):
     (["--gpu", "H200", "--point", "x:1T:1GB:soon"], "--point x TIME"),
     (["--gpu", "H200", "--dtype", "fp7"], "unknown --dtype 'fp7'"),
     (["--gpu", "H200", "--out", "r.pdf"], "must end in .png or .svg"),
-    (["--profile", "/nonexistent/p.json"], "cannot read --profile"),
+    (["--profile", "/nonexistent/p.json"], "--profile: '/nonexistent/p.json' does not exist"),
     (["--gpu", "H200", "--dtype", "fp8", "--no-tensor-cores"], "runs only on tensor cores"),
 ])
 def test_cli_roofline_bad_input_is_one_line(cli, cache, args, needle):

@@ -144,11 +144,13 @@ def test_bytes_names_and_undecodable_bytes(machine):
     machine.nvml(make_pynvml([nv], fx["nvml_system"]))
     d = probe_mod.probe_devices().devices[0]
     assert d.identity.name == "NVIDIA H200" and d.identity.sources["name"] == "CUDA driver"
-    # With no driver either, the name is NA with the reason, not garbage.
+    # With no driver either, the name is shown with its bad bytes escaped, a warning says so,
+    # and the PCI device id still picks the sheet (issue 19).
     machine.no_driver_library()
     d = probe_mod.probe_devices().devices[0]
-    assert is_na(d.identity.name) and "undecodable" in d.identity.name.reason
-    assert not d.sheet.matched
+    assert d.identity.name == "\\xff\\xfeNVIDIA\\x80"
+    assert d.sheet.sheet.name == "H200 SXM" and d.sheet.rule == "pci_id"
+    assert any("not clean text" in w and "PCI device id picked the sheet" in w for w in d.warnings)
 
 
 def test_unicode_error_raised_inside_pynvml_is_na(machine):

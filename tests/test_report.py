@@ -147,7 +147,7 @@ def test_overwrite_guard(cli, recorded):
     out.write_text("<html>my own notes</html>\n")
     code, _, err = cli("report", "--out", str(out), *_files(recorded))
     line = _one_line_error(code, err)
-    assert "not written by gpuwhy" in line and "notes.html" in line
+    assert "gpuwhy did not write it" in line and "notes.html" in line
     assert out.read_text() == "<html>my own notes</html>\n"
     # a report gpuwhy wrote is replaced
     mine = recorded / "mine.html"
@@ -170,7 +170,7 @@ def test_bad_inputs_exit_2_one_line(cli, recorded):
     line = _one_line_error(*cli("report", "--out", str(out), "--probe", str(recorded / "check.json"))[::2])
     assert "--probe" in line and "'check'" in line
     line = _one_line_error(*cli("report", "--out", str(out), "--check", str(recorded / "missing.json"))[::2])
-    assert "no such file" in line
+    assert "does not exist" in line
     lst = recorded / "list.json"
     lst.write_text("[1, 2]")
     assert "not an object" in _one_line_error(*cli("report", "--out", str(out), "--latency", str(lst))[::2])

@@ -102,12 +102,12 @@ def _write(tmp: Path, fname: str, name: str, nvml: list[str], aliases=(), bw=100
 
 
 def test_word_boundary_matching_b300_vs_gb300(tmp_path):
-    _write(tmp_path, "gb300.yaml", "GB300", ["NVIDIA GB300"])
-    _write(tmp_path, "b300.yaml", "B300 SXM", ["NVIDIA B300 SXM6 AC"])
+    _write(tmp_path, "gb300.yaml", "GB300", ["NVIDIA GB300"])  # overrides the bundled GB300 (same name)
+    _write(tmp_path, "b300.yaml", "B300 SXM", ["NVIDIA B300 SXM6 TEST"])  # the bundled B300 has the real NVML name
     lib = SpecLibrary([s for s in load_library([tmp_path]) if s.name in ("GB300", "B300 SXM")])
     assert lib.match("B300").name == "B300 SXM"
     assert lib.match("gb300").name == "GB300"
-    assert lib.match("nvidia b300 sxm6 ac").name == "B300 SXM"
+    assert lib.match("nvidia b300 sxm6 test").name == "B300 SXM"
 
 
 def test_matching_case_insensitive_and_specific():
@@ -124,8 +124,10 @@ def test_unknown_and_ambiguous_names_list_closest():
         lib.match("RTX 9999")
     assert "unknown GPU 'RTX 9999'" in str(exc.value)
     with pytest.raises(UsageError) as exc:
-        lib.match("A100")
-    assert "ambiguous" in str(exc.value) and "A100" in str(exc.value)
+        lib.match("SXM")
+    assert "ambiguous" in str(exc.value) and "H100 SXM" in str(exc.value)
+    # A family name is the family's usual variant, with a note (issue 19).
+    assert lib.resolve("A100")[0].name == "A100 SXM4 80GB" and "A100 PCIe 80GB" in lib.resolve("A100")[1]
 
 
 def test_user_sheet_overrides_bundled(tmp_path, monkeypatch):
@@ -154,7 +156,7 @@ def test_duplicate_names_in_one_folder(tmp_path):
 
 
 def test_missing_specs_dir_is_usage_error(tmp_path):
-    with pytest.raises(UsageError, match="spec folder .*nope\' \\(from --specs\\) does not exist"):
+    with pytest.raises(UsageError, match="nope' does not exist; pass a folder of spec-sheet"):
         load_library([tmp_path / "nope"])
 
 

@@ -83,8 +83,8 @@ def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches
         return classify_shape_options(shape, flops, bytes, gpu, dtype, time, launches, tensor_cores, launch_overhead, spec_dirs)
 
     wl = Workload(
-        flops=parse_quantity(flops, "flops"),
-        bytes=parse_quantity(bytes, "bytes"),
+        flops=parse_quantity(flops, "flops", unit="FLOP"),
+        bytes=parse_quantity(bytes, "bytes", unit="B"),
         launches=parse_count(launches, "launches"),
         time_s=None if time is None else parse_time(time),
     )

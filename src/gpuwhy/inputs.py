@@ -12,10 +12,13 @@ The limit is :data:`DEFAULT_MAX_BYTES` (bytes, after gzip is undone), or the
 from __future__ import annotations
 
 import gzip
+import json
 import os
+import re
 import stat
 import zlib
 from pathlib import Path
+from typing import Any
 
 from gpuwhy.errors import UsageError
 
@@ -80,19 +83,67 @@ def check_input_path(path: str | Path, what: str) -> Path:
     return p
 
 
-def read_input(path: str | Path, what: str, *, max_bytes: int | None = None, gunzip: bool = True) -> bytes:
+#: What :func:`read_input` can check in the first bytes: ``"text"`` (no NUL bytes: not a
+#: binary file), ``"json"`` (text that starts with ``{`` or ``[``), or None (anything).
+EXPECT = ("text", "json", None)
+_HEAD = 4096
+
+
+def check_head(head: bytes, path: str | Path, what: str, expect: str | None) -> None:
+    """Refuse a file whose first bytes (``head``, after gzip) are not the ``expect``-ed format.
+
+    Raises:
+        UsageError: NUL bytes (a binary file, e.g. a core dump or a zeroed file) where text is
+            expected, or a JSON file that does not start with ``{`` or ``[`` (one line that
+            shows the first bytes).
+    """
+    if expect is None:
+        return
+    where = str(path)
+    if b"\0" in head[:_HEAD]:
+        raise UsageError(f"{where!r} is a binary file (NUL bytes in its first {_HEAD} bytes), not {what}")
+    if expect == "json":
+        text = head.lstrip(b"\xef\xbb\xbf").lstrip()
+        if text and text[:1] not in (b"{", b"["):
+            shown = text[:24].splitlines()[0].decode("utf-8", errors="backslashreplace")
+            raise UsageError(f"{where!r} is not JSON (it starts with {shown!r}); pass {what}")
+
+
+def check_input_folder(path: str | Path, what: str) -> Path:
+    """``path`` as a Path once it is known to be an existing folder.
+
+    ``what`` says what the folder is for ("a folder of spec-sheet *.yaml files (--specs)").
+
+    Raises:
+        UsageError: it does not exist, or it is a file, not a folder.
+    """
+    p = Path(path).expanduser()
+    if p.is_dir():
+        return p
+    if p.exists():
+        raise UsageError(f"{str(path)!r} is a file, not a folder; pass {what}")
+    raise UsageError(f"{str(path)!r} does not exist; pass {what}")
+
+
+def read_input(path: str | Path, what: str, *, max_bytes: int | None = None, gunzip: bool = True,
+               expect: str | None = None) -> bytes:
     """The bytes of the user's file ``path``, gunzipped when it starts with the gzip magic and ``gunzip`` is set.
+
+    Read in 1 MiB chunks (Ctrl-C stops it at once); the first bytes are checked against
+    ``expect`` (:func:`check_head`) before the rest is read.
 
     Args:
         path: the file.
         what: what the command expects, for messages ("a torch.profiler trace (.json or .json.gz)").
         max_bytes: limit in bytes after decompression (default :func:`max_input_bytes`).
         gunzip: undo gzip (detected by the first two bytes, not the name).
+        expect: ``"text"``, ``"json"`` or None (see :data:`EXPECT`).
 
     Raises:
         UsageError: see :func:`check_input_path`; the file or its decompressed
             content is over the limit (the message names the limit and
-            ``GPUWHY_MAX_INPUT_BYTES``); it cannot be read; the gzip stream is broken.
+            ``GPUWHY_MAX_INPUT_BYTES``); it cannot be read; the gzip stream is broken;
+            its first bytes are not the expected format.
     """
     p = check_input_path(path, what)
     limit = max_input_bytes(max_bytes)
@@ -104,20 +155,20 @@ def read_input(path: str | Path, what: str, *, max_bytes: int | None = None, gun
         with open(p, "rb") as fh:
             head = fh.read(2)
             fh.seek(0)
-            if not (gunzip and head == GZIP_MAGIC):
-                data = fh.read(limit + 1)
-                if len(data) > limit:
-                    raise UsageError(f"{str(p)!r} is over the {_human(limit)} input limit{over}")
-                return data
+            packed = gunzip and head == GZIP_MAGIC
+            src = gzip.GzipFile(fileobj=fh) if packed else fh
             out = bytearray()
-            with gzip.GzipFile(fileobj=fh) as gz:
+            with src:
                 while True:
-                    chunk = gz.read(_CHUNK)
+                    chunk = src.read(_CHUNK)
                     if not chunk:
                         break
+                    if not out:
+                        check_head(chunk, p, what, expect)
                     out += chunk
                     if len(out) > limit:
-                        raise UsageError(f"{str(p)!r} unpacks to more than the {_human(limit)} input limit{over}")
+                        verb = "unpacks to" if packed else "is"
+                        raise UsageError(f"{str(p)!r} {verb} more than the {_human(limit)} input limit{over}")
             return bytes(out)
     except UsageError:
         raise
@@ -127,6 +178,127 @@ def read_input(path: str | Path, what: str, *, max_bytes: int | None = None, gun
         raise UsageError(f"cannot read {str(p)!r} ({exc.strerror or exc}); pass {what}") from None
 
 
-def read_input_text(path: str | Path, what: str, *, max_bytes: int | None = None) -> str:
-    """:func:`read_input` decoded as UTF-8 (a BOM dropped; undecodable bytes replaced, never raised)."""
-    return read_input(path, what, max_bytes=max_bytes).decode("utf-8-sig", errors="replace")
+def read_input_text(path: str | Path, what: str, *, max_bytes: int | None = None, expect: str | None = "text") -> str:
+    """:func:`read_input` decoded as UTF-8 (a BOM dropped; undecodable bytes replaced, never raised);
+    a binary file is refused by its first bytes (``expect``)."""
+    return read_input(path, what, max_bytes=max_bytes, expect=expect).decode("utf-8-sig", errors="replace")
+
+
+def read_json(path: str | Path, what: str, *, max_bytes: int | None = None) -> Any:
+    """The parsed JSON of the user's file ``path`` (plain or gzip), read by :func:`read_input`
+    and parsed by :func:`loads_json` (Ctrl-C stops it within a fraction of a second).
+
+    Raises:
+        UsageError: see :func:`read_input`; the text is not valid JSON (one line with the
+            position and what the command expects).
+    """
+    data = read_input(path, what, max_bytes=max_bytes, expect="json")
+    try:
+        return loads_json(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start}); pass {what}") from None
+    except ValueError as exc:
+        raise UsageError(f"{str(path)!r} is not valid JSON ({str(exc).splitlines()[0][:120]}); pass {what}") from None
+
+
+# ------------------------------------------------------------- JSON parsing --
+# json.loads is one C call that holds the interpreter for seconds on a big file, so Ctrl-C
+# waits. loads_json parses the top-level object or array itself and hands the C parser
+# slabs of a few MiB of a big array's elements at a time; between slabs Ctrl-C is seen.
+
+#: Bytes of array text parsed per C call (about 20-40 ms of parsing).
+JSON_SLAB = 4 * 1024 * 1024
+_WS = re.compile(r"[ \t\n\r]*")
+_ELEMENT_GAP = re.compile(r"[}\]][ \t\n\r]*,[ \t\n\r]*[{\[]")
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads(text)``, the same result and the same errors, interruptible on big documents.
+
+    Small texts (under :data:`JSON_SLAB` characters) go to ``json.loads`` at once. A big
+    top-level object or array is walked here (two levels deep), its big arrays parsed in slabs.
+
+    Raises:
+        json.JSONDecodeError: (a ValueError) as json.loads raises it.
+    """
+    if len(text) <= JSON_SLAB:
+        return json.loads(text)
+    decoder = json.JSONDecoder()
+    i = _WS.match(text).end()
+    value, i = _value(text, i, decoder, 0)
+    i = _WS.match(text, i).end()
+    if i != len(text):
+        raise json.JSONDecodeError("Extra data", text, i)
+    return value
+
+
+def _value(s: str, i: int, dec: json.JSONDecoder, depth: int) -> tuple[Any, int]:
+    c = s[i:i + 1]
+    if depth < 2 and c == "{":
+        return _object(s, i, dec, depth)
+    if depth < 2 and c == "[":
+        return _array(s, i, dec, depth)
+    try:
+        return dec.scan_once(s, i)
+    except StopIteration as exc:
+        raise json.JSONDecodeError("Expecting value", s, exc.value) from None
+
+
+def _next_item(s: str, i: int, close: str) -> int:
+    """After a member or element ending at ``i``: the start of the next one, or minus the index
+    just past ``close`` when the container ends there.
+
+    Raises:
+        json.JSONDecodeError: neither a comma nor ``close`` follows.
+    """
+    i = _WS.match(s, i).end()
+    c = s[i:i + 1]
+    if c == close:
+        return -(i + 1)
+    if c != ",":
+        raise json.JSONDecodeError("Expecting ',' delimiter", s, i)
+    return _WS.match(s, i + 1).end()
+
+
+def _object(s: str, i: int, dec: json.JSONDecoder, depth: int) -> tuple[dict, int]:
+    out: dict = {}
+    i = _WS.match(s, i + 1).end()
+    if s[i:i + 1] == "}":
+        return out, i + 1
+    while True:
+        if s[i:i + 1] != '"':
+            raise json.JSONDecodeError("Expecting property name enclosed in double quotes", s, i)
+        key, i = dec.scan_once(s, i)
+        i = _WS.match(s, i).end()
+        if s[i:i + 1] != ":":
+            raise json.JSONDecodeError("Expecting ':' delimiter", s, i)
+        i = _WS.match(s, i + 1).end()
+        out[key], i = _value(s, i, dec, depth + 1)
+        i = _next_item(s, i, "}")
+        if i < 0:
+            return out, -i
+
+
+def _array(s: str, i: int, dec: json.JSONDecoder, depth: int) -> tuple[list, int]:
+    out: list = []
+    i = _WS.match(s, i + 1).end()
+    if s[i:i + 1] == "]":
+        return out, i + 1
+    while True:
+        # A slab of whole elements in one C call: cut after an element that closes near
+        # JSON_SLAB on; the cut is right exactly when the slab parses (a cut inside a string
+        # or a nested value leaves it unbalanced), else fall back to one element.
+        gap = _ELEMENT_GAP.search(s, i + JSON_SLAB) if len(s) - i > JSON_SLAB else None
+        if gap is not None:
+            end = gap.start() + 1
+            try:
+                out.extend(json.loads("[" + s[i:end] + "]"))
+                i = _WS.match(s, s.index(",", end) + 1).end()
+                continue
+            except ValueError:
+                pass
+        value, i = _value(s, i, dec, depth + 1)
+        out.append(value)
+        i = _next_item(s, i, "]")
+        if i < 0:
+            return out, -i

@@ -123,14 +123,70 @@ class DeviceProfile:
     def from_dict(cls, d: dict) -> "DeviceProfile":
         """Build from JSON data; unknown keys are ignored (newer gpuwhy), missing optional ones are None.
 
+        Every figure is checked (:data:`_RANGES`): a number where a number belongs, finite,
+        above zero and in a range no real GPU leaves (a sign of the wrong unit or a typo).
+
         Raises:
-            ValueError: without ``uuid``, ``name`` or ``date``.
+            ValueError: not a JSON object, without ``uuid``, ``name`` or ``date``, or a field
+                of the wrong type or out of range (the message names it).
         """
+        if not isinstance(d, dict):
+            raise ValueError(f"a profile is a JSON object, not a {type(d).__name__}")
         for key in ("uuid", "name", "date"):
-            if not d.get(key):
+            if not d.get(key) or not isinstance(d[key], str):
                 raise ValueError(f"profile lacks {key!r}")
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        data = {k: v for k, v in d.items() if k in known}
+        for key, value in data.items():
+            _check_field(key, value)
+        return cls(**data)
+
+
+#: Ranges of a profile's figures: (low, high, unit). Outside them the file is refused.
+_RANGES = {
+    "dram_bandwidth_gbs": (0.1, 1e5, "GB/s"), "spec_bandwidth_gbs": (0.1, 1e5, "GB/s"),
+    "launch_overhead_s": (1e-9, 1.0, "s"), "launch_submit_s": (1e-9, 1.0, "s"),
+    "launch_round_trip_s": (1e-9, 1.0, "s"), "launch_graph_per_kernel_s": (1e-9, 1.0, "s"),
+    "sm_clock_mhz": (1, 1e5, "MHz"), "mem_clock_mhz": (1, 1e5, "MHz"),
+    "max_sm_clock_mhz": (1, 1e5, "MHz"), "max_mem_clock_mhz": (1, 1e5, "MHz"),
+    "l2_bytes": (1, 1e12, "bytes"), "sm_count": (1, 1e5, "SMs"),
+}
+_TEXT = ("arch", "driver_version", "driver_cuda_version", "dram_kernel", "sheet", "gpuwhy", "compute_date", "roofline_date")
+
+
+def _number(key: str, value, lo: float, hi: float, unit: str) -> None:
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{key} must be a number of {unit}, got {value!r}")
+    if not math.isfinite(value) or not (lo <= value <= hi):
+        from .units import fmt_num
+
+        raise ValueError(f"{key} = {fmt_num(value)} {unit} is not a plausible figure (expected {fmt_num(lo)} to {fmt_num(hi)} {unit})")
+
+
+def _check_field(key: str, value) -> None:
+    """Raise ValueError naming ``key`` when ``value`` is not what a profile holds there (None is always fine)."""
+    if value is None:
+        return
+    if key in _RANGES:
+        _number(key, value, *_RANGES[key])
+    elif key in _TEXT and not isinstance(value, str):
+        raise ValueError(f"{key} must be text, got {value!r}")
+    elif key in ("peak_tflops_measured", "roofline_ridge"):
+        if not isinstance(value, dict):
+            raise ValueError(f"{key} must be an object of precision -> number, got {value!r}")
+        for prec, v in value.items():
+            _number(f"{key}.{prec}", v, 1e-3, 1e5, "TFLOP/s" if key == "peak_tflops_measured" else "FLOP/byte")
+    elif key == "roofline_points":
+        if not isinstance(value, dict):
+            raise ValueError(f"{key} must be an object of dtype -> [[FLOP/byte, FLOP/s], ...], got {value!r}")
+        for dtype, pts in value.items():
+            if not isinstance(pts, list) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pts):
+                raise ValueError(f"{key}.{dtype} must be a list of [FLOP/byte, FLOP/s] pairs")
+            for x, y in pts:
+                _number(f"{key}.{dtype} intensity", x, 1e-6, 1e9, "FLOP/byte")
+                _number(f"{key}.{dtype} rate", y, 1.0, 1e20, "FLOP/s")
 
 
 def _stamp(date_iso: str) -> str:
@@ -250,12 +306,14 @@ def load_profile(path: str, what: str = "--profile") -> DeviceProfile:
     Raises:
         UsageError: the file cannot be read or is not a profile.
     """
+    from .inputs import read_json
+
     try:
-        with open(path) as fh:
-            data = json.load(fh)
+        data = read_json(path, "a gpuwhy device profile (JSON)")
+    except UsageError as exc:
+        raise UsageError(f"{what}: {exc}") from None
+    try:
         return DeviceProfile.from_dict(data)
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} {path!r} ({exc.strerror or exc}); give a profile JSON file") from None
     except (ValueError, TypeError, AttributeError) as exc:
         raise UsageError(f"{what} {path!r} is not a gpuwhy device profile ({exc})") from None
 

@@ -22,6 +22,7 @@ from typing import Any, Iterable
 
 from .errors import SpecError, UsageError
 from .resources import bundled_dir
+from .units import fmt_g, fmt_num
 
 #: Precisions a sheet may list under ``peak_tflops``. fp16/bf16/tf32/fp8/int8/fp4
 #: are tensor-core rates with FP32 accumulate; ``*_nontensor`` are CUDA-core rates.
@@ -301,20 +302,26 @@ def validate_sheet(data: Any, path: str, origin: str = "bundled") -> Sheet:
     )
 
 
+#: Largest YAML file read (spec sheets, policies, model shapes are a few KiB): 16 MiB.
+YAML_MAX_BYTES = 16 * 1024**2
+
+
 def load_yaml(path: Path) -> Any:
     """Parse one YAML file with the fastest safe loader available.
 
     Raises:
-        SpecError: if the file cannot be read or is not valid YAML (names the file
-            and the line).
+        SpecError: if the file cannot be read (not a regular file, over
+            :data:`YAML_MAX_BYTES`, binary) or is not valid YAML (names the file and the line).
     """
     import yaml
 
+    from .inputs import read_input
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        text = read_input(path, "a YAML file", max_bytes=YAML_MAX_BYTES, gunzip=False, expect="text").decode("utf-8")
+    except UsageError as exc:
+        raise SpecError(str(exc)) from None
     except UnicodeDecodeError:
         raise SpecError(f"{path}: not UTF-8 text") from None
     try:
@@ -338,9 +345,10 @@ def spec_dirs(extra: Iterable[str | os.PathLike] = ()) -> list[tuple[Path, str]]
         dirs.append((Path(part), "GPUWHY_SPECS"))
     for part in extra:
         dirs.append((Path(part), "--specs"))
+    from .inputs import check_input_folder
+
     for d, origin in dirs[1:]:
-        if not d.is_dir():
-            raise UsageError(f"spec folder {str(d)!r} (from {origin}) does not exist; pass a folder of *.yaml sheets")
+        check_input_folder(d, f"a folder of spec-sheet *.yaml files ({origin})")
     return dirs
 
 
@@ -360,12 +368,23 @@ class SpecLibrary:
         return len(self.sheets)
 
     def match(self, query: str) -> Sheet:
-        """Find the sheet a user means by ``query``.
+        """The sheet a user means by ``query`` (see :meth:`resolve`, which also says when a
+        family name picked a variant)."""
+        return self.resolve(query)[0]
 
-        Case-insensitive; an exact marketing name, alias or NVML name wins;
+    def resolve(self, query: str) -> tuple[Sheet, str | None]:
+        """Find the sheet a user means by ``query``, and a note when a family name picked one variant.
+
+        Case-insensitive. Forms people type are read as the names they stand for:
+        ``rtx4090`` as ``RTX 4090`` (letters and digits glued), ``H200 141GB`` and
+        ``H100 80GB`` (a memory size picks among the sheets whose memory it is, and may
+        be left out of the name). An exact marketing name, alias or NVML name wins;
         otherwise every word of the query must appear as a whole word in one of a
         sheet's names ("B300" does not match inside "GB300"), and the sheet whose
-        name has the fewest extra words wins.
+        name has the fewest extra words wins; when several tie and the query (less
+        its memory size) is one sheet's alias, that sheet wins. Whenever the name
+        stands for a family of sheets (``H100``: SXM, PCIe, NVL), the note says which
+        variant it picked and names the others.
 
         Raises:
             UsageError: for an empty, unknown or ambiguous name; the message lists
@@ -375,16 +394,18 @@ class SpecLibrary:
         if not q:
             raise UsageError("empty GPU name; pass --gpu with a name from `gpuwhy specs list`")
         exact = [s for s in self.sheets if q in (n.lower() for n in s.all_names())]
-        if len(exact) == 1:
-            return exact[0]
         if len(exact) > 1:
             raise UsageError(f"GPU name {query!r} is ambiguous: it names {self._list(exact)}; use the full name")
-        qt = _tokens(q)
+        qt, mem_gb = _query_tokens(q)
+        if exact:
+            return exact[0], self._family_note(query, qt, exact[0], mem_gb)
         if not qt:
             raise UsageError(f"unknown GPU {query!r}; {self._closest(query)}")
         best: dict[str, tuple[int, Sheet]] = {}
         for s in self.sheets:
-            extras = [len(_tokens(n)) - len(qt) for n in s.all_names() if qt <= _tokens(n)]
+            if mem_gb is not None and not _memory_fits(s, mem_gb):
+                continue
+            extras = [len(_tokens(n) - _memory_tokens(mem_gb)) - len(qt) for n in s.all_names() if qt <= _tokens(n)]
             if extras:
                 best[s.name] = (min(extras), s)
         if not best:
@@ -392,8 +413,22 @@ class SpecLibrary:
         fewest = min(e for e, _ in best.values())
         winners = [s for e, s in best.values() if e == fewest]
         if len(winners) > 1:
-            raise UsageError(f"GPU name {query!r} is ambiguous: it matches {self._list(winners)}; use the full name")
-        return winners[0]
+            by_alias = [s for s in winners if any(_tokens(a) == qt for a in s.aliases)]
+            if len(by_alias) != 1:
+                raise UsageError(f"GPU name {query!r} is ambiguous: it matches {self._list(winners)}; use the full name")
+            winners = by_alias
+        return winners[0], self._family_note(query, qt, winners[0], mem_gb)
+
+    def _family_note(self, query: str, qt: frozenset, sheet: Sheet, mem_gb: float | None = None) -> str | None:
+        """The note for a name that stands for several sheets (``H100`` -> H100 SXM, and H100 PCIe, H100 NVL)."""
+        if not qt or _tokens(sheet.name) == qt:
+            return None
+        others = [s.name for s in self.sheets if s is not sheet and any(qt <= _tokens(n) for n in s.all_names())
+                  and (mem_gb is None or _memory_fits(s, mem_gb))]
+        if not others:
+            return None
+        return (f"{query!r} is the {sheet.name} sheet ({fmt_g(sheet.memory_size_gb)} GB); other {query} sheets: "
+                f"{', '.join(others)} (name one to use it)")
 
     def closest(self, query: str, n: int = 3) -> list[str]:
         """Up to ``n`` sheet names closest to ``query`` (for error messages)."""
@@ -425,8 +460,45 @@ class SpecLibrary:
         return ", ".join(repr(s.name) for s in sheets)
 
 
+#: Letters glued to a model number (``rtx4090``, ``sxm4``: three letters or more, so ``h100``,
+#: ``gh200`` and ``mi300x`` stay one word), and words glued after one (``h100sxm``, ``141gb``).
+_GLUED = (re.compile(r"(?<=[a-z]{3})(?=\d)"), re.compile(r"(?<=\d)(?=[a-z]{2,})"))
+
+
 def _tokens(name: str) -> frozenset[str]:
-    return frozenset(t for t in re.split(r"[^0-9a-z]+", name.lower()) if t and t not in _NOISE_WORDS)
+    text = name.lower()
+    for pat in _GLUED:
+        text = pat.sub(" ", text)
+    return frozenset(t for t in re.split(r"[^0-9a-z.]+", text) if t and t not in _NOISE_WORDS and t != ".")
+
+
+def _query_tokens(q: str) -> tuple[frozenset[str], float | None]:
+    """The words of a GPU name query, with a memory size (``141GB``, ``80 GB``) taken out as a number."""
+    text = q.lower()
+    for pat in _GLUED:
+        text = pat.sub(" ", text)
+    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*gb\b", text)
+    mem = float(m.group(1)) if m else None
+    if m:
+        text = text[: m.start()] + " " + text[m.end():]
+    return _tokens(text), mem
+
+
+def _memory_tokens(mem_gb: float | None) -> frozenset[str]:
+    """The words a memory size adds to a sheet name (``80GB`` -> {"80", "gb"})."""
+    return frozenset() if mem_gb is None else frozenset({_plain(mem_gb), "gb"})
+
+
+def _memory_fits(sheet: Sheet, mem_gb: float) -> bool:
+    """True when ``mem_gb`` (as typed) is the sheet's memory: within 3%, or written in one of its names."""
+    if abs(sheet.memory_size_gb - mem_gb) <= 0.03 * mem_gb:
+        return True
+    return any(f"{_plain(mem_gb)}gb" in n.lower().replace(" ", "") for n in sheet.all_names())
+
+
+def _plain(x: float) -> str:
+    """``80`` for 80.0, ``94.5`` for 94.5: a number as it stands in a sheet name (machine text)."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 def load_library(extra_dirs: Iterable[str | os.PathLike] = ()) -> SpecLibrary:

@@ -7,6 +7,7 @@ Formatting to human units happens only at the edges (render, CLI messages).
 from __future__ import annotations
 
 import math
+import numbers
 import re
 
 from .errors import UsageError
@@ -21,6 +22,8 @@ _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _QTY_RE = re.compile(rf"^\s*({_NUM})\s*([A-Za-z]*)\s*$")
 _TIME_RE = re.compile(rf"^\s*({_NUM})\s*([a-zµ]*)\s*$")
 _UNIT_WORDS = ("flops", "flop", "ops", "op", "b", "bytes", "byte")
+_BYTE_WORDS = ("B", "byte", "bytes", "Byte", "Bytes")
+_FLOP_WORDS = ("flops", "flop", "ops", "op")
 
 
 def _finite_positive(value: float, text: str, what: str, allow_zero: bool) -> float:
@@ -32,16 +35,29 @@ def _finite_positive(value: float, text: str, what: str, allow_zero: bool) -> fl
     return value
 
 
-def parse_quantity(text: str | float | int, what: str = "value", allow_zero: bool = False) -> float:
+def parse_quantity(text: str | float | int, what: str = "value", allow_zero: bool = False, unit: str | None = None) -> float:
     """Parse a count with an optional SI or binary suffix into a float.
 
     Accepts ``2.5e12``, ``2.5T``, ``12GB`` (12e9), ``12GiB`` (12 * 2**30), ``1.5M``,
-    ``3 TFLOP``. ``what`` names the value in error messages.
+    ``3 TFLOP``. ``what`` names the value in error messages. ``unit`` says what is
+    counted: ``"B"`` (bytes: a unit word must be B/byte, a lowercase ``b`` is bits and
+    refused with the byte figure, FLOP words refused, at least 1 byte) or ``"FLOP"``
+    (FLOP words only: ``1TB`` is refused, bytes are not FLOPs; at least 1 FLOP);
+    None accepts either word.
 
     Raises:
-        UsageError: for text that is not a number, an unknown suffix, NaN,
-            infinity, a negative number, or zero unless ``allow_zero``.
+        UsageError: for text that is not a number, an unknown suffix, the wrong unit,
+            NaN, infinity, a negative number, zero unless ``allow_zero``, or under one
+            byte or FLOP.
     """
+    value = _parse_quantity(text, what, allow_zero, unit)
+    if unit in ("B", "FLOP") and 0 < value < 1:
+        counted, eg = ("byte", "12GB or 3.2e9") if unit == "B" else ("FLOP", "2.5T or 2.5e12")
+        raise UsageError(f"{what} {str(text)!r} is less than one {counted}; give the whole count, e.g. {eg}")
+    return value
+
+
+def _parse_quantity(text, what: str, allow_zero: bool, unit: str | None) -> float:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return _finite_positive(float(text), str(text), what, allow_zero)
     s = str(text)
@@ -66,30 +82,42 @@ def parse_quantity(text: str | float | int, what: str = "value", allow_zero: boo
         raise UsageError(
             f"{what} {s!r} has an unknown suffix {suffix!r}; use k, M, G, T, P, E (x1000) or Ki, Mi, Gi, Ti, Pi (x1024), optionally followed by B or FLOP"
         )
+    if unit == "B" and rest and rest not in _BYTE_WORDS:
+        if rest == "b":
+            bytes_ = number * mult / 8
+            raise UsageError(f"{what} {s!r} is in bits (lowercase b); that is {fmt_si(bytes_, 'B')}: give bytes, e.g. "
+                             f"{what} {fmt_si(bytes_, 'B').replace(' ', '')}")
+        raise UsageError(f"{what} {s!r} counts {rest}, not bytes; give bytes, e.g. 12GB or 3.2e9")
+    if unit == "FLOP" and rest and rest.lower() not in _FLOP_WORDS:
+        hint = "; for a billion write G (2.5G)" if suffix in ("B", "b") else ""
+        raise UsageError(f"{what} {s!r} is in bytes ({rest}), and bytes are not FLOPs; give FLOPs, e.g. 2.5T or 2.5e12{hint}")
     return _finite_positive(number * mult, s, what, allow_zero)
 
 
-def parse_time(text: str | float | int, what: str = "time") -> float:
-    """Parse a duration such as ``850us``, ``1.2ms`` or ``0.3s`` into seconds.
+def parse_time(text: str | float | int, what: str = "time", allow_zero: bool = False) -> float:
+    """Parse a duration such as ``850us``, ``1.2ms`` or ``0.3s`` into seconds: the one parser of
+    every time option (``--time``, ``--launch-overhead``, ``--max-launch-overhead``, a ``--point``'s TIME).
 
     Text must carry its unit (a bare ``5`` is ambiguous: 5 s? 5 us?); a Python
-    number (int or float) is taken as seconds.
+    number (int or float) is taken as seconds. ``0`` needs no unit when ``allow_zero``.
 
     Raises:
         UsageError: for text that is not a duration, an unknown unit, NaN,
-            infinity, zero or a negative value.
+            infinity, a negative value, or zero unless ``allow_zero``.
     """
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return _finite_positive(float(text), str(text), what, False)
+        return _finite_positive(float(text), str(text), what, allow_zero)
     s = str(text)
     if s.strip().lower() in ("nan", "inf", "-inf", "+inf", "infinity"):
-        return _finite_positive(float(s.strip()), s, what, False)
+        return _finite_positive(float(s.strip()), s, what, allow_zero)
+    if allow_zero and _TIME_RE.match(s) and float(_TIME_RE.match(s).group(1)) == 0:
+        return 0.0
     m = _TIME_RE.match(s)
     if m and m.group(2) == "":
         raise UsageError(f"{what} {s!r} has no unit; write e.g. {m.group(1)}us, {m.group(1)}ms or {m.group(1)}s")
     if not m or m.group(2) not in _TIME:
         raise UsageError(f"{what} {s!r} is not a duration; give e.g. 850us, 1.2ms, 0.3s (units ns, us, ms, s)")
-    return _finite_positive(float(m.group(1)) * _TIME[m.group(2)], s, what, False)
+    return _finite_positive(float(m.group(1)) * _TIME[m.group(2)], s, what, allow_zero)
 
 
 def parse_count(text: str | int, what: str = "count") -> int:
@@ -104,42 +132,166 @@ def parse_count(text: str | int, what: str = "count") -> int:
     return int(value)
 
 
-def fmt_si(value: float | None, unit: str = "", digits: int = 3) -> str:
-    """Format ``value`` with an SI prefix, e.g. ``fmt_si(4.8e12, 'B/s') == '4.80 TB/s'``.
+# ---------------------------------------------------------------- formatting --
+# One formatter for people: a mantissa of about ``digits`` significant figures,
+# SI prefixes for quantities with a unit, engineering notation (exponent a
+# multiple of three, ``71.6e6``) for dimensionless numbers outside 1e-3..1e6.
+# Python's ``g`` format (``1.29e+04``) is never shown to a person.
 
-    ``None`` renders as ``n/a``.
+_BIG_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
+_LONG_TIMES = ((86400.0, "days"), (3600.0, "h"), (60.0, "min"))
+
+
+def _missing(value) -> bool:
+    return value is None or isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value)
+
+
+def _sig(x: float, digits: int, trim: bool = True) -> str:
+    """``x`` with ``digits`` significant figures, fixed-point (``4.8``, ``850``, ``0.0123``);
+    trailing zeros dropped when ``trim`` (``4.80`` kept otherwise)."""
+    if x == 0:
+        return "0"
+    decimals = max(digits - 1 - math.floor(math.log10(abs(x))), 0)
+    text = f"{x:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if trim and "." in text else text
+
+
+def _round_sig(x: float, digits: int) -> float:
+    """``x`` rounded to ``digits`` significant figures (so 999.7 becomes 1000 before a prefix is picked)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    return round(x, digits - 1 - math.floor(math.log10(abs(x))))
+
+
+def fmt_eng(value: float, digits: int = 3, trim: bool = True) -> str:
+    """Engineering notation: ``71.6e6``, ``1e9``, ``120e-6`` (exponent a multiple of three, no ``+``); ``0`` for zero."""
+    x = _round_sig(float(value), digits)
+    if x == 0:
+        return "0"
+    if not math.isfinite(x):
+        return "inf" if x > 0 else ("-inf" if x < 0 else "n/a")
+    exp = 3 * math.floor(math.log10(abs(x)) / 3)
+    mant = _round_sig(x / 10.0**exp, digits)
+    if abs(mant) >= 1000:  # 999.95e3 rounds up to 1e6
+        mant, exp = mant / 1000, exp + 3
+    return f"{_sig(mant, digits, trim)}e{exp}" if exp else _sig(mant, digits, trim)
+
+
+def fmt_num(value: float | None, digits: int = 3, trim: bool = True) -> str:
+    """A dimensionless number for people: ``0.00176``, ``3.36``, ``66.1``, ``4,598``, ``71.6e6``, ``120e-6``.
+
+    Fixed-point with ``digits`` significant figures (whole numbers from 10**digits up,
+    thousands separated) for 1e-3 <= |x| < 1e6, engineering notation outside;
+    trailing zeros dropped unless ``trim`` is False (a table column: ``55.0``);
+    ``n/a`` for None or NaN, ``inf`` for infinity.
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _missing(value):
         return "n/a"
-    if value == 0:
-        return f"0 {unit}".strip()
-    prefixes = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
-    a = abs(value)
-    for factor, p in prefixes:
-        if a >= factor * 0.9995:
-            return f"{value / factor:.{digits}g} {p}{unit}".strip()
-    return f"{value:.{digits}g} {unit}".strip()
+    x = float(value)
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    r = _round_sig(x, digits)
+    a = abs(r)
+    if a == 0:
+        return "0"
+    if a >= 1e6 or a < 1e-3:
+        return fmt_eng(x, digits, trim)
+    if a >= 10**digits:
+        return f"{x:,.0f}"
+    text = _sig(r, digits, trim)
+    if a >= 1000:
+        whole, _, frac = text.partition(".")
+        text = f"{int(whole):,}" + (f".{frac}" if frac else "")
+    return text
+
+
+def fmt_g(value: float | None) -> str:
+    """``format(value, "g")`` (six significant figures, no separators: ``4800``, ``989.5``,
+    ``0.5``) where that writes no exponent, engineering notation where it would (from 1e6,
+    below 1e-4: ``1.2e6`` rather than ``1.2e+06``); ``n/a`` for None/NaN."""
+    if _missing(value):
+        return "n/a"
+    text = format(float(value), "g")
+    return fmt_eng(value, 6) if "e" in text else text
+
+
+def fmt_pct(value: float | None, decimals: int = 1) -> str:
+    """A percentage (``value`` already in percent): ``95.8%`` with ``decimals`` decimals below
+    1000%, then :func:`fmt_num` (``2,315%``, ``1.49e6%``); ``n/a`` for None/NaN."""
+    if _missing(value):
+        return "n/a"
+    x = float(value)
+    if abs(x) >= 1000 or math.isinf(x):
+        return f"{fmt_num(x)}%"
+    return f"{x:.{decimals}f}%"
+
+
+def fmt_si(value: float | None, unit: str = "", digits: int = 3) -> str:
+    """``value`` with an SI prefix: ``fmt_si(4.8e12, 'B/s') == '4.8 TB/s'``, ``fmt_si(1.5e-3, 'FLOP/byte') == '0.0015 FLOP/byte'``.
+
+    Prefixes k..E from 1e3 up (engineering notation past 1e21); below 1 a plain
+    decimal down to 1e-3, then engineering notation (``120e-6 B``). Seconds go
+    through :func:`fmt_time`. ``None``/NaN render as ``n/a``.
+    """
+    if _missing(value):
+        return "n/a"
+    if unit == "s":
+        return fmt_time(value, digits)
+    x = float(value)
+    if x == 0 or math.isinf(x):
+        return f"{fmt_num(x)} {unit}".strip()
+    a = abs(_round_sig(x, digits))
+    if a >= 1000 * 1e18:
+        return f"{fmt_eng(x, digits)} {unit}".strip()
+    if a < 1.0:
+        return f"{fmt_num(x, digits)} {unit}".strip()
+    for factor, p in _BIG_PREFIXES:
+        if a >= factor:
+            m = _round_sig(x / factor, digits)
+            return f"{_sig(m, digits)} {p}{unit}".strip()
+    return f"{_sig(x, digits)} {unit}".strip()  # pragma: no cover
 
 
 def fmt_time(seconds: float | None, digits: int = 3) -> str:
-    """Format a duration in s, ms, us or ns, e.g. ``fmt_time(8.9e-3) == '8.9 ms'``; ``None`` is ``n/a``."""
-    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
+    """A duration for people: ``1.76 us``, ``8.9 ms``, ``12.9 s``, ``4.5 min``, ``4.14 h``, ``12 days``; ``n/a`` for None/NaN.
+
+    ns..s below two minutes (under 1 ns still in ns: ``0.5 ns``), then minutes, hours and
+    days (day counts past a million in engineering notation).
+    """
+    if _missing(seconds):
         return "n/a"
-    a = abs(seconds)
-    for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
-        if a >= factor * 0.9995:
-            return f"{seconds / factor:.{digits}g} {unit}"
-    return f"{seconds / 1e-9:.{digits}g} ns"
+    x = float(seconds)
+    if x == 0:
+        return "0 s"
+    if math.isinf(x):
+        return f"{fmt_num(x)} s"
+    a = abs(_round_sig(x, digits))
+    for factor, unit in _LONG_TIMES:
+        if a >= 2 * factor:
+            return f"{fmt_num(x / factor, digits)} {unit}"
+    for factor, unit in _TIME_UNITS:
+        if a >= factor:
+            return f"{_sig(_round_sig(x / factor, digits), digits)} {unit}"
+    return f"{fmt_num(x / 1e-9, digits)} ns"
 
 
 def fmt_bytes(n: float | None, digits: int = 3) -> str:
-    """Format a byte count with binary prefixes (KiB, MiB, GiB); ``None`` is ``n/a``."""
-    if n is None:
+    """A byte count with binary prefixes: ``512 B``, ``60 MiB``, ``1.5 TiB``, ``2 EiB``; ``n/a`` for None/NaN."""
+    if _missing(n):
         return "n/a"
-    for factor, unit in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if abs(n) >= factor:
-            return f"{n / factor:.{digits}g} {unit}"
-    return f"{n:.0f} B"
+    x = float(n)
+    if math.isinf(x):
+        return f"{fmt_num(x)} B"
+    a = abs(x)
+    for power, unit in ((60, "EiB"), (50, "PiB"), (40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
+        factor = 2.0**power
+        if a >= factor * (1 - 0.5 * 10.0 ** -(digits - 1)) and _round_sig(a / factor, digits) >= 1:
+            m = _round_sig(x / factor, digits)
+            if abs(m) >= 1024 and unit != "EiB":
+                continue
+            return f"{fmt_num(m, digits) if unit == 'EiB' else _sig(m, digits)} {unit}"
+    return f"{fmt_num(x, digits) if a < 1 else f'{x:.0f}'} B"
 
 
 #: The largest dimension a shape may give: 2**53, the last integer a float holds exactly.

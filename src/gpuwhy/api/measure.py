@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterable
 
 from ..device.sheet import sheet_for
 from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
+from ..units import fmt_num, fmt_pct
 from .classify import Classification, run_classify
 
 #: Keyword names ``measure`` keeps for itself (the rest go to ``fn``).
@@ -121,7 +122,7 @@ class MeasuredClassification(Classification):
             why = f"; {lat.cause}"
         return (
             f"{v.workload.name}: {regime_text(v.regime)} on the {self.sheet.name} ({self.dtype}), "
-            f"{fmt_time(self.time_s)} median of {self.measurement.reps}, {v.arithmetic_intensity:.3g} FLOP/byte, "
+            f"{fmt_time(self.time_s)} median of {self.measurement.reps}, {fmt_num(v.arithmetic_intensity)} FLOP/byte, "
             f"{fmt_si(v.achieved_flops, 'FLOP/s')}, {fmt_si(v.achieved_bandwidth, 'B/s')}{lb}, "
             f"{roof} ({v.ceilings.source}){why}"
         )
@@ -255,10 +256,10 @@ def _count_flops_torch(call: Callable[[], Any]) -> tuple[float, str, Any, bool]:
     total = mm + pw.flops
     parts = []
     if mm:
-        parts.append(f"{mm:.4g} from torch.utils.flop_counter (matmul/conv/attention formulas)")
+        parts.append(f"{fmt_num(mm, 4)} from torch.utils.flop_counter (matmul/conv/attention formulas)")
     if pw.flops:
         ops = ", ".join(sorted(pw.ops))
-        parts.append(f"{pw.flops:.4g} from pointwise ops ({ops}; 1 FLOP per output element)")
+        parts.append(f"{fmt_num(pw.flops, 4)} from pointwise ops ({ops}; 1 FLOP per output element)")
     return float(total), "; ".join(parts) or "torch.utils.flop_counter counted none", result, mm > 0
 
 
@@ -416,8 +417,8 @@ def measure(
 
     if not callable(fn):
         raise UsageError(f"gpuwhy.measure needs a callable, got {type(fn).__name__}")
-    f_given = None if flops is None else parse_quantity(flops, "flops")
-    b_given = None if bytes is None else parse_quantity(bytes, "bytes")
+    f_given = None if flops is None else parse_quantity(flops, "flops", unit="FLOP")
+    b_given = None if bytes is None else parse_quantity(bytes, "bytes", unit="B")
     n_launch = parse_count(launches, "launches")
     if warmup < 0 or (reps is not None and reps < 1):
         raise UsageError("warmup must be >= 0 and reps >= 1")

@@ -25,6 +25,7 @@ from ..importers.torch_trace import SHORT_KERNEL_S, TraceGpu, TraceReport, analy
 from ..importers.trace_window import Window, choose_window, crop
 from ..model.time_budget import KernelTime, TimeBudget, time_budget
 from .run_program import ProgramRun, Profiler, run_python
+from ..units import fmt_num
 
 #: The idle time outside the GPU's first-to-last event, inside the window.
 HOST_ONLY = "host work, nothing queued"
@@ -131,7 +132,7 @@ def run_program(
     window = choose_window(data, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
     report = analyze_trace(crop(data, window), source=str(run.trace), top=100_000)
     gpu, budget = budget_of(report, window)
-    notes = [f"window: {window.how}, {window.seconds:.3g} s"]
+    notes = [f"window: {window.how}, {fmt_num(window.seconds)} s"]
     if budget is not None and budget.not_judged:
         notes.append(f"{', '.join(budget.not_judged)} is listed but not judged: leave it out of the window with "
                      "--steps N (the last N ProfilerStep ranges) or --skip-first TIME")

@@ -50,6 +50,7 @@ import numpy as np
 from ..engine.timing import Measurement
 from ..errors import MeasurementError
 from ..model.hierarchy import SHARED_BYTES_PER_CLOCK, SHARED_LIMIT_SOURCE, shared_clock_limit
+from ..units import fmt_num
 
 SOURCE = "cache.cu"
 #: Mirrors of the macros in cache.cu.
@@ -207,7 +208,7 @@ class CacheResult:
             if r.pct_of_limit is not None:
                 s += f" ({r.pct_of_limit:.1f}% of {r.clock_limit_gbs:,.0f} at {r.sm_clock_mhz:,.0f} MHz)"
             elif level == "L2" and op == "read":
-                s += f" ({r.working_set_bytes / 2**20:,.3g} MiB working set)"
+                s += f" ({fmt_num(r.working_set_bytes / 2**20)} MiB working set)"
             parts.append(s)
         return "caches: " + ("; ".join(parts) if parts else "nothing measured")
 
@@ -285,7 +286,7 @@ def _l2_rows(ctx, timer: _Timer, rng: np.random.Generator, prog, checks: list[st
                                        f"the kernel in microbench/{SOURCE} is wrong (no L2 figure reported)")
         checks.append(f"l2_read: {len(shapes)} launch shapes, sum of {small:,} vectors x 3 passes exact")
         for ws in sizes:
-            prog(description=f"L2 read, {ws / 2**20:,.3g} MiB")
+            prog(description=f"L2 read, {fmt_num(ws / 2**20)} MiB")
             nvec = ws // VEC_BYTES
             words = rng.integers(0, 2**32, size=nvec * 4, dtype=np.uint64).astype(np.uint32)
             ctx.upload(buf, words)
@@ -461,7 +462,7 @@ def l2_partition_notes(rows: Sequence[CacheRow], near_bytes: int | None) -> list
         return []
     inside = [r for r in rows if r.level == "L2" and r.op == "read" and r.working_set_bytes <= near_bytes]
     outside = [r for r in rows if r.level == "L2" and r.op == "read" and r.working_set_bytes > near_bytes]
-    txt = (f"the latency ladder puts the near-L2 partition's edge at {near_bytes / 2**20:,.3g} MiB: "
+    txt = (f"the latency ladder puts the near-L2 partition's edge at {fmt_num(near_bytes / 2**20)} MiB: "
            f"{len(inside)} L2 read row(s) fit in it, {len(outside)} reach the far partition")
     if inside and outside:
         a, b = max(inside, key=lambda r: r.gbs), max(outside, key=lambda r: r.gbs)

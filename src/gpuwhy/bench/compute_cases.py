@@ -36,6 +36,7 @@ from ..model.mma_fragments import (
     wgmma_unpack_acc,
 )
 from ..model.number_formats import half2_word
+from ..units import fmt_g, fmt_num
 
 FMA_SOURCE = "compute_fma.cu"
 MMA_SOURCE = "compute_mma.cu"
@@ -131,10 +132,10 @@ def check_bound(what: str, err: float, bound: float) -> str:
     """
     if not err <= bound:
         raise MeasurementError(
-            f"{what} gave a wrong result: relative error {err:.3g} > {bound:g}; "
+            f"{what} gave a wrong result: relative error {fmt_num(err)} > {fmt_g(bound)}; "
             "the compute kernel is wrong on this GPU (no figure reported)"
         )
-    return f"rel err {err:.2g} <= {bound:g}"
+    return f"rel err {fmt_num(err, 2)} <= {fmt_g(bound)}"
 
 
 # -------------------------------------------------------------- cases ----

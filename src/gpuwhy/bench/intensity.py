@@ -79,6 +79,7 @@ from ..model.number_formats import (  # noqa: F401
     words_to_values as _decode,
 )
 from ..model.ridge_fit import RIDGE_METHOD, RidgeFit, fit_ridge  # noqa: F401
+from ..units import fmt_num
 
 SOURCE = "intensity.cu"
 KERNELS = {"fp32": "intensity_f32", "fp16": "intensity_f16x2", "bf16": "intensity_bf16x2"}
@@ -346,9 +347,9 @@ class RooflineSweep:
         parts = []
         for c in self.curves:
             s = f"{c.dtype}: ridge "
-            s += f"{c.fit.ridge:.3g} FLOP/byte measured" if c.fit.ridge else "not found"
+            s += f"{fmt_num(c.fit.ridge)} FLOP/byte measured" if c.fit.ridge else "not found"
             if c.model_ridge:
-                s += f" (ceilings {c.model_ridge:.3g})"
+                s += f" (ceilings {fmt_num(c.model_ridge)})"
             pcts = [p.pct_of_roof for p in c.points if p.pct_of_roof is not None]
             if pcts:
                 s += f", points at {min(pcts):.0f}-{max(pcts):.0f}% of min(peak, bandwidth x intensity)"
@@ -502,7 +503,7 @@ class IntensityBench:
         sizes_txt = ", ".join(f"{s:,}" for s in sizes)
         return (f"checked against numpy at n_words = {sizes_txt} (random non-zero data): exact step counts "
                 f"(fmas {', '.join(map(str, EXACT_FMAS))}) and a random contracting chain (fmas "
-                f"{', '.join(map(str, RANDOM_FMAS))}, relative error <= {VERIFY_BOUND[d]:.2g})")
+                f"{', '.join(map(str, RANDOM_FMAS))}, relative error <= {fmt_num(VERIFY_BOUND[d], 2)})")
 
     # ------------------------------------------------------------ timing
     def run(self, fmas_list: Sequence[int], *, n_words: int | None = None, sheet=None, bw_profile=None,

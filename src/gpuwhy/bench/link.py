@@ -55,6 +55,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import MeasurementError
+from ..units import fmt_g, fmt_num
 
 #: PCIe data rate per lane (GT/s) and line encoding (payload bits, line bits) by
 #: generation. Source: PCI-SIG, PCI Express Base Specification revisions 1.0a
@@ -232,7 +233,7 @@ def link_info_from(name: str | None, gen: int | None, width: int | None, gen_cur
         except ValueError as exc:
             return LinkInfo("unknown", gen, width, gen_current, width_current, gen_gpu_max, None, str(exc), "")
         payload, line = PCIE_ENCODING[int(gen)]
-        note = f"PCIe gen {gen} x{width}: {PCIE_GT_PER_S[int(gen)]:g} GT/s x {payload}/{line} x {width} lanes / 8 = {rate:.2f} GB/s per direction"
+        note = f"PCIe gen {gen} x{width}: {fmt_g(PCIE_GT_PER_S[int(gen)])} GT/s x {payload}/{line} x {width} lanes / 8 = {rate:.2f} GB/s per direction"
         if gen_gpu_max and gen_gpu_max > gen:
             note += f"; the GPU supports gen {gen_gpu_max} but the slot/host links at most gen {gen}"
         return LinkInfo("pcie", int(gen), int(width), gen_current, width_current, gen_gpu_max, rate, note, PCIE_SOURCE)

@@ -8,8 +8,8 @@ Each :class:`BenchMode` has a name, the option that picks it, the options it ref
 parses, chooses, runs and prints. Every ``--X applies to --Y``, ``run alone`` and
 ``exclude each other`` error comes from here.
 
-An option a mode does not refuse is accepted; some are accepted and have no effect
-(``--dtype`` with ``--latency``, ``--csv`` with ``--compute``), as they always were.
+Each mode also lists the options it uses (``uses``); any other option given is an error
+(``--csv has no effect with --compile-only``), never silently ignored.
 
 Views are named ``"module:function"`` under :mod:`gpuwhy.render` (render sits above
 bench, so the CLI looks them up); each takes the runner's result. No typer here, and
@@ -49,7 +49,7 @@ class BenchRequest:
     roofline: bool = False
     precision: Sequence[str] | None = None
     kernel: Sequence[str] | None = None
-    dtype: str = "fp32"
+    dtype: str | None = None
     device: str | None = None
     gpu: str | None = None
     specs: Sequence[str] | None = None
@@ -108,6 +108,7 @@ class BenchMode:
         refuses: fields it cannot run with, and ``refuse_error`` the error then.
         partners: other modes' flags it cannot run beside, and ``partner_error`` the error then.
         owns: :class:`AppliesTo` rules checked when :func:`choose` reaches this mode.
+        uses: the fields it reads besides its own flag and ``--json``; any other given is refused.
         run: ``run(request, hooks)`` measures (or compiles) and returns the result.
         json_kind: the ``kind`` of its ``--json`` document; ``document(result)`` its body.
         view: the render function, ``"module:function"`` under :mod:`gpuwhy.render`.
@@ -124,6 +125,7 @@ class BenchMode:
     partners: tuple[str, ...] = ()
     partner_error: str = ""
     owns: tuple[AppliesTo, ...] = ()
+    uses: tuple[str, ...] = ()
 
     def picked_by(self, req: BenchRequest) -> bool:
         return self.flag is None or req.given(self.flag)
@@ -134,6 +136,10 @@ class BenchMode:
             raise UsageError(self.partner_error)
         if any(req.given(o) for o in self.refuses):
             raise UsageError(self.refuse_error)
+        unused = [f for f in FLAGS if req.given(f) and f not in (*self.uses, self.flag, "json_out")]
+        if unused:
+            mode = FLAGS[self.flag] if self.flag else "a --quick run"
+            raise UsageError(f"{FLAGS[unused[0]]} has no effect with {mode}; drop it")
 
 
 def no_bar(label: str) -> ContextManager[None]:
@@ -226,7 +232,8 @@ def measure_compute(req: BenchRequest, precisions) -> list:
 
 
 def _run_memory(req: BenchRequest, hooks: RunHooks) -> MemoryRun:
-    if req.dtype not in ("fp32", "fp64"):
+    dtype = req.dtype or "fp32"
+    if dtype not in ("fp32", "fp64"):
         raise UsageError(f"--dtype {req.dtype!r} is not one of: fp32, fp64")
     if req.csv:
         hooks.writable(req.csv, "--csv")
@@ -235,7 +242,7 @@ def _run_memory(req: BenchRequest, hooks: RunHooks) -> MemoryRun:
 
     select_cases(req.kernel)  # validate names before touching the GPU
     opts = BenchOptions(
-        mode="sweep" if req.sweep else "quick", kernels=req.kernel, dtype=req.dtype, device=req.device, gpu=req.gpu,
+        mode="sweep" if req.sweep else "quick", kernels=req.kernel, dtype=dtype, device=req.device, gpu=req.gpu,
         spec_dirs=req.spec_dirs, save_profile=not req.no_save,
     )
     with hooks.bar("gpuwhy bench") as progress:
@@ -308,7 +315,7 @@ def _run_compile(req: BenchRequest, hooks: RunHooks) -> CompileRun:
         try:
             from ..engine.context import open_device
 
-            with open_device(None) as ctx:
+            with open_device(req.device) as ctx:
                 arch = ctx.info.arch
         except NoDeviceError:
             raise UsageError("--compile-only needs --arch sm_XX when there is no GPU (e.g. --arch sm_90)") from None
@@ -354,25 +361,32 @@ _HIERARCHY_APART = "--latency and --link are separate runs; pick one"
 _CACHES_ALONE = ("--caches runs the L2, shared-memory and L1 ceilings alone; drop --quick/--compute/--roofline/--kernel/"
                  "--csv/--compile-only/--latency/--link (--sweep already includes them)")
 
+_MEASURE = ("device", "gpu", "specs")  # which GPU, which sheet
+_MEMORY_USES = ("kernel", "dtype", "csv", "no_save", "quick", *_MEASURE)
+
 #: The modes, in the order :func:`choose` tries them (the first one a request picks runs).
 MODES: tuple[BenchMode, ...] = (
     BenchMode("latency", "latency", _run_latency, "bench-latency", lambda r: r.to_dict(), "hierarchy_view:render_latency",
-              refuses=_HIERARCHY_REFUSES, refuse_error=_HIERARCHY_ALONE, partners=("link",), partner_error=_HIERARCHY_APART),
+              refuses=_HIERARCHY_REFUSES, refuse_error=_HIERARCHY_ALONE, partners=("link",), partner_error=_HIERARCHY_APART,
+              uses=("l1_bypass", *_MEASURE)),
     BenchMode("link", "link", _run_link, "bench-link", lambda r: r.to_dict(), "hierarchy_view:render_link",
-              refuses=_HIERARCHY_REFUSES, refuse_error=_HIERARCHY_ALONE, partners=("latency",), partner_error=_HIERARCHY_APART),
+              refuses=_HIERARCHY_REFUSES, refuse_error=_HIERARCHY_ALONE, partners=("latency",), partner_error=_HIERARCHY_APART,
+              uses=("device", "specs")),
     BenchMode("caches", "caches", _run_caches, "bench-caches", lambda r: r.to_dict(), "hierarchy_view:render_caches",
               refuses=("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision", "latency",
-                       "link"), refuse_error=_CACHES_ALONE),
-    BenchMode("compile-only", "compile_only", _run_compile, "bench-compile", _compile_document, "bench_view:render_compile_run"),
+                       "link"), refuse_error=_CACHES_ALONE, uses=("no_save", *_MEASURE)),
+    BenchMode("compile-only", "compile_only", _run_compile, "bench-compile", _compile_document, "bench_view:render_compile_run",
+              uses=("arch", "device")),
     BenchMode("compute", "compute", _run_compute, "bench-compute", lambda rs: {"compute": [r.to_dict() for r in rs]},
               "compute_view:render_compute", refuses=("sweep", "quick", "kernel"),
               refuse_error="--compute runs the compute ceilings alone; drop --sweep/--quick/--kernel (--sweep already includes them)",
-              owns=(AppliesTo("precision", "compute"),)),
+              owns=(AppliesTo("precision", "compute"),), uses=("precision", "no_save", *_MEASURE)),
     BenchMode("roofline", "roofline", _run_roofline, "bench-roofline", lambda r: r.sweep, "bench_view:render_roofline_run",
               refuses=("sweep", "quick", "compute", "kernel"),
-              refuse_error="--roofline runs the mixed-intensity sweep alone; drop --sweep/--quick/--compute/--kernel"),
-    BenchMode("sweep", "sweep", _run_memory, "bench", _memory_document, "bench_view:render_bench_run"),
-    BenchMode("quick", None, _run_memory, "bench", _memory_document, "bench_view:render_bench_run"),
+              refuse_error="--roofline runs the mixed-intensity sweep alone; drop --sweep/--quick/--compute/--kernel",
+              uses=("no_save", *_MEASURE)),
+    BenchMode("sweep", "sweep", _run_memory, "bench", _memory_document, "bench_view:render_bench_run", uses=_MEMORY_USES),
+    BenchMode("quick", None, _run_memory, "bench", _memory_document, "bench_view:render_bench_run", uses=_MEMORY_USES),
 )
 
 

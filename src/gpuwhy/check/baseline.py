@@ -32,6 +32,7 @@ from .figures import (
     read_records,
 )
 from .policy import PASS, SKIP, CheckResult, Policy
+from ..units import fmt_num
 
 WHAT = "a baseline: a `gpuwhy check --json` or `gpuwhy bench --json` file, or a device profile"
 
@@ -90,7 +91,7 @@ def compare(current: dict[str, float], base: dict[str, float], policy: Policy,
         sign = "-" if f.higher_is_better else "+"
         if ref is None or cur is None:
             why = "the baseline has no such figure" if ref is None else "not measured in this run"
-            out.append(CheckResult(name, SKIP, "" if cur is None else f"{cur:.4g} {f.unit}",
+            out.append(CheckResult(name, SKIP, "" if cur is None else f"{fmt_num(cur, 4)} {f.unit}",
                                    f"baseline {sign}{tol:.0%}", why, {"tolerance_fraction": tol}))
             continue
         limit = ref * (1 - tol) if f.higher_is_better else ref * (1 + tol)
@@ -102,12 +103,12 @@ def compare(current: dict[str, float], base: dict[str, float], policy: Policy,
         op = ">=" if f.higher_is_better else "<="
         detail = ""
         if not ok:
-            detail = (f"{f.label} regressed {worse:.1%} against the baseline ({ref:.4g} {f.unit}); "
+            detail = (f"{f.label} regressed {worse:.1%} against the baseline ({fmt_num(ref, 4)} {f.unit}); "
                       f"{tol:.0%} is allowed")
         elif -worse > tol:
             detail = f"better than the baseline by {-worse:.1%}: save a new baseline if this is the new normal"
-        out.append(CheckResult(name, PASS if ok else policy.on_miss(name), f"{cur:.4g} {f.unit} ({change:+.1%} vs {ref:.4g})",
-                               f"{op} {limit:.4g} {f.unit} (baseline {sign}{tol:.0%})", detail, nums))
+        out.append(CheckResult(name, PASS if ok else policy.on_miss(name), f"{fmt_num(cur, 4)} {f.unit} ({change:+.1%} vs {fmt_num(ref, 4)})",
+                               f"{op} {fmt_num(limit, 4)} {f.unit} (baseline {sign}{tol:.0%})", detail, nums))
     return tuple(out)
 
 
@@ -204,11 +205,11 @@ def load_baseline(path: str) -> Baseline:
         UsageError: the file is missing, not a regular file, too large, not JSON, or
             not one of the documents a baseline may be, or it holds no GPU.
     """
-    from ..inputs import read_input_text
+    from ..inputs import loads_json, read_input_text
 
     text = read_input_text(path, WHAT)
     try:
-        doc = json.loads(text)
+        doc = loads_json(text)
     except ValueError as exc:
         raise UsageError(f"--baseline {path!r} is not JSON ({exc}); pass {WHAT}") from None
     try:

@@ -11,7 +11,6 @@ was compared with (None without ``--baseline``). It is also what ``--save-baseli
 
 from __future__ import annotations
 
-import json
 
 from ..errors import UsageError
 from .policy import STATES, DeviceChecks, Observations, Policy
@@ -49,13 +48,12 @@ def read_recorded(path: str) -> tuple[list[Observations], str, str]:
         UsageError: the file cannot be read, is not JSON, holds no observations, or an entry
             is not an object or has an unknown key or a bad value.
     """
-    from ..inputs import read_input_text
+    from ..inputs import read_json
 
-    text = read_input_text(path, "recorded observations (a `gpuwhy check --json` file or a JSON list)")
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"--recorded {path!r}: cannot read JSON ({exc})") from None
+        data = read_json(path, "recorded observations (a `gpuwhy check --json` file or a JSON list)")
+    except UsageError as exc:
+        raise UsageError(f"--recorded: {exc}") from None
     items = data.get("observations", data) if isinstance(data, dict) else data
     if not isinstance(items, list) or not items:
         raise UsageError(f"--recorded {path!r}: expected a non-empty list of observations (one per GPU)")

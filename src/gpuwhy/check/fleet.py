@@ -21,7 +21,6 @@ failed is listed as failing, whatever its figures.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -76,11 +75,11 @@ def host_label(path: Path, root: Path | None) -> str:
 
 def _read(path: Path, root: Path | None) -> list[RunRecord]:
     """The records of one file; ValueError (with the reason) when it is not a result."""
-    from ..inputs import read_input_text
+    from ..inputs import loads_json, read_input_text
 
     text = read_input_text(path, WHAT, max_bytes=None if root is None else FOLDER_FILE_MAX_BYTES)
     try:
-        doc = json.loads(text)
+        doc = loads_json(text)
     except ValueError as exc:
         raise ValueError(f"not JSON ({exc})") from None
     return read_records(doc, source=str(path), default_host=host_label(path, root))

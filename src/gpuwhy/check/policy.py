@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import SpecError, UsageError
 from ..resources import bundled_dir
+from ..units import fmt_g, fmt_num
 
 PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skip"
 STATES = (PASS, WARN, FAIL, SKIP)
@@ -180,11 +181,14 @@ def _merge(policy: Policy, data: Any, where: str) -> Policy:
     return replace(policy, **changes)
 
 
-def load_policy(path: str | os.PathLike | None = None, overrides: dict[str, float | None] | None = None) -> Policy:
+def load_policy(path: str | os.PathLike | None = None, overrides: dict[str, float | None] | None = None,
+                labels: dict[str, str] | None = None) -> Policy:
     """The bundled default policy, then the user's file, then single-flag overrides.
 
     ``overrides`` maps threshold names (``min_dram_bandwidth``, ``min_fp32``,
     ``min_tensor``, ``max_launch_overhead_us``) to values; ``None`` values are ignored.
+    ``labels`` names each threshold as the user gave it in messages (the CLI's flags:
+    ``{"min_dram_bandwidth": "--min-bandwidth"}``); default the threshold's own name.
 
     Raises:
         UsageError: an unreadable or malformed policy file, an unknown key, or a
@@ -205,11 +209,12 @@ def load_policy(path: str | os.PathLike | None = None, overrides: dict[str, floa
     for key, value in (overrides or {}).items():
         if value is None:
             continue
+        label = (labels or {}).get(key, key)
         if key in _FRACTIONS:
-            value = _check_fraction(f"--{key.replace('_', '-')}", value, "command line")
+            value = _check_fraction(label, value, "command line")
         elif key == "max_launch_overhead_us":
             if not (value > 0):
-                raise UsageError(f"--max-launch-overhead must be > 0 microseconds, got {value!r}")
+                raise UsageError(f"{label} must be a time > 0, got {value!r} us")
         else:
             raise UsageError(f"unknown threshold {key!r}")
         policy = replace(policy, **{key: float(value)})
@@ -365,13 +370,13 @@ def _fraction_check(name: str, measured: float | None, sheet: float | None, frac
         return CheckResult(name, SKIP, threshold_text=threshold, detail=obs.reasons.get(name, "no spec sheet figure to compare with"),
                            figures={"min_fraction_of_sheet": frac})
     limit = frac * sheet
-    threshold = f">= {frac:.2f} x {sheet:g} {unit} = {limit:.4g} {unit}"
+    threshold = f">= {frac:.2f} x {fmt_g(sheet)} {unit} = {fmt_num(limit, 4)} {unit}"
     nums = {f"threshold_{u}": limit, f"sheet_{u}": sheet, "min_fraction_of_sheet": frac}
     if measured is None:
         return CheckResult(name, SKIP, threshold_text=threshold, detail=obs.reasons.get(name, "not measured"), figures=nums)
     ok = measured >= limit
     nums = {f"measured_{u}": measured, **nums, "fraction_of_sheet": measured / sheet}
-    return CheckResult(name, PASS if ok else policy.on_miss(name), f"{measured:.4g} {unit} ({measured / sheet:.1%} of sheet)", threshold,
+    return CheckResult(name, PASS if ok else policy.on_miss(name), f"{fmt_num(measured, 4)} {unit} ({measured / sheet:.1%} of sheet)", threshold,
                        "" if ok else f"below the threshold by {(limit - measured) / sheet:.1%} of the sheet figure", nums)
 
 
@@ -417,12 +422,12 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
     ]
     lim = policy.max_launch_overhead_us
     if obs.launch_overhead_us is None:
-        checks.append(CheckResult("launch_overhead", SKIP, threshold_text=f"<= {lim:g} us", detail=r.get("launch_overhead", "not measured"),
+        checks.append(CheckResult("launch_overhead", SKIP, threshold_text=f"<= {fmt_g(lim)} us", detail=r.get("launch_overhead", "not measured"),
                                   figures={"threshold_us": lim}))
     else:
         ok = obs.launch_overhead_us <= lim
-        checks.append(CheckResult("launch_overhead", PASS if ok else policy.on_miss("launch_overhead"), f"{obs.launch_overhead_us:.3g} us",
-                                  f"<= {lim:g} us", "" if ok else "launching an empty kernel took longer than the policy allows",
+        checks.append(CheckResult("launch_overhead", PASS if ok else policy.on_miss("launch_overhead"), f"{fmt_num(obs.launch_overhead_us)} us",
+                                  f"<= {fmt_g(lim)} us", "" if ok else "launching an empty kernel took longer than the policy allows",
                                   {"measured_us": obs.launch_overhead_us, "threshold_us": lim}))
 
     def health(name: str, value_missing: bool, ok: bool, value: str, threshold: str, detail_fail: str = "",
@@ -533,16 +538,9 @@ def write_junit(reports: list[DeviceChecks], path: str | os.PathLike) -> None:
         UsageError: if the folder does not exist, the path holds a file gpuwhy did
             not write, or the file cannot be written.
     """
-    p = Path(path)
-    if not p.parent.is_dir():
-        raise UsageError(f"--junit {str(p)!r}: folder {str(p.parent)!r} does not exist")
-    if p.exists():
-        try:
-            head = p.read_text(encoding="utf-8", errors="replace")[:400]
-        except OSError:
-            head = ""
-        if '<testsuites name="gpuwhy check"' not in head:
-            raise UsageError(f"--junit {str(p)!r}: the file exists and is not a gpuwhy report; choose another path or remove it")
+    from ..outputs import writable_output
+
+    p = writable_output(str(path), "--junit", marker=b'<testsuites name="gpuwhy check"', end=b"</testsuites>")
     try:
         p.write_text(junit_xml(reports), encoding="utf-8")
     except OSError as exc:

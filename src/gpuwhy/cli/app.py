@@ -49,6 +49,17 @@ def _root(
         raise typer.Exit(run_main_job(json_out=json_out))
 
 
+def _notes_at_the_end(show: bool) -> None:
+    """Print (``show``) or drop the notes kept for the end: the family notes of GPU names resolved
+    during the command (device/sheet), then those kept with render/console.note_later."""
+    from ..device.sheet import take_family_notes
+    from ..render.console import flush_later, note_later
+
+    for words in take_family_notes():
+        note_later(words)
+    flush_later(show)
+
+
 def _fail(message: str, code: int) -> int:
     sys.stderr.write(f"gpuwhy: error: {message}\n")
     sys.stderr.flush()
@@ -136,21 +147,107 @@ def main(argv: list[str] | None = None) -> int:
     _state["debug"] = "--debug" in args
     args = _json_after_command([a for a in args if a != "--debug"])
     sanitize_columns()
-    return _finish(_run(args))
+    previous = _note_ctrl_c()
+    try:
+        return _finish(_run(args))
+    except KeyboardInterrupt:  # Ctrl-C while the output was flushed
+        return _interrupted()
+    finally:
+        if previous is not None and not _state.get("own_process"):
+            import signal
+
+            signal.signal(signal.SIGINT, previous)
+
+
+def _note_ctrl_c():
+    """Make Ctrl-C raise KeyboardInterrupt as usual and note that it came (typer hides it behind an
+    exit code); returns the handler replaced, or None where none was (not the main thread)."""
+    import signal
+    import threading
+
+    _state["interrupted"] = False
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_ctrl_c(signum, frame):
+        _state["interrupted"] = True
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGINT, on_ctrl_c)
+    except (ValueError, OSError):
+        return None
+
+
+def _interrupted() -> int:
+    """One line and exit 130 for Ctrl-C; a second Ctrl-C while gpuwhy exits ends it at once, quietly."""
+    import signal
+
+    if _state.get("own_process"):  # not when called in-process (tests, notebooks)
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        except (ValueError, OSError):  # not the main thread
+            pass
+    return _fail("interrupted (Ctrl-C)", 130)
+
+
+def _command_of(args: list[str]):
+    """(the click command ``args`` run, the arguments after its name)."""
+    import typer.main
+
+    cmd, rest = typer.main.get_command(app), list(args)
+    while hasattr(cmd, "commands"):
+        i = next((k for k, a in enumerate(rest) if a in cmd.commands), None)
+        if i is None:
+            break
+        cmd, rest = cmd.commands[rest[i]], rest[i + 1:]
+    return cmd, rest
+
+
+def value_options(cmd) -> set[str]:
+    """The spellings of ``cmd``'s options that take a value (not flags)."""
+    return {o for p in cmd.params if p.param_type_name == "option" and not getattr(p, "is_flag", False)
+            and not getattr(p, "count", False) for o in (*p.opts, *getattr(p, "secondary_opts", ()))}
+
+
+def _empty_value(args: list[str]) -> str | None:
+    """The first option of the command given an empty value (``--dtype ''``, ``--gpu=``), or None.
+
+    An empty value is never meant: every command would otherwise fall back to its default
+    silently (``--dtype ''`` classified as fp32)."""
+    cmd, rest = _command_of(args)
+    takes = value_options(cmd)
+    for k, a in enumerate(rest):
+        if a == "--":
+            break
+        name, eq, val = a.partition("=")
+        if eq and name in takes and not val.strip():
+            return name
+        if a in takes and k + 1 < len(rest) and not rest[k + 1].strip():
+            return a
+    return None
 
 
 def _run(args: list[str]) -> int:
+    _notes_at_the_end(False)  # nothing kept from an earlier run in this process
     try:
+        empty = _empty_value(args)
+        if empty is not None:
+            raise GpuwhyError(f"{empty} is empty; give it a value or leave {empty} out")
         rv = app(args=args, prog_name="gpuwhy", standalone_mode=False)
+        if _state.get("interrupted"):  # typer turns Ctrl-C into a silent exit code 130
+            return _interrupted()
+        _notes_at_the_end(True)
         return int(rv or 0)
     except GpuwhyError as exc:
+        _notes_at_the_end(exc.exit_code == 1)  # a failed check still shows what it used
         if _state["debug"]:
             import traceback
 
             traceback.print_exc()
         return _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+        return _interrupted()
     except RecursionError:
         return _fail("an input file is nested too deeply to read (is it the right file?)", EXIT_USAGE)
     except BrokenPipeError:
@@ -164,6 +261,8 @@ def _run(args: list[str]) -> int:
     except Exception as exc:
         kind = _click_kind(exc)
         if kind == "exit":
+            if _state.get("interrupted"):
+                return _interrupted()
             return int(getattr(exc, "exit_code", 0) or 0)
         if kind == "abort":
             return _fail("aborted", 130)
@@ -173,6 +272,11 @@ def _run(args: list[str]) -> int:
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
             return _fail(exc.format_message().replace("\n", " ") + hint, EXIT_USAGE)
+        from ..device.driver import library_error
+
+        lib = library_error(exc)  # a CUDA library that cannot be used, wherever it was first called
+        if lib is not None:
+            return _fail(str(lib), lib.exit_code)
         if isinstance(exc, OSError) and (exc.errno in _WRITE_ERRNOS or _flush_error() is not None):
             # gpuwhy's own files report their write errors as usage errors; what is left is the output
             return _output_failed(exc)
@@ -199,4 +303,5 @@ _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 
 def entry() -> None:
     """Console-script entry point."""
+    _state["own_process"] = True
     sys.exit(main())

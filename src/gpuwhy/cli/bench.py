@@ -28,7 +28,7 @@ def bench_cmd(
         None, "--kernel", "-k", metavar="K",
         help="read|write|copy|vecadd (both variants), a case such as vecadd-naive or read-vec16, launch, or all. Repeatable.",
     ),
-    dtype: str = typer.Option("fp32", "--dtype", help="Element type: fp32 or fp64."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="Element type: fp32 (default) or fp64."),
     device: DeviceOpt = None,
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,

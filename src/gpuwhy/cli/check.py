@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import CsvOpt, DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
+from .common import CsvOpt, DeviceOpt, GpuOpt, JsonOpt, SpecsOpt, refuse_unused
 
 
 @app.command("check")
@@ -18,7 +18,7 @@ def check_cmd(
     min_bandwidth: Optional[float] = typer.Option(None, "--min-bandwidth", metavar="F", help="DRAM bandwidth >= F x sheet (0 < F <= 1)."),
     min_fp32: Optional[float] = typer.Option(None, "--min-fp32", metavar="F", help="FP32 FMA rate >= F x sheet."),
     min_tensor: Optional[float] = typer.Option(None, "--min-tensor", metavar="F", help="Tensor-core rate >= F x sheet dense peak."),
-    max_launch_overhead: Optional[float] = typer.Option(None, "--max-launch-overhead", metavar="US", help="Event-timed launch overhead <= US microseconds."),
+    max_launch_overhead: Optional[str] = typer.Option(None, "--max-launch-overhead", metavar="T", help="Event-timed launch overhead <= T, with its unit: 5us, 0.02ms."),
     junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE.xml", help="Write JUnit XML (one testcase per check)."),
     recorded: Optional[str] = typer.Option(None, "--recorded", metavar="FILE.json", help="Evaluate recorded observations (a JSON list, e.g. from --json) instead of measuring."),
     baseline: Optional[str] = typer.Option(None, "--baseline", metavar="FILE.json", help="Fail on figures that regressed against a saved run of the same GPU model (check/bench --json or a profile); tolerances from the policy."),
@@ -33,10 +33,14 @@ def check_cmd(
     from ..check.policy import evaluate, load_policy, write_junit
     from ..errors import UsageError
 
+    from ..units import parse_time
+
+    lo_us = None if max_launch_overhead is None else parse_time(max_launch_overhead, "--max-launch-overhead") * 1e6
     pol = load_policy(policy, {
         "min_dram_bandwidth": min_bandwidth, "min_fp32": min_fp32, "min_tensor": min_tensor,
-        "max_launch_overhead_us": max_launch_overhead,
-    })
+        "max_launch_overhead_us": lo_us,
+    }, labels={"min_dram_bandwidth": "--min-bandwidth", "min_fp32": "--min-fp32", "min_tensor": "--min-tensor",
+               "max_launch_overhead_us": "--max-launch-overhead"})
     if device is not None and all_devices:
         raise UsageError("-i and --all-devices exclude each other; pick one (--all-devices is -i all)")
     reports = []
@@ -45,6 +49,8 @@ def check_cmd(
     base = _load_baseline(baseline, save_baseline, overwrite)
     host, date = "", ""
     if recorded:
+        refuse_unused("with --recorded (the file names the GPUs and their sheets' figures)", gpu=gpu, device=device,
+                      all_devices=all_devices, specs=specs)
         from ..check.document import read_recorded
 
         observations, host, date = read_recorded(recorded)

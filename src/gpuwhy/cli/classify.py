@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
+from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, chosen_sheet, refuse_unused
 from .shape_options import ShapeText, shape_options
 
 
@@ -47,6 +47,8 @@ def classify_cmd(
             raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example/--working-set")
         if plot is not None:
             raise UsageError("--plot draws one workload; drop --plot with --ncu")
+        refuse_unused("with --ncu (the export gives the times; sheets give the ceilings)",
+                      no_tensor_cores=no_tensor_cores, launch_overhead=launch_overhead, launches=launches != "1")
         run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, csv_out=csv_out, measured=measured)
         return
     from ..api.classify import example_workload, run_classify
@@ -54,6 +56,10 @@ def classify_cmd(
     from ..model.roofline import Workload
     from ..units import parse_count, parse_quantity, parse_time
 
+    refuse_unused("without --ncu", top=top != "10")
+    if example is None and (dtype or "fp32").strip().lower() in ("fp32", "fp64"):
+        refuse_unused(f"with --dtype {dtype or 'fp32'} (it picks CUDA-core peaks for tf32, fp16 and bf16)",
+                      no_tensor_cores=no_tensor_cores)
     if plot is not None:
         from ..render.plot import check_plot_path
 
@@ -75,8 +81,8 @@ def classify_cmd(
     else:
         if flops is None or bytes_ is None:
             raise UsageError("classify needs --flops F and --bytes B (or --example NAME); e.g. --flops 2.7e8 --bytes 3.2GB")
-        f = parse_quantity(flops, "--flops")
-        b = parse_quantity(bytes_, "--bytes")
+        f = parse_quantity(flops, "--flops", unit="FLOP")
+        b = parse_quantity(bytes_, "--bytes", unit="B")
         n = parse_count(launches, "--launches")
     t = None if time is None else parse_time(time, "--time")
     ws = None if working_set is None else parse_quantity(working_set, "--working-set")

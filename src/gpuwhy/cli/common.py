@@ -36,11 +36,34 @@ def chosen_sheet(gpu, specs=None):
     from ..device.probe import gpu_sheet
 
     choice = gpu_sheet(gpu, tuple(specs or ()))
-    if choice.conflict:
-        from ..render.console import note
+    return noted(choice).sheet
 
+
+def noted(choice):
+    """``choice`` (a :class:`~gpuwhy.device.sheet.SheetChoice`) with its conflict note printed on
+    stderr (its family note, "'H100' is the H100 SXM sheet; ...", is printed by the CLI at the
+    end of a command that succeeds, wherever the name was resolved)."""
+    from ..render.console import note
+
+    if choice.conflict:
         note(choice.conflict)
-    return choice.sheet
+    return choice
+
+
+def refuse_unused(context: str, **given) -> None:
+    """Refuse options that would be silently ignored: ``given`` maps each flag (as a keyword,
+    ``--no-tensor-cores`` spelled ``no_tensor_cores``) to whether it was given; ``context`` says
+    why it means nothing here (``"with --ncu"``).
+
+    Raises:
+        UsageError: naming the first such flag ("--measured has no effect with --ncu; drop it").
+    """
+    from ..errors import UsageError
+
+    for key, value in given.items():
+        if value not in (None, False, (), []):
+            flag = "--" + key.rstrip("_").replace("_", "-")
+            raise UsageError(f"{flag} has no effect {context}; drop it")
 
 
 def parse_point(text: str, allow_dtype: bool = False):
@@ -67,7 +90,7 @@ def parse_point(text: str, allow_dtype: bool = False):
         more = " or NAME:FLOPS:BYTES:TIME:DTYPE" if allow_dtype else ""
         raise UsageError(f"--point {text!r} must be NAME:FLOPS:BYTES or NAME:FLOPS:BYTES:TIME{more}, e.g. gemm:2.2T:400MB:3.1ms")
     name = parts[0].strip()
-    f = parse_quantity(parts[1], f"--point {name} FLOPS")
-    b = parse_quantity(parts[2], f"--point {name} BYTES")
+    f = parse_quantity(parts[1], f"--point {name} FLOPS", unit="FLOP")
+    b = parse_quantity(parts[2], f"--point {name} BYTES", unit="B")
     t = parse_time(parts[3], f"--point {name} TIME") if len(parts) == 4 else None
     return (name, f, b, t, dtype) if allow_dtype else (name, f, b, t)

@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import CsvOpt, JsonOpt, SpecsOpt
+from .common import CsvOpt, JsonOpt, SpecsOpt, noted
 from .llm_options import LlmText, ScalingText, scaling_options
 
 
@@ -95,7 +95,7 @@ def compare_cmd(
         if intensity is not None:
             I = parse_quantity(intensity, "--intensity")
         else:
-            F, B = parse_quantity(flops, "--flops"), parse_quantity(bytes_, "--bytes")
+            F, B = parse_quantity(flops, "--flops", unit="FLOP"), parse_quantity(bytes_, "--bytes", unit="B")
     else:
         plan = scaling.parse()
         req = text.parse("compare --llm needs --params P (e.g. --params 8B) or --model NAME (e.g. --model llama-3-8b)")
@@ -105,7 +105,7 @@ def compare_cmd(
     spec_dirs = tuple(specs or ())
 
     def match(name: str):
-        return sheet_for(name, spec_dirs=spec_dirs).sheet
+        return noted(sheet_for(name, spec_dirs=spec_dirs)).sheet
 
     sheets = []
     for g in gpus:

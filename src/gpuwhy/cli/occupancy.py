@@ -45,7 +45,7 @@ def _device_arch(device: str, specs) -> tuple[str, str | None, int | None]:
 
 @app.command("occupancy")
 def occupancy_cmd(
-    block_size: Optional[str] = typer.Option(None, "--block-size", metavar="T", help="Threads per block (1 to 1024)."),
+    block_size: Optional[str] = typer.Option(None, "--block-size", metavar="THREADS", help="Threads per block (1 to 1024)."),
     registers: Optional[str] = typer.Option(None, "--registers", metavar="R", help="Registers per thread (ptxas -v, or Nsight Compute's 'Registers Per Thread')."),
     shared_mem: str = typer.Option(
         "0", "--shared-mem", metavar="S", help="Shared memory per block, static + dynamic, in bytes: 49152, 48KiB (KiB = 1024 B; K = 1000)."
@@ -59,7 +59,9 @@ def occupancy_cmd(
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Theoretical occupancy: active blocks and warps per SM, the limit that binds, and the block sizes or register counts that raise it."""
+    """Theoretical occupancy: active blocks and warps per SM, the limit that binds, and the block sizes or register counts that raise it.
+
+    Exit 1 (after the output) when no block fits on an SM: that launch fails."""
     from ..errors import UsageError
     from ..model.occupancy import arch_key, arch_limits, load_arch_limits, occupancy
 
@@ -101,7 +103,12 @@ def occupancy_cmd(
         from ..render.jsonout import emit
 
         emit("occupancy", result)
-        return
-    from ..render.compare_view import render_occupancy
+    else:
+        from ..render.compare_view import render_occupancy
 
-    render_occupancy(result)
+        render_occupancy(result)
+    if result.active_blocks == 0:
+        from ..errors import CheckFailed
+
+        raise CheckFailed(f"no block fits on an {lim.arch} SM ({', '.join(result.binding)} limit): this launch fails "
+                          "with too many resources requested (the output says what makes it fit)")

@@ -22,7 +22,7 @@ _KINDS = {
 def read_input(what: str, path: str) -> dict:
     """Parse the JSON file ``path`` given to the ``what`` option (``probe``, ``bench``, ...).
 
-    ``.gz`` files are read through gzip. A bench input may also be a device
+    Read by :func:`gpuwhy.inputs.read_json` (regular files only, size-bounded, gzip by magic). A bench input may also be a device
     profile (no ``kind``; ``uuid``, ``name``, ``date``): it comes back with
     ``kind: profile``. Latency and link inputs may also be ``kind: bench`` with
     ``mode`` ``latency``/``link``.
@@ -31,27 +31,14 @@ def read_input(what: str, path: str) -> dict:
         UsageError: a missing or unreadable file, bad JSON, not a JSON object, or a
             document of another kind (the message names the option and the file).
     """
-    import gzip
-    import json
-
     from ..errors import UsageError
+    from ..inputs import read_json
 
     flag, how, kinds = _KINDS[what]
     try:
-        if path.endswith(".gz"):
-            with gzip.open(path, "rt", encoding="utf-8") as fh:
-                doc = json.load(fh)
-        else:
-            with open(path, encoding="utf-8") as fh:
-                doc = json.load(fh)
-    except FileNotFoundError:
-        raise UsageError(f"{flag} {path!r}: no such file; pass the file `{how}` wrote") from None
-    except IsADirectoryError:
-        raise UsageError(f"{flag} {path!r} is a folder; pass the file `{how}` wrote") from None
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{flag} {path!r} is not valid JSON ({exc.msg} at line {exc.lineno}); pass the file `{how}` wrote") from None
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise UsageError(f"{flag} {path!r} cannot be read ({type(exc).__name__}: {exc}); pass the file `{how}` wrote") from None
+        doc = read_json(path, f"the file `{how}` wrote")
+    except UsageError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
     if not isinstance(doc, dict):
         raise UsageError(f"{flag} {path!r} holds a JSON {type(doc).__name__}, not an object; pass the file `{how}` wrote")
     kind = doc.get("kind")
@@ -67,32 +54,17 @@ def read_input(what: str, path: str) -> dict:
 
 
 def check_out_path(out: str) -> None:
-    """Refuse an ``--out`` that gpuwhy must not write: a folder, a missing folder, or an
-    existing file that is not a gpuwhy report (no ``<meta name="generator" content="gpuwhy``).
+    """Refuse an ``--out`` that gpuwhy must not write (:func:`gpuwhy.outputs.writable_output`): a folder,
+    a missing folder, a symbolic link, an existing file that is not a gpuwhy report (no
+    ``<meta name="generator" content="gpuwhy``) or one that was appended to since gpuwhy wrote it.
 
     Raises:
         UsageError: with the reason.
     """
-    import os
+    from ..outputs import writable_output
+    from ..render.report_html import GENERATOR_MARK, REPORT_END
 
-    from ..errors import UsageError
-    from ..render.report_html import is_gpuwhy_report
-
-    if not out.strip():
-        raise UsageError("--out is empty; pass a file name such as REPORT.html")
-    if os.path.isdir(out):
-        raise UsageError(f"--out {out!r} is a folder; pass a file name such as {os.path.join(out, 'report.html')!r}")
-    parent = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent):
-        raise UsageError(f"--out {out!r}: the folder {parent!r} does not exist; create it or pass another path")
-    if os.path.lexists(out):
-        try:
-            with open(out, encoding="utf-8", errors="replace") as fh:
-                head = fh.read(8192)
-        except OSError as exc:
-            raise UsageError(f"--out {out!r} exists and cannot be read ({exc.strerror}); pass another path") from None
-        if not is_gpuwhy_report(head):
-            raise UsageError(f"--out {out!r} exists and was not written by gpuwhy; pass another path or remove it yourself")
+    writable_output(out, "--out", marker=GENERATOR_MARK.encode(), end=REPORT_END.encode())
 
 
 def _write(out: str, text: str) -> int:

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet, parse_point
+from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet, parse_point, refuse_unused
 
 
 def parse_dtypes(values, sheet) -> list[str]:
@@ -45,6 +45,50 @@ def _sheet_of_profile(p, spec_dirs):
     return s
 
 
+def _warn_other_gpu(prof, sheet, path, spec_dirs) -> None:
+    """Warn when the --profile file measured another GPU than the --gpu sheet."""
+    from ..errors import GpuwhyError
+
+    try:
+        theirs = _sheet_of_profile(prof, spec_dirs)
+    except GpuwhyError:
+        theirs = None
+    if theirs is None or theirs.name != sheet.name:
+        from ..render.console import warn
+
+        what = f"the {theirs.name}" if theirs is not None else f"a {prof.name!r} (no sheet matches it)"
+        warn(f"--profile {path!r} measured {what}, not the {sheet.name}: its measured ceilings are another GPU's")
+
+
+def _only_profiled_gpu(spec_dirs):
+    """(sheet, newest profile) for --measured with no --gpu and no GPU here: the one GPU that has
+    bench profiles, said in a note; refused when several GPUs have them or none does.
+
+    Raises:
+        UsageError: no profile at all, or profiles of several GPUs (the message lists them).
+    """
+    from ..errors import GpuwhyError, UsageError
+    from ..profiles import _read_all
+    from ..render.console import note
+
+    newest: dict[str, object] = {}
+    for p in _read_all():
+        try:
+            s = _sheet_of_profile(p, spec_dirs)
+        except GpuwhyError:
+            continue
+        newest[s.name] = (s, p)
+    if not newest:
+        raise UsageError("--measured needs a bench profile: there is no GPU here and no saved profile; "
+                         "pass --gpu NAME with --profile FILE, or run `gpuwhy bench` on the GPU")
+    if len(newest) > 1:
+        raise UsageError(f"--measured with no GPU here: profiles exist for {', '.join(sorted(newest))}; "
+                         "pass --gpu NAME to pick one")
+    (sheet, prof), = newest.values()
+    note(f"no GPU here and no --gpu: the measured figures are the {sheet.name}'s newest profile ({prof.date})")
+    return sheet, prof
+
+
 @app.command("roofline")
 def roofline_cmd(
     gpu: GpuOpt = None,
@@ -66,6 +110,8 @@ def roofline_cmd(
 
     if out_file is not None:
         check_plot_path(out_file, "--out")
+    if not point:
+        refuse_unused("without --point (it is the per-launch cost in the points' verdicts)", launch_overhead=launch_overhead)
     points = [parse_point(p, allow_dtype=True) for p in point or ()]
     lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
     spec_dirs = tuple(specs or ())
@@ -75,22 +121,26 @@ def roofline_cmd(
         measured = True
     if gpu is not None:
         sheet = chosen_sheet(gpu, spec_dirs)
+        if prof is not None:
+            _warn_other_gpu(prof, sheet, profile_file, spec_dirs)
     elif prof is not None:
         sheet = _sheet_of_profile(prof, spec_dirs)
     else:
         try:
             sheet = chosen_sheet(None, spec_dirs)
         except UsageError:
-            newest = find_profile() if measured else None
-            if newest is None:
+            if not measured:
                 raise
-            sheet, prof = _sheet_of_profile(newest, spec_dirs), newest
+            sheet, prof = _only_profiled_gpu(spec_dirs)
     if measured and prof is None:
         prof = find_profile(sheet, spec_dirs=spec_dirs)
         if prof is None:
             raise UsageError(f"no bench profile for the {sheet.name}; run `gpuwhy bench --sweep` on that GPU first, "
                              "or drop --measured")
     dtypes = parse_dtypes(dtype, sheet)
+    if all(d in ("fp32", "fp64") for d in dtypes):
+        refuse_unused(f"with --dtype {','.join(dtypes)} (it picks CUDA-core ceilings for tf32, fp16 and bf16)",
+                      no_tensor_cores=no_tensor_cores)
     chart = build_chart(sheet, dtypes, tensor_cores=not no_tensor_cores, profile=prof, workloads=points,
                         launch_overhead_s=lo)
     if out_file is not None:

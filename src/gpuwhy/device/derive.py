@@ -20,6 +20,7 @@ from typing import Any, Iterable, NamedTuple
 
 from ..archs import parse_arch
 from ..errors import UsageError
+from ..units import fmt_num
 
 #: Where the FP32 lanes per SM come from: the CUDA C++ Programming Guide, section
 #: "Arithmetic Instructions", table "Throughput of Native Arithmetic Instructions
@@ -262,7 +263,7 @@ def compare_to_sheet(quantity: str, derived: float, sheet: float, unit: str, tol
         raise ValueError("sheet value must be positive")
     diff = derived / sheet - 1.0
     ok = abs(diff) <= tolerance + 1e-9  # "more than 10%" apart, not float noise at exactly 10%
-    msg = f"{quantity}: derived {derived:.4g} {unit} vs sheet {sheet:.4g} {unit} ({100 * diff:+.1f}%)"
+    msg = f"{quantity}: derived {fmt_num(derived, 4)} {unit} vs sheet {fmt_num(sheet, 4)} {unit} ({100 * diff:+.1f}%)"
     if not ok:
         msg += f", more than {100 * tolerance:.0f}% apart"
         if hint:

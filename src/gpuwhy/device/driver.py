@@ -14,6 +14,7 @@ inside functions (via ``importlib``, so tests can replace
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +88,9 @@ class CudaDriver:
         try:
             res = f(*args)
         except Exception as exc:
+            missing = missing_driver_function(exc)
+            if missing:
+                return NA(missing, "missing_function")
             return NA(f"{type(exc).__name__}: {exc} ({fn})", "error")
         if not isinstance(res, tuple) or not res:
             return NA(f"{fn} returned {res!r}", "error")
@@ -203,6 +207,9 @@ def open_driver() -> CudaDriver | NA:
         res = init(0)
     except Exception as exc:
         name = type(exc).__name__
+        missing = missing_driver_function(exc)
+        if missing:
+            return NA(missing, "missing_function")
         if "NotFound" in name or isinstance(exc, OSError):
             return NA("CUDA driver library libcuda.so not found", "library_not_found")
         return NA(f"cuInit failed: {name}: {exc}", "error")
@@ -219,12 +226,154 @@ def open_driver() -> CudaDriver | NA:
 
 
 def nvrtc_version() -> tuple[int, int] | NA:
-    """``(major, minor)`` of the NVRTC gpuwhy compiles with (needs no driver)."""
+    """``(major, minor)`` of the NVRTC gpuwhy compiles with (needs no driver), or an NA saying
+    why it cannot be loaded (:func:`load_nvrtc`'s line)."""
+    from ..errors import NoDeviceError
+
     try:
-        mod = importlib.import_module("cuda.bindings.nvrtc")
-        res = mod.nvrtcVersion()
-    except Exception as exc:
-        return NA(f"NVRTC not loadable ({type(exc).__name__})", "not_installed")
+        mod = load_nvrtc()
+    except NoDeviceError as exc:
+        return NA(str(exc), "not_installed")
+    res = mod.nvrtcVersion()
     if not isinstance(res, tuple) or len(res) != 3 or not _ok(res[0]):
         return NA(f"nvrtcVersion returned {res!r}", "error")
     return int(res[1]), int(res[2])
+
+
+# ------------------------------------------------------------- libraries --
+# One answer to "the CUDA library could not be used": NVRTC missing, and a
+# libcuda.so.1 that loads but lacks a function (a driver older than cuda-bindings needs).
+
+#: The NVIDIA driver each cuda-bindings major needs at least (Linux), from the CUDA Toolkit
+#: release notes' table "CUDA Toolkit and Corresponding Driver Versions"
+#: (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#id7): CUDA 12.x
+#: needs R525 (525.60.13) and CUDA 13.x R580 (580.65.06) for minor-version compatibility.
+MIN_DRIVER_FOR_CUDA = {12: "525.60.13", 13: "580.65.06"}
+
+_MISSING_FUNCTION = re.compile(r"""Function ["']?(cu[A-Za-z0-9_]+)["']? not found""")
+
+
+def cuda_bindings_major() -> int | None:
+    """The major version of the installed cuda-bindings (12, 13), or None when unknown."""
+    try:
+        from importlib.metadata import version
+
+        return int(version("cuda-bindings").split(".")[0])
+    except Exception:
+        try:
+            import cuda.bindings
+
+            return int(str(cuda.bindings.__version__).split(".")[0])
+        except Exception:
+            return None
+
+
+def nvrtc_package() -> str:
+    """The pip package of the NVRTC library that the installed cuda-bindings loads."""
+    major = cuda_bindings_major()
+    return "nvidia-cuda-nvrtc-cu12" if major == 12 else "nvidia-cuda-nvrtc"
+
+
+def _nvrtc_search_path() -> str:
+    """Where cuda-bindings looks for libnvrtc, in words (site-packages wheels, the system loader, CUDA_HOME)."""
+    import os
+    import site
+    import sys
+    from pathlib import Path
+
+    dirs = []
+    try:
+        import cuda.bindings
+
+        dirs.append(str(Path(cuda.bindings.__file__).resolve().parents[2]))  # where the wheel would be
+    except Exception:
+        pass
+    for d in [*getattr(site, "getsitepackages", lambda: [])(), site.getusersitepackages(), *sys.path]:
+        if d and d.endswith(("site-packages", "dist-packages")) and d not in dirs and os.path.isdir(d):
+            dirs.append(d)
+    parts = [", ".join(f"{d}/nvidia/*/lib" for d in dirs[:3]) or "no site-packages folder"]
+    ld = os.environ.get("LD_LIBRARY_PATH")
+    parts.append(f"the system loader (LD_LIBRARY_PATH={ld})" if ld else "the system loader (LD_LIBRARY_PATH unset)")
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    parts.append(f"CUDA_HOME={home}" if home else "CUDA_HOME unset")
+    return "; ".join(parts)
+
+
+def load_nvrtc():
+    """The ``cuda.bindings.nvrtc`` module, once its library (libnvrtc.so) is known to load.
+
+    The one place NVRTC is opened (compiling and the probe both come here).
+
+    Raises:
+        NoDeviceError: cuda-bindings is not installed, or libnvrtc cannot be loaded: one
+            line naming the package to install and where it was searched (exit 3).
+    """
+    from ..errors import NoDeviceError
+
+    try:
+        mod = importlib.import_module("cuda.bindings.nvrtc")
+    except ImportError:
+        from ..errors import gpu_packages_missing
+
+        raise gpu_packages_missing("cuda-bindings") from None
+    except Exception as exc:  # a broken install: the module is there but does not load
+        raise NoDeviceError(f"cuda-bindings' NVRTC module does not load ({type(exc).__name__}: {exc}); "
+                            f"reinstall it: pip install --force-reinstall cuda-bindings {nvrtc_package()}") from None
+    try:
+        mod.nvrtcVersion()
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(": ", 1)[0]
+        raise NoDeviceError(f"NVRTC (libnvrtc.so, CUDA's runtime compiler) cannot be loaded ({first}); install it with "
+                            f"`pip install {nvrtc_package()}`; searched: {_nvrtc_search_path()}") from None
+    return mod
+
+
+def nvrtc_library_path() -> str | NA:
+    """The file of the libnvrtc this process has loaded (read from /proc/self/maps)."""
+    from .procfs import read_proc
+
+    maps = read_proc("self", "maps") or ""
+    for line in maps.splitlines():
+        path = line.split()[-1] if line.split() else ""
+        if "libnvrtc.so" in path.rsplit("/", 1)[-1]:
+            return path
+    return NA("libnvrtc is not loaded in this process", "unavailable")
+
+
+def _driver_version_text() -> str:
+    """The NVIDIA kernel driver's version from /proc/driver/nvidia/version, or words saying it is unknown."""
+    from .procfs import read_proc
+
+    m = re.search(r"Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)", read_proc("driver", "nvidia", "version") or "")
+    return f"driver {m.group(1)}" if m else "a driver of unknown version"
+
+
+def missing_driver_function(exc: BaseException) -> str | None:
+    """The one line for a libcuda that loaded but lacks a function cuda-bindings calls, or None
+    when ``exc`` is not that (cuda-bindings raises ``RuntimeError('Function "cuX" not found')``)."""
+    m = _MISSING_FUNCTION.search(str(exc))
+    if not m:
+        return None
+    major = cuda_bindings_major()
+    need = (f"cuda-bindings {major}.x needs NVIDIA driver {MIN_DRIVER_FOR_CUDA[major]} or newer"
+            if major in MIN_DRIVER_FOR_CUDA else "this cuda-bindings needs a newer NVIDIA driver")
+    older = f", or install cuda-bindings {major - 1}.x" if major and major - 1 in MIN_DRIVER_FOR_CUDA else ""
+    return (f"libcuda.so.1 ({_driver_version_text()}) loaded but has no {m.group(1)}: {need}; "
+            f"update the driver{older}")
+
+
+def library_error(exc: BaseException):
+    """The :class:`~gpuwhy.errors.NoDeviceError` for an exception that says a CUDA library cannot be used
+    (a missing driver function, an NVRTC that cannot be found), or None for anything else."""
+    from ..errors import NoDeviceError
+
+    line = missing_driver_function(exc)
+    if line:
+        return NoDeviceError(line)
+    names = {c.__name__ for c in type(exc).__mro__}
+    if "DynamicLibNotFoundError" in names and "nvrtc" in str(exc).lower():
+        try:
+            load_nvrtc()
+        except NoDeviceError as err:
+            return err
+    return None

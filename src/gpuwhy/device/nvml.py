@@ -1,8 +1,9 @@
 """NVML access for gpuwhy: the one choke point, and the :class:`NA` value.
 
 Every query returns a value or an :class:`NA` naming why the value is missing:
-NOT_SUPPORTED, no permission, a function the driver's NVML lacks, bytes that do
-not decode, a clock or size that reads 0. A missing value is never 0.
+NOT_SUPPORTED, no permission, a function the driver's NVML lacks, a clock or size
+that reads 0. A missing value is never 0. Text that is not UTF-8 is decoded
+leniently (:class:`Lenient`: replaced bytes shown as ``\\xNN``), never an error.
 ``pynvml`` (nvidia-ml-py) is imported inside :func:`open_nvml`, so importing this
 module needs neither NVML nor a GPU. Tests replace ``sys.modules["pynvml"]``.
 """
@@ -76,28 +77,66 @@ _MEMORY_ERROR_UNCORRECTED = 1
 _VOLATILE_ECC = 0
 
 
-def text(value: Any, what: str) -> str | NA:
-    """A clean string from NVML: bytes are decoded (UTF-8), NULs and blanks stripped.
+class Lenient(str):
+    """Text from NVML (or the driver) that was not clean UTF-8, decoded leniently: each byte that
+    is not UTF-8, and each unprintable character, is shown as a ``\\xNN`` escape (seen on WSL2
+    drivers). ``replaced`` says what was replaced, for a warning; ``what`` names the field."""
 
-    Returns NA for undecodable bytes, non-printable text, an empty string or a
-    value that is not text; an NA passes through.
+    replaced: str = ""
+    what: str = ""
+
+    def __new__(cls, value: str, replaced: str, what: str = "") -> "Lenient":
+        obj = super().__new__(cls, value)
+        obj.replaced, obj.what = replaced, what
+        return obj
+
+
+def is_lenient(value: Any) -> bool:
+    """True when ``value`` is text decoded with replacements (:class:`Lenient`)."""
+    return isinstance(value, Lenient)
+
+
+def _escape_unprintable(value: str) -> str:
+    return "".join(c if c.isprintable() else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}") for c in value)
+
+
+def text(value: Any, what: str) -> str | NA:
+    """A string from NVML: bytes are decoded (UTF-8), NULs and blanks stripped.
+
+    Bytes that are not UTF-8 and unprintable characters never stop the probe: they are
+    shown as ``\\xNN`` escapes in a :class:`Lenient` string that says what was replaced.
+    Returns NA for an empty string or a value that is not text; an NA passes through.
     """
     if isinstance(value, NA):
         return value
+    replaced = ""
     if isinstance(value, (bytes, bytearray)):
         raw = bytes(value).split(b"\0", 1)[0]
         try:
             value = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return NA(f"{what}: undecodable bytes {raw[:24]!r}", "undecodable")
+        except UnicodeDecodeError as exc:
+            value = raw.decode("utf-8", errors="backslashreplace")
+            replaced = f"bytes {raw[exc.start:exc.start + 8]!r} at {exc.start} are not UTF-8"
     if not isinstance(value, str):
         return NA(f"{what}: not text ({type(value).__name__})", "error")
     value = value.split("\0", 1)[0].strip()
     if not value:
         return NA(f"{what}: empty", "not_supported")
     if not value.isprintable():
-        return NA(f"{what}: unprintable characters {value[:24]!r}", "undecodable")
-    return value
+        bad = next(c for c in value if not c.isprintable())
+        value = _escape_unprintable(value)
+        replaced = replaced or f"unprintable character {bad!r}"
+    return Lenient(value, replaced, what) if replaced else value
+
+
+def field(struct: Any, name: str) -> Any:
+    """``struct.name`` of an NVML structure; pynvml decodes char arrays as it reads them and raises
+    on bytes that are not UTF-8, so those come back as the raw bytes (for :func:`text`)."""
+    try:
+        return getattr(struct, name, None)
+    except UnicodeDecodeError as exc:
+        raw = getattr(exc, "object", b"")
+        return bytes(raw) if isinstance(raw, (bytes, bytearray)) else None
 
 
 def positive(value: Any, what: str, unit: str = "") -> Any:
@@ -176,7 +215,12 @@ class Nvml:
             return NA(f"this nvidia-ml-py has no {fn}", "missing_function")
         try:
             return f(*args)
-        except UnicodeDecodeError:
+        except UnicodeDecodeError as exc:
+            # pynvml decodes strings itself and raises on bytes that are not UTF-8: keep the
+            # bytes, which text() decodes leniently.
+            raw = getattr(exc, "object", None)
+            if isinstance(raw, (bytes, bytearray)):
+                return bytes(raw)
             return NA(f"{fn} returned undecodable bytes", "undecodable")
         except Exception as exc:  # NVMLError or anything else from ctypes
             return self.error_na(fn, exc)
@@ -260,8 +304,8 @@ class Nvml:
             info = _either(info, self.call("nvmlDeviceGetPciInfo", h))
         if is_na(info):
             return PciInfo(info, info)
-        bus = text(getattr(info, "busId", None) or getattr(info, "busIdLegacy", None) or b"", "PCI bus id")
-        raw = getattr(info, "pciDeviceId", None)
+        bus = text(field(info, "busId") or field(info, "busIdLegacy") or b"", "PCI bus id")
+        raw = field(info, "pciDeviceId")
         if isinstance(raw, int) and not isinstance(raw, bool):
             hx = pci_device_id_hex(raw)
             dev: str | NA = hx if hx else NA(f"PCI device id {raw:#010x} is not an NVIDIA id", "error")

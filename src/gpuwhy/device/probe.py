@@ -29,7 +29,7 @@ from typing import Any, Iterable
 from ..errors import NoDeviceError, UsageError
 from . import derive
 from .health import nvml_query, read_health
-from .nvml import NA, is_na
+from .nvml import NA, is_lenient, is_na
 from .probe_report import (
     Derived,
     DeviceReport,
@@ -46,6 +46,7 @@ from .sheet import SheetChoice, sheet_for
 from .software import is_wsl2, perf_counter_access, read_software
 from .select import visible_targets
 from .visible import Candidate, Target, VisibleSelection, cvd_hides_all_message, resolve_cuda_visible_devices
+from ..units import fmt_g, fmt_num
 
 __all__ = [
     "probe_devices", "device_sheet", "local_sheet", "gpu_sheet",
@@ -62,9 +63,13 @@ __all__ = [
 
 
 def _match_sheet(name: Any, pci_id: Any, mig: MigSlice | None, spec_dirs) -> SheetChoice:
-    if is_na(name):
+    """The sheet for the device's name and PCI id; a name that is unknown or was not clean text
+    (:class:`~gpuwhy.device.nvml.Lenient`) leaves the PCI id to decide alone."""
+    pci = None if is_na(pci_id) else pci_id
+    if is_na(name) and pci is None:
         return SheetChoice(None, "none", f"no sheet matched: the device name is unknown ({name.reason})")
-    return sheet_for(nvml_name=name, pci_device_id=None if is_na(pci_id) else pci_id, mig=mig, spec_dirs=spec_dirs)
+    clean = None if (is_na(name) or is_lenient(name)) else name
+    return sheet_for(nvml_name=clean, pci_device_id=pci, mig=mig, spec_dirs=spec_dirs)
 
 
 #: A MIG slice's own figure when CUDA sees the slice but NVML's MIG device was not identified.
@@ -104,7 +109,7 @@ def _dram_peak(mclk: Any, bus_w: Any, factor: Any, mtype: Any, mig_slice: MigSli
     if missing is not None:
         return missing, "n/a"
     bw = derive.dram_bandwidth_bytes_per_s(mclk, bus_w, factor) / 1e9
-    formula = f"{mclk:g} MHz x {factor} ({mtype}) x {bus_w} bits / 8"
+    formula = f"{fmt_g(mclk)} MHz x {factor} ({mtype}) x {bus_w} bits / 8"
     if mig_slice is None:
         return bw, formula
     if is_na(mig_slice.memory_share):
@@ -117,7 +122,7 @@ def _fp32_peak(sm: Any, lanes: Any, boost: Any) -> tuple[Any, str]:
     missing = _needs(("SM count", sm), ("lanes per SM", lanes), ("boost clock", boost))
     if missing is not None:
         return missing, "n/a"
-    return derive.fp32_peak_flops(sm, lanes, boost) / 1e12, f"{sm} SMs x {lanes} lanes x 2 x {boost:g} MHz"
+    return derive.fp32_peak_flops(sm, lanes, boost) / 1e12, f"{sm} SMs x {lanes} lanes x 2 x {fmt_g(boost)} MHz"
 
 
 def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs, full: bool) -> DeviceReport:
@@ -244,6 +249,10 @@ def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs,
             sheet_match = _match_sheet(name, pci_id, mig_slice, spec_dirs)
         warnings.append(f"this is a MIG slice, not the whole GPU: {sheet_match.note}")
     ident.set("mig", mig_slice)
+    for key, value in ident.values.items():
+        if is_lenient(value):
+            warnings.append(f"the {key.replace('_', ' ')} the driver reports is not clean text ({value.replaced}); "
+                            "shown with \\x escapes" + ("; the PCI device id picked the sheet" if key == "name" and sheet_match.rule == "pci_id" else ""))
     sheet = sheet_match.sheet
     if sheet is None and mig_slice is None:
         warnings.append(sheet_match.note)

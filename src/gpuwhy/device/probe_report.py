@@ -13,17 +13,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import derive
-from .nvml import NA, is_na
+from .nvml import NA, is_lenient, is_na
 from .sheet import SheetChoice
 
 
 def pick(*pairs: tuple[str, Any]) -> tuple[Any, str | None]:
-    """First non-NA value of (source, value) pairs -> (value, source); all NA -> (NA of all reasons, None)."""
+    """First non-NA value of (source, value) pairs -> (value, source); all NA -> (NA of all reasons, None).
+
+    Text decoded with replacements (:class:`~gpuwhy.device.nvml.Lenient`) is taken only when no
+    later source has clean text."""
     reasons = []
+    lenient = None
     for src, v in pairs:
+        if is_lenient(v):
+            lenient = lenient or (v, src)
+            continue
         if not is_na(v):
             return v, src
         reasons.append(f"{src}: {v.reason}")
+    if lenient is not None:
+        return lenient
     return NA("; ".join(reasons), "unavailable"), None
 
 
@@ -212,6 +221,7 @@ class Software(_PlainFields):
     wsl2: bool
     wsl2_limits: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    nvrtc_library: str | NA = NA("not read", "unavailable")
 
 
 @dataclass(frozen=True)

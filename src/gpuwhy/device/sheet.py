@@ -34,6 +34,17 @@ MEMORY_FIT = (0.88, 1.04)
 #: The reported maximum SM clock against a sheet's boost clock (used only to narrow several fits).
 CLOCK_FIT = 0.03
 
+#: Family notes of the names resolved in this run ("'H100' is the H100 SXM sheet; ..."), in order,
+#: for the CLI to print once at the end of a command that succeeds (:func:`take_family_notes`).
+_FAMILY_NOTES: list[str] = []
+
+
+def take_family_notes() -> list[str]:
+    """The family notes gathered since the last call (each once), and forget them."""
+    notes = list(dict.fromkeys(_FAMILY_NOTES))
+    _FAMILY_NOTES.clear()
+    return notes
+
 
 @dataclass(frozen=True)
 class SheetChoice:
@@ -46,6 +57,8 @@ class SheetChoice:
         conflict: set when the NVML name and the PCI id named different sheets.
         closest: the nearest sheet names when nothing matched.
         full_sheet_name: the whole GPU's sheet for a MIG slice (else the sheet's name).
+        family: set when a family name the user gave picked one variant (``H100`` -> H100 SXM):
+            which, and the others; callers print it as a note.
         candidates: the sheets that all fit the attributes given, when more than one did.
     """
 
@@ -55,6 +68,7 @@ class SheetChoice:
     conflict: str | None = None
     closest: tuple[str, ...] = ()
     full_sheet_name: str | None = None
+    family: str | None = None
     candidates: tuple[str, ...] = ()
 
     @property
@@ -77,6 +91,7 @@ class SheetChoice:
             "candidates": list(self.candidates),
             "rule": self.rule,
             "conflict": self.conflict,
+            "family": self.family,
             "note": self.note,
         }
 
@@ -136,8 +151,10 @@ def sheet_for(
         return _scaled(SheetChoice(gpu, "given", f"the {gpu.name} sheet, as given"), mig)
     lib = library if library is not None else cached_library(spec_dirs)
     if gpu is not None and str(gpu).strip():
-        s = lib.match(str(gpu))
-        return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})"), mig)
+        s, family = lib.resolve(str(gpu))
+        if family:
+            _FAMILY_NOTES.append(family)
+        return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})", family=family), mig)
     if gpu is not None:
         raise UsageError("empty GPU name; pass --gpu with a name from `gpuwhy specs list`")
     if not nvml_name:
@@ -151,7 +168,7 @@ def sheet_for(
         return SheetChoice(None, "none", "no sheet matched: the device name is unknown")
     name = _norm(nvml_name)
     pci = str(pci_device_id).strip().lower() if pci_device_id else None
-    by_name = [s for s in lib if name in (_norm(n) for n in s.nvml_names)]
+    by_name = [s for s in lib if name and name in (_norm(n) for n in s.nvml_names)]
     by_pci = [s for s in lib if pci and pci in s.pci_device_ids]
     choice = None
     if len(by_pci) == 1:
@@ -180,9 +197,10 @@ def sheet_for(
         if s is not None:
             choice = SheetChoice(s, "name", f"matched {s.name} by the name {nvml_name!r} ({s.path})")
     if choice is None:
-        near = tuple(lib.closest(nvml_name))
+        near = tuple(lib.closest(nvml_name)) if nvml_name else ()
         tail = ("; closest: " + ", ".join(near)) if near else ""
-        return SheetChoice(None, "none", f"no sheet matched {nvml_name!r}{tail}; add one with --specs DIR", closest=near)
+        what = repr(nvml_name) if nvml_name else f"PCI device id {pci} (the device name is unknown)"
+        return SheetChoice(None, "none", f"no sheet matched {what}{tail}; add one with --specs DIR", closest=near)
     return _scaled(choice, mig)
 
 

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from . import derive
-from .nvml import NA, is_na
+from .nvml import NA, is_lenient, is_na
 from .probe_report import Software, pick
 from .procfs import read_proc
 
@@ -60,14 +60,17 @@ def read_software(nv, nv_na: NA | None, drv, drv_na: NA | None, archs: list[str]
         m = re.search(r"Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)", txt or "")
         if m:
             drv_ver = m.group(1)
+    if is_lenient(drv_ver):
+        warnings.append(f"the driver version NVML reports is not clean text ({drv_ver.replaced}); shown with \\x escapes")
     cuda_ver, _ = pick(
         ("CUDA driver", drv.version() if drv is not None else drv_na),
         ("NVML", nv.cuda_driver_version() if nv is not None else nv_na),
     )
     cuda_txt: Any = cuda_ver if is_na(cuda_ver) else derive.cuda_version_text(cuda_ver)
-    from .driver import nvrtc_version
+    from .driver import nvrtc_library_path, nvrtc_version
 
     nvrtc = nvrtc_version()
+    nvrtc_lib: Any = nvrtc_library_path() if not is_na(nvrtc) else nvrtc
     nvrtc_txt: Any = nvrtc if is_na(nvrtc) else f"{nvrtc[0]}.{nvrtc[1]}"
     if not is_na(nvrtc) and not is_na(cuda_ver) and derive.nvrtc_newer_than_driver(nvrtc, cuda_ver):
         arch = ", ".join(sorted(set(archs))) or "the GPU's exact arch"
@@ -84,6 +87,7 @@ def read_software(nv, nv_na: NA | None, drv, drv_na: NA | None, archs: list[str]
         cuda_driver_version=cuda_ver,
         cuda_driver_version_text=cuda_txt,
         nvrtc_version=nvrtc_txt,
+        nvrtc_library=nvrtc_lib,
         nvml="ok" if nv is not None else f"unavailable: {nv_na.reason}",
         cuda_driver="ok" if drv is not None else f"unavailable: {drv_na.reason}",
         perf_counters=perf,

@@ -18,7 +18,8 @@ Typical use (another engineer adding ``microbench/compute.cu``)::
     mod.cubin        # bytes: an ELF cubin for sm_90
     mod.kernel_names # kernel entry points read from the cubin's symbol table
 
-Errors: :class:`~gpuwhy.errors.UsageError` for an architecture this NVRTC cannot
+Errors: :class:`~gpuwhy.errors.NoDeviceError` when NVRTC cannot be loaded (exit 3:
+the package to install, the path searched); :class:`~gpuwhy.errors.UsageError` for an architecture this NVRTC cannot
 target (the message names the NVRTC needed) or a malformed arch string;
 :class:`~gpuwhy.errors.MeasurementError` when NVRTC rejects a bundled source
 (the message carries the first compiler error line).
@@ -28,13 +29,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
 from ..archs import Arch, parse_arch
-from ..errors import MeasurementError, UsageError, gpu_packages_missing
+from ..device.driver import load_nvrtc
+from ..errors import MeasurementError, UsageError
 from ..resources import bundled_dir
 
 #: First CUDA (NVRTC) release that can target each architecture, and the last one
@@ -93,6 +97,7 @@ class CompileReport:
     seconds: float
     nvrtc: str
     message: str = ""
+    skipped: bool = False
 
     def to_dict(self) -> dict:
         """Plain data for ``--json`` (``seconds`` is compile wall time, s)."""
@@ -100,6 +105,7 @@ class CompileReport:
             "source": self.source,
             "arch": self.arch,
             "ok": self.ok,
+            "skipped": self.skipped,
             "cubin_bytes": self.cubin_bytes,
             "kernels": list(self.kernels),
             "cached": self.cached,
@@ -109,41 +115,26 @@ class CompileReport:
         }
 
 
-def _nvrtc():
-    """``cuda.bindings.nvrtc``.
-
-    Raises:
-        NoDeviceError: cuda-bindings is not installed (the GPU packages' pip line).
-    """
-    try:
-        from cuda.bindings import nvrtc
-    except ImportError:
-        raise gpu_packages_missing("cuda-bindings") from None
-    return nvrtc
-
-
 def nvrtc_version() -> tuple[int, int]:
     """``(major, minor)`` of the NVRTC library cuda-bindings loads.
 
     Raises:
-        NoDeviceError: cuda-bindings or the NVRTC library (nvidia-cuda-nvrtc) cannot be loaded
-            (the message is the GPU packages' pip line).
+        NoDeviceError: no NVRTC library can be loaded (:func:`gpuwhy.device.driver.load_nvrtc`: the
+            package to install and where it was searched; exit 3).
     """
-    nvrtc = _nvrtc()
-    try:
-        err, major, minor = nvrtc.nvrtcVersion()
-    except Exception as exc:  # the NVRTC library is missing
-        raise gpu_packages_missing(f"NVRTC ({type(exc).__name__}; nvidia-cuda-nvrtc)") from None
+    err, major, minor = load_nvrtc().nvrtcVersion()
     if int(err) != 0:
         raise UsageError(f"NVRTC failed to report its version ({err}); reinstall nvidia-cuda-nvrtc")
     return int(major), int(minor)
 
 
 def supported_archs() -> tuple[int, ...]:
-    """Compute capabilities (as ``major*10+minor``, e.g. 90) this NVRTC can target."""
-    nvrtc = _nvrtc()
+    """Compute capabilities (as ``major*10+minor``, e.g. 90) this NVRTC can target.
 
-    err, archs = nvrtc.nvrtcGetSupportedArchs()
+    Raises:
+        NoDeviceError: no NVRTC library (see :func:`nvrtc_version`).
+    """
+    err, archs = load_nvrtc().nvrtcGetSupportedArchs()
     if int(err) != 0:
         raise UsageError(f"NVRTC failed to list its architectures ({err}); reinstall nvidia-cuda-nvrtc")
     return tuple(int(a) for a in archs)
@@ -307,16 +298,55 @@ def _out_buffer(size: int) -> bytes:
     return b"\0" * max(2, int(size) + 1)
 
 
+class _Worker(threading.Thread):
+    """One call on a daemon thread, so that the main thread can wait in slices."""
+
+    def __init__(self, fn, args):
+        super().__init__(daemon=True, name="gpuwhy-nvrtc")
+        self.fn, self.args, self.value, self.error = fn, args, None, None
+
+    def run(self) -> None:
+        try:
+            self.value = self.fn(*self.args)
+        except BaseException as exc:  # handed to the caller
+            self.error = exc
+
+
+def _interruptible(fn, *args):
+    """``fn(*args)``, with Ctrl-C answered at once: NVRTC releases the interpreter while it
+    compiles (seconds for the tensor-core sources), so it runs on a worker thread and the main
+    thread waits in 50 ms slices, where KeyboardInterrupt is raised. Returns ``(value, worker)``;
+    the worker is still running when the wait was interrupted (its program must not be freed)."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args), None
+    w = _Worker(fn, args)
+    w.start()
+    while w.is_alive():
+        w.join(0.05)
+    if w.error is not None:
+        raise w.error
+    return w.value, w
+
+
 def _nvrtc_cubin(source: str, arch: str, name: str, opts: tuple[str, ...]) -> tuple[bytes, str]:
-    """Run NVRTC (through cuda.bindings, which needs no driver) and return (cubin, log)."""
-    nvrtc = _nvrtc()
+    """Run NVRTC (through cuda.bindings, which needs no driver) and return (cubin, log).
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C during the compile (within 50 ms, see :func:`_interruptible`).
+    """
+    nvrtc = load_nvrtc()
 
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     if int(err) != 0:
         raise MeasurementError(f"NVRTC could not create a program for {name} ({err})")
+    interrupted = False
     try:
         args = [f"--gpu-architecture={arch}".encode(), *(o.encode() for o in opts)]
-        (cerr,) = nvrtc.nvrtcCompileProgram(prog, len(args), args)
+        try:
+            (cerr,), _ = _interruptible(nvrtc.nvrtcCompileProgram, prog, len(args), args)
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
         _, log_size = nvrtc.nvrtcGetProgramLogSize(prog)
         log_buf = _out_buffer(log_size)
         nvrtc.nvrtcGetProgramLog(prog, log_buf)
@@ -335,7 +365,8 @@ def _nvrtc_cubin(source: str, arch: str, name: str, opts: tuple[str, ...]) -> tu
             raise MeasurementError(f"NVRTC built {name} for sm_{cubin_sm(bytes(buf))} when asked for {arch}")
         return bytes(buf), log
     finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+        if not interrupted:  # an interrupted compile still runs on its thread: leave its program be
+            nvrtc.nvrtcDestroyProgram(prog)
 
 
 def bundled_sources() -> list[Path]:
@@ -372,6 +403,19 @@ def compile_file(
     return compile_source(src, a.name, name=file_name, defines=defines, use_cache=use_cache)
 
 
+_NEEDS = re.compile(r"//\s*gpuwhy:\s*needs\s+sm_(\d+)\s*(\([^)]*\))?")
+
+
+def needs_arch(source: str) -> tuple[int, str] | None:
+    """``(cc, why)`` from a ``// gpuwhy: needs sm_80 (why)`` line near the top of a source, or None.
+
+    The oldest architecture whose instructions the source uses (``mma.sync m16n8k16``
+    needs sm_80): ``--compile-only`` skips it, and says why, for an older target.
+    """
+    m = _NEEDS.search(source[:2000])
+    return (int(m.group(1)), m.group(2) or "") if m else None
+
+
 def compile_all(arch: str, *, use_cache: bool | None = None) -> list[CompileReport]:
     """Compile every bundled source for ``arch`` (``gpuwhy bench --compile-only``).
 
@@ -380,7 +424,8 @@ def compile_all(arch: str, *, use_cache: bool | None = None) -> list[CompileRepo
     target of ``arch`` (``sm_90`` -> ``sm_90a``; architectures from sm_90 on).
     A module with no kernel for a target (a source that compiles to nothing
     outside its architecture) is reported ok with a message saying so.
-    A source NVRTC rejects is reported (``ok=False`` and the message), not
+    A source marked ``// gpuwhy: needs sm_XX`` (:func:`needs_arch`) is reported skipped, with
+    the reason, for an older ``arch``. A source NVRTC rejects is reported (``ok=False`` and the message), not
     raised; an unsupported ``arch`` raises :class:`UsageError` before anything
     compiles.
     """
@@ -392,6 +437,11 @@ def compile_all(arch: str, *, use_cache: bool | None = None) -> list[CompileRepo
     reports = []
     for path in bundled_sources():
         text = path.read_text()
+        need = needs_arch(text)
+        if need is not None and a.cc < need[0]:
+            reports.append(CompileReport(path.name, arch, True, 0, (), False, 0.0, ver,
+                                         f"skipped: needs sm_{need[0]}{' ' + need[1] if need[1] else ''}", skipped=True))
+            continue
         targets = [arch]
         if not a.suffix and a.cc >= 90 and "__CUDA_ARCH_FEAT_SM" in text:
             targets.append(Arch(a.cc, "a").name)

@@ -140,7 +140,12 @@ def init_driver() -> int:
         raise NoDeviceError(f"cuda-bindings cannot be loaded ({type(exc).__name__}: {exc}); reinstall it") from None
     try:
         (err,) = driver.cuInit(0)
-    except Exception:
+    except Exception as exc:
+        from ..device.driver import missing_driver_function
+
+        missing = missing_driver_function(exc)
+        if missing:
+            raise NoDeviceError(missing) from None
         raise NoDeviceError("no NVIDIA driver found (libcuda cannot be loaded); `gpuwhy bench` needs a GPU; "
                             "`gpuwhy bench --compile-only --arch sm_XX` works without one") from None
     if err != driver.CUresult.CUDA_SUCCESS:

@@ -119,8 +119,8 @@ def short_kernel_name(name: str, max_len: int = _MAX_SHORT) -> str:
     ``void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, ...>(int, T2, T3)``
     becomes ``vectorized_elementwise_kernel``; plain names (cuBLAS, Triton:
     ``sm90_xmma_gemm_bf16bf16...``, ``triton_poi_fused_add_0``) stay as they
-    are, cut to ``max_len`` characters with an ellipsis. Mangled names are
-    demangled first (:func:`demangle`).
+    are, shortened to ``max_len`` characters in the middle (:func:`shorten_middle`).
+    Mangled names are demangled first (:func:`demangle`).
     """
     full = demangle(name)
     if not full:
@@ -139,9 +139,40 @@ def short_kernel_name(name: str, max_len: int = _MAX_SHORT) -> str:
         longer = [i for i in _template_idents(full) if len(i) >= 8]
         if longer:
             base = longer[0]
-    if len(base) > max_len:
-        base = base[: max_len - 1] + "\u2026"
-    return base
+    return shorten_middle(base, max_len)
+
+
+def _tail_group(text: str) -> str:
+    """The trailing ``<...>`` group of ``text`` (with any ``#N`` after it), or a bare ``#N``; ``""`` if none."""
+    m = re.search(r"#\d+$", text)
+    suffix = m.group(0) if m else ""
+    body = text[: len(text) - len(suffix)]
+    if not body.endswith(">"):
+        return suffix
+    depth = 0
+    for i in range(len(body) - 1, -1, -1):
+        depth += {">": 1, "<": -1}.get(body[i], 0)
+        if depth == 0:
+            return body[i:] + suffix
+    return suffix
+
+
+def shorten_middle(text: str, max_len: int = _MAX_SHORT) -> str:
+    """``text`` cut to ``max_len`` characters in the middle (``…``), keeping its start and its tail.
+
+    The tail kept is the trailing template group (``<CUDAFunctor_add>``) and ``#N``
+    suffix when they take at most half the width, else the last third of the width:
+    long generated names (``sm90_xmma_gemm_..._cublas``, ``triton_poi_fused_..._0``)
+    differ at both ends, so both are kept.
+    """
+    if len(text) <= max_len:
+        return text
+    if max_len < 5:
+        return text[:max_len]
+    tail = _tail_group(text)
+    if not tail or len(tail) > max_len // 2:
+        tail = text[len(text) - max_len // 3:]
+    return text[: max_len - 1 - len(tail)] + "\u2026" + tail
 
 
 _HINT_SKIP = {
@@ -182,9 +213,10 @@ def display_names(full_names: list[str]) -> dict[str, str]:
 
     Each name gets :func:`short_kernel_name`; names whose short forms collide get
     a ``<hint>`` from :func:`template_hint`, and any that still collide a ``#2``,
-    ``#3``, ... suffix (in the order given).
+    ``#3``, ... suffix (in the order given). A name longer than 64 characters with
+    its hint is shortened in the middle (:func:`shorten_middle`), the hint kept.
     """
-    short = {f: short_kernel_name(f) for f in full_names}
+    short = {f: short_kernel_name(f, max_len=10**9) for f in full_names}
     by_short: dict[str, list[str]] = {}
     for f in full_names:
         by_short.setdefault(short[f], []).append(f)
@@ -193,14 +225,17 @@ def display_names(full_names: list[str]) -> dict[str, str]:
         if len(fulls) == 1:
             out[fulls[0]] = s
             continue
-        used: dict[str, int] = {}
         for f in fulls:
             hint = template_hint(f)
-            cand = f"{s}<{hint}>" if hint else s
-            k = used.get(cand, 0) + 1
-            used[cand] = k
-            out[f] = cand if k == 1 else f"{cand}#{k}"
+            out[f] = f"{s}<{hint}>" if hint else s
+    # Shorten in the middle, then number what the shortening (or a missing hint) left equal.
+    used: dict[str, int] = {}
+    for f in full_names:
+        cand = shorten_middle(out[f])
+        k = used.get(cand, 0) + 1
+        used[cand] = k
+        out[f] = cand if k == 1 else shorten_middle(f"{out[f]}#{k}")
     return out
 
 
-__all__ = ["demangle", "display_names", "short_kernel_name", "template_hint"]
+__all__ = ["demangle", "display_names", "short_kernel_name", "shorten_middle", "template_hint"]

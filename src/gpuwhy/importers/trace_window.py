@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..units import fmt_time
+from ..units import fmt_g, fmt_num, fmt_time
 
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 
@@ -134,8 +134,8 @@ def choose_window(data, *, skip_first_s: float = 0.0, steps: int | None = None, 
             return Window(g, hi, f"from the first GPU work to the end ({fmt_time((g - lo) / 1e6)} of start-up before it not judged)")
     start = lo + skip_first_s * 1e6
     if start >= hi:
-        raise UsageError(f"--skip-first {skip_first_s:g} s skips the whole trace ({(hi - lo) / 1e6:.3g} s long)")
-    how = "the whole run" if skip_first_s == 0 else f"after the first {skip_first_s:g} s"
+        raise UsageError(f"--skip-first {fmt_g(skip_first_s)} s skips the whole trace ({fmt_num((hi - lo) / 1e6)} s long)")
+    how = "the whole run" if skip_first_s == 0 else f"after the first {fmt_g(skip_first_s)} s"
     return Window(start, hi, how)
 
 

@@ -16,6 +16,20 @@ DTYPES = ("fp64", "fp64_tensor", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", 
 _TENSOR_ONLY = ("fp8", "int8", "fp4", "fp64_tensor")
 
 
+def precision_words(key: str) -> str:
+    """A ``peak_tflops`` key as a user reads it: ``bf16_nontensor`` is "bf16 on CUDA cores (--no-tensor-cores)"."""
+    if key.endswith("_nontensor"):
+        return f"{key.removesuffix('_nontensor')} on CUDA cores (--no-tensor-cores)"
+    return key
+
+
+def missing_peak(sheet: Sheet, key: str, extra: str = "") -> UsageError:
+    """The error for a sheet without the ``key`` peak: what it has, and for a CUDA-core peak the way out."""
+    have = ", ".join(k for k in PRECISIONS if k in sheet.peak_tflops)
+    fix = "; drop --no-tensor-cores (or add the figure to a sheet in --specs DIR)" if key.endswith("_nontensor") else ""
+    return UsageError(f"the {sheet.name} sheet has no {precision_words(key)} peak{extra}; it has: {have}{fix}")
+
+
 def sheet_precision(sheet: Sheet, dtype: str, tensor_cores: bool = True) -> str:
     """The ``peak_tflops`` key of ``sheet`` that bounds ``dtype`` work.
 
@@ -32,8 +46,7 @@ def sheet_precision(sheet: Sheet, dtype: str, tensor_cores: bool = True) -> str:
             raise UsageError(f"{d} runs only on tensor cores; drop --no-tensor-cores or pick fp32/fp16/bf16")
         d = {"tf32": "fp32", "fp16": "fp16_nontensor", "bf16": "bf16_nontensor"}.get(d, d)
     if d not in sheet.peak_tflops:
-        have = ", ".join(k for k in PRECISIONS if k in sheet.peak_tflops)
-        raise UsageError(f"the {sheet.name} sheet has no {d} peak; it has: {have}")
+        raise missing_peak(sheet, d)
     return d
 
 

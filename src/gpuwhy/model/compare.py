@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import UsageError
 from .ceilings import sheet_precision
+from ..units import fmt_num
 
 #: Kinds of workload.
 KINDS = ("intensity", "flops_bytes", "llm")
@@ -240,25 +241,25 @@ def ranking_sentence(rows: Sequence[GpuRow], intensity: float, dtype: str, what:
     have = [r for r in rows if r.ridge_point is not None]
     if not have:
         return None, f"no GPU listed has a {dtype} peak"
-    at = f"At {intensity:.4g} FLOP/byte{what}"
+    at = f"At {fmt_num(intensity, 4)} FLOP/byte{what}"
     mem = [r for r in have if intensity < r.ridge_point]
     comp = [r for r in have if intensity >= r.ridge_point]
     if not comp:
         low = min(have, key=lambda r: r.ridge_point)
         return "bandwidth", (
-            f"{at} every GPU is left of its ridge point (the lowest is {low.ridge_point:.3g} FLOP/byte, on the {low.gpu}): "
+            f"{at} every GPU is left of its ridge point (the lowest is {fmt_num(low.ridge_point)} FLOP/byte, on the {low.gpu}): "
             "all are memory-bound, so the ranking follows DRAM bandwidth."
         )
     if not mem:
         high = max(have, key=lambda r: r.ridge_point)
         return "peak", (
-            f"{at} every GPU is right of its ridge point (the highest is {high.ridge_point:.3g} FLOP/byte, on the {high.gpu}): "
+            f"{at} every GPU is right of its ridge point (the highest is {fmt_num(high.ridge_point)} FLOP/byte, on the {high.gpu}): "
             f"all are compute-bound, so the ranking follows the dense {dtype} peak."
         )
     return "mixed", (
-        f"{at} the GPUs split: memory-bound on {', '.join(r.gpu for r in mem)} (ridge above {intensity:.3g}), "
+        f"{at} the GPUs split: memory-bound on {', '.join(r.gpu for r in mem)} (ridge above {fmt_num(intensity)}), "
         f"compute-bound on {', '.join(r.gpu for r in comp)} (ridge at or below): the ranking mixes bandwidth and peak, "
-        f"each GPU at min(peak, bandwidth x {intensity:.3g})."
+        f"each GPU at min(peak, bandwidth x {fmt_num(intensity)})."
     )
 
 
@@ -327,11 +328,11 @@ def compare_roofline(
         if not (flops > 0 and bytes_ > 0):
             raise UsageError("--flops and --bytes must be greater than zero")
         intensity = flops / bytes_
-        kind, label = "flops_bytes", f"{flops:.4g} FLOP over {bytes_:.4g} bytes ({intensity:.3g} FLOP/byte)"
+        kind, label = "flops_bytes", f"{fmt_num(flops, 4)} FLOP over {fmt_num(bytes_, 4)} bytes ({fmt_num(intensity)} FLOP/byte)"
     else:
         if not (intensity > 0 and math.isfinite(intensity)):
             raise UsageError(f"--intensity must be a number of FLOP/byte greater than zero, got {intensity!r}")
-        kind, label = "intensity", f"{intensity:.4g} FLOP/byte"
+        kind, label = "intensity", f"{fmt_num(intensity, 4)} FLOP/byte"
     d = dtype.lower().strip()
     costs = dict(costs or {})
     bandwidths = dict(bandwidths or {})
@@ -459,7 +460,7 @@ def compare_llm(
         notes.append(f"each row is {n} GPUs (tensor parallel), with the all-reduce allowance; cost and power count all {n}")
     if any(r.fits is False for r in rows):
         warnings.append("on the GPUs marked 'no' the weights and KV cache do not fit; their figures assume they did")
-    who = label or (first.model or f"{params:.4g} parameters")
+    who = label or (first.model or f"{fmt_num(params, 4)} parameters")
     return GpuComparison(
         "llm",
         f"{who}, {wd} weights, decode at batch {batch}",

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .shapes import Gemm, element_bytes
+from ..units import fmt_num
 
 GUIDE_URL = "https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html"
 
@@ -229,7 +230,7 @@ def gemm_advice(gemm: Gemm, dtype: str, sm_count: int, compute_capability: str =
     batch = f" x batch {gemm.batch}" if gemm.batch > 1 else ""
     lines.append(
         f"tiles: {source}: ceil({gemm.m:,}/{tm}) x ceil({gemm.n:,}/{tn}){batch} = {tiles_m:,} x {tiles_n:,}{batch} = {w.tiles:,} tiles, "
-        + ("all of their area is the output" if tile_eff == 1 else f"{100 * tile_eff:.4g}% of their area is the output ({_pad_note(gemm, tm, tn)})")
+        + ("all of their area is the output" if tile_eff == 1 else f"{fmt_num(100 * tile_eff, 4)}% of their area is the output ({_pad_note(gemm, tm, tn)})")
     )
     lines.append(f"waves: {w.sentence()}")
     if tile_eff * w.efficiency < 0.9:

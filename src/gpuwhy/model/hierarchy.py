@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from .littles_law import LittlesLaw, littles_law
+from ..units import fmt_g, fmt_num
 
 #: The levels, outermost first. ``L1`` is the L1 data cache and shared memory.
 LEVELS = ("DRAM", "L2", "L1")
@@ -171,7 +172,7 @@ def level_roofs(sheet, profile=None, *, measured: bool = True) -> dict[str, Leve
                                 f"shared memory, measured by gpuwhy bench ({getattr(use, 'cache_date', None) or use.date})")
     elif getattr(sheet, "boost_clock_mhz", None) and getattr(sheet, "sm_count", None):
         roofs["L1"] = LevelRoof("L1", shared_clock_limit(sheet.sm_count, sheet.boost_clock_mhz), "clock",
-                                f"128 B/clk/SM x {sheet.sm_count} SMs x {sheet.boost_clock_mhz:g} MHz boost ({sheet.name} sheet)")
+                                f"128 B/clk/SM x {sheet.sm_count} SMs x {fmt_g(sheet.boost_clock_mhz)} MHz boost ({sheet.name} sheet)")
     return roofs
 
 
@@ -205,7 +206,7 @@ class Placement:
 
 
 def _mib(n: float) -> str:
-    return f"{n / 2**20:,.3g} MiB" if n < 2**30 else f"{n / 2**30:,.3g} GiB"
+    return f"{fmt_num(n / 2**20)} MiB" if n < 2**30 else f"{fmt_num(n / 2**30)} GiB"
 
 
 def place_working_set(working_set_bytes: float, l2_bytes: int, fit_fraction: float = L2_FIT_FRACTION) -> Placement:
@@ -224,7 +225,7 @@ def place_working_set(working_set_bytes: float, l2_bytes: int, fit_fraction: flo
     if ws <= l2:
         return Placement(ws, l2, "DRAM", f"{100 * ws / l2:.0f}% of the {_mib(l2)} L2: above the {fit_fraction:.0%} "
                                          "left after other traffic, so part of it comes from DRAM; judged against DRAM")
-    return Placement(ws, l2, "DRAM", f"does not fit in the {_mib(l2)} L2 ({ws / l2:,.3g}x its size): judged against DRAM")
+    return Placement(ws, l2, "DRAM", f"does not fit in the {_mib(l2)} L2 ({fmt_num(ws / l2)}x its size): judged against DRAM")
 
 
 # ---------------------------------------------------------------------------
@@ -278,7 +279,7 @@ class LatencyDiagnosis:
 
 def _kb(n: float) -> str:
     """Decimal kilobytes, as the course writes them (336 KB = 336,000 B)."""
-    return f"{n / 1e6:,.3g} MB" if n >= 1e6 else f"{n / 1e3:,.3g} KB"
+    return f"{fmt_num(n / 1e6)} MB" if n >= 1e6 else f"{fmt_num(n / 1e3)} KB"
 
 
 def blocks_per_sm(block: int, max_threads_per_sm: int, max_blocks_per_sm: int | None = None) -> int:
@@ -357,16 +358,16 @@ def latency_diagnosis(
     if waves is not None and waves < 1:
         cause = "small grid"
         blocks = f" ({grid:,} blocks of {block})" if grid and block else ""
-        reason = f"{waves:.2g} waves: the grid{blocks} is too small to fill {sm_count} SMs; {head}"
+        reason = f"{fmt_num(waves, 2)} waves: the grid{blocks} is too small to fill {sm_count} SMs; {head}"
     elif achieved_occupancy is not None and achieved_occupancy < 0.5:
         cause = "low occupancy"
-        w = f"{waves:.3g} waves, " if waves is not None else ""
+        w = f"{fmt_num(waves)} waves, " if waves is not None else ""
         reason = (f"{w}{100 * achieved_occupancy:.0f}% achieved occupancy: too few warps per SM keep loads in flight; {head}")
     elif in_flight is not None and in_flight < need_loaded:
         cause = "few bytes per thread"
-        reason = (f"{bytes_per_thread:g} bytes in flight per thread x {in_flight / bytes_per_thread:,.0f} threads per SM = "
+        reason = (f"{fmt_g(bytes_per_thread)} bytes in flight per thread x {in_flight / bytes_per_thread:,.0f} threads per SM = "
                   f"{_kb(in_flight)} per SM, below the {_kb(need_loaded)} Little's law needs under load "
-                  f"({law.bandwidth_gbs:,.0f} GB/s x {LOADED_LATENCY_FACTOR:g} x {law.latency_s * 1e9:,.0f} ns / {sm_count} SMs)")
+                  f"({law.bandwidth_gbs:,.0f} GB/s x {fmt_g(LOADED_LATENCY_FACTOR)} x {law.latency_s * 1e9:,.0f} ns / {sm_count} SMs)")
     else:
         cause = "too few bytes in flight"
         need4, need16 = law.need(4), law.need(16)

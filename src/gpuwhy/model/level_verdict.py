@@ -36,6 +36,7 @@ from .hierarchy import (
     place_working_set,
 )
 from .roofline import Ceilings, Verdict, Workload, classify
+from ..units import fmt_num
 
 #: Precisions that run on tensor cores (the ``issue`` verdict applies to them).
 TENSOR_PRECISIONS = ("tf32", "fp16", "bf16", "fp8", "int8", "fp4", "fp64_tensor")
@@ -144,16 +145,16 @@ def judge_workload(
         warns = tuple(w for w in verdict.warnings if not w.startswith(_ABOVE_ROOF))
         verdict = replace(verdict, sol_pct=None, memory_sol_pct=None, unexplained_fraction=None, warnings=warns)
         if timed:
-            lines.append(f"the achieved {_gbs(verdict.achieved_bandwidth)} is {times_dram:.3g}x the DRAM roof "
+            lines.append(f"the achieved {_gbs(verdict.achieved_bandwidth)} is {fmt_num(times_dram)}x the DRAM roof "
                          f"({_gbs(dram_bw)}){': only the L2 can deliver that' if times_dram > 1 else ''}")
     elif level == "L2" and timed:
-        lines.append(f"the achieved {_gbs(verdict.achieved_bandwidth)} is {times_dram:.3g}x the DRAM roof ({_gbs(dram_bw)}), "
+        lines.append(f"the achieved {_gbs(verdict.achieved_bandwidth)} is {fmt_num(times_dram)}x the DRAM roof ({_gbs(dram_bw)}), "
                      f"{verdict.memory_sol_pct:.0f}% of the L2 roof")
     elif timed and working_set is None and verdict.memory_sol_pct is not None and verdict.memory_sol_pct > 100 \
             and (verdict.compute_sol_pct or 0) <= 100:
         warns = tuple(w for w in verdict.warnings if not w.startswith(_ABOVE_ROOF))
         l2 = roofs.get("L2")
-        head = (f"{_ABOVE_ROOF} on DRAM bytes alone ({times_dram:.3g}x the DRAM roof: {_gbs(verdict.achieved_bandwidth)} "
+        head = (f"{_ABOVE_ROOF} on DRAM bytes alone ({fmt_num(times_dram)}x the DRAM roof: {_gbs(verdict.achieved_bandwidth)} "
                 f"of {_gbs(dram_bw)})")
         if l2 is not None and verdict.achieved_bandwidth > l2.bandwidth:
             msg = (f"{head}, and faster than even the L2 roof ({_gbs(l2.bandwidth)}): check the byte and FLOP counts, "
@@ -184,7 +185,7 @@ def judge_workload(
 
 def _mib(n: float) -> str:
     if n >= 2**30:
-        return f"{n / 2**30:,.3g} GiB"
+        return f"{fmt_num(n / 2**30)} GiB"
     if n >= 2**20:
-        return f"{n / 2**20:,.3g} MiB"
-    return f"{n / 2**10:,.3g} KiB"
+        return f"{fmt_num(n / 2**20)} MiB"
+    return f"{fmt_num(n / 2**10)} KiB"

@@ -39,6 +39,7 @@ from .llm_scaling import (
     group_gpu,
     kv_split,
 )
+from ..units import fmt_g, fmt_num, fmt_si, fmt_time
 
 #: Batch sizes of ``--sweep-batch`` (the batch asked for, the batch ridge and the
 #: largest batch that fits are added).
@@ -118,12 +119,12 @@ def fit_reason(max_batch: int | None, weight_bytes: float, kv_bytes_per_seq: flo
         return None
     free = memory_bytes - weight_bytes
     if weight_bytes > memory_bytes:
-        return f"none: the weights alone ({weight_bytes / 1e9:.3g} GB) exceed the {gpu_name}'s {memory_bytes / 1e9:.3g} GB"
+        return f"none: the weights alone ({fmt_num(weight_bytes / 1e9)} GB) exceed the {gpu_name}'s {fmt_num(memory_bytes / 1e9)} GB"
     if max_batch == 0:
-        return (f"none: one sequence's KV cache at {seq_len:,} tokens ({kv_bytes_per_seq / 1e9:.3g} GB) does not fit in the "
-                f"{free / 1e9:.3g} GB left beside the weights ({weight_bytes / 1e9:.3g} GB)")
-    return (f"{max_batch:,} sequences of {seq_len:,} tokens: their KV cache ({max_batch * kv_bytes_per_seq / 1e9:.3g} GB, "
-            f"{kv_bytes_per_seq / 1e9:.3g} GB each) fits in the {free / 1e9:.3g} GB left beside the weights; one more does not")
+        return (f"none: one sequence's KV cache at {seq_len:,} tokens ({fmt_num(kv_bytes_per_seq / 1e9)} GB) does not fit in the "
+                f"{fmt_num(free / 1e9)} GB left beside the weights ({fmt_num(weight_bytes / 1e9)} GB)")
+    return (f"{max_batch:,} sequences of {seq_len:,} tokens: their KV cache ({fmt_num(max_batch * kv_bytes_per_seq / 1e9)} GB, "
+            f"{fmt_num(kv_bytes_per_seq / 1e9)} GB each) fits in the {fmt_num(free / 1e9)} GB left beside the weights; one more does not")
 
 
 def _kv_fit(
@@ -151,7 +152,7 @@ def _kv_fit(
     warning = None
     if gpu.memory_bytes is not None and weight_bytes > gpu.memory_bytes:
         warning = (
-            f"the weights ({weight_bytes / 1e9:.3g} GB) do not fit in the {gpu.name}'s {gpu.memory_bytes / 1e9:.3g} GB; "
+            f"the weights ({fmt_num(weight_bytes / 1e9)} GB) do not fit in the {gpu.name}'s {fmt_num(gpu.memory_bytes / 1e9)} GB; "
             f"the figures assume they did (quantize the weights or {remedy})"
         )
     elif max_b == 0:
@@ -207,7 +208,7 @@ def scaled_estimate(
     s = scaling
     active = params if s.active_params is None else s.active_params
     if active > params * (1 + 1e-9):
-        raise UsageError(f"--active-params {active:.4g} is more than the {params:.4g} parameters; give the parameters each token uses (at most --params)")
+        raise UsageError(f"--active-params {fmt_num(active, 4)} is more than the {fmt_num(params, 4)} parameters; give the parameters each token uses (at most --params)")
     n = s.num_gpus
     bpw, bpw_text = effective_bytes_per_weight(wd, s)
     ctx, fit_len, notes = _decode_context(gpu, shape, context, prompt_len, max_context, notes)
@@ -219,7 +220,7 @@ def scaled_estimate(
     if n > 1 and shape is None:
         warnings.append("--num-gpus without a model shape: the all-reduce allowance (2 per layer) is left out; give --model NAME or --layers/--kv-heads/--head-dim")
     if n > 1 and shape is not None and n > shape.kv_heads:
-        notes.append(f"{n} GPUs but {shape.kv_heads} KV heads: each KV head is kept on {n // split if n % split == 0 else f'{n / split:.3g}'} GPUs, so the KV cache splits only {split} ways")
+        notes.append(f"{n} GPUs but {shape.kv_heads} KV heads: each KV head is kept on {n // split if n % split == 0 else fmt_num(n / split)} GPUs, so the KV cache splits only {split} ways")
 
     step = decode_step(params, wd, grp, batch, shape, kvd, ctx, fit_len, terms=terms)
     # The other end of the mixture-of-experts range: every token of the batch on different experts.
@@ -322,23 +323,23 @@ def _arithmetic(rep: ScalingReport, grp: LlmGpu, shape: AttentionShape | None, r
     weight_fit = rep.weight_bytes_total
     lines = [f"bytes per weight: {rep.bytes_per_weight_text}"]
     per_gpu = f"; per GPU / {n} = {_fmt_b(weight_fit / n)}" if n > 1 else ""
-    lines.append(f"weights to fit: {_fmt_n(params)} params x {bpw:g} B = {_fmt_b(weight_fit)}{per_gpu}")
+    lines.append(f"weights to fit: {_fmt_n(params)} params x {fmt_g(bpw)} B = {_fmt_b(weight_fit)}{per_gpu}")
     if active < params:
         extra = ""
         if batch > 1:
-            extra = f"; at batch {batch} tokens on different experts read up to min(params, {batch} x active) x {bpw:g} B = {_fmt_b(step_spread.weight_bytes)}"
-        lines.append(f"weights read per step: {_fmt_n(active)} active params x {bpw:g} B = {_fmt_b(active * bpw)} (each token reads only its experts{extra})")
+            extra = f"; at batch {batch} tokens on different experts read up to min(params, {batch} x active) x {fmt_g(bpw)} B = {_fmt_b(step_spread.weight_bytes)}"
+        lines.append(f"weights read per step: {_fmt_n(active)} active params x {fmt_g(bpw)} B = {_fmt_b(active * bpw)} (each token reads only its experts{extra})")
         lines.append(f"FLOPs per token: 2 x {_fmt_n(active)} active params = {_fmt_flop(2 * active)}" + (" + attention" if shape is not None else ""))
     if n > 1:
-        mem = f", memory {n} x {gpu.memory_bytes / 1e9:g} GB = {grp.memory_bytes / 1e9:g} GB" if gpu.memory_bytes else ""
+        mem = f", memory {n} x {fmt_g(gpu.memory_bytes / 1e9)} GB = {fmt_g(grp.memory_bytes / 1e9)} GB" if gpu.memory_bytes else ""
         lines.append(
-            f"{n} GPUs (tensor parallel): bandwidth {n} x {gpu.bandwidth / 1e9:g} GB/s = {grp.bandwidth / 1e9:g} GB/s, "
-            f"peak {n} x {gpu.peak_flops / 1e12:g} = {grp.peak_flops / 1e12:g} TFLOP/s{mem}"
+            f"{n} GPUs (tensor parallel): bandwidth {n} x {fmt_g(gpu.bandwidth / 1e9)} GB/s = {fmt_g(grp.bandwidth / 1e9)} GB/s, "
+            f"peak {n} x {fmt_g(gpu.peak_flops / 1e12)} = {fmt_g(grp.peak_flops / 1e12)} TFLOP/s{mem}"
         )
-    each = f" (each GPU reads {_fmt_b(step.bytes / n)} at {gpu.bandwidth / 1e9:g} GB/s)" if n > 1 else ""
+    each = f" (each GPU reads {_fmt_b(step.bytes / n)} at {fmt_g(gpu.bandwidth / 1e9)} GB/s)" if n > 1 else ""
     lines.append(
-        f"times: t_memory = {_fmt_b(step.bytes)} / {grp.bandwidth / 1e9:g} GB/s = {_fmt_t(step.t_memory_s)}{each}; "
-        f"t_compute = {_fmt_flop(step.flops)} / {grp.peak_flops / 1e12:g} TFLOP/s = {_fmt_t(step.t_compute_s)}"
+        f"times: t_memory = {_fmt_b(step.bytes)} / {fmt_g(grp.bandwidth / 1e9)} GB/s = {_fmt_t(step.t_memory_s)}{each}; "
+        f"t_compute = {_fmt_flop(step.flops)} / {fmt_g(grp.peak_flops / 1e12)} TFLOP/s = {_fmt_t(step.t_compute_s)}"
     )
     if n > 1 and shape is not None:
         s = rep.inputs
@@ -359,7 +360,7 @@ def _arithmetic(rep: ScalingReport, grp: LlmGpu, shape: AttentionShape | None, r
 
 
 def _num(x: float) -> str:
-    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+    return fmt_num(x)
 
 
 def _fmt_scaled(x: float, scales: tuple[tuple[float, str], ...], sep: str = " ") -> str:
@@ -368,19 +369,19 @@ def _fmt_scaled(x: float, scales: tuple[tuple[float, str], ...], sep: str = " ")
     for f, u in scales:
         if x >= f * 0.9995:
             break
-    return f"{x / f:.4g}{sep}{u}"
+    return f"{fmt_num(x / f, 4)}{sep}{u}"
 
 
 def _fmt_b(x: float) -> str:
-    return _fmt_scaled(x, ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")))
+    return fmt_si(x, "B", 4)
 
 
 def _fmt_t(s: float) -> str:
-    return _fmt_scaled(s, ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")))
+    return fmt_time(s, 4)
 
 
 def _fmt_flop(x: float) -> str:
-    return _fmt_scaled(x, ((1e15, "PFLOP"), (1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP"), (1.0, "FLOP")))
+    return fmt_si(x, "FLOP", 4)
 
 
 def _fmt_n(x: float) -> str:

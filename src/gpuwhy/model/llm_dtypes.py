@@ -11,6 +11,7 @@ import re
 from typing import Iterable
 
 from ..errors import UsageError
+from ..units import fmt_g, fmt_num
 
 #: Bytes per element of each weight or KV-cache dtype (the format's width; the
 #: scales of quantized formats are left out).
@@ -70,9 +71,9 @@ def parse_params(text: str | float | int, what: str = "--params") -> float:
     if not math.isfinite(value) or value <= 0:
         raise UsageError(f"{what} {s!r} must be a finite number greater than zero, e.g. 3B")
     if value < _MIN_PARAMS:
-        raise UsageError(f"{what} {s!r} is {value:g} parameters, too few for an LLM; did you mean {s.strip()}B (billion)?")
+        raise UsageError(f"{what} {s!r} is {fmt_g(value)} parameters, too few for an LLM; did you mean {s.strip()}B (billion)?")
     if value > _MAX_PARAMS:
-        raise UsageError(f"{what} {s!r} is {value:.3g} parameters, more than 1e14; give the count, e.g. 3B or 124M")
+        raise UsageError(f"{what} {s!r} is {fmt_num(value)} parameters, more than 1e14; give the count, e.g. 3B or 124M")
     return value
 
 

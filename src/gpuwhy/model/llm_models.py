@@ -185,16 +185,12 @@ def model_dirs(extra_dirs: Iterable[str | os.PathLike] = ()) -> list[tuple[Path,
     bundled = bundled_dir("specs") / "models"
     if bundled.is_dir():
         dirs.append((bundled, "bundled"))
+    from ..inputs import check_input_folder
+
     for d in filter(None, os.environ.get(ENV_VAR, "").split(os.pathsep)):
-        p = Path(d).expanduser()
-        if not p.is_dir():
-            raise UsageError(f"{ENV_VAR} folder {d!r} does not exist; fix or unset {ENV_VAR}")
-        dirs.append((p, ENV_VAR))
+        dirs.append((check_input_folder(d, f"a folder of model YAML files in {ENV_VAR} (fix or unset it)"), ENV_VAR))
     for d in extra_dirs:
-        p = Path(d).expanduser()
-        if not p.is_dir():
-            raise UsageError(f"--models folder {str(d)!r} does not exist; give a folder of model YAML files")
-        dirs.append((p, "--models"))
+        dirs.append((check_input_folder(d, "a folder of model YAML files (--models)"), "--models"))
     return dirs
 
 

@@ -18,6 +18,7 @@ from .llm_dtypes import BYTES_PER_ELEMENT, default_kv_dtype
 from .llm_roofline import gpu_from_sheet
 from .llm_scaling import Scaling
 from .llm_speculative import Speculative
+from ..units import fmt_num
 
 #: Narrower weight dtypes the cost table adds beside the one asked for.
 QUANTIZED = ("fp8", "int4")
@@ -72,7 +73,7 @@ def cost_for(usd_per_hour: float, params: float, weight_dtype: str, sheet: Any, 
         sizes = cost_batches(batch, first.max_batch)
         mem = first.gpu.memory_bytes
         if mem is not None and first.weight_bytes > mem:
-            notes.append(f"{d} weights ({first.weight_bytes / 1e9:.3g} GB) do not fit in {mem / 1e9:.3g} GB: no {d} rows")
+            notes.append(f"{d} weights ({fmt_num(first.weight_bytes / 1e9)} GB) do not fit in {fmt_num(mem / 1e9)} GB: no {d} rows")
             continue
         if not sizes:
             notes.append(f"with {d} weights no batch fits: {first.max_batch_reason or 'the weights do not fit'}")

@@ -10,6 +10,7 @@ from typing import Any
 
 from .llm_roofline import AttentionShape, DecodeStep, KvCache, LlmGpu, Prefill
 from .llm_scaling import Scaling
+from ..units import fmt_num
 
 #: The share of these ceilings real inference engines reach: about 60-85%, a
 #: rule of thumb quoted in the design issue (gpuwhy issue 7), not a measurement.
@@ -29,7 +30,7 @@ def fmt_rate(x: float) -> str:
     ``"unbounded"`` when not finite."""
     if not math.isfinite(x):
         return "unbounded"
-    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+    return fmt_num(x)
 
 
 def ceiling_sentence(step: DecodeStep, gpu_name: str, precision: str) -> str:

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from ..errors import UsageError
 from .llm_dtypes import BYTES_PER_ELEMENT, normalize_dtype
 from .llm_roofline import AttentionShape, LlmGpu
+from ..units import fmt_g, fmt_num
 
 #: Latency of one all-reduce of a decode step's small activations, in seconds:
 #: 10 us, a round figure assumed for an NCCL all-reduce of a few KiB over NVLink
@@ -141,12 +142,12 @@ def effective_bytes_per_weight(weight_dtype: str, s: Scaling) -> tuple[float, st
     if s.bytes_per_param is not None:
         if s.quant_group is not None:
             raise UsageError("--bytes-per-param sets the bytes per weight; drop --quant-group/--scale-bits or drop --bytes-per-param")
-        return s.bytes_per_param, f"{s.bytes_per_param:g} B per weight (--bytes-per-param)"
+        return s.bytes_per_param, f"{fmt_g(s.bytes_per_param)} B per weight (--bytes-per-param)"
     bits = bits_per_weight(d, s.quant_group, s.scale_bits)
     elem = BYTES_PER_ELEMENT[d] * 8
     if s.quant_group is None:
-        return bits / 8, f"{elem:g}-bit {d} = {bits / 8:g} B per weight" + (" (scales left out; --quant-group G counts them)" if d in _QUANTIZED else "")
-    return bits / 8, f"{elem:g}-bit {d} + a {s.scale_bits:g}-bit scale per {s.quant_group} weights = {elem:g} + {s.scale_bits:g}/{s.quant_group} = {bits:g} bits = {bits / 8:g} B per weight"
+        return bits / 8, f"{fmt_g(elem)}-bit {d} = {fmt_g(bits / 8)} B per weight" + (" (scales left out; --quant-group G counts them)" if d in _QUANTIZED else "")
+    return bits / 8, f"{fmt_g(elem)}-bit {d} + a {fmt_g(s.scale_bits)}-bit scale per {s.quant_group} weights = {fmt_g(elem)} + {fmt_g(s.scale_bits)}/{s.quant_group} = {fmt_g(bits)} bits = {fmt_g(bits / 8)} B per weight"
 
 
 def group_gpu(gpu: LlmGpu, num_gpus: int) -> LlmGpu:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from ..units import fmt_time
+from ..units import fmt_g, fmt_num, fmt_time
 from .llm_roofline import AttentionShape, DecodeStep, LlmGpu, decode_step
 from .llm_result import fmt_rate
 
@@ -138,14 +138,14 @@ def speculative(
             least as large as ``target_params``.
     """
     e = expected_tokens(k, acceptance)
-    notes = [f"i.i.d. acceptance ({PAPER}): every drafted token is accepted with probability {acceptance:g}, independently"]
+    notes = [f"i.i.d. acceptance ({PAPER}): every drafted token is accepted with probability {fmt_g(acceptance)}, independently"]
     draft_step = None
     if draft_params is not None:
         if gpu is None:
             raise UsageError("the draft's cost needs the GPU's figures")
         if target_params is not None and draft_params >= target_params:
-            raise UsageError(f"the draft ({draft_params / 1e9:.4g}B parameters) must be smaller than the target "
-                             f"({target_params / 1e9:.4g}B); give a smaller --draft-params or --draft-model")
+            raise UsageError(f"the draft ({fmt_num(draft_params / 1e9, 4)}B parameters) must be smaller than the target "
+                             f"({fmt_num(target_params / 1e9, 4)}B); give a smaller --draft-params or --draft-model")
         draft_step = decode_step(draft_params, weight_dtype, gpu, target.batch, draft_shape, kv_dtype, target.context if draft_shape else 0)
     verify = verify_step_s(target, k)
     extra = target.step_time_s - max(target.t_memory_s, target.t_compute_s)
@@ -153,9 +153,9 @@ def speculative(
     cycle = k * t_draft + verify
     speedup = e * target.step_time_s / cycle
     per_seq = e / cycle
-    name = draft_name or (None if draft_params is None else f"{draft_params / 1e9:.3g}B parameters")
+    name = draft_name or (None if draft_params is None else f"{fmt_num(draft_params / 1e9)}B parameters")
     lines = [
-        f"tokens per target step: (1 - A^(K+1)) / (1 - A) = (1 - {acceptance:g}^{k + 1}) / (1 - {acceptance:g}) = {e:.4g}"
+        f"tokens per target step: (1 - A^(K+1)) / (1 - A) = (1 - {fmt_g(acceptance)}^{k + 1}) / (1 - {fmt_g(acceptance)}) = {fmt_num(e, 4)}"
         if acceptance < 1 else f"tokens per target step: K + 1 = {k + 1} (every drafted token accepted)",
         f"verify step: the target reads its bytes once and does {k + 1} tokens' FLOPs: "
         f"max({_t4(target.t_memory_s)}, {k + 1} x {_t4(target.t_compute_s)})"
@@ -170,7 +170,7 @@ def speculative(
         notes.append("no draft given: its cost is left out, so the speed-up is an upper bound (give --draft-params P or --draft-model NAME)")
     lines.append(f"cycle: {k} x {_t4(t_draft)} + {_t4(verify)} = {_t4(cycle)}" if draft_step is not None
                  else f"cycle: the verify step alone (the draft's cost left out) = {_t4(cycle)}")
-    lines.append(f"speed-up: {e:.4g} tokens x {_t4(target.step_time_s)} / {_t4(cycle)} = {speedup:.3g}x -> "
+    lines.append(f"speed-up: {fmt_num(e, 4)} tokens x {_t4(target.step_time_s)} / {_t4(cycle)} = {fmt_num(speedup)}x -> "
                  f"{fmt_rate(per_seq)} tokens/s per sequence" + (f", {fmt_rate(per_seq * target.batch)} in total" if target.batch > 1 else ""))
     return Speculative(k, float(acceptance), e, name, draft_step, target.step_time_s, verify, cycle, speedup, per_seq,
                        per_seq * target.batch, tuple(lines), tuple(notes))

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
+from ..units import fmt_g, fmt_num
 
 #: Below this MFU (%) the result is called out as a cost emergency.
 MFU_ALARM_PCT = 30.0
@@ -126,13 +127,13 @@ def mfu(params: float, tokens_per_s: float, gpus: int, peak_flops_per_gpu: float
     mode = "train" if train else "infer"
     attn_words = ""
     if shape is not None:
-        attn_words = (f" + attention {attn_factor:g} x {shape.layers} layers x {shape.hidden} hidden x {shape.seq_len} tokens"
+        attn_words = (f" + attention {fmt_g(attn_factor)} x {shape.layers} layers x {shape.hidden} hidden x {shape.seq_len} tokens"
                       f" = {_sci(dense)} + {_sci(attn)} = {_sci(per_token)}")
-    lines = [f"FLOPs per token: {dense_factor:g} x {_sci(params)} params = {_sci(dense)}{attn_words}",
-             f"model FLOP/s: {_sci(per_token)} x {tokens_per_s:,.6g} tokens/s = {achieved / 1e12:.4g} TFLOP/s "
-             f"({achieved / gpus / 1e12:.4g} per GPU)",
-             f"peak: {gpus} x {peak_flops_per_gpu / 1e12:g} TFLOP/s {precision} dense ({gpu}) = {peak_total / 1e12:.4g} TFLOP/s",
-             f"MFU: {achieved / 1e12:.4g} / {peak_total / 1e12:.4g} = {pct:.3g}%"]
+    lines = [f"FLOPs per token: {fmt_g(dense_factor)} x {_sci(params)} params = {_sci(dense)}{attn_words}",
+             f"model FLOP/s: {_sci(per_token)} x {fmt_g(tokens_per_s)} tokens/s = {fmt_num(achieved / 1e12, 4)} TFLOP/s "
+             f"({fmt_num(achieved / gpus / 1e12, 4)} per GPU)",
+             f"peak: {gpus} x {fmt_g(peak_flops_per_gpu / 1e12)} TFLOP/s {precision} dense ({gpu}) = {fmt_num(peak_total / 1e12, 4)} TFLOP/s",
+             f"MFU: {fmt_num(achieved / 1e12, 4)} / {fmt_num(peak_total / 1e12, 4)} = {fmt_num(pct)}%"]
     notes = [f"{'training 6N' if train else 'inference 2N'} FLOPs per token ({PALM}); model FLOPs exclude recomputation, "
              "so MFU is at most the hardware FLOPs utilisation"]
     if shape is None:
@@ -149,7 +150,7 @@ def mfu(params: float, tokens_per_s: float, gpus: int, peak_flops_per_gpu: float
 
 def _sci(x: float) -> str:
     """``x`` in 4 significant digits, exponents written short: 8e9, 4.8e10."""
-    text = f"{x:.4g}"
+    text = f"{fmt_num(x, 4)}"
     if "e" in text:
         mant, exp = text.split("e")
         text = f"{mant}e{int(exp)}"

@@ -44,6 +44,7 @@ from typing import Any, Iterable, Mapping
 
 from ..archs import parse_arch
 from ..errors import SpecError, UsageError
+from ..units import fmt_num
 
 #: Integer fields of an architecture entry (after merging ``defaults``).
 INT_FIELDS = (
@@ -682,7 +683,7 @@ def _suggestions(lim, block_size, registers, smem, carveout_kib, n, wpb, pct, li
                         allowed,
                         b,
                         p,
-                        f"at most {allowed} B ({allowed / 1024:.4g} KiB) of shared memory per block: {_blocks(b)}, {p:.1f}%",
+                        f"at most {allowed} B ({fmt_num(allowed / 1024, 4)} KiB) of shared memory per block: {_blocks(b)}, {p:.1f}%",
                     )
                 )
     # A larger carveout than the one asked for.

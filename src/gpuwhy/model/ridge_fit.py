@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from ..units import fmt_num
 
 KNEE_FRACTION = 0.9
 BEND_MIN_DECADES = 0.05
@@ -82,7 +83,7 @@ def _knee(lx: np.ndarray, ly: np.ndarray, target: float) -> tuple[float | None, 
     lt = math.log10(target)
     hit = np.flatnonzero(ly >= lt)
     if hit.size == 0:
-        return None, f"the achieved FLOP/s never reaches {10 ** lt:.3g} FLOP/s"
+        return None, f"the achieved FLOP/s never reaches {fmt_num(10 ** lt)} FLOP/s"
     i = int(hit[0])
     if i == 0:
         return None, "the lowest intensity already reaches that fraction of the compute ceiling (start the sweep lower)"
@@ -140,7 +141,7 @@ def fit_ridge(intensities: Sequence[float], flops: Sequence[float], *, ref_peak:
                 f"{rms_two:.3f}); sweep a wider intensity range")
     elif not (10 ** lx[0] <= ridge <= 10 ** lx[-1]):
         bent = False
-        note = f"the fitted roofs cross at {ridge:.3g} FLOP/byte, outside the swept range; no ridge reported"
+        note = f"the fitted roofs cross at {fmt_num(ridge)} FLOP/byte, outside the swept range; no ridge reported"
     # The knee needs a compute ceiling: the given one, else the fitted compute roof (none without a bend).
     ref = ref_peak if ref_peak else (10 ** lp if bent else None)
     knee, why = _knee(lx, ly, knee_fraction * ref) if ref else (None, "")

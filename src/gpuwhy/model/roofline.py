@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from ..units import fmt_pct
+
 #: Launch overhead used when neither ``--launch-overhead`` nor a measured profile
 #: gives one: 5 us per launch, a round figure for the cost a short kernel pays per
 #: launch on current drivers. NVIDIA's "Getting Started with CUDA Graphs"
@@ -239,7 +241,7 @@ def classify(workload: Workload, ceilings: Ceilings) -> Verdict:
         unexplained = max(0.0, (t - predicted) / t)
         if sol > 100.0:
             warnings.append(
-                f"the measured time is faster than the roofline allows ({sol:.0f}% of speed of light): "
+                f"the measured time is faster than the roofline allows ({fmt_pct(sol, 0)} of speed of light): "
                 "check the FLOP and byte counts, their units, the sparsity convention (sheets hold dense peaks) "
                 "and that the right GPU sheet is used"
             )

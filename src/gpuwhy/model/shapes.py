@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
-from ..units import fmt_bytes, fmt_si, parse_dimension, parse_quantity, parse_shape
+from ..units import fmt_bytes, fmt_g, fmt_num, fmt_si, parse_dimension, parse_quantity, parse_shape
 from .llm_dtypes import BYTES_PER_ELEMENT
 from .roofline import Workload
 
@@ -81,11 +81,11 @@ def _whole(value: Any, what: str, minimum: int = 1) -> int:
 
 def _n(x: float) -> str:
     """An exact count with thousands separators, or 4 significant digits past 2^53."""
-    return f"{int(x):,}" if x == int(x) and abs(x) < 2**53 else f"{x:.4g}"
+    return f"{int(x):,}" if x == int(x) and abs(x) < 2**53 else f"{fmt_num(x, 4)}"
 
 
 def _b(e: float) -> str:
-    return f"{e:g} B"
+    return f"{fmt_g(e)} B"
 
 
 @dataclass(frozen=True)
@@ -154,9 +154,9 @@ class Gemm:
         lines = (
             f"FLOPs = 2 x M x N x K{batch} = 2 x {m:,} x {n:,} x {k:,}{f' x {b:,}' if b > 1 else ''} = {_n(flops)} ({fmt_si(flops, 'FLOP')})",
             f"bytes = (A M x K + B K x N read, {c_words}) x {_b(e)} ({dtype}){batch} "
-            f"= ({_n(m * k)} + {_n(k * n)} + {_n(m * n * c_passes)}) x {e:g}{f' x {b:,}' if b > 1 else ''} = {_n(nbytes)} B ({fmt_bytes(nbytes)}), "
+            f"= ({_n(m * k)} + {_n(k * n)} + {_n(m * n * c_passes)}) x {fmt_g(e)}{f' x {b:,}' if b > 1 else ''} = {_n(nbytes)} B ({fmt_bytes(nbytes)}), "
             "the minimum: each matrix through DRAM once",
-            f"intensity = {_n(flops)} / {_n(nbytes)} = {flops / nbytes:.4g} FLOP/byte",
+            f"intensity = {_n(flops)} / {_n(nbytes)} = {fmt_num(flops / nbytes, 4)} FLOP/byte",
         )
         label = f"gemm {m}x{n}x{k}" + (f" batch {b}" if b > 1 else "") + f" {dtype}"
         dims = {"m": m, "n": n, "k": k, "batch": b, "accumulate": self.accumulate}
@@ -234,7 +234,7 @@ class Attention:
             f"x {_b(e)} ({dtype}) = {_n(fused)} B ({fmt_bytes(fused)})",
             f"score matrix = {sq:,} x {s:,} x {_b(e)} = {fmt_bytes(score_head)} per head per layer ({fmt_bytes(score_el * e)} for all {b * h:,} heads)",
             f"naive bytes = fused + 4 x score matrices (write S, read it for softmax, write P, read it for P V) = {_n(naive)} B "
-            f"({fmt_bytes(naive)}), {naive / fused:.3g}x the fused kernel's",
+            f"({fmt_bytes(naive)}), {fmt_num(naive / fused)}x the fused kernel's",
         )
         causal = " causal" if self.causal else ""
         ql = f" q_len {sq}" if self.q_len is not None else ""
@@ -275,10 +275,10 @@ class Elementwise:
         flops = n * o * f
         nbytes = n * (i + o) * e
         lines = (
-            f"FLOPs = N x outputs x FLOPs per output element = {n:,} x {o} x {f:g} = {_n(flops)} ({fmt_si(flops, 'FLOP')})",
-            f"bytes = N x (inputs + outputs) x {_b(e)} ({dtype}) = {n:,} x ({i} + {o}) x {e:g} = {_n(nbytes)} B ({fmt_bytes(nbytes)}), "
+            f"FLOPs = N x outputs x FLOPs per output element = {n:,} x {o} x {fmt_g(f)} = {_n(flops)} ({fmt_si(flops, 'FLOP')})",
+            f"bytes = N x (inputs + outputs) x {_b(e)} ({dtype}) = {n:,} x ({i} + {o}) x {fmt_g(e)} = {_n(nbytes)} B ({fmt_bytes(nbytes)}), "
             "each element read and written once",
-            f"intensity = {f * o:g} FLOP / {(i + o) * e:g} B per element = {flops / nbytes:.4g} FLOP/byte",
+            f"intensity = {fmt_g(f * o)} FLOP / {fmt_g((i + o) * e)} B per element = {fmt_num(flops / nbytes, 4)} FLOP/byte",
         )
         label = f"elementwise {n} x {i} in {o} out {dtype}"
         dims = {"n": n, "inputs": i, "outputs": o, "flops_per_element": f}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_bytes, fmt_si, fmt_time
+from ..units import fmt_bytes, fmt_g, fmt_num, fmt_si, fmt_time
 from .console import note, out, warn
 
 _REGIME_STYLE = {"fits in L2": "cyan", "L2 partly": "yellow", "DRAM": "green"}
@@ -34,7 +34,7 @@ def render_bench(result) -> None:
         drv = f"{result.health_before.driver_version} ({drv})"
     head.add_row("driver", f"{drv}; kernels built by NVRTC {result.nvrtc} as {d.arch} cubins")
     if result.sheet_name:
-        head.add_row("sheet", f"{result.sheet_name}: {result.sheet_bandwidth_gbs:g} GB/s DRAM")
+        head.add_row("sheet", f"{result.sheet_name}: {fmt_g(result.sheet_bandwidth_gbs)} GB/s DRAM")
     if result.checks:
         sizes = ", ".join(f"{n:,}" for n in result.checks[0].sizes)
         head.add_row("checked", f"{len(result.checks)} kernels against numpy at n = {sizes} (random non-zero data): all correct")
@@ -74,7 +74,7 @@ def render_bench(result) -> None:
         line.append(f"{s.gbs:,.0f} GB/s", style="bold green")
         line.append(f" ({s.kernel} {s.dtype}, {_count(s.elements)} elements, {fmt_bytes(s.bytes_moved)} moved per launch, read+write bytes)")
         if result.sustained_pct is not None:
-            line.append(f" = {result.sustained_pct:.1f}% of the {result.sheet_name} sheet's {result.sheet_bandwidth_gbs:g} GB/s: the practical ceiling")
+            line.append(f" = {result.sustained_pct:.1f}% of the {result.sheet_name} sheet's {fmt_g(result.sheet_bandwidth_gbs)} GB/s: the practical ceiling")
         con.print(line)
 
     if result.launch is not None:
@@ -119,16 +119,23 @@ def render_compile(reports, arch: str) -> None:
         t.add_column(col)
     for r in reports:
         status = Text("ok" + (" (cached)" if r.cached else f" ({r.seconds:.2f} s)"), style="green") if r.ok else Text(f"FAILED: {r.message}", style="bold red")
+        if getattr(r, "skipped", False):
+            status = Text("skipped", style="yellow")
         if r.kernels:
             for i, k in enumerate(r.kernels):
                 t.add_row(r.source if i == 0 else "", k, r.arch, fmt_bytes(r.cubin_bytes) if i == 0 else "", status if i == 0 else "")
         else:
             t.add_row(r.source, Text(r.message or "-", style="dim"), r.arch, fmt_bytes(r.cubin_bytes) if r.ok else "-", status)
     out().print(t)
-    n_ok = sum(r.ok for r in reports)
-    nk = sum(len(r.kernels) for r in reports if r.ok)
-    srcs = len({r.source for r in reports})
-    out().print(f"{n_ok}/{len(reports)} builds ok: {srcs} sources, {nk} kernels compiled for {arch}")
+    skipped = [r for r in reports if getattr(r, "skipped", False)]
+    built = [r for r in reports if not getattr(r, "skipped", False)]
+    n_ok = sum(r.ok for r in built)
+    nk = sum(len(r.kernels) for r in built if r.ok)
+    srcs = len({r.source for r in built})
+    line = f"{n_ok}/{len(built)} builds ok: {srcs} sources, {nk} kernels compiled for {arch}"
+    if skipped:
+        line += "; skipped for " + arch + ": " + "; ".join(f"{r.source} ({r.message.removeprefix('skipped: ')})" for r in skipped)
+    out().print(line)
 
 
 # ------------------------------------------------- the views of bench modes --

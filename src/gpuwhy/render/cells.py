@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from ..units import fmt_num
+
 
 def pct(x: float | None, digits: int = 0) -> str:
     """``x`` (already in percent) with ``digits`` decimals and a ``%`` sign; ``"n/a"`` for None."""
     return "n/a" if x is None else f"{x:.{digits}f}%"
 
 
-def num(x: float | None, fmt: str = ".3g") -> str:
-    """``x`` formatted by ``fmt``; ``"n/a"`` for None."""
-    return "n/a" if x is None else format(x, fmt)
+def num(x: float | None, fmt: str | None = None) -> str:
+    """``x`` by :func:`gpuwhy.units.fmt_num` (3 figures, engineering notation when huge or tiny),
+    or by the format spec ``fmt`` (e.g. ``".0f"``); ``"n/a"`` for None."""
+    if x is None:
+        return "n/a"
+    return fmt_num(x) if fmt is None else format(x, fmt)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..units import fmt_si, fmt_time
+from ..units import fmt_g, fmt_num, fmt_si, fmt_time
 from .fit import chart_columns
 
 #: Markers of the GPUs in the text roofline, in the order given; ``*`` marks cells two GPUs share.
@@ -54,10 +54,10 @@ def text_roofline(
         cv.roof(peak, bw, MARKERS[i] if i < len(MARKERS) else "+")
     lines = cv.lines()
     if intensity:
-        lines.append(cv.pointer(intensity, f"workload at {intensity:.3g} FLOP/byte"))
+        lines.append(cv.pointer(intensity, f"workload at {fmt_num(intensity)} FLOP/byte"))
     for i, (name, peak, bw) in enumerate(series):
         mark = MARKERS[i] if i < len(MARKERS) else "+"
-        lines.append(f"  {mark}  {name}: {bw / 1e9:g} GB/s, {fmt_si(peak, 'FLOP/s')}, ridge {peak / bw:.3g} FLOP/byte")
+        lines.append(f"  {mark}  {name}: {fmt_g(bw / 1e9)} GB/s, {fmt_si(peak, 'FLOP/s')}, ridge {fmt_num(peak / bw)} FLOP/byte")
     if cv.contains("*"):
         lines.append("  *  two or more GPUs share the cell")
     return lines
@@ -90,7 +90,7 @@ def _num(x: float | None, scale: float = 1.0) -> str:
     if x is None:
         return "n/a"
     v = x / scale
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+    return fmt_num(v)
 
 
 def roofline_series(c) -> list[tuple[str, float, float]]:
@@ -137,21 +137,21 @@ def render_compare(c, plot: bool = True) -> None:
         t.add_column("fits")
     for r in c.rows:
         if r.missing:
-            row = ["", r.gpu, f"{r.bandwidth / 1e9:g}", Text("n/a", style="yellow"), "", "", "n/a"]
+            row = ["", r.gpu, f"{fmt_g(r.bandwidth / 1e9)}", Text("n/a", style="yellow"), "", "", "n/a"]
             row += ["n/a"] if has_time else []
             row += ["n/a"]
-            row += ["n/a" if r.usd_per_hour is None else f"{r.usd_per_hour:g}", "n/a"] if costs else []
-            row += [f"{r.board_power_w:g}" if r.board_power_w else "n/a", "n/a"] if watts else []
+            row += ["n/a" if r.usd_per_hour is None else f"{fmt_g(r.usd_per_hour)}", "n/a"] if costs else []
+            row += [f"{fmt_g(r.board_power_w)}" if r.board_power_w else "n/a", "n/a"] if watts else []
             row += ["n/a"] if llm else []
             t.add_row(*row)
             continue
-        bw = f"{r.bandwidth / 1e9:g}" + ("*" if r.bandwidth_source != "spec sheet" else "")
+        bw = f"{fmt_g(r.bandwidth / 1e9)}" + ("*" if r.bandwidth_source != "spec sheet" else "")
         row = [
             str(r.rank),
             r.gpu + (f" x{r.num_gpus}" if r.num_gpus > 1 else ""),
             bw,
-            f"{r.peak_flops / 1e12:g}" + (f" {r.precision}" if len(precs) > 1 else ""),
-            f"{r.ridge_point:.3g}",
+            f"{fmt_g(r.peak_flops / 1e12)}" + (f" {r.precision}" if len(precs) > 1 else ""),
+            f"{fmt_num(r.ridge_point)}",
             Text(r.regime or "", style=_REGIME_STYLE.get(r.regime or "", "")),
             _num(r.throughput, thr_f),
         ]
@@ -159,9 +159,9 @@ def render_compare(c, plot: bool = True) -> None:
             row.append(fmt_time(r.time_s) if r.time_s is not None else "n/a")
         row.append("n/a" if r.speedup is None else f"{r.speedup:.2f}x")
         if costs:
-            row += ["n/a" if r.usd_per_hour is None else f"{r.usd_per_hour:g}", _num(r.per_dollar, usd_f)]
+            row += ["n/a" if r.usd_per_hour is None else f"{fmt_g(r.usd_per_hour)}", _num(r.per_dollar, usd_f)]
         if watts:
-            row += [f"{r.board_power_w:g}", _num(r.per_watt, w_f)]
+            row += [f"{fmt_g(r.board_power_w)}", _num(r.per_watt, w_f)]
         if llm:
             row.append("n/a" if r.fits is None else ("yes" if r.fits else Text("no", style="red")))
         t.add_row(*row)
@@ -221,9 +221,9 @@ def save_roofline_plot(c, path: str) -> str:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     grid = log_grid(lo, hi, 200)
     for name, peak, bw in series:
-        ax.plot(grid, [min(peak, bw * x) for x in grid], label=f"{name} (ridge {peak / bw:.3g})")
+        ax.plot(grid, [min(peak, bw * x) for x in grid], label=f"{name} (ridge {fmt_num(peak / bw)})")
     if c.intensity:
-        ax.axvline(c.intensity, color="grey", linestyle="--", linewidth=1, label=f"workload {c.intensity:.3g} FLOP/byte")
+        ax.axvline(c.intensity, color="grey", linestyle="--", linewidth=1, label=f"workload {fmt_num(c.intensity)} FLOP/byte")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")

@@ -80,6 +80,25 @@ def note(message: str) -> None:
     err().print(Text(message, style="dim"), highlight=False, soft_wrap=True)
 
 
+#: Notes kept for the end of a command (:func:`note_later`): printed when it succeeds, dropped
+#: when it fails, so that an error stays the one line on stderr.
+_LATER: list[str] = []
+
+
+def note_later(message: str) -> None:
+    """Keep ``message`` to print on stderr once the command has succeeded (:func:`flush_later`)."""
+    if message not in _LATER:
+        _LATER.append(message)
+
+
+def flush_later(print_them: bool = True) -> None:
+    """Print (or, after an error, drop) the notes kept by :func:`note_later`."""
+    kept = list(_LATER)
+    _LATER.clear()
+    for message in kept if print_them else ():
+        note(message)
+
+
 def note_left_out(verb: str, left_out: dict[str, int], notes) -> None:
     """Print on stderr what reading a file left out (``<verb> <count> <reason>``), then its ``notes``, one a line."""
     for reason, n in left_out.items():

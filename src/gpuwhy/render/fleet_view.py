@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .console import out
+from ..units import fmt_g, fmt_num
 
 #: Failing or warned GPUs listed one by one up to this many (then counted).
 LIST_AT_MOST = 50
@@ -18,7 +19,7 @@ def _num(v: float | None) -> str:
     """A figure for people: four significant digits, no cut."""
     if v is None:
         return "n/a"
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{fmt_num(v, 4)}"
 
 
 def _pct(f: float | None) -> str:
@@ -43,7 +44,7 @@ def render_fleet(summary) -> None:
         if any(not f.judged for f in m.figures):
             con.print(Text(f"-: fewer than {summary.min_gpus} GPUs measured it, too few to call outliers", style="dim"))
     if summary.outliers:
-        t = Table(title=f"outliers: more than {summary.mads:g} MADs and the policy's tolerance worse than their model's median",
+        t = Table(title=f"outliers: more than {fmt_g(summary.mads)} MADs and the policy's tolerance worse than their model's median",
                   title_justify="left", pad_edge=False)
         for col in ("host", "uuid", "figure", "value", "median", "worse", "MADs"):
             t.add_column(col, justify="right" if col in ("value", "median", "worse", "MADs") else "left")

@@ -8,7 +8,7 @@ import math
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_si, fmt_time
+from ..units import fmt_g, fmt_num, fmt_si, fmt_time
 from .console import out
 
 _REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan"}
@@ -25,14 +25,14 @@ def _count(x: float) -> str:
     """A parameter count in words: 3 billion, 124 million."""
     for factor, unit in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "thousand")):
         if x >= factor * 0.9995:
-            return f"{x / factor:.3g} {unit}"
+            return f"{fmt_num(x / factor)} {unit}"
     return f"{x:.0f}"
 
 
 def _rate(x: float) -> str:
     if not math.isfinite(x):
         return "n/a"
-    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+    return fmt_num(x)
 
 
 def _bytes(x: float | None) -> str:
@@ -42,7 +42,7 @@ def _bytes(x: float | None) -> str:
 def _regime(regime: str, ratio: float) -> Text:
     t = Text(f"{regime}-bound", style=_REGIME_STYLE.get(regime, "bold"))
     if math.isfinite(ratio):
-        t.append(f" ({ratio:.0f}x the other term)" if ratio >= 10 else f" ({ratio:.2g}x the other term)")
+        t.append(f" ({ratio:.0f}x the other term)" if ratio >= 10 else f" ({fmt_num(ratio, 2)}x the other term)")
     return t
 
 
@@ -57,14 +57,14 @@ def render_llm(e) -> None:
     title = f"LLM inference roofline: {who}, {e.weight_dtype} weights, on the {g.name}"
     t = _kv_table(title)
     mem = f", {fmt_si(g.memory_bytes, 'B')} memory" if g.memory_bytes else ""
-    t.add_row("GPU", f"{g.bandwidth / 1e9:g} GB/s DRAM, "
-              f"{g.peak_flops / 1e12:g} TFLOP/s {g.precision} dense peak{mem}; {g.source}")
+    t.add_row("GPU", f"{fmt_g(g.bandwidth / 1e9)} GB/s DRAM, "
+              f"{fmt_g(g.peak_flops / 1e12)} TFLOP/s {g.precision} dense peak{mem}; {g.source}")
     if e.model:
         t.add_row("model", f"{e.model}: {_count(e.params)} parameters ({e.params:,.0f})")
     if e.shape is not None:
         s = e.shape
         t.add_row("shape", f"{s.layers} layers, {s.query_heads} query heads, {s.kv_heads} KV heads of {s.head_dim}")
-    t.add_row("weights", f"{_bytes(e.weight_bytes)} ({_count(e.params)} parameters x {e.bytes_per_weight:g} bytes per {e.weight_dtype} weight)")
+    t.add_row("weights", f"{_bytes(e.weight_bytes)} ({_count(e.params)} parameters x {fmt_g(e.bytes_per_weight)} bytes per {e.weight_dtype} weight)")
     con.print(t)
 
     ctx = f", context {d.context:,} tokens" if e.shape is not None else ""
@@ -73,8 +73,8 @@ def render_llm(e) -> None:
     step.add_row("bytes", f"{_bytes(d.bytes)} (weights {_bytes(d.weight_bytes)}{kv_part})")
     attn_part = f" + attention {fmt_si(d.attention_flops, 'FLOP')}" if e.shape is not None else ""
     step.add_row("FLOPs", f"{fmt_si(d.flops, 'FLOP')} (2 x params x batch = {fmt_si(d.matmul_flops, 'FLOP')}{attn_part})")
-    step.add_row("t_memory", f"{fmt_time(d.t_memory_s)} (bytes / {g.bandwidth / 1e9:g} GB/s)")
-    step.add_row("t_compute", f"{fmt_time(d.t_compute_s)} (FLOPs / {g.peak_flops / 1e12:g} TFLOP/s)")
+    step.add_row("t_memory", f"{fmt_time(d.t_memory_s)} (bytes / {fmt_g(g.bandwidth / 1e9)} GB/s)")
+    step.add_row("t_compute", f"{fmt_time(d.t_compute_s)} (FLOPs / {fmt_g(g.peak_flops / 1e12)} TFLOP/s)")
     step.add_row("step time", Text(f"{fmt_time(d.step_time_s)}, ") + _regime(d.regime, d.bound_ratio))
     step.add_row("tokens/s", f"{_rate(d.tokens_per_s_per_seq)} per sequence, {_rate(d.tokens_per_s_total)} in total")
     con.print(step)
@@ -83,13 +83,13 @@ def render_llm(e) -> None:
     b = _kv_table("batching")
     b.add_row(
         "batch ridge",
-        f"{e.batch_ridge:.3g} = peak x bytes per weight / (2 x bandwidth) = "
-        f"{g.peak_flops / 1e12:g}e12 x {e.bytes_per_weight:g} / (2 x {g.bandwidth / 1e9:g}e9); "
+        f"{fmt_num(e.batch_ridge)} = peak x bytes per weight / (2 x bandwidth) = "
+        f"{fmt_g(g.peak_flops / 1e12)}e12 x {fmt_g(e.bytes_per_weight)} / (2 x {fmt_g(g.bandwidth / 1e9)}e9); "
         "below it a bigger batch barely moves the step time, above it decode is compute-bound",
     )
     if e.batch_ridge_with_kv is not None:
         if math.isfinite(e.batch_ridge_with_kv):
-            rk = f"{e.batch_ridge_with_kv:.3g}, counting each sequence's KV read and attention at context {d.context:,}"
+            rk = f"{fmt_num(e.batch_ridge_with_kv)}, counting each sequence's KV read and attention at context {d.context:,}"
         else:
             rk = f"never at context {d.context:,}: each sequence's KV read costs more time than its FLOPs, so decode stays memory-bound"
         b.add_row("ridge with KV", rk)
@@ -103,7 +103,7 @@ def render_llm(e) -> None:
         s = e.shape
         kt.add_row(
             "per token",
-            f"{_bytes(k.bytes_per_token)} ({k.bytes_per_token:,.0f} B = 2 x {s.layers} layers x {s.kv_heads} KV heads x {s.head_dim} x {k.bytes_per_element:g} B)",
+            f"{_bytes(k.bytes_per_token)} ({k.bytes_per_token:,.0f} B = 2 x {s.layers} layers x {s.kv_heads} KV heads x {s.head_dim} x {fmt_g(k.bytes_per_element)} B)",
         )
         if k.bytes_per_seq is not None:
             kt.add_row("per sequence", f"{_bytes(k.bytes_per_seq)} at {k.seq_len:,} tokens")
@@ -174,7 +174,7 @@ def render_speculative(sp) -> None:
     """Print a :class:`~gpuwhy.model.llm_speculative.Speculative`: tokens per step, the
     draft's cost, the speed-up and the ceiling with speculation, with its arithmetic."""
     con = out()
-    t = _kv_table(f"speculative decoding: K = {sp.k} drafted tokens, acceptance {sp.acceptance:g}")
+    t = _kv_table(f"speculative decoding: K = {sp.k} drafted tokens, acceptance {fmt_g(sp.acceptance)}")
     for line in sp.lines:
         head, sep, rest = line.partition(": ")
         t.add_row(head if sep else "", Text(rest if sep else line))
@@ -187,7 +187,7 @@ def render_llm_cost(c) -> None:
     """Print a :class:`~gpuwhy.model.llm_cost.CostTable`: USD per 1M generated tokens per
     weight dtype and batch, at the ceiling and at what real engines reach."""
     lo, hi = c.efficiency
-    gpus = f"{c.num_gpus} x {c.usd_per_hour:g}" if c.num_gpus > 1 else f"{c.usd_per_hour:g}"
+    gpus = f"{c.num_gpus} x {fmt_g(c.usd_per_hour)}" if c.num_gpus > 1 else f"{fmt_g(c.usd_per_hour)}"
     t = Table(title=f"cost per 1M generated tokens at {gpus} USD/hour", title_justify="left")
     for col in ("weights", "batch", "tokens/s ceiling", "USD at ceiling", f"USD at {hi * 100:.0f}%", f"USD at {lo * 100:.0f}%"):
         t.add_column(col, justify="left" if col == "weights" else "right")
@@ -200,4 +200,4 @@ def render_llm_cost(c) -> None:
 
 
 def _usd(x: float) -> str:
-    return f"{x:,.2f}" if x >= 1 else f"{x:.3g}"
+    return f"{x:,.2f}" if x >= 1 else f"{fmt_num(x)}"

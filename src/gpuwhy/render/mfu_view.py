@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .console import out
+from ..units import fmt_num
 
 _VERDICT_STYLE = {"cost emergency": "bold red", "impossible": "bold yellow", "ok": "bold green"}
 
@@ -14,7 +15,7 @@ def render_mfu(m) -> None:
     """Print a :class:`~gpuwhy.model.mfu.Mfu`: the arithmetic, the MFU and its verdict, then notes."""
     con = out()
     what = "training" if m.mode == "train" else "inference"
-    t = Table(title=f"model FLOPs utilisation: {what}, {m.params / 1e9:.3g}B parameters on {m.gpus} x {m.gpu}",
+    t = Table(title=f"model FLOPs utilisation: {what}, {fmt_num(m.params / 1e9)}B parameters on {m.gpus} x {m.gpu}",
               show_header=False, title_justify="left", box=None, pad_edge=False)
     t.add_column(style="bold", no_wrap=True)
     t.add_column()
@@ -23,8 +24,8 @@ def render_mfu(m) -> None:
         t.add_row(head if sep else "", Text(rest if sep else line))
     con.print(t)
     verdict = Text("verdict: ", style="bold")
-    words = {"ok": f"MFU {m.mfu_pct:.3g}%", "cost emergency": f"MFU {m.mfu_pct:.3g}%: a cost emergency (below 30%)",
-             "impossible": f"MFU {m.mfu_pct:.3g}% is impossible (above 100%)"}
+    words = {"ok": f"MFU {fmt_num(m.mfu_pct)}%", "cost emergency": f"MFU {fmt_num(m.mfu_pct)}%: a cost emergency (below 30%)",
+             "impossible": f"MFU {fmt_num(m.mfu_pct)}% is impossible (above 100%)"}
     verdict.append(words.get(m.verdict, m.verdict), style=_VERDICT_STYLE.get(m.verdict, "bold"))
     con.print(verdict)
     for n in m.notes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_bytes, fmt_time
+from ..units import fmt_bytes, fmt_g, fmt_num, fmt_time
 from .cells import num, pct
 from .console import note, note_left_out, out
 
@@ -65,7 +65,7 @@ def render_ncu(report, run=None) -> None:
 def _device(con, d) -> None:
     c = d.ceilings
     who = f"GPU {d.device}" + (f" ({d.name})" if d.name else "")
-    con.print(Text(f"{who}: judged against the {d.sheet} sheet ({c['memory_bandwidth_gbs']:g} GB/s DRAM); "
+    con.print(Text(f"{who}: judged against the {d.sheet} sheet ({fmt_g(c['memory_bandwidth_gbs'])} GB/s DRAM); "
                    f"{d.launches} launches", style="bold"))
     if d.sheet_rule not in ("given", "nvml_name", "nvml_name+pci_id"):
         note(f"GPU {d.device}: {d.sheet_note}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..units import fmt_num
+
 
 def finite(v: Any) -> float | None:
     """A finite float, or None for anything else (strings, bools, NaN, missing)."""
@@ -16,20 +18,11 @@ def finite(v: Any) -> float | None:
 
 
 def num(v: Any, digits: int = 3) -> str:
-    """A rate or count for a table: about ``digits`` significant figures, thousands
-    separated (``4,598``, ``862``, ``66.1``, ``3.36``); ``n/a`` for a non-number."""
+    """A rate or count for a table (:func:`gpuwhy.units.fmt_num`): about ``digits`` significant
+    figures, thousands separated (``4,598``, ``862``, ``66.1``, ``3.36``), engineering notation
+    when huge or tiny (``71.6e6``); ``n/a`` for a non-number."""
     x = finite(v)
-    if x is None:
-        return "n/a"
-    a = abs(x)
-    if a == 0:
-        return "0"
-    if a >= 10 ** (digits - 1):
-        return f"{x:,.0f}"
-    if a < 10 ** -(digits):
-        return f"{x:.{digits - 1}e}"
-    decimals = digits - 1 - int(math.floor(math.log10(a)))
-    return f"{x:,.{max(decimals, 0)}f}"
+    return "n/a" if x is None else fmt_num(x, digits, trim=False)
 
 
 def pct(v: Any) -> str:

@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..units import fmt_si
+from ..units import fmt_num, fmt_pct, fmt_si
 from .fit import chart_columns
 from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Roof, drawn_at, rate_unit, x_tick_text, y_tick_text
 
@@ -153,6 +153,10 @@ def check_plot_path(path: str, option: str = "--out") -> str:
     from ..errors import UsageError
     from .outputs import writable_output
 
+    from pathlib import Path
+
+    if Path(path).is_dir():
+        writable_output(path, option)  # the folder line
     if not str(path).lower().endswith(PLOT_SUFFIXES):
         raise UsageError(f"{option} {path!r} must end in .png or .svg")
     writable_output(path, option)
@@ -255,7 +259,7 @@ class WorkloadPoint:
         """``NAME: memory-bound (92x), 71% of SOL``."""
         v = self.verdict
         plain = v.regime in ("compute", "memory", "overhead")
-        ratio = f" ({v.bound_ratio:.3g}x)" if math.isfinite(v.bound_ratio) and plain else ""
+        ratio = f" ({fmt_num(v.bound_ratio)}x)" if math.isfinite(v.bound_ratio) and plain else ""
         text = f"{self.name}: {v.regime}-bound{ratio}"
         if v.sol_pct is not None:
             level = getattr(v.ceilings, "level", "DRAM")
@@ -441,8 +445,9 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
                 notes.append(f"the profile has no measured {k} peak (run `gpuwhy bench --compute`); "
                              "its measured roof uses the sheet's dense peak")
         if not any(r.precision == k for r in roofs):
-            have = ", ".join(sheet.peak_tflops)
-            raise UsageError(f"the {sheet.name} sheet has no {k} peak and no measured one; it has: {have}")
+            from ..model.ceilings import missing_peak
+
+            raise missing_peak(sheet, k, " and no measured one")
     sweeps: list[SweepSeries] = []
     if profile is not None:
         from ..model.intensity_sweep import CEILING_KEY
@@ -564,18 +569,18 @@ def text_chart(chart: RooflineChart, width: int = 64, height: int = 18) -> list[
     for i, r in enumerate(chart.roofs):
         style = "dashed" if r.kind == "spec" else "solid"
         lines.append(f"  {ROOF_MARKS[i % len(ROOF_MARKS)]}  {r.label} ({style}): {r.bandwidth / 1e9:,.0f} GB/s, "
-                     f"{fmt_si(r.peak_flops, 'FLOP/s')}, ridge {r.ridge:.3g} FLOP/byte  [{r.source}]")
+                     f"{fmt_si(r.peak_flops, 'FLOP/s')}, ridge {fmt_num(r.ridge)} FLOP/byte  [{r.source}]")
     for ls in chart.slopes:
         style = "solid" if ls.measured else "dashed"
         lines.append(f"  {SLOPE_MARKS.get(ls.level, 'm')}  {LEVEL_WORDS.get(ls.level, ls.level)} {ls.kind} ({style}): "
-                     f"{ls.bandwidth / 1e9:,.0f} GB/s, ridge {ls.ridge(top):.3g} FLOP/byte  [{ls.source}]")
+                     f"{ls.bandwidth / 1e9:,.0f} GB/s, ridge {fmt_num(ls.ridge(top))} FLOP/byte  [{ls.source}]")
     lines.append("  R  ridge point of a roof")
     for j, s in enumerate(chart.sweeps):
-        ridge = f"empirical ridge {s.ridge:.3g} FLOP/byte (X)" if s.ridge else "no empirical ridge"
+        ridge = f"empirical ridge {fmt_num(s.ridge)} FLOP/byte (X)" if s.ridge else "no empirical ridge"
         lines.append(f"  {SWEEP_MARKS[j % len(SWEEP_MARKS)]}  {s.dtype} mixed-intensity sweep, {len(s.points)} points; {ridge}")
     for j, w in enumerate(chart.workloads):
         where = "on the roof" if w.on_roof else f"{fmt_si(w.flops, 'FLOP/s')} achieved"
-        lines.append(f"  {WORKLOAD_MARKS[j % len(WORKLOAD_MARKS)]}  {w.label} ({w.intensity:.3g} FLOP/byte, {where})")
+        lines.append(f"  {WORKLOAD_MARKS[j % len(WORKLOAD_MARKS)]}  {w.label} ({fmt_num(w.intensity)} FLOP/byte, {where})")
     if cv.contains("+"):
         lines.append("  +  spec roofs share the cell")
     if cv.contains("*"):
@@ -637,7 +642,7 @@ def draw_chart(chart: RooflineChart) -> Drawing:
         (x0, y0), (xr, yr), (x1, y1) = r.vertices(frame)
         ax.plot([x0, xr, x1], [y0, yr, y1], linestyle="--" if r.kind == "spec" else "-", color=col,
                 linewidth=1.2 if r.kind == "spec" else 1.8,
-                label=f"{r.label}: {r.bandwidth / 1e9:,.0f} GB/s, {r.peak_flops / 1e12:.4g} TFLOP/s, ridge {r.ridge:.3g}")
+                label=f"{r.label}: {r.bandwidth / 1e9:,.0f} GB/s, {fmt_num(r.peak_flops / 1e12, 4)} TFLOP/s, ridge {fmt_num(r.ridge)}")
         ax.plot([r.ridge], [r.peak_flops], marker="o", color=col, markersize=5,
                 markerfacecolor="white" if r.kind == "spec" else col)
     for ls in chart.slopes:
@@ -645,7 +650,7 @@ def draw_chart(chart: RooflineChart) -> Drawing:
         (x0, y0), (xr, yr) = ls.vertices(frame, top)
         ax.plot([x0, xr], [y0, yr], linestyle="-" if ls.measured else (0, (6, 2, 1, 2)), color=col,
                 linewidth=1.6 if ls.measured else 1.1,
-                label=f"{LEVEL_WORDS.get(ls.level, ls.level)} {ls.kind}: {ls.bandwidth / 1e9:,.0f} GB/s, ridge {ls.ridge(top):.3g}")
+                label=f"{LEVEL_WORDS.get(ls.level, ls.level)} {ls.kind}: {ls.bandwidth / 1e9:,.0f} GB/s, ridge {fmt_num(ls.ridge(top))}")
         ax.plot([xr], [yr], marker="D", color=col, markersize=4, markerfacecolor=col if ls.measured else "white")
     for s in chart.sweeps:
         col = colour(slot.get(s.precision))
@@ -694,7 +699,7 @@ def draw_chart(chart: RooflineChart) -> Drawing:
             break
     marks = [Mark.of(w.label, w.verdict, w.levels) for w in chart.workloads]
     lay = layout(plane, chart.roofs, marks, spec_word="spec", reserved=[lb], slopes=chart.slopes,
-                 sweep_ridges=[(s.ridge, max(f for _, f in s.points), f"empirical ridge {s.ridge:.3g}",
+                 sweep_ridges=[(s.ridge, max(f for _, f in s.points), f"empirical ridge {fmt_num(s.ridge)}",
                                 slot.get(s.precision, 0)) for s in chart.sweeps if s.ridge and s.points])
     halo = [patheffects.withStroke(linewidth=3 * pt, foreground="white")]
     placed = []
@@ -762,14 +767,14 @@ def render_chart(chart: RooflineChart, text: bool = True) -> None:
                      ("ridge FLOP/byte", {"justify": "right"}), ("source", {})):
         t.add_column(name, **kw)
     for r in chart.roofs:
-        t.add_row(r.label, f"{r.bandwidth / 1e9:,.0f}", f"{r.peak_flops / 1e12:.4g}", f"{r.ridge:.3g}", r.source)
+        t.add_row(r.label, f"{r.bandwidth / 1e9:,.0f}", f"{fmt_num(r.peak_flops / 1e12, 4)}", f"{fmt_num(r.ridge)}", r.source)
     top = max((r.peak_flops for r in chart.roofs), default=None)
     for ls in chart.slopes:
         t.add_row(f"{LEVEL_WORDS.get(ls.level, ls.level)} {ls.kind}", f"{ls.bandwidth / 1e9:,.0f}", "-",
-                  f"{ls.ridge(top):.3g}" if top else "-", ls.source)
+                  f"{fmt_num(ls.ridge(top))}" if top else "-", ls.source)
     for s in chart.sweeps:
-        t.add_row(f"{s.dtype} sweep (empirical)", "", f"{max(f for _, f in s.points) / 1e12:.4g}",
-                  "n/a" if not s.ridge else f"{s.ridge:.3g}", s.source)
+        t.add_row(f"{s.dtype} sweep (empirical)", "", f"{fmt_num(max(f for _, f in s.points) / 1e12, 4)}",
+                  "n/a" if not s.ridge else f"{fmt_num(s.ridge)}", s.source)
     con.print(t)
     if chart.workloads:
         w = Table(title="workloads", title_justify="left")
@@ -779,11 +784,11 @@ def render_chart(chart: RooflineChart, text: bool = True) -> None:
             w.add_column(name, **kw)
         for p in chart.workloads:
             v = p.verdict
-            w.add_row(p.name, f"{v.arithmetic_intensity:.3g}", f"{v.regime}-bound" + (
-                f" ({v.bound_ratio:.3g}x)" if math.isfinite(v.bound_ratio) else ""),
+            w.add_row(p.name, f"{fmt_num(v.arithmetic_intensity)}", f"{v.regime}-bound" + (
+                f" ({fmt_num(v.bound_ratio)}x)" if math.isfinite(v.bound_ratio) else ""),
                 fmt_si(v.attainable_flops, "FLOP/s"),
                 "n/a" if v.achieved_flops is None else fmt_si(v.achieved_flops, "FLOP/s"),
-                "n/a" if v.sol_pct is None else f"{v.sol_pct:.0f}%")
+                fmt_pct(v.sol_pct, 0))
         con.print(w)
         for p in chart.workloads:
             for msg in p.verdict.warnings:
@@ -844,22 +849,22 @@ def render_roofline_sweep(sweep, sheet=None) -> None:
                          ("% roof", {"justify": "right"}), ("bound", {})):
             t.add_column(name, **kw)
         for p in c.points:
-            t.add_row(str(p.fmas), f"{p.intensity:.3g}", fmt_time(p.time.median_s), f"{p.time.cv * 100:.1f}%",
-                      f"{p.achieved_bandwidth / 1e9:,.0f}", f"{p.achieved_flops / 1e12:.3g}",
-                      "n/a" if p.roof_flops is None else f"{p.roof_flops / 1e12:.3g}",
+            t.add_row(str(p.fmas), f"{fmt_num(p.intensity)}", fmt_time(p.time.median_s), f"{p.time.cv * 100:.1f}%",
+                      f"{p.achieved_bandwidth / 1e9:,.0f}", f"{fmt_num(p.achieved_flops / 1e12)}",
+                      "n/a" if p.roof_flops is None else f"{fmt_num(p.roof_flops / 1e12)}",
                       "n/a" if p.pct_of_roof is None else f"{p.pct_of_roof:.1f}%", p.bound or "")
         con.print(t)
         f = c.fit
         line = Text(f"{c.dtype}: ", style="bold")
         if f.ridge:
-            line += Text(f"empirical ridge {f.ridge:.3g} FLOP/byte (fitted roofs {f.bandwidth / 1e9:,.0f} GB/s and "
-                         f"{f.peak_flops / 1e12:.3g} TFLOP/s)")
+            line += Text(f"empirical ridge {fmt_num(f.ridge)} FLOP/byte (fitted roofs {f.bandwidth / 1e9:,.0f} GB/s and "
+                         f"{fmt_num(f.peak_flops / 1e12)} TFLOP/s)")
         else:
             line += Text("no empirical ridge")
         if c.model_ridge:
-            line += Text(f"; ceilings' ridge {c.model_ridge:.3g} FLOP/byte")
+            line += Text(f"; ceilings' ridge {fmt_num(c.model_ridge)} FLOP/byte")
         if f.knee:
-            line += Text(f"; reaches {f.knee_fraction:.0%} of the compute ceiling at {f.knee:.3g} FLOP/byte")
+            line += Text(f"; reaches {f.knee_fraction:.0%} of the compute ceiling at {fmt_num(f.knee)} FLOP/byte")
         con.print(line)
         con.print(Text(f"ceilings: peak {c.peak_source}; bandwidth {c.bandwidth_source}", style="dim"))
         if c.check:

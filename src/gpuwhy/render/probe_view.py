@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..device.nvml import is_na
-from ..units import fmt_bytes, fmt_si
+from ..units import fmt_bytes, fmt_g, fmt_num, fmt_si
 from .console import out
 
 
@@ -62,7 +62,7 @@ def _kv(title: str) -> Table:
 
 
 def _mhz(v: Any) -> str:
-    return f"{v:g} MHz"
+    return f"{fmt_g(v)} MHz"
 
 
 def _onoff(v: Any) -> str:
@@ -209,7 +209,8 @@ def software_panel(s) -> Panel:
     t = _kv("")
     t.add_row("driver", _val(s.driver_version))
     t.add_row("CUDA (driver's max)", _val(s.cuda_driver_version_text))
-    t.add_row("NVRTC", _val(s.nvrtc_version))
+    lib = getattr(s, "nvrtc_library", None)
+    t.add_row("NVRTC", _val(s.nvrtc_version) + (f" ({lib})" if isinstance(lib, str) else ""))
     t.add_row("NVML", Text(s.nvml))
     t.add_row("CUDA driver API", Text(s.cuda_driver))
     t.add_row("perf counters", _val(s.perf_counters))

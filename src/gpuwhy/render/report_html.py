@@ -20,6 +20,8 @@ from .templates_env import environment
 #: The start of the tag every gpuwhy report carries (every version so far); `gpuwhy report`
 #: replaces an existing --out file only when it finds this in it.
 GENERATOR_MARK = '<meta name="generator" content="gpuwhy'
+#: How every report ends: a report that no longer ends so was added to, and is not replaced.
+REPORT_END = "</main></body></html>"
 
 _TOC = (("roofline", "Roofline"), ("ceilings", "Ceilings"), ("check", "Check"), ("device", "GPU"),
         ("sweep", "Memory sweep"), ("launch", "Launch"), ("latency", "Latency"), ("link", "Link"), ("made", "How made"))

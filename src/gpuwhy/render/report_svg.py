@@ -15,6 +15,7 @@ from typing import Sequence
 from .numfmt import tera_unit
 from .report_data import roof_name
 from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Mark, Plane, Roof, layout, minor_ticks, rate_unit
+from ..units import fmt_num
 
 #: Colours of the precisions' roofs, in slot order (:func:`~gpuwhy.render.roofline_geometry.slots`).
 COLORS = ("#0b5cad", "#c0560c", "#2b7a3d", "#8a3ea8")
@@ -62,8 +63,8 @@ def roofline_svg(roofs: Sequence[Roof], points: Sequence = (), sweep: Sequence[t
         plane = Plane.fit(frame, W, H, unit, font=_FONT, bottom=60)
         lay = layout(plane, roofs, marks, two_line=W < 440, spec_word="sheet", colour_slots=colour_slots, slopes=slopes)
         caption = "; ".join(lay.unplaced)
-    desc = "; ".join(f"{roof_name(r)}: {r.bandwidth_gbs:.0f} GB/s, {r.peak_tflops:.4g} {tera_unit(r.precision)}, "
-                     f"ridge {r.ridge:.3g} FLOP/byte" for r in roofs)
+    desc = "; ".join(f"{roof_name(r)}: {r.bandwidth_gbs:.0f} GB/s, {fmt_num(r.peak_tflops, 4)} {tera_unit(r.precision)}, "
+                     f"ridge {fmt_num(r.ridge)} FLOP/byte" for r in roofs)
     desc += "".join(f"; {LEVEL_WORDS.get(sl.level, sl.level)} {sl.kind}: {sl.bandwidth_gbs:.0f} GB/s" for sl in slopes)
     levels = list(dict.fromkeys(sl.level for sl in slopes))
     desc += "".join(f"; {pp.label}" for pp in points)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_time
+from ..units import fmt_num, fmt_time
 from .console import note, out
 
 
 def _ceiling(x: float) -> str:
-    return "all of it" if x == float("inf") else f"at most {x:.3g}x"
+    return "all of it" if x == float("inf") else f"at most {fmt_num(x)}x"
 
 
 def render_run(r) -> None:

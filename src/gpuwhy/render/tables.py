@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_si, fmt_time
+from ..units import fmt_g, fmt_num, fmt_pct, fmt_si, fmt_time
 from .console import out
 
 _REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan", "overhead": "bold yellow", "latency": "bold red",
@@ -35,11 +35,11 @@ def render_classification(c) -> None:
     t.add_row("GPU", f"{ce.gpu} ({ce.source})")
     t.add_row("ceilings", f"{fmt_si(ce.peak_flops, 'FLOP/s')} {ce.precision} dense peak, {fmt_si(ce.bandwidth, 'B/s')} "
                           f"{getattr(ce, 'level', 'DRAM')}")
-    t.add_row("arithmetic intensity", f"{v.arithmetic_intensity:.3g} FLOP/byte")
+    t.add_row("arithmetic intensity", f"{fmt_num(v.arithmetic_intensity)} FLOP/byte")
     if c.spec_ridge_point is not None:
-        t.add_row("ridge point", f"{v.ridge_point:.3g} FLOP/byte measured, {c.spec_ridge_point:.3g} on the spec sheet")
+        t.add_row("ridge point", f"{fmt_num(v.ridge_point)} FLOP/byte measured, {fmt_num(c.spec_ridge_point)} on the spec sheet")
     else:
-        t.add_row("ridge point", f"{v.ridge_point:.3g} FLOP/byte")
+        t.add_row("ridge point", f"{fmt_num(v.ridge_point)} FLOP/byte")
     t.add_row("attainable", f"{fmt_si(v.attainable_flops, 'FLOP/s')} (min(peak, bandwidth x intensity))")
     t.add_row("t_compute", fmt_time(v.t_compute_s))
     t.add_row("t_memory", fmt_time(v.t_memory_s))
@@ -58,7 +58,7 @@ def render_classification(c) -> None:
         if v.unexplained_fraction is not None:
             t.add_row("unexplained", f"{100 * v.unexplained_fraction:.0f}% of the measured time")
     con.print(t)
-    ratio = "" if v.bound_ratio == float("inf") else f" ({v.bound_ratio:.3g}x the next term)"
+    ratio = "" if v.bound_ratio == float("inf") else f" ({fmt_num(v.bound_ratio)}x the next term)"
     from ..model.hierarchy import regime_text
 
     verdict = Text("verdict: ", style="bold")
@@ -80,7 +80,7 @@ def _gain_cell(step) -> str:
     g = step.gain
     if g is None:
         return "-"
-    return "unbounded" if g.speedup == float("inf") else f"{g.speedup:.3g}x"
+    return "unbounded" if g.speedup == float("inf") else f"{fmt_num(g.speedup)}x"
 
 
 def render_remedies(r) -> None:
@@ -123,9 +123,9 @@ def render_sheet_list(sheets) -> None:
             s.name,
             s.architecture,
             s.compute_capability,
-            f"{s.memory_bandwidth_gbs:g}",
-            f"{s.peak_tflops['fp32']:g}",
-            "n/a" if bf16 is None else f"{bf16:g}",
+            f"{fmt_g(s.memory_bandwidth_gbs)}",
+            f"{fmt_g(s.peak_tflops['fp32'])}",
+            "n/a" if bf16 is None else f"{fmt_g(bf16)}",
             "n/a" if bf16 is None else f"{s.ridge_point('bf16'):.0f}",
             s.origin,
         )
@@ -141,11 +141,11 @@ def render_sheet(s) -> None:
         t.add_row("aliases", ", ".join(s.aliases))
     t.add_row("PCI device ids", ", ".join(s.pci_device_ids) or "n/a")
     t.add_row("SMs", f"{s.sm_count}" + (f" x {s.fp32_lanes_per_sm} FP32 lanes" if s.fp32_lanes_per_sm else ""))
-    t.add_row("boost clock", f"{s.boost_clock_mhz:g} MHz")
+    t.add_row("boost clock", f"{fmt_g(s.boost_clock_mhz)} MHz")
     bus = f", {s.memory_bus_width_bits}-bit bus" if s.memory_bus_width_bits else ""
-    t.add_row("memory", f"{s.memory_size_gb:g} GB {s.memory_type}{bus}, {s.memory_bandwidth_gbs:g} GB/s")
-    t.add_row("L2", f"{s.l2_cache_mib:g} MiB")
-    t.add_row("board power", f"{s.board_power_w:g} W")
+    t.add_row("memory", f"{fmt_g(s.memory_size_gb)} GB {s.memory_type}{bus}, {fmt_g(s.memory_bandwidth_gbs)} GB/s")
+    t.add_row("L2", f"{fmt_g(s.l2_cache_mib)} MiB")
+    t.add_row("board power", f"{fmt_g(s.board_power_w)} W")
     t.add_row("file", f"{s.path} ({s.origin})")
     con.print(t)
     p = Table(title="dense peaks and ridge points", title_justify="left")
@@ -154,7 +154,7 @@ def render_sheet(s) -> None:
     p.add_column("ridge FLOP/byte", justify="right")
     p.add_column("source")
     for prec, tf in s.peak_tflops.items():
-        p.add_row(prec, f"{tf:g}", f"{s.ridge_point(prec):.1f}", s.source_for(f"peak_tflops.{prec}"))
+        p.add_row(prec, f"{fmt_g(tf)}", f"{s.ridge_point(prec):.1f}", s.source_for(f"peak_tflops.{prec}"))
     con.print(p)
     con.print(f"bandwidth source: {s.source_for('memory_bandwidth_gbs')}")
     for n in s.notes:

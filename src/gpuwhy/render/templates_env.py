@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from .numfmt import num
+
 
 @lru_cache(maxsize=1)
 def environment():
@@ -16,5 +18,6 @@ def environment():
     env = jinja2.Environment(loader=jinja2.PackageLoader("gpuwhy.render", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["f1"] = lambda v: f"{v:.1f}"
-    env.filters["g"] = lambda v: f"{v:g}"
+    env.filters["g"] = lambda v: f"{v:g}"  # SVG attribute values (machine text)
+    env.filters["num"] = num
     return env

@@ -33,6 +33,7 @@ from .figures import LaunchFigures, launch_figures, precision_of
 from .identify import ExportGpu, export_gpu, local_choice, sheet_for_export
 from .read import Launch, NcuTable, read_ncu_csv
 from .sol import NcuSol, agreement, sol_of
+from ...units import fmt_g, fmt_num
 
 #: Regime sources (:attr:`NcuKernel.basis`).
 BASES = ("counters", "estimate", "utilisation")
@@ -323,7 +324,7 @@ def analyze(
             lo, hi = min(clocks) / 1e9, max(clocks) / 1e9
             span = f"{lo:.2f} GHz" if round(lo, 2) == round(hi, 2) else f"{lo:.2f}-{hi:.2f} GHz"
             notes.append(f"GPU {dev_key}: {len(clocks)} kernels ran at a {span} SM clock, below the {sheet.name} sheet's "
-                         f"{sheet.boost_clock_mhz:g} MHz boost (ncu locks clocks to base unless --clock-control none): "
+                         f"{fmt_g(sheet.boost_clock_mhz)} MHz boost (ncu locks clocks to base unless --clock-control none): "
                          "their compute peaks are scaled to it")
         if any(k.hierarchy is not None and k.hierarchy.point("L2") is not None and k.hierarchy.point("L2").roof is None
                for k in kernels):

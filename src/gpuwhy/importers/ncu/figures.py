@@ -51,6 +51,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .read import Launch
+from ...units import fmt_g, fmt_num
 
 # --------------------------------------------------------------------------- names
 
@@ -482,7 +483,7 @@ def _dram_bytes(la, t, sheet, how, estimated, notes) -> tuple[float | None, bool
                 v, name, p = lookup(la, names, _PCT)
                 present = present or p
                 if v is not None:
-                    how["dram_bytes"] = (f"{name} % x {sheet.memory_bandwidth_gbs:g} GB/s ({sheet.name} sheet) x time, "
+                    how["dram_bytes"] = (f"{name} % x {fmt_g(sheet.memory_bandwidth_gbs)} GB/s ({sheet.name} sheet) x time, "
                                          + ("an upper bound (ncu's memory throughput is the busiest of L1, L2 and DRAM)"
                                             if bound else "an estimate"))
                     estimated.add("dram_bytes")
@@ -520,7 +521,7 @@ def _tensor_inst_flops(la, inst: float, sheet, t, notes) -> tuple[float, str] | 
         moves_how = "HFMA thread instructions / 32"
     mma = max(0.0, inst - moves)
     if moves > 0:
-        notes.append(f"{min(moves, inst):.3g} of {inst:.3g} tensor-pipe instructions are HFMA2.MMA register moves "
+        notes.append(f"{fmt_num(min(moves, inst))} of {fmt_num(inst)} tensor-pipe instructions are HFMA2.MMA register moves "
                      f"({moves_how}), not MMAs")
     flops = mma * per
     shape = f"{per} FLOP/instruction (compute capability {sheet.compute_capability})"
@@ -528,7 +529,7 @@ def _tensor_inst_flops(la, inst: float, sheet, t, notes) -> tuple[float, str] | 
     if peak and t and per > TENSOR_INST_FLOPS_SMALL and flops / t > 1.05 * peak * 1e12:
         flops = mma * TENSOR_INST_FLOPS_SMALL
         shape = (f"{TENSOR_INST_FLOPS_SMALL} FLOP/instruction (mma.sync m16n8k16: {per} would exceed the "
-                 f"{peak:g} TFLOP/s peak)")
+                 f"{fmt_g(peak)} TFLOP/s peak)")
     notes.append("tensor FLOPs are an estimate from the tensor-pipe instruction count (the MMA shape and type are "
                  "not in the export); add sm__ops_path_tensor_* metrics for a count")
     return flops, f"(sm__inst_executed_pipe_tensor.sum - HFMA2.MMA) x {shape}, an estimate"
@@ -557,7 +558,7 @@ def _reason(t, t_present, b, dram_present, flops_by, sass_seen, sass_na, ops_pre
     if sass_na and not sass_seen and not any(v > 0 for v in tensor.values()):
         return "the CUDA-core FLOP counters (smsp__sass_thread_inst_executed_op_*) are n/a"
     if not complete:
-        n = f"{tensor_inst:.3g} tensor-core instructions executed" if tensor_inst else "the tensor pipe was busy"
+        n = f"{fmt_num(tensor_inst)} tensor-core instructions executed" if tensor_inst else "the tensor pipe was busy"
         return (f"{n} but the export has no sm__ops_path_tensor_* counter, so its FLOPs are unknown; "
                 "add those metrics (see docs/diagnose.md)")
     if not flops_by:

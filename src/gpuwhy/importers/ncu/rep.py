@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from ...errors import NoDeviceError, UsageError
-from ...inputs import read_input
+from ...inputs import check_head, read_input
 from .read import Launch, NcuTable, read_ncu_csv
 
 REP_MAGIC = b"NVR\x00"
@@ -115,6 +115,7 @@ def read_export(path: str | Path) -> tuple[NcuTable, str]:
     """
     data = read_input(path, WHAT)
     if data[:4] != REP_MAGIC:
+        check_head(data[:4096], path, "an `ncu --csv` export or a .ncu-rep report", "text")  # a binary file: one line
         return read_ncu_csv(path, text=data.decode("utf-8-sig", errors="replace")), "csv"
     if os.path.getsize(path) == len(data):  # not gzipped: ncu can read the file itself
         return read_ncu_rep(str(path), str(path))

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...units import fmt_time
+from ...units import fmt_g, fmt_num, fmt_time
 from ..kernel_names import display_names
 from .causes import CAUSES, classify, host_windows, split, split_gaps
 from .host import HostArrays, build_view, callers, is_dataloader
@@ -663,19 +663,19 @@ class _Evidence:
         lines = []
         if c["pg_n"]:
             rate = c["pg_bytes"] / (c["pg_us"] * 1e-6) / 1e9 if c["pg_us"] > 0 else None
-            line = f"{c['pg_n']:,} host-to-device copies from pageable memory, {c['pg_bytes'] / 1e6:.3g} MB in {_fmt_us(c['pg_us'])}"
+            line = f"{c['pg_n']:,} host-to-device copies from pageable memory, {fmt_num(c['pg_bytes'] / 1e6)} MB in {_fmt_us(c['pg_us'])}"
             if rate:
-                line += f" ({rate:.3g} GB/s)"
+                line += f" ({fmt_num(rate)} GB/s)"
             lines.append(line)
             if c["pin_us"] > 0 and c["pin_bytes"] > 0:
                 pin = c["pin_bytes"] / (c["pin_us"] * 1e-6) / 1e9
                 src = "the pinned copies in this trace"
             else:
                 pin = H200_PINNED_H2D_GBS
-                src = (f"pinned copies on the H200 (gpuwhy bench --link; {H200_PAGEABLE_H2D_GBS:g} GB/s from pageable "
+                src = (f"pinned copies on the H200 (gpuwhy bench --link; {fmt_g(H200_PAGEABLE_H2D_GBS)} GB/s from pageable "
                        "memory there)")
             if rate and pin > rate:
-                lines.append(f"at the {pin:.3g} GB/s of {src} they would take {_fmt_us(c['pg_bytes'] / (pin * 1e9) * 1e6)}")
+                lines.append(f"at the {fmt_num(pin)} GB/s of {src} they would take {_fmt_us(c['pg_bytes'] / (pin * 1e9) * 1e6)}")
         if self.tot["pageable_copy"] > 0:
             lines.append(f"the GPU was idle {_fmt_us(self.tot['pageable_copy'])} while the host staged pageable copies")
         return lines

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from ...errors import UsageError
-from ...inputs import read_input
+from ...inputs import loads_json, read_input
 
 _PASS = "pass the file written by torch.profiler's export_chrome_trace or tensorboard_trace_handler"
 #: Elements looked at to tell a list of events from some other list.
@@ -28,14 +28,14 @@ def load_trace_json(path: str | Path):
         UsageError: the file cannot be read, is not gzip/JSON, or is empty.
     """
     p = Path(path)
-    data = read_input(p, "a torch.profiler trace (.json or .json.gz)")
+    data = read_input(p, "a torch.profiler trace (.json or .json.gz)", expect="json")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start}); {_PASS}") from None
     del data  # the bytes go before the parse, so the peak is the text and its objects only
     try:
-        return json.loads(text)
+        return loads_json(text)  # json's parser a few MiB at a time: Ctrl-C is seen within a second
     except ValueError as exc:
         raise UsageError(f"{p}: not valid JSON ({str(exc).splitlines()[0][:120]}); {_PASS}") from None
 

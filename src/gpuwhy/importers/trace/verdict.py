@@ -18,6 +18,7 @@
 """
 
 from __future__ import annotations
+from ...units import fmt_g, fmt_num
 
 #: Idle share of the span (percent) from which a GPU is starved.
 IDLE_OVERHEAD_PCT = 30.0
@@ -68,7 +69,7 @@ REMEDIES = {
     ),
     "pageable_copy": (
         (f"Copy from pinned memory: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to('cuda', non_blocking=True); "
-        f"on the H200 pinned host-to-device copies run at {H200_PINNED_H2D_GBS:g} GB/s against {H200_PAGEABLE_H2D_GBS:g} GB/s "
+        f"on the H200 pinned host-to-device copies run at {fmt_g(H200_PINNED_H2D_GBS)} GB/s against {fmt_g(H200_PAGEABLE_H2D_GBS)} GB/s "
         "from pageable memory (gpuwhy bench --link, docs/results/2026-11-29-h200.md)."),
         "Keep data on the GPU between steps rather than copying it again.",
     ),

@@ -1,0 +1,55 @@
+"""Files gpuwhy writes at the user's request (plots, CSV, JUnit XML, the HTML report): the one
+guard that never loses a file the user owns (:func:`writable_output`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import UsageError
+
+#: Bytes every plot gpuwhy writes carries near its start (PNG "Software" text chunk,
+#: SVG "Creator" metadata), so an earlier gpuwhy plot may be replaced and nothing else.
+MARK = b"gpuwhy"
+
+
+def writable_output(path: str, what: str, marker: bytes | None = MARK, end: bytes | None = None) -> Path:
+    """Check, before any work, that ``path`` can be written without destroying anything.
+
+    The one guard of every file gpuwhy writes (plots, CSV, JUnit XML, the HTML report).
+    An existing file is replaced only when ``marker`` occurs in its first 8 KiB (a
+    file gpuwhy wrote earlier) and, with ``end``, the file still ends with ``end``
+    (nothing was appended to it since); with ``marker=None`` no existing file is
+    replaced. A symbolic link is never written through.
+
+    Raises:
+        UsageError: ``path`` is empty, a folder, a symbolic link, its folder does not exist,
+            or it holds a file gpuwhy did not write or that was added to since (one line
+            naming the option and what to do).
+    """
+    if not str(path).strip():
+        raise UsageError(f"{what} is empty; give a file name")
+    p = Path(path)
+    if p.is_symlink():
+        raise UsageError(f"{what} {path!r} is a symbolic link (to {str(p.resolve())!r}); gpuwhy does not write through "
+                         "links: pass the real file or another path")
+    if p.is_dir():
+        raise UsageError(f"{what} {path!r} is a folder, not a file; give a file name")
+    if not p.parent.is_dir():
+        why = "is a file, not a folder" if p.parent.exists() else "does not exist"
+        raise UsageError(f"{what} {path!r}: folder {str(p.parent)!r} {why}")
+    if p.exists():
+        head, tail = b"", b""
+        try:
+            with p.open("rb") as fh:
+                head = fh.read(8192)
+                if end is not None:
+                    fh.seek(max(0, p.stat().st_size - len(end) - 64))
+                    tail = fh.read()
+        except OSError:
+            pass
+        if marker is None or marker not in head:
+            raise UsageError(f"{what} {path!r} already exists and gpuwhy did not write it; remove it or choose another path")
+        if end is not None and not tail.rstrip().endswith(end.rstrip()):
+            raise UsageError(f"{what} {path!r} was written by gpuwhy but has been changed since (it no longer ends "
+                             "where gpuwhy's file ended); remove it or choose another path")
+    return p

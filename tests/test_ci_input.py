@@ -1,0 +1,113 @@
+"""CI-grade behaviour (issue 19): hostile or malformed files, file-vs-folder, and the guard on
+files gpuwhy writes. Every reader of a user's file goes through gpuwhy.inputs; every file
+gpuwhy writes through gpuwhy.outputs. No GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import ROOT, one_line
+from gpuwhy.errors import UsageError
+from gpuwhy.inputs import JSON_SLAB, loads_json, read_json
+
+FIX = ROOT / "tests" / "fixtures"
+
+
+
+@pytest.fixture
+def junk(tmp_path):
+    """A binary file (NUL bytes, like a core dump or `head -c 1M /dev/zero > f`) and a text file that is not JSON."""
+    binary = tmp_path / "junk.bin"
+    binary.write_bytes(b"\x7fELF" + b"\0" * 5000 + os.urandom(2000))
+    text = tmp_path / "notes.txt"
+    text.write_text("hello, this is not json\n")
+    return binary, text
+
+
+@pytest.mark.parametrize("args", [
+    ["ncu", "{f}"], ["trace", "{f}"], ["check", "--recorded", "{f}"], ["roofline", "--profile", "{f}"],
+    ["report", "--out", "{tmp}/r.html", "--bench", "{f}"], ["specs", "validate", "{f}"],
+    ["check", "--policy", "{f}", "--recorded", "{ok}"], ["classify", "--ncu", "{f}", "--gpu", "H200"],
+], ids=lambda a: " ".join(a[:2]))
+def test_hostile_input_binary_file_is_one_line_from_its_first_bytes(cli, junk, tmp_path, args):
+    binary, _ = junk
+    ok = tmp_path / "obs.json"
+    ok.write_text(json.dumps([{"device": "NVIDIA H200", "launch_overhead_us": 4.0}]))
+    argv = [a.format(f=binary, tmp=tmp_path, ok=ok) for a in args]
+    line = one_line(*cli(*argv)[::2])
+    assert "binary file" in line and "junk.bin" in line
+
+
+@pytest.mark.parametrize("args", [["trace", "{f}"], ["check", "--recorded", "{f}"], ["roofline", "--profile", "{f}"],
+                                  ["report", "--out", "{tmp}/r.html", "--probe", "{f}"]], ids=lambda a: a[0])
+def test_hostile_input_text_that_is_not_json_is_refused_by_its_first_bytes(cli, junk, tmp_path, args):
+    _, text = junk
+    line = one_line(*cli(*[a.format(f=text, tmp=tmp_path) for a in args])[::2])
+    assert "is not JSON (it starts with 'hello, this is not json')" in line
+
+
+def test_hostile_input_big_json_parsed_in_slabs_gives_json_loads_result_and_errors(tmp_path):
+    events = [{"ph": "X", "name": "k}, {x", "args": {"a": [1, {"b": "]}, [{"}]}} for _ in range(3 * JSON_SLAB // 40)]
+    text = json.dumps({"traceEvents": events, "n": 1})
+    assert len(text) > 2 * JSON_SLAB
+    assert loads_json(text) == json.loads(text)
+    with pytest.raises(ValueError, match="Expecting"):
+        loads_json(text[:-1])
+    f = tmp_path / "t.json"
+    f.write_text(text[: len(text) // 2])
+    with pytest.raises(UsageError, match="is not valid JSON"):
+        read_json(f, "a trace")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["specs", "list", "--specs", "{file}"], "is a file, not a folder"),
+    (["llm", "--model", "llama-3-8b", "--gpu", "H200", "--models", "{file}"], "is a file, not a folder"),
+    (["ncu", "{dir}"], "is a folder, not a file"),
+    (["trace", "{dir}"], "is a folder, not a file"),
+    (["check", "--recorded", "{dir}"], "is a folder, not a file"),
+    (["roofline", "--profile", "{dir}"], "is a folder, not a file"),
+    (["report", "--out", "{tmp}/r.html", "--bench", "{dir}"], "is a folder, not a file"),
+    (["roofline", "--gpu", "H200", "--out", "{dir}"], "is a folder, not a file"),
+    (["report", "--out", "{dir}", "--gpu", "H200"], "is a folder, not a file"),
+    (["roofline", "--gpu", "H200", "--out", "{file}/x.png"], "is a file, not a folder"),
+], ids=lambda a: " ".join(a[:2]) if isinstance(a, list) else None)
+def test_file_vs_folder_messages_say_which(cli, tmp_path, args, needle):
+    f = tmp_path / "a_file.txt"
+    f.write_text("x")
+    d = tmp_path / "a_folder"
+    d.mkdir()
+    line = one_line(*cli(*[a.format(file=f, dir=d, tmp=tmp_path) for a in args])[::2])
+    assert needle in line
+
+
+def test_report_overwrite_guard_refuses_appended_reports_and_symlinks(cli, tmp_path):
+    out = tmp_path / "r.html"
+    code, _, err = cli("report", "--out", str(out), "--gpu", "H200")
+    assert code == 0, err
+    assert cli("report", "--out", str(out), "--gpu", "H200")[0] == 0  # its own report is replaced
+    with open(out, "a") as fh:
+        fh.write("<p>my notes, added by hand</p>\n")
+    line = one_line(*cli("report", "--out", str(out), "--gpu", "H200")[::2])
+    assert "has been changed since" in line
+    assert "my notes" in out.read_text()
+    mine = tmp_path / "mine.html"
+    mine.write_text("<html>mine</html>\n")
+    link = tmp_path / "link.html"
+    link.symlink_to(mine)
+    line = one_line(*cli("report", "--out", str(link), "--gpu", "H200")[::2])
+    assert "symbolic link" in line and mine.read_text() == "<html>mine</html>\n"
+
+
+def test_junit_overwrite_guard_is_the_same_guard(cli, tmp_path):
+    rec = tmp_path / "obs.json"
+    rec.write_text(json.dumps([{"device": "NVIDIA H200", "launch_overhead_us": 4.0}]))
+    junit = tmp_path / "j.xml"
+    assert cli("check", "--recorded", str(rec), "--junit", str(junit))[0] == 0
+    assert cli("check", "--recorded", str(rec), "--junit", str(junit))[0] == 0
+    with open(junit, "a") as fh:
+        fh.write("<!-- mine -->\n")
+    assert "has been changed since" in one_line(*cli("check", "--recorded", str(rec), "--junit", str(junit))[::2])
