@@ -167,7 +167,7 @@ def _roof_cell(p) -> str:
     """``FLOP/B share`` of one level's point; ``n/a`` for the share where its roof is unknown."""
     if p is None:
         return "n/a"
-    return f"{p.intensity:.3g} {pct(100 * p.fraction_of_roof) if p.fraction_of_roof is not None else 'n/a'}"
+    return f"{fmt_num(p.intensity)} {pct(100 * p.fraction_of_roof) if p.fraction_of_roof is not None else 'n/a'}"
 
 
 def _hierarchy(con, d) -> None:

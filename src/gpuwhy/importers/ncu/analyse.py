@@ -588,7 +588,7 @@ def _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedi
                     "or let `gpuwhy ncu -- CMD` choose them)")
     if "L2" not in roofs and levels["l2"]["bytes"] and b > 0 and regime in ("memory", "latency") \
             and levels["l2"]["bytes"] >= L2_HEAVY_RATIO * b:
-        why.append(f"its L2 traffic is {levels['l2']['bytes'] / b:.3g}x its DRAM traffic and the L2 roof is unknown: "
+        why.append(f"its L2 traffic is {fmt_num(levels['l2']['bytes'] / b)}x its DRAM traffic and the L2 roof is unknown: "
                    "the L2 may bound it rather than DRAM")
     block = None
     if refined.issue is not None:
