@@ -47,11 +47,11 @@ def test_fraction_thresholds_at_the_limit(field, sheet_field, name, key, unit):
 
 
 def test_default_dram_threshold_figures():
-    # 0.85 x 4800 = 4080 GB/s; the recorded 4450 GB/s is 92.7% of the sheet
+    # 0.85 x 4800 = 4,080 GB/s; the recorded 4450 GB/s is 92.7% of the sheet
     c = _check(H200, "dram_bandwidth")
     assert c.status == PASS
-    assert c.threshold_text == ">= 0.85 x 4800 GB/s = 4080 GB/s"
-    assert c.value_text == "4450 GB/s (92.7% of sheet)"
+    assert c.threshold_text == ">= 0.85 x 4800 GB/s = 4,080 GB/s"
+    assert c.value_text == "4,450 GB/s (92.7% of sheet)"
     # 4450 / 4800 = 0.927083...
     assert c.figures["measured_gbs"] == 4450.0 and c.figures["threshold_gbs"] == pytest.approx(4080.0)
     assert c.figures["sheet_gbs"] == 4800.0 and c.figures["fraction_of_sheet"] == pytest.approx(0.9270833, rel=1e-6)
@@ -67,7 +67,7 @@ def test_fraction_check_skips_without_a_figure():
     assert no_sheet.status == SKIP and no_sheet.threshold_text == ">= 0.85 x sheet"
     assert no_sheet.figures == {"min_fraction_of_sheet": 0.85}
     c = _check(replace(H200, dram_bandwidth_gbs=None), "dram_bandwidth")
-    assert c.status == SKIP and c.detail == "not measured" and c.threshold_text == ">= 0.85 x 4800 GB/s = 4080 GB/s"
+    assert c.status == SKIP and c.detail == "not measured" and c.threshold_text == ">= 0.85 x 4800 GB/s = 4,080 GB/s"
     # a skipped check has the limit (0.85 x 4800 = 4080) but no measured figure
     assert "measured_gbs" not in c.figures and c.figures["threshold_gbs"] == pytest.approx(4080.0) and c.value_text == ""
 

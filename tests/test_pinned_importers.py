@@ -152,14 +152,14 @@ def test_tensor_instructions_without_op_counters_are_not_classifiable():
     inst = {"sm__inst_executed_pipe_tensor.sum": (2.5e6, None), "smsp__inst_executed_pipe_tensor_op_hmma.sum": (3e6, None)}
     f = launch_figures(launch(**sass(ffma=10), **inst))
     assert f.tensor_inst == 2.5e6  # the whole tensor pipe's counter wins over a per-op one
-    assert f.reason == ("2.5e+06 tensor-core instructions executed but the export has no sm__ops_path_tensor_* counter, "
+    assert f.reason == ("2.5e6 tensor-core instructions executed but the export has no sm__ops_path_tensor_* counter, "
                         "so its FLOPs are unknown; add those metrics (see docs/diagnose.md)")
     assert f.flops_complete is False and f.flops_by == {"fp32": 20.0}
     # without the pipe's counter: the largest per-op one (hmma 3e6 > imma 1e6), never the HFMA2.MMA moves (5e6)
     g = launch_figures(launch(**sass(ffma=10), **{"smsp__inst_executed_pipe_tensor_op_hmma.sum": (3e6, None),
                                                    "smsp__inst_executed_pipe_tensor_op_imma.sum": (1e6, None),
                                                    "smsp__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum": (5e6, None)}))
-    assert g.tensor_inst == 3e6 and g.reason.startswith("3e+06 tensor-core instructions executed")
+    assert g.tensor_inst == 3e6 and g.reason.startswith("3e6 tensor-core instructions executed")
     # with the H200 sheet (CC 9.0: 65536 FLOP per instruction), an estimate less the HFMA2.MMA moves:
     # (2.5e6 - 0.5e6) x 65536 = 1.31072e11 FLOP in 1 ms = 131 TFLOP/s, under 1.05 x 989.5, so the Hopper shape stays
     h = launch_figures(launch(**sass(ffma=10), **inst, **{"sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum": (0.5e6, None)}),
