@@ -165,7 +165,7 @@ def test_tensor_instructions_without_op_counters_are_not_classifiable():
     h = launch_figures(launch(**sass(ffma=10), **inst, **{"sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum": (0.5e6, None)}),
                        library().match("H200 SXM"))
     assert h.reason == "" and h.flops_by == {"fp32": 20.0, "tensor_unknown": 1.31072e11} and "flops" in h.estimated
-    assert h.notes[0] == ("5e+05 of 2.5e+06 tensor-pipe instructions are HFMA2.MMA register moves "
+    assert h.notes[0] == ("500,000 of 2.5e6 tensor-pipe instructions are HFMA2.MMA register moves "
                           "(sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum), not MMAs")
     ok = launch_figures(launch(**sass(ffma=10), **{"sm__inst_executed_pipe_tensor.sum": (0.0, None)}))
     assert ok.reason == "" and ok.tensor_inst == 0.0
