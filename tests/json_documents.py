@@ -60,6 +60,9 @@ NO_GPU: list[list[str]] = [
     ["check", "--recorded", _CHECK],
     ["check", "--recorded", _CHECK, "--min-bandwidth", "0.99"],
     ["bench", "--compile-only", "--arch", "sm_90"],
+    ["mfu", "--params", "8B", "--tokens-per-s", "12k", "--gpu", "H100"],
+    ["mfu", "--params", "70B", "--tokens-per-s", "3000", "--gpus", "8", "--infer", "--dtype", "fp8", "--gpu", "H200", "--seq-len", "4096",
+     "--layers", "80", "--hidden", "8192"],
     [],  # the main job: with no GPU, a spec-sheet classify example
 ]
 

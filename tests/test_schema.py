@@ -39,7 +39,9 @@ COUNT_WORDS = {"count", "elements", "launches", "kernels", "gaps", "streams", "r
                "heads", "dim", "split", "gpus", "rank", "index", "ordinal", "version", "gen", "width", "cores", "grid",
                "block", "blocks", "warps", "threads", "registers", "unit", "partitions", "size", "sets", "processes",
                "errors", "uncorrected", "fraction", "ratio", "factor", "efficiency", "speedup", "cv", "knee", "seed",
-               "words", "vector", "samples", "wave", "waves", "occupancy", "lanes", "top", "step", "spread", "log10", "dropped", "id", "share"}
+               "words", "vector", "samples", "wave", "waves", "occupancy", "lanes", "top", "step", "spread", "log10", "dropped", "id", "share",
+               "counts", "tolerances", "major", "minor", "hidden", "repeat"}
+# (check: checks per state, baseline tolerances as fractions, nvrtc version parts; mfu: model width; bench-caches: passes)
 #: Figures whose unit is a sibling key (``unit``; compare's ``throughput_unit``; an occupancy
 #: suggestion's ``kind``) rather than their own name.
 UNIT_BESIDE = {"derived", "sheet", "throughput", "per_dollar", "per_watt", "value",
@@ -226,3 +228,16 @@ def test_a_figure_given_as_a_string_breaks_the_schema():
     doc["devices"][0]["derived"]["dram_bandwidth_gbs"] = "4814 GB/s"
     with pytest.raises(SchemaError, match=r"devices\[0\]\.derived\.dram_bandwidth_gbs: str '4814 GB/s' is not number or null"):
         check_document(doc)
+
+
+def test_fake_bench_caches_document(cli, monkeypatch, tmp_path):
+    """bench --caches on the cache fake of test_cache_bandwidth.py (the L2, L1 and shared-memory kernels)."""
+    from fakes import install
+    from test_cache_bandwidth import CacheFake
+
+    install(monkeypatch, CacheFake(), tmp_path)
+    code, out, err = cli("bench", "--caches", "--json")
+    assert code == 0, err
+    check_document(json.loads(out))
+    for p in (tmp_path / "cache").rglob("*.json"):
+        VALIDATOR.validate(json.loads(p.read_text()), "profile.schema.json")

@@ -70,7 +70,7 @@ class LevelJudgement:
                 "roof": self.roof.to_dict() if self.roof else None,
                 "l2_roof_known": self.roof is not None if self.level == "L2" else None,
                 "dram_roof_gbs": None if self.dram_roof is None else self.dram_roof / 1e9,
-                "times_dram_roof": self.times_dram, "latency": self.latency.to_dict() if self.latency else None,
+                "dram_roof_ratio": self.times_dram, "latency": self.latency.to_dict() if self.latency else None,
                 "lines": list(self.lines)}
 
 
