@@ -435,3 +435,55 @@ def test_the_l2_figure_saved_beside_a_failed_family_judges_l2_resident_work(monk
     v = run_classify(wl, "H200", measured=True, working_set=ws).verdict
     assert v.ceilings.level == "L2" and v.ceilings.bandwidth == pytest.approx(9237e9) and v.regime == "memory"
     assert 70 < v.memory_sol_pct < 85
+
+
+def test_the_peer_table_fails_a_figure_above_the_limit():
+    """benchmarks/bench_l2_peers.py said "yes" to shared memory at 3.89x its limit (it only
+    checked >= 0.90): the check is now 0.90..1.03, and a level gpuwhy refused fails it."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_l2_peers.py"
+    spec = importlib.util.spec_from_file_location("bench_l2_peers", path)
+    peers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peers)
+    # the H200 run of 2026-12-02 (devlogs/2026-12-02-call2/hierarchy/x/l2_peers.json)
+    res = {"gpuwhy": [10640.2, 9237.1, 9204.6], "cupy": [8962.8, 8870.7, 8908.7], "torch": [2698.3, 2677.6, 2711.3],
+           "shared": [130224.9, 130150.5, 131064.8], "shared_limit": [33454.08] * 3, "clock": [1980.0] * 3,
+           "l1": [30000.0] * 3, "l1_limit": [33454.08] * 3}
+    checks = {c["what"]: c for c in peers.build_checks(res, 30 * 2**20, 132, "__ldcg, 4 loads/iter")}
+    assert checks["L2 read, 30 MiB"]["ok"] and checks["L2 read, 30 MiB"]["ratio"] == pytest.approx(1.0369, abs=1e-4)
+    assert checks["shared memory vs clock limit"]["ok"] is False  # 3.89x: broken, not fast
+    assert checks["L1 vs clock limit"]["ok"] is True
+    res["shared"] = [31500.0, 31600.0, 31400.0]  # 94%: the target
+    assert peers.build_checks(res, 30 * 2**20, 132, "")[3]["ok"] is True
+    res["shared"] = [None] * 3  # refused by gpuwhy: not reported, and the check fails
+    res["l1"] = [36000.0] * 3
+    c = peers.build_checks(res, 30 * 2**20, 132, "")
+    assert c[3]["ok"] is False and c[3]["gpuwhy_gbs"] is None and c[4]["ok"] is False
+
+
+def test_bench_sweep_keeps_the_dram_figures_when_a_cache_family_fails(monkeypatch, tmp_path, cli):
+    """The H200's `bench --sweep --json` wrote an empty file when l2_copy failed: now the DRAM
+    sweep and the other cache levels are in the document and the profile, and the run exits 4."""
+    import json
+
+    gpu = CacheFake()
+    gpu.bug = "l2_copy_u4"
+    install(monkeypatch, gpu, tmp_path)
+    from dataclasses import replace
+
+    from gpuwhy.bench import modes, runner
+
+    monkeypatch.setattr(modes, "measure_compute", lambda req, precisions: [])  # the fake has no compute kernels
+    full = runner.run_bench  # one DRAM kernel, quick sizes (a --kernel would skip the caches)
+    monkeypatch.setattr(runner, "run_bench", lambda opts, progress=None: full(replace(opts, kernels=("copy",), mode="quick"), progress))
+    code, out, err = cli("bench", "--sweep", "--json")
+    doc = json.loads(out)
+    assert code == 4 and "not reported" in err
+    assert doc["rows"] and doc["caches"]["not_reported"][0]["op"] == "read+write"
+    assert doc["caches"]["best_gbs"]["L2_read"] > 0 and doc["caches"]["best_gbs"]["shared_read"] > 0
+    from gpuwhy.profiles import latest_profile
+
+    p = latest_profile("GPU-1234abcd-0000-0000-0000-000000000000")
+    assert p.dram_bandwidth_gbs and p.l2_read_bandwidth_gbs and p.l2_read_write_bandwidth_gbs is None
