@@ -40,10 +40,10 @@
 //       sum of the words it read.
 //   l1_read_b<B>(buf, out, reps, zero)
 //       the same reads from a 1024-vector (16 KiB: 32 chunks) global buffer with
-//       ld.global (weak, L1-cached by default since Volta; .ca would make it
-//       a strong SM-scope load): chunks j + 4k, k = 0..7, j = (w + r + d) mod 4. Every block
-//       of an SM reads the same 16 KiB, which stays in that SM's L1 after the
-//       first touch.
+//       plain ld.global (weak, L1-cached by default since Volta; ptxas makes
+//       .ca a strong SM-scope load): chunks j + 4k, k = 0..7, j = (w + r + d)
+//       mod 4. Every block of an SM reads the same 16 KiB, which stays in that
+//       SM's L1 after the first touch.
 //
 // The rep loops are not unrolled (#pragma unroll 1): the machine code has
 // exactly 8 shared (or L1) loads, all inside the loop; tests/test_cache_bandwidth.py

@@ -1,7 +1,10 @@
-"""The cache-ceiling benchmark without a GPU: the expected sums its checks compare with, the
-kernels compiled for real, and the bookkeeping (checks before timing, a wrong kernel caught,
-every buffer freed, the rows and the profile) on the fake device of tests/fakes.py, whose
-numpy stand-ins follow microbench/cache.cu. The fake proves the bookkeeping, never a figure.
+"""The cache-ceiling benchmark without a GPU: the expected sums its checks compare with,
+proved against numpy mirrors of the kernels' loops (the l2_copy result for any schedule of
+the blocks); the kernels compiled for real, with every load counted in the machine code;
+figures above the 128 B/clk/SM limit refused; and the bookkeeping (checks before timing, a
+wrong kernel caught and reported as its family only, every buffer freed, the rows, the
+profile and the L2 verdict it feeds) on the fake device of tests/fakes.py, whose numpy
+stand-ins follow microbench/cache.cu. The fake proves the bookkeeping, never a figure.
 """
 
 from __future__ import annotations

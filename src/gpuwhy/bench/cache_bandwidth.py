@@ -8,7 +8,7 @@
     from gpuwhy.bench.cache_bandwidth import run_caches
 
     with open_device("0") as ctx:
-        rows, notes, samples = run_caches(ctx)        # CacheRow per level and working set
+        run = run_caches(ctx)      # run.rows: CacheRow per level and working set; run.failures: not reported
 
 Conventions (each row carries its own :attr:`CacheRow.convention`):
 
@@ -456,7 +456,7 @@ def _l2_copy_row(ctx, timer: _Timer, rng: np.random.Generator, checks: list[str]
             go(src.ptr, out.ptr, np.uint64(nvec), np.uint32(3), np.uint64(shift))
             got = ctx.download(out, np.uint32, nvec * 4)
             if not np.array_equal(got, want3):
-                bad = int(np.count_nonzero(got.reshape(-1, 4) != want3.reshape(-1, 4)) )
+                bad = int(np.count_nonzero(got.reshape(-1, 4) != want3.reshape(-1, 4)))
                 raise MeasurementError(f"l2_copy_u{u} ({grid} x {block}) wrote a wrong result ({bad:,} of {nvec * 4:,} "
                                        f"words): the kernel in microbench/{SOURCE} is wrong (no L2 read+write figure "
                                        "reported)")
