@@ -16,24 +16,38 @@
 //       writes the 32-bit sum of what it read to partial[blockIdx.x]; the sum of
 //       the partials is passes x (sum of every word) mod 2^32.
 //   l2_copy_u<U>(a, b, nvec, passes, shift)
-//       the same sweep, storing b[j] = a[j] + p (each word) with st.global.cg:
-//       16 bytes read and 16 written per vector and pass. Afterwards
-//       b = a + (passes - 1).
-//   smem_read_b<B>(out, reps, seed)
-//       blocks of B threads (B = 256, 512 or 1024) fill 2048 vectors (32 KiB) of
-//       shared memory with fill_word(i, c, seed), then each thread reads 8 x reps
-//       vectors with ld.shared.v4 (a warp's 32 consecutive vectors: four
-//       conflict-free 128-byte wavefronts), vector (t + j * B) mod 2048 at its
-//       j-th load. out[global thread] = the sum of the words it read; since
-//       8 x B is a multiple of 2048, that is reps x the sum over one group of 8.
-//   l1_read_b<B>(buf, out, reps)
-//       the same reads from a 1024-vector (16 KiB) global buffer with
-//       ld.global.ca: every block of an SM reads the same 16 KiB, which stays
-//       in that SM's L1 after the first touch.
+//       the same sweep, reading a at the rotated index and storing
+//       b[i] = a[(i + p * shift) mod nvec] + p (each word) with st.global.cg at
+//       the thread's OWN index i: 16 bytes read and 16 written per vector and
+//       pass. Vector i of b is written by thread i mod T and by no other, so its
+//       passes land in program order whatever the other blocks do, and afterwards
+//       b[i] = a[(i + r) mod nvec] + (passes - 1), r = ((passes - 1) * shift) mod nvec.
+//       (Storing at the rotated index would hand b[j] to a different thread in
+//       every pass: a slow block's pass p - 1 could land after a fast block's
+//       pass p, and the result would depend on scheduling.)
+//   smem_read_b<B>(out, reps, seed, zero)
+//       blocks of B threads (B = 256, 512 or 1024) fill 2048 vectors (32 KiB:
+//       64 chunks of 32 vectors) of shared memory with fill_word(i, c, seed);
+//       then, rep after rep, lane l of warp w loads vector 32 (j + 8k) + l for
+//       k = 0..7 with ld.shared.v4 (8 distinct chunks: a warp reads 512
+//       contiguous bytes per load, four conflict-free 128-byte wavefronts), where
+//       j = (w + r + d) mod 8 at rep r and d = (first word of the previous rep's
+//       first load) AND zero. The host passes zero = 0, so d = 0 when it runs,
+//       but no compiler can know that: every load's address depends on the rep
+//       counter and on a value loaded before, so no load can be hoisted out of
+//       the loop, merged with another or dropped (ptxas does all three to
+//       loop-invariant loads, asm volatile or not). out[global thread] = the
+//       sum of the words it read.
+//   l1_read_b<B>(buf, out, reps, zero)
+//       the same reads from a 1024-vector (16 KiB: 32 chunks) global buffer with
+//       plain ld.global (weak, L1-cached by default since Volta; ptxas makes
+//       .ca a strong SM-scope load): chunks j + 4k, k = 0..7, j = (w + r + d)
+//       mod 4. Every block of an SM reads the same 16 KiB, which stays in that
+//       SM's L1 after the first touch.
 //
-// Loads are inline PTX (asm volatile) so neither the compiler nor ptxas drops,
-// merges or hoists them; offsets change at every load, so no load repeats the
-// previous one's address.
+// The rep loops are not unrolled (#pragma unroll 1): the machine code has
+// exactly 8 shared (or L1) loads, all inside the loop; tests/test_cache_bandwidth.py
+// counts them in the cubin.
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -48,9 +62,9 @@ __device__ __forceinline__ uint4 ld_cg(const uint4* p) {
     return v;
 }
 
-__device__ __forceinline__ uint4 ld_ca(const uint4* p) {
+__device__ __forceinline__ uint4 ld_l1(const uint4* p) {
     uint4 v;
-    asm volatile("ld.global.ca.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
     return v;
 }
 
@@ -128,16 +142,15 @@ __device__ __forceinline__ void l2_copy(const uint4* __restrict__ a, uint4* __re
         const u64 rot = ((u64)p * shift) % nvec;
         for (u64 k = g; k < nvec; k += T * U) {
             uint4 v[U];
-            u64 at[U];
 #pragma unroll
             for (int u = 0; u < U; ++u) {
                 const u64 i = k + (u64)u * T;
-                at[u] = i < nvec ? rotated(i, rot, nvec) : nvec;
-                v[u] = i < nvec ? ld_cg(a + at[u]) : make_uint4(0u, 0u, 0u, 0u);
+                v[u] = i < nvec ? ld_cg(a + rotated(i, rot, nvec)) : make_uint4(0u, 0u, 0u, 0u);
             }
 #pragma unroll
             for (int u = 0; u < U; ++u) {
-                if (at[u] < nvec) st_cg(b + at[u], make_uint4(v[u].x + p, v[u].y + p, v[u].z + p, v[u].w + p));
+                const u64 i = k + (u64)u * T;  // this thread's own vector: no other thread writes b[i]
+                if (i < nvec) st_cg(b + i, make_uint4(v[u].x + p, v[u].y + p, v[u].z + p, v[u].w + p));
             }
         }
     }
@@ -145,37 +158,56 @@ __device__ __forceinline__ void l2_copy(const uint4* __restrict__ a, uint4* __re
 
 // ------------------------------------------------------- shared and L1 ----
 
+// Chunks of 32 vectors (512 bytes: one warp's 16-byte loads) and the loads per rep.
+#define GPUWHY_CHUNK_VECS 32
+#define GPUWHY_LOADS_PER_REP 8
+
 template <int B>
-__device__ __forceinline__ void smem_read(u32* __restrict__ out, u32 reps, u32 seed) {
+__device__ __forceinline__ void smem_read(u32* __restrict__ out, u32 reps, u32 seed, u32 zero) {
+    constexpr u32 GROUPS = GPUWHY_SMEM_VECS / GPUWHY_CHUNK_VECS / GPUWHY_LOADS_PER_REP;  // 8
+    constexpr u32 STEP = GROUPS * GPUWHY_CHUNK_VECS * 16u;                              // 4096 bytes
     __shared__ uint4 s[GPUWHY_SMEM_VECS];
     for (u32 i = threadIdx.x; i < GPUWHY_SMEM_VECS; i += B)
         s[i] = make_uint4(fill_word(i, 0u, seed), fill_word(i, 1u, seed), fill_word(i, 2u, seed), fill_word(i, 3u, seed));
     __syncthreads();
-    const u32 base = (u32)__cvta_generic_to_shared(s);
-    u32 acc0 = 0, acc1 = 0, idx = threadIdx.x;
+    const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const u32 base = (u32)__cvta_generic_to_shared(s) + lane * 16u;
+    u32 acc0 = 0, acc1 = 0, d = 0;
+#pragma unroll 1
     for (u32 r = 0; r < reps; ++r) {
+        const u32 at = base + ((warp + r + d) & (GROUPS - 1u)) * (GPUWHY_CHUNK_VECS * 16u);
+        uint4 v[GPUWHY_LOADS_PER_REP];
 #pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            const uint4 v = ld_shared(base + (idx & (GPUWHY_SMEM_VECS - 1)) * 16u);
-            acc0 += v.x + v.y;
-            acc1 += v.z + v.w;
-            idx += B;
+        for (int k = 0; k < GPUWHY_LOADS_PER_REP; ++k) v[k] = ld_shared(at + k * STEP);
+#pragma unroll
+        for (int k = 0; k < GPUWHY_LOADS_PER_REP; ++k) {
+            acc0 += v[k].x + v[k].y;
+            acc1 += v[k].z + v[k].w;
         }
+        d = v[0].x & zero;  // 0 at run time (the host passes zero = 0); unknown to the compiler
     }
     out[(u64)blockIdx.x * B + threadIdx.x] = acc0 + acc1;
 }
 
 template <int B>
-__device__ __forceinline__ void l1_read(const uint4* __restrict__ buf, u32* __restrict__ out, u32 reps) {
-    u32 acc0 = 0, acc1 = 0, idx = threadIdx.x;
+__device__ __forceinline__ void l1_read(const uint4* __restrict__ buf, u32* __restrict__ out, u32 reps, u32 zero) {
+    constexpr u32 GROUPS = GPUWHY_L1_VECS / GPUWHY_CHUNK_VECS / GPUWHY_LOADS_PER_REP;  // 4
+    constexpr u32 STEP = GROUPS * GPUWHY_CHUNK_VECS;                                  // 128 vectors
+    const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const uint4* base = buf + lane;
+    u32 acc0 = 0, acc1 = 0, d = 0;
+#pragma unroll 1
     for (u32 r = 0; r < reps; ++r) {
+        const uint4* at = base + ((warp + r + d) & (GROUPS - 1u)) * GPUWHY_CHUNK_VECS;
+        uint4 v[GPUWHY_LOADS_PER_REP];
 #pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            const uint4 v = ld_ca(buf + (idx & (GPUWHY_L1_VECS - 1)));
-            acc0 += v.x + v.y;
-            acc1 += v.z + v.w;
-            idx += B;
+        for (int k = 0; k < GPUWHY_LOADS_PER_REP; ++k) v[k] = ld_l1(at + k * STEP);
+#pragma unroll
+        for (int k = 0; k < GPUWHY_LOADS_PER_REP; ++k) {
+            acc0 += v[k].x + v[k].y;
+            acc1 += v[k].z + v[k].w;
         }
+        d = v[0].x & zero;
     }
     out[(u64)blockIdx.x * B + threadIdx.x] = acc0 + acc1;
 }
@@ -193,12 +225,13 @@ __device__ __forceinline__ void l1_read(const uint4* __restrict__ buf, u32* __re
     }
 
 #define GPUWHY_SM_KERNELS(B)                                                                                       \
-    extern "C" __global__ void __launch_bounds__(B) smem_read_b##B(u32* __restrict__ out, u32 reps, u32 seed) {   \
-        smem_read<B>(out, reps, seed);                                                                             \
+    extern "C" __global__ void __launch_bounds__(B) smem_read_b##B(u32* __restrict__ out, u32 reps, u32 seed,     \
+                                                                   u32 zero) {                                     \
+        smem_read<B>(out, reps, seed, zero);                                                                       \
     }                                                                                                              \
     extern "C" __global__ void __launch_bounds__(B) l1_read_b##B(const uint4* __restrict__ buf,                   \
-                                                                 u32* __restrict__ out, u32 reps) {                \
-        l1_read<B>(buf, out, reps);                                                                                \
+                                                                 u32* __restrict__ out, u32 reps, u32 zero) {      \
+        l1_read<B>(buf, out, reps, zero);                                                                          \
     }
 
 GPUWHY_L2_KERNELS(2)

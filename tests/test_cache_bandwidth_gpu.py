@@ -1,6 +1,6 @@
 """The cache ceilings on a real GPU (skipped without one): every kernel checked and timed, the
 levels in the order the hierarchy must show whatever the GPU (shared memory and L1 above L2,
-L2 above DRAM), shared memory within its clock-derived limit. The figures themselves are
+L2 above DRAM), shared memory and L1 within their clock-derived limit, no family left unreported. The figures themselves are
 recorded by benchmarks/device_hierarchy.sh under docs/results/."""
 
 from __future__ import annotations
@@ -15,14 +15,16 @@ def test_run_caches_orders_the_levels():
     from gpuwhy.profiles import latest_profile
 
     res = measure_caches(None)
+    assert not res.failures, [f.reason for f in res.failures]  # every family checked, timed and plausible
     l2, rw, sh, l1 = res.best("L2", "read"), res.best("L2", "read+write"), res.best("shared"), res.best("L1")
     assert l2 and rw and sh and l1
     prof = latest_profile(res.device.uuid, need="dram_bandwidth_gbs")
     if prof is not None:  # after `gpuwhy bench`: the L2 beats DRAM
         assert l2.gbs > 1.2 * prof.dram_bandwidth_gbs
     assert sh.gbs > l2.gbs and l1.gbs > l2.gbs
-    if sh.clock_limit_gbs:
-        assert 0.3 < sh.pct_of_limit / 100 < 1.05  # never above the 128 B/clk/SM limit (5% for clock sampling)
+    for r in (sh, l1):
+        if r.clock_limit_gbs:  # never above the 128 B/clk/SM limit (3% for clock sampling: else refused)
+            assert 0.3 < r.pct_of_limit / 100 <= 1.03, (r.level, r.pct_of_limit)
     assert all(r.time.cv < 0.2 for r in res.rows)
 
 

@@ -8,7 +8,7 @@
     from gpuwhy.bench.cache_bandwidth import run_caches
 
     with open_device("0") as ctx:
-        rows, notes, samples = run_caches(ctx)        # CacheRow per level and working set
+        run = run_caches(ctx)      # run.rows: CacheRow per level and working set; run.failures: not reported
 
 Conventions (each row carries its own :attr:`CacheRow.convention`):
 
@@ -20,19 +20,28 @@ Conventions (each row carries its own :attr:`CacheRow.convention`):
 - L2 read+write: ``l2_copy_u*`` on two arrays of L2/8 each: bytes = read + written.
 - shared memory: ``smem_read_b*``, one full wave of blocks (SMs x resident blocks), each
   reading 16-byte vectors of 32 KiB of shared memory without bank conflicts; bytes = bytes
-  loaded. Its clock-derived limit is 128 B/clk/SM x SMs x the SM clock NVML reported
-  while the row was timed (:func:`gpuwhy.model.hierarchy.shared_clock_limit`).
+  loaded (8 x 16 per thread per rep, exactly the loads the loop makes). Its clock-derived
+  limit is 128 B/clk/SM x SMs x the SM clock NVML reported while the row was timed
+  (:func:`gpuwhy.model.hierarchy.shared_clock_limit`).
 - L1: ``l1_read_b*``, the same pattern from a 16 KiB global buffer every block of an SM
-  shares (``ld.global.ca``: L1 hits after the first touch); bytes = bytes loaded. No
-  documented clock limit (L1 and shared memory are one SRAM per SM; the shared-memory
-  limit is an upper bound).
+  shares (plain ``ld.global``: L1 hits after the first touch); bytes = bytes loaded. L1
+  and shared memory are one SRAM per SM, so the same 128 B/clk/SM is its limit.
 
 Every kernel adds the 32-bit words it reads (wrapping), so each launch shape is checked
 exactly against numpy before it is timed (:func:`expected_l2_sum`,
-:func:`expected_sm_sums`), and the last timed launch is checked again. A launch is
-calibrated to take about :data:`TARGET_S`; candidate shapes are timed briefly and the
-fastest kept, then timed in full with :func:`gpuwhy.engine.timing.time_gpu`, the SM clock
-sampled meanwhile.
+:func:`expected_l2_copy`, :func:`expected_sm_sums`), and the last timed launch is checked
+again. A launch is calibrated to take about :data:`TARGET_S`; candidate shapes are timed
+briefly and the fastest kept, then timed in full with
+:func:`gpuwhy.engine.timing.time_gpu`, the SM clock sampled meanwhile.
+
+A figure above what the SMs can load is a broken benchmark (loads hoisted, merged or
+dropped by the compiler, or bytes miscounted), never a measurement: a row whose bytes
+through the SMs' load pipes exceed 128 B/clk/SM x SMs x the highest SM clock seen while
+it ran by more than :data:`LIMIT_TOLERANCE` is refused (:func:`over_limit`), for every
+level (for L2 the bound is loose: no L2 figure of any GPU comes near it). Each family
+(L2 read, L2 read+write, shared memory, L1) is measured on its own: one that fails its
+check or is refused is "not reported" with the reason (:class:`CacheFailure`), and the
+others are still reported and saved.
 
 Pure parts (sizes, expected sums, the rows and the result) need no GPU.
 """
@@ -43,7 +52,7 @@ import datetime as _dt
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -58,6 +67,8 @@ SMEM_VECS = 2048
 L1_VECS = 1024
 VEC_BYTES = 16
 LOADS_PER_REP = 8
+#: Vectors per chunk (one warp's 16-byte loads: 512 bytes), as GPUWHY_CHUNK_VECS in cache.cu.
+CHUNK_VECS = 32
 #: Rotation of the L2 sweeps between passes, in 16-byte vectors (a multiple of 32, so
 #: warps stay aligned to 512-byte segments).
 SHIFT_VECS = 32 * 97
@@ -72,16 +83,24 @@ SM_BLOCKS = (1024, 512)
 TARGET_S = 2e-3
 BUDGET_S = 0.04
 SEED = 0x9E37
+#: A figure more than this share above its clock-derived limit is refused: the NVML clock
+#: is sampled every few milliseconds, so the clock a launch ran at may be a little above
+#: the highest sample; a real measurement never is 3% above the hardware's limit.
+LIMIT_TOLERANCE = 0.03
 
 CONVENTIONS = {
     ("L2", "read"): "bytes read; working set inside the L2, ld.global.cg (L1 bypassed), every SM sweeping it",
     ("L2", "read+write"): "bytes read + bytes written; two L2-resident arrays, ld/st.global.cg",
     ("shared", "read"): "bytes loaded from shared memory; 16-byte vectors, no bank conflicts, one wave of blocks",
-    ("L1", "read"): "bytes loaded; a 16 KiB buffer every block of an SM reads (ld.global.ca, L1 hits)",
+    ("L1", "read"): "bytes loaded; a 16 KiB buffer every block of an SM reads (ld.global, L1 hits)",
 }
 
 
 # ------------------------------------------------------------- pure parts ----
+
+
+def _u32(x: int) -> np.uint32:
+    return np.uint32(int(x) & 0xFFFFFFFF)
 
 
 def l2_working_sets(l2_bytes: int) -> list[int]:
@@ -103,21 +122,47 @@ def smem_pattern(seed: int = SEED) -> np.ndarray:
     return ((i * np.uint64(2654435761) + np.uint64(seed)) & np.uint64(0xFFFFFFFF)).astype(np.uint32).reshape(SMEM_VECS, 4)
 
 
-def expected_sm_sums(vectors: np.ndarray, block: int, reps: int) -> np.ndarray:
-    """What thread t of every block of ``smem_read``/``l1_read`` writes: reps x the sum of
-    the words of vectors (t + k x block) mod V for k < 8, mod 2^32 (uint32, one per thread).
+def expected_l2_copy(a_words: np.ndarray, passes: int, shift: int) -> np.ndarray:
+    """What ``l2_copy`` leaves in b after ``passes`` passes over a (uint32 words, 4 per
+    16-byte vector): b[i] = a[(i + r) mod nvec] + (passes - 1) per word, r = ((passes - 1)
+    x shift) mod nvec, the rotation of the last pass (each thread stores at its own index,
+    so the last pass is the one left).
 
     Raises:
-        ValueError: 8 x block not a multiple of V (the loads would not repeat per rep).
+        ValueError: no passes, or a word count that is not 4 per vector.
+    """
+    if passes < 1 or a_words.size % 4:
+        raise ValueError(f"passes={passes} must be >= 1 and {a_words.size} words a multiple of 4")
+    vecs = a_words.reshape(-1, 4)
+    rot = ((int(passes) - 1) * int(shift)) % vecs.shape[0]
+    return (np.roll(vecs, -rot, axis=0) + _u32(passes - 1)).reshape(-1)
+
+
+def expected_sm_sums(vectors: np.ndarray, block: int, reps: int) -> np.ndarray:
+    """What thread t of every block of ``smem_read``/``l1_read`` writes (uint32, one per thread).
+
+    ``vectors`` (V, 4) uint32 is split into V/32 chunks of 32 vectors and G = V / 256
+    groups; at rep r, lane l of warp w (t = 32 w + l) loads vector 32 (j + G k) + l for
+    k < 8, j = (w + r) mod G. The result is the sum of every word it loaded, mod 2^32.
+
+    Raises:
+        ValueError: V not a multiple of 256 vectors, or ``block`` not of whole warps.
     """
     nv = vectors.shape[0]
-    if (LOADS_PER_REP * block) % nv:
-        raise ValueError(f"8 x block {block} is not a multiple of {nv} vectors")
+    groups = nv // (CHUNK_VECS * LOADS_PER_REP)
+    if groups < 1 or nv % (CHUNK_VECS * LOADS_PER_REP) or block % 32 or block < 32:
+        raise ValueError(f"{nv} vectors must be a multiple of 256 and block {block} of whole warps")
+    mask = np.uint64(0xFFFFFFFF)
     per_vec = vectors.astype(np.uint64).sum(axis=1)
-    t = np.arange(block)[:, None]
-    idx = (t + np.arange(LOADS_PER_REP)[None, :] * block) % nv
-    group = per_vec[idx].sum(axis=1) & np.uint64(0xFFFFFFFF)
-    return ((group * np.uint64(reps)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    # group_sum[j, l]: one rep's words when j = (w + r) mod G, lane l
+    group_sum = per_vec.reshape(LOADS_PER_REP, groups, CHUNK_VECS).sum(axis=0) & mask
+    w = np.arange(block) // 32
+    lane = np.arange(block) % 32
+    j = np.arange(groups)
+    # reps r < reps with (w + r) mod G == j
+    count = reps // groups + (((j[None, :] - w[:, None]) % groups) < reps % groups)
+    per_j = (count.astype(np.uint64) * group_sum[:, lane].T) & mask  # (block, G)
+    return (per_j.sum(axis=1) & mask).astype(np.uint32)
 
 
 def passes_for(target_s: float, probe_s: float, probe_passes: int, limit: int = 1 << 30) -> int:
@@ -140,7 +185,9 @@ class CacheRow:
         time: per-launch :class:`~gpuwhy.engine.timing.Measurement` (s).
         grid, block: the launch shape; repeat: passes (L2) or reps of 8 loads (shared, L1).
         sm_clock_mhz: median NVML SM clock during the timed launches, or None.
-        clock_limit_gbs: the clock-derived limit (shared memory), GB/s, or None.
+        clock_limit_gbs: the clock-derived limit (shared memory and L1: 128 B/clk/SM x SMs x
+            ``sm_clock_mhz``), GB/s, or None.
+        sm_clock_max_mhz: the highest NVML SM clock seen during the timed launches, or None.
     """
 
     level: str
@@ -154,6 +201,7 @@ class CacheRow:
     repeat: int
     sm_clock_mhz: float | None = None
     clock_limit_gbs: float | None = None
+    sm_clock_max_mhz: float | None = None
 
     @property
     def gbs(self) -> float:
@@ -172,8 +220,56 @@ class CacheRow:
         return {"level": self.level, "op": self.op, "kernel": self.kernel, "working_set_bytes": self.working_set_bytes,
                 "bytes_moved": self.bytes_moved, "median_s": self.time.median_s, "cv": self.time.cv,
                 "reps": self.time.reps, "gbs": self.gbs, "grid": self.grid, "block": self.block,
-                "repeat": self.repeat, "sm_clock_mhz": self.sm_clock_mhz, "clock_limit_gbs": self.clock_limit_gbs,
-                "pct_of_limit": self.pct_of_limit, "convention": self.convention}
+                "repeat": self.repeat, "sm_clock_mhz": self.sm_clock_mhz, "sm_clock_max_mhz": self.sm_clock_max_mhz,
+                "clock_limit_gbs": self.clock_limit_gbs, "pct_of_limit": self.pct_of_limit,
+                "convention": self.convention}
+
+
+#: How each level is written in sentences.
+LEVEL_WORDS = {"L2": "L2", "shared": "shared memory", "L1": "L1"}
+
+
+def load_pipe_bytes(row: CacheRow) -> int:
+    """The bytes of ``row`` that went through the SMs' load pipes: all of them for a read,
+    the read half of an L2 read+write."""
+    return row.bytes_moved // 2 if row.op == "read+write" else row.bytes_moved
+
+
+def over_limit(row: CacheRow, sm_count: int, clock_mhz: float | None) -> str | None:
+    """Why ``row`` must not be reported, or None when it is plausible.
+
+    The SMs load at most 128 B/clk/SM (:data:`~gpuwhy.model.hierarchy.SHARED_BYTES_PER_CLOCK`)
+    from shared memory, L1 or any level behind them: a row whose load-pipe bytes
+    (:func:`load_pipe_bytes`) per second exceed that x ``sm_count`` x ``clock_mhz`` (the
+    highest SM clock seen while it ran) by more than :data:`LIMIT_TOLERANCE` measured a
+    broken kernel or counted bytes wrong. None when ``clock_mhz`` is unknown (nothing to
+    check against).
+    """
+    if not clock_mhz or not clock_mhz > 0 or not row.time.median_s > 0:
+        return None
+    limit = shared_clock_limit(sm_count, clock_mhz) / 1e9
+    gbs = load_pipe_bytes(row) / row.time.median_s / 1e9
+    if gbs <= limit * (1.0 + LIMIT_TOLERANCE):
+        return None
+    what = f"{LEVEL_WORDS.get(row.level, row.level)} {row.op}" if row.level == "L2" else LEVEL_WORDS.get(row.level, row.level)
+    read = " (bytes read)" if row.op == "read+write" else ""
+    return (f"{what}: {row.kernel} measured {gbs:,.0f} GB/s{read}, {gbs / limit:.2f}x the {limit:,.0f} GB/s that "
+            f"{SHARED_BYTES_PER_CLOCK} B/clk/SM x {sm_count} SMs x {clock_mhz:,.0f} MHz allows: the kernel's loads were "
+            "hoisted, merged or dropped, or its bytes are miscounted; not reported")
+
+
+@dataclass(frozen=True)
+class CacheFailure:
+    """A family that was measured but not reported: ``level`` and ``op`` as in
+    :class:`CacheRow`, ``reason`` the one line saying why (a wrong result, a figure above
+    the clock-derived limit, a CUDA error)."""
+
+    level: str
+    op: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"level": self.level, "op": self.op, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -181,7 +277,8 @@ class CacheResult:
     """What one cache-ceiling run measured. ``device`` is a
     :class:`~gpuwhy.engine.context.DeviceInfo`; ``sm_clock`` the summary of every NVML
     sample (:func:`gpuwhy.bench.compute.sample_summary`); ``l2_near_bytes`` where the
-    latency ladder put the near-L2 partition's edge (None: no ladder, or no far step)."""
+    latency ladder put the near-L2 partition's edge (None: no ladder, or no far step);
+    ``failures`` the families not reported, with why."""
 
     device: Any
     rows: tuple[CacheRow, ...]
@@ -191,6 +288,16 @@ class CacheResult:
     date: str = ""
     duration_s: float = 0.0
     l2_near_bytes: int | None = None
+    failures: tuple[CacheFailure, ...] = ()
+
+    @property
+    def failure(self) -> MeasurementError | None:
+        """The error to raise once the result is printed and saved (exit 4): one family or
+        more not reported; None when all were."""
+        if not self.failures:
+            return None
+        what = "; ".join(f.reason for f in self.failures)
+        return MeasurementError(f"{len(self.failures)} cache ceiling(s) not reported: {what}")
 
     def best(self, level: str, op: str | None = None) -> CacheRow | None:
         """The fastest row of ``level`` (and ``op``), or None."""
@@ -203,6 +310,8 @@ class CacheResult:
                                 ("shared", None, "shared memory"), ("L1", None, "L1")):
             r = self.best(level, op)
             if r is None:
+                if any(f.level == level and (op is None or f.op == op) for f in self.failures):
+                    parts.append(f"{word} not reported")
                 continue
             s = f"{word} {r.gbs:,.0f} GB/s"
             if r.pct_of_limit is not None:
@@ -220,7 +329,7 @@ class CacheResult:
                 "rows": [r.to_dict() for r in self.rows], "best_gbs": best, "checks": list(self.checks),
                 "sm_clock": dict(self.sm_clock), "shared_limit_rule": SHARED_LIMIT_SOURCE,
                 "l2_near_bytes": self.l2_near_bytes, "notes": list(self.notes), "duration_s": self.duration_s,
-                "summary": self.summary_line()}
+                "not_reported": [f.to_dict() for f in self.failures], "summary": self.summary_line()}
 
 
 # ------------------------------------------------------------------ runner ----
@@ -232,10 +341,16 @@ def _median(xs) -> float | None:
 
 
 class _Timer:
-    """Calibrate and time one kernel family on an open context, sampling the clock."""
+    """Calibrate and time one kernel family on an open context, sampling the clock, and
+    refuse a row above the clock-derived limit (:func:`over_limit`).
 
-    def __init__(self, ctx, sample: Callable[[], tuple] | None, target_s: float, budget_s: float):
+    ``ceiling_mhz`` is the clock to check against when no sample was taken (the GPU's
+    highest SM clock: NVML's maximum or the sheet's boost clock), or None."""
+
+    def __init__(self, ctx, sample: Callable[[], tuple] | None, target_s: float, budget_s: float,
+                 ceiling_mhz: float | None = None):
         self.ctx, self.sample, self.target_s, self.budget_s = ctx, sample, target_s, budget_s
+        self.ceiling_mhz = ceiling_mhz
         self.samples: list = []
 
     def probe(self, fn: Callable[[int], None]) -> float:
@@ -243,7 +358,8 @@ class _Timer:
 
         return time_gpu(self.ctx.stream, self.ctx.events, fn, warmup=1, reps=3, estimate=False).median_s
 
-    def full(self, fn: Callable[[int], None]) -> tuple[Measurement, float | None]:
+    def full(self, fn: Callable[[int], None]) -> tuple[Measurement, float | None, float | None]:
+        """(measurement, median SM clock MHz, highest SM clock MHz) of the timed launches."""
         from ..engine.timing import collect, time_gpu
 
         hook, samples = collect(self.sample)
@@ -252,25 +368,33 @@ class _Timer:
         if hook is not None and not samples:  # the launches ended before the first poll: read the clock right after
             hook()
         self.samples.extend(samples)
-        return m, _median(s[0] for s in samples if s)
+        clocks = [float(s[0]) for s in samples if s and s[0]]
+        return m, _median(clocks), (max(clocks) if clocks else None)
+
+    def checked(self, row: CacheRow) -> CacheRow:
+        """``row``, unless it is above the clock-derived limit.
+
+        Raises:
+            MeasurementError: the figure is impossible (the reason from :func:`over_limit`).
+        """
+        why = over_limit(row, int(self.ctx.info.sm_count), row.sm_clock_max_mhz or self.ceiling_mhz)
+        if why:
+            raise MeasurementError(why)
+        return row
 
 
-def _u32(x: int) -> np.uint32:
-    return np.uint32(int(x) & 0xFFFFFFFF)
-
-
-def _l2_rows(ctx, timer: _Timer, rng: np.random.Generator, prog, checks: list[str]) -> list[CacheRow]:
-    """L2 read at each working set, then L2 read+write."""
-    l2 = int(ctx.info.l2_bytes)
+def _l2_shapes(ctx, kind: str) -> list[tuple[int, int, int]]:
+    """(U, block, grid) of each :data:`L2_SHAPES` for ``l2_read`` or ``l2_copy``: a full wave."""
     sms = int(ctx.info.sm_count)
+    return [(u, b, sms * ctx.occupancy(ctx.kernel(SOURCE, f"{kind}_u{u}"), b)) for u, b in L2_SHAPES]
+
+
+def _l2_read_rows(ctx, timer: _Timer, rng: np.random.Generator, prog, checks: list[str]) -> list[CacheRow]:
+    """L2 read at each working set of :func:`l2_working_sets`, every launch shape checked first."""
+    shapes = _l2_shapes(ctx, "l2_read")
+    sizes = l2_working_sets(int(ctx.info.l2_bytes))
     rows: list[CacheRow] = []
-    shapes = []
-    for u, block in L2_SHAPES:
-        k = ctx.kernel(SOURCE, f"l2_read_u{u}")
-        shapes.append((u, block, sms * ctx.occupancy(k, block)))
-    max_grid = max(g for _, _, g in shapes)
-    sizes = l2_working_sets(l2)
-    with ctx.alloc(max(sizes)) as buf, ctx.alloc(4 * max_grid) as part:
+    with ctx.alloc(max(sizes)) as buf, ctx.alloc(4 * max(g for _, _, g in shapes)) as part:
         # correctness: every shape, a small odd-sized buffer (remainders) and 3 passes
         small = 3 * 1024 + 17
         words = rng.integers(0, 2**32, size=small * 4, dtype=np.uint64).astype(np.uint32)
@@ -292,9 +416,6 @@ def _l2_rows(ctx, timer: _Timer, rng: np.random.Generator, prog, checks: list[st
             ctx.upload(buf, words)
             rows.append(_time_l2_read(ctx, timer, buf, part, nvec, words, shapes))
             prog(advance=1)
-        prog(description="L2 read+write")
-        rows.append(_time_l2_copy(ctx, timer, buf, rng, l2, shapes, checks))
-        prog(advance=1)
     return rows
 
 
@@ -310,43 +431,51 @@ def _time_l2_read(ctx, timer: _Timer, buf, part, nvec: int, words: np.ndarray, s
     t, u, block, grid = best
     passes = passes_for(timer.target_s, t, probe_passes)
     go = ctx.launcher(ctx.kernel(SOURCE, f"l2_read_u{u}"), grid, block)
-    m, clk = timer.full(lambda i: go(buf.ptr, np.uint64(nvec), np.uint32(passes), shift, part.ptr))
+    m, clk, clk_max = timer.full(lambda i: go(buf.ptr, np.uint64(nvec), np.uint32(passes), shift, part.ptr))
     got = int(ctx.download(part, np.uint32, grid).astype(np.uint64).sum()) & 0xFFFFFFFF
     if got != expected_l2_sum(words, passes):
         raise MeasurementError(f"the timed l2_read_u{u} launches over {nvec * VEC_BYTES:,} bytes gave a wrong sum "
                                "(no L2 figure reported)")
     ws = nvec * VEC_BYTES
-    return CacheRow("L2", "read", f"l2_read_u{u}", ws, ws * passes, m, grid, block, passes, clk)
+    return timer.checked(CacheRow("L2", "read", f"l2_read_u{u}", ws, ws * passes, m, grid, block, passes, clk,
+                                  sm_clock_max_mhz=clk_max))
 
 
-def _time_l2_copy(ctx, timer: _Timer, buf, rng, l2: int, shapes, checks: list[str]) -> CacheRow:
-    nvec = max(512, int(l2 * COPY_FRACTION) // 512 * 512) // VEC_BYTES
-    shift = np.uint64(SHIFT_VECS % nvec)
+def _l2_copy_row(ctx, timer: _Timer, rng: np.random.Generator, checks: list[str]) -> CacheRow:
+    """L2 read+write: two arrays of L2/8, every launch shape checked (3 passes), the fastest timed."""
+    shapes = _l2_shapes(ctx, "l2_copy")
+    nvec = max(512, int(int(ctx.info.l2_bytes) * COPY_FRACTION) // 512 * 512) // VEC_BYTES
+    shift = SHIFT_VECS % nvec
     a_words = rng.integers(0, 2**32, size=nvec * 4, dtype=np.uint64).astype(np.uint32)
-    ctx.upload(buf, a_words)
-    with ctx.alloc(nvec * VEC_BYTES) as out:
+    with ctx.alloc(nvec * VEC_BYTES) as src, ctx.alloc(nvec * VEC_BYTES) as out:
+        ctx.upload(src, a_words)
         best = None
+        want3 = expected_l2_copy(a_words, 3, shift)
         for u, block, grid in shapes:
             go = ctx.launcher(ctx.kernel(SOURCE, f"l2_copy_u{u}"), grid, block)
             ctx.memset(out, 0xFF)
-            go(buf.ptr, out.ptr, np.uint64(nvec), np.uint32(3), shift)
+            go(src.ptr, out.ptr, np.uint64(nvec), np.uint32(3), np.uint64(shift))
             got = ctx.download(out, np.uint32, nvec * 4)
-            if not np.array_equal(got, a_words + np.uint32(2)):
-                raise MeasurementError(f"l2_copy_u{u} ({grid} x {block}) wrote a wrong result: the kernel in "
-                                       f"microbench/{SOURCE} is wrong (no L2 read+write figure reported)")
-            t = timer.probe(lambda i, go=go: go(buf.ptr, out.ptr, np.uint64(nvec), np.uint32(4), shift))
+            if not np.array_equal(got, want3):
+                bad = int(np.count_nonzero(got.reshape(-1, 4) != want3.reshape(-1, 4)))
+                raise MeasurementError(f"l2_copy_u{u} ({grid} x {block}) wrote a wrong result ({bad:,} of {nvec * 4:,} "
+                                       f"words): the kernel in microbench/{SOURCE} is wrong (no L2 read+write figure "
+                                       "reported)")
+            t = timer.probe(lambda i, go=go: go(src.ptr, out.ptr, np.uint64(nvec), np.uint32(4), np.uint64(shift)))
             if best is None or t < best[0]:
                 best = (t, u, block, grid)
-        checks.append(f"l2_copy: {len(shapes)} launch shapes, b = a + (passes - 1) exact on {nvec:,} vectors")
+        checks.append(f"l2_copy: {len(shapes)} launch shapes, b[i] = a[(i + rotation) mod n] + (passes - 1) exact on "
+                      f"{nvec:,} vectors")
         t, u, block, grid = best
         passes = passes_for(timer.target_s, t, 4)
         go = ctx.launcher(ctx.kernel(SOURCE, f"l2_copy_u{u}"), grid, block)
-        m, clk = timer.full(lambda i: go(buf.ptr, out.ptr, np.uint64(nvec), np.uint32(passes), shift))
+        m, clk, clk_max = timer.full(lambda i: go(src.ptr, out.ptr, np.uint64(nvec), np.uint32(passes), np.uint64(shift)))
         got = ctx.download(out, np.uint32, nvec * 4)
-        if not np.array_equal(got, a_words + _u32(passes - 1)):
+        if not np.array_equal(got, expected_l2_copy(a_words, passes, shift)):
             raise MeasurementError("the timed l2_copy launches wrote a wrong result (no L2 read+write figure reported)")
     ws = 2 * nvec * VEC_BYTES
-    return CacheRow("L2", "read+write", f"l2_copy_u{u}", ws, ws * passes, m, grid, block, passes, clk)
+    return timer.checked(CacheRow("L2", "read+write", f"l2_copy_u{u}", ws, ws * passes, m, grid, block, passes, clk,
+                                  sm_clock_max_mhz=clk_max))
 
 
 def _sm_row(ctx, timer: _Timer, level: str, rng, checks: list[str]) -> CacheRow:
@@ -363,8 +492,10 @@ def _sm_row(ctx, timer: _Timer, level: str, rng, checks: list[str]) -> CacheRow:
         if level == "L1":
             ctx.upload(src, vecs)
 
-        def args(reps):
-            return (src.ptr, out.ptr, np.uint32(reps)) if level == "L1" else (out.ptr, np.uint32(reps), np.uint32(SEED))
+        def args(reps):  # the last argument is the kernels' `zero` (0: see cache.cu)
+            if level == "L1":
+                return (src.ptr, out.ptr, np.uint32(reps), np.uint32(0))
+            return (out.ptr, np.uint32(reps), np.uint32(SEED), np.uint32(0))
 
         def verify(block, grid, reps, what):
             got = ctx.download(out, np.uint32, grid * block).reshape(grid, block)
@@ -378,8 +509,8 @@ def _sm_row(ctx, timer: _Timer, level: str, rng, checks: list[str]) -> CacheRow:
         for block, grid in shapes:
             go = ctx.launcher(ctx.kernel(SOURCE, f"{name}_b{block}"), grid, block)
             ctx.memset(out, 0xFF)
-            go(*args(3))
-            verify(block, grid, 3, "at 3 reps")
+            go(*args(11))  # 11 reps: every group of chunks, some twice
+            verify(block, grid, 11, "at 11 reps")
             t = timer.probe(lambda i, go=go: go(*args(64)))
             if best is None or t < best[0]:
                 best = (t, block, grid)
@@ -387,61 +518,117 @@ def _sm_row(ctx, timer: _Timer, level: str, rng, checks: list[str]) -> CacheRow:
         t, block, grid = best
         reps = passes_for(timer.target_s, t, 64)
         go = ctx.launcher(ctx.kernel(SOURCE, f"{name}_b{block}"), grid, block)
-        m, clk = timer.full(lambda i: go(*args(reps)))
+        m, clk, clk_max = timer.full(lambda i: go(*args(reps)))
         verify(block, grid, reps, f"at {reps} reps (timed)")
     nbytes = grid * block * reps * LOADS_PER_REP * VEC_BYTES
-    limit = shared_clock_limit(sms, clk) / 1e9 if (level == "shared" and clk) else None
+    limit = shared_clock_limit(sms, clk) / 1e9 if clk else None
     ws = (SMEM_VECS if level == "shared" else L1_VECS) * VEC_BYTES
-    return CacheRow(level, "read", f"{name}_b{block}", ws, nbytes, m, grid, block, reps, clk, limit)
+    return timer.checked(CacheRow(level, "read", f"{name}_b{block}", ws, nbytes, m, grid, block, reps, clk, limit,
+                                  sm_clock_max_mhz=clk_max))
+
+
+class CacheRun(NamedTuple):
+    """What :func:`run_caches` returns: the reported rows, the checks made, the clock
+    samples, notes, and the families not reported (:class:`CacheFailure`)."""
+
+    rows: list
+    checks: list
+    samples: list
+    notes: list
+    failures: list
 
 
 def run_caches(ctx, *, sample: Callable[[], tuple] | None = None, progress: Callable[..., None] | None = None,
                target_s: float = TARGET_S, budget_s: float = BUDGET_S, rng: np.random.Generator | None = None,
-               ) -> tuple[list[CacheRow], list[str], list, list[str]]:
+               clock_ceiling_mhz: float | None = None) -> CacheRun:
     """Measure the cache ceilings on an open :class:`~gpuwhy.engine.context.GpuContext`.
+
+    Each family (L2 read, L2 read+write, shared memory, L1) is measured on its own: a wrong
+    result, a figure above the clock-derived limit or a CUDA error in one makes it a
+    :class:`CacheFailure` and the next one still runs.
 
     Args:
         sample: returns (SM clock MHz, power W, clock-event mask), e.g.
             :meth:`gpuwhy.device.sample.ClockSampler.sample`; polled while the timed launches run.
         progress: ``progress(total=, advance=, description=)``.
         target_s: wall time of one timed launch; budget_s: of a row's timed launches.
+        clock_ceiling_mhz: the GPU's highest SM clock (:func:`clock_ceiling`), the clock the
+            limit check uses when no sample was taken.
 
     Returns:
-        (rows, checks, clock samples, notes).
-
-    Raises:
-        MeasurementError: a kernel gave a wrong result, or a CUDA error.
+        a :class:`CacheRun`.
     """
+    from ..engine.context import as_gpuwhy_error
+
     prog = progress or (lambda **kw: None)
     rng = rng or np.random.default_rng()
-    timer = _Timer(ctx, sample, target_s, budget_s)
+    timer = _Timer(ctx, sample, target_s, budget_s, clock_ceiling_mhz)
     checks: list[str] = []
     notes: list[str] = []
-    prog(total=len(L2_FRACTIONS) + 3, description="cache ceilings")
-    rows = _l2_rows(ctx, timer, rng, prog, checks)
-    for level in ("shared", "L1"):
-        prog(description=f"{level} bandwidth")
-        rows.append(_sm_row(ctx, timer, level, rng, checks))
-        prog(advance=1)
+    failures: list[CacheFailure] = []
+    rows: list[CacheRow] = []
+    advanced = [0]
+
+    def step(**kw):  # progress, counting the advances so a failed family still fills its share
+        advanced[0] += kw.get("advance", 0)
+        prog(**kw)
+
+    step(total=len(L2_FRACTIONS) + 3, description="cache ceilings")
+    families = (("L2", "read", len(L2_FRACTIONS), lambda: _l2_read_rows(ctx, timer, rng, step, checks)),
+                ("L2", "read+write", 1, lambda: [_l2_copy_row(ctx, timer, rng, checks)]),
+                ("shared", "read", 1, lambda: [_sm_row(ctx, timer, "shared", rng, checks)]),
+                ("L1", "read", 1, lambda: [_sm_row(ctx, timer, "L1", rng, checks)]))
+    for level, op, steps, measure in families:
+        before = advanced[0]
+        step(description=f"{LEVEL_WORDS[level]} {op}")
+        try:
+            rows.extend(measure())
+        except Exception as exc:  # a wrong result, an impossible figure, a CUDA error: this family only
+            err = as_gpuwhy_error(exc)
+            if not isinstance(err, MeasurementError):
+                raise
+            failures.append(CacheFailure(level, op, str(err)))
+        step(advance=steps - (advanced[0] - before))
     if sample is None or not any(r.sm_clock_mhz for r in rows):
         notes.append("no SM clock samples (NVML unavailable): no clock-derived shared-memory limit")
+        if not clock_ceiling_mhz:
+            notes.append("no SM clock known at all: the figures were not checked against the 128 B/clk/SM limit")
     notes.append(f"shared-memory limit: {SHARED_BYTES_PER_CLOCK} B/clk/SM; {SHARED_LIMIT_SOURCE}")
-    return rows, checks, timer.samples, notes
+    return CacheRun(rows, checks, timer.samples, notes, failures)
+
+
+def clock_ceiling(ctx) -> float | None:
+    """The highest SM clock of the open device, MHz: NVML's maximum, else the spec sheet's
+    boost clock, else None (never raises)."""
+    try:
+        from ..device.sample import sample
+
+        s = sample(ctx.info.uuid, int(ctx.info.index))
+        if s is not None and s.max_sm_clock_mhz:
+            return float(s.max_sm_clock_mhz)
+    except Exception:  # NVML is optional
+        pass
+    try:
+        from .compute import find_sheet
+
+        sheet = find_sheet(ctx)
+        return float(sheet.boost_clock_mhz) if sheet is not None and sheet.boost_clock_mhz else None
+    except Exception:  # an unknown GPU has no sheet
+        return None
 
 
 def time_l2_read(ctx, working_set_bytes: int, *, sample: Callable[[], tuple] | None = None,
                  rng: np.random.Generator | None = None, target_s: float = TARGET_S,
-                 budget_s: float = BUDGET_S) -> CacheRow:
+                 budget_s: float = BUDGET_S, clock_ceiling_mhz: float | None = None) -> CacheRow:
     """One L2 read row at ``working_set_bytes`` (rounded down to 512 bytes), every launch
     shape checked first, exactly as :func:`run_caches` times it (for peer comparisons).
 
     Raises:
-        MeasurementError: a wrong sum, or a CUDA error.
+        MeasurementError: a wrong sum, a figure above the clock-derived limit, or a CUDA error.
     """
     rng = rng or np.random.default_rng()
-    timer = _Timer(ctx, sample, target_s, budget_s)
-    sms = int(ctx.info.sm_count)
-    shapes = [(u, b, sms * ctx.occupancy(ctx.kernel(SOURCE, f"l2_read_u{u}"), b)) for u, b in L2_SHAPES]
+    timer = _Timer(ctx, sample, target_s, budget_s, clock_ceiling_mhz)
+    shapes = _l2_shapes(ctx, "l2_read")
     nvec = max(512, int(working_set_bytes) // 512 * 512) // VEC_BYTES
     words = rng.integers(0, 2**32, size=nvec * 4, dtype=np.uint64).astype(np.uint32)
     with ctx.alloc(nvec * VEC_BYTES) as buf, ctx.alloc(4 * max(g for _, _, g in shapes)) as part:
@@ -450,10 +637,16 @@ def time_l2_read(ctx, working_set_bytes: int, *, sample: Callable[[], tuple] | N
 
 
 def time_shared(ctx, *, sample: Callable[[], tuple] | None = None, rng: np.random.Generator | None = None,
-                target_s: float = TARGET_S, budget_s: float = BUDGET_S) -> CacheRow:
-    """One shared-memory row (every block size checked first), as :func:`run_caches` times it."""
-    timer = _Timer(ctx, sample, target_s, budget_s)
-    return _sm_row(ctx, timer, "shared", rng or np.random.default_rng(), [])
+                target_s: float = TARGET_S, budget_s: float = BUDGET_S, clock_ceiling_mhz: float | None = None,
+                level: str = "shared") -> CacheRow:
+    """One shared-memory (or, with ``level="L1"``, L1) row, every block size checked first,
+    as :func:`run_caches` times it.
+
+    Raises:
+        MeasurementError: a wrong sum, a figure above the clock-derived limit, or a CUDA error.
+    """
+    timer = _Timer(ctx, sample, target_s, budget_s, clock_ceiling_mhz)
+    return _sm_row(ctx, timer, level, rng or np.random.default_rng(), [])
 
 
 def l2_partition_notes(rows: Sequence[CacheRow], near_bytes: int | None) -> list[str]:
@@ -471,10 +664,11 @@ def l2_partition_notes(rows: Sequence[CacheRow], near_bytes: int | None) -> list
 
 
 def measure_caches(device: str | None = None, *, progress: Callable[..., None] | None = None) -> CacheResult:
-    """Open the GPU, measure the cache ceilings with the SM clock sampled, return a :class:`CacheResult`.
+    """Open the GPU, measure the cache ceilings with the SM clock sampled, return a
+    :class:`CacheResult` (a family that failed is in its ``failures``, not raised).
 
     Raises:
-        NoDeviceError: no GPU (exit 3); MeasurementError: a wrong result or CUDA error (exit 4).
+        NoDeviceError: no GPU (exit 3); MeasurementError: a CUDA error outside the families (exit 4).
     """
     from ..device.sample import ClockSampler
     from ..engine.context import open_device
@@ -484,8 +678,9 @@ def measure_caches(device: str | None = None, *, progress: Callable[..., None] |
     date = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     with open_device(device) as ctx:
         info = ctx.info
+        ceiling = clock_ceiling(ctx)
         with ClockSampler(info.uuid) as clock:
-            rows, checks, samples, notes = run_caches(ctx, sample=clock.sample, progress=progress)
+            run = run_caches(ctx, sample=clock.sample, progress=progress, clock_ceiling_mhz=ceiling)
     near = None
     try:
         from ..profiles import latest_profile
@@ -494,6 +689,6 @@ def measure_caches(device: str | None = None, *, progress: Callable[..., None] |
         near = prof.l2_near_bytes if prof is not None else None
     except Exception:  # the profile store is a cache: never a reason to fail
         near = None
-    notes = l2_partition_notes(rows, near) + list(notes)
-    return CacheResult(info, tuple(rows), tuple(checks), sample_summary(samples), tuple(notes), date,
-                       time.perf_counter() - t0, near)
+    notes = l2_partition_notes(run.rows, near) + list(run.notes)
+    return CacheResult(info, tuple(run.rows), tuple(run.checks), sample_summary(run.samples), tuple(notes), date,
+                       time.perf_counter() - t0, near, tuple(run.failures))

@@ -172,6 +172,12 @@ class MemoryRun:
     compute: list | None = None
     caches: Any = None
 
+    @property
+    def failure(self) -> GpuwhyError | None:
+        """The error to raise once everything is printed and saved (exit 4): a cache ceiling
+        not reported (:attr:`~gpuwhy.bench.cache_bandwidth.CacheResult.failure`), or None."""
+        return getattr(self.caches, "failure", None)
+
 
 @dataclass(frozen=True)
 class RooflineRun:

@@ -185,10 +185,12 @@ _CACHE_LEVEL = {"L2": "L2", "shared": "shared memory", "L1": "L1"}
 
 def render_caches(result) -> None:
     """Print a :class:`~gpuwhy.bench.cache_bandwidth.CacheResult`: one row per level and
-    working set (GB/s, the sampled clock, the clock-derived limit), the conventions, summary."""
+    working set (GB/s, the sampled clock, the clock-derived limit), a "not reported" row
+    per family that failed (the reason as a warning), the conventions, summary."""
     con = out()
     rows = list(result.rows)
-    if rows:
+    failures = list(getattr(result, "failures", ()))
+    if rows or failures:
         t = Table(title="cache ceilings (GB/s = 1e9 B/s; medians of event-timed launches)", title_justify="left",
                   pad_edge=False)
         for name, kw in (("level", {}), ("op", {}), ("working set", {"justify": "right"}), ("GB/s", {"justify": "right"}),
@@ -198,7 +200,11 @@ def render_caches(result) -> None:
             ws = fmt_bytes(r.working_set_bytes) + (" per SM" if r.level in ("shared", "L1") else "")
             t.add_row(_CACHE_LEVEL.get(r.level, r.level), r.op, ws, f"{r.gbs:,.0f}", f"{100 * r.time.cv:.1f}%",
                       "-" if r.pct_of_limit is None else f"{r.pct_of_limit:.1f}%", f"{r.kernel} {r.grid}x{r.block}")
+        for f in failures:
+            t.add_row(_CACHE_LEVEL.get(f.level, f.level), f.op, "-", "-", "-", "-", Text("not reported", style="red"))
         con.print(t)
+        for f in failures:
+            warn(f"{_CACHE_LEVEL.get(f.level, f.level)} {f.op} not reported: {f.reason}")
         for r in rows:
             if r.clock_limit_gbs:
                 con.print(Text(f"{_CACHE_LEVEL.get(r.level, r.level)} clock limit: 128 B/clk/SM x {result.device.sm_count} SMs "
