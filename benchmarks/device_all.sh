@@ -6,6 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR="${OUT:-$PWD/out}"; mkdir -p "$OUTDIR"
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 A=/tmp/gpuwhy-device-all; rm -rf "$A"; mkdir -p "$A"
 declare -A status
 for n in "$@"; do
