@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ from .causes import CAUSES, classify, host_windows, split, split_gaps
 from .host import HostArrays, build_view, callers, is_dataloader
 from .intervals import Coverage
 from .kinds import by_kind, comm_overlap, kinds_of
-from .read import events_of, load_trace_json
+from .read import events_of, parse_trace_text, read_trace_text
 from .results import (
     CAUSE_LABELS,
     HostOp,
@@ -42,6 +43,7 @@ from .results import (
     TraceStep,
 )
 from .scan import SYNC_NAMES, Scan, scan
+from .stream import NotStreamable, event_pieces
 from .verdict import (
     GPU_BOUND_NEXT,
     H200_PAGEABLE_H2D_GBS,
@@ -152,13 +154,7 @@ def _report(s: Scan, source: str, top: int) -> TraceReport:
         dropped["host events with a missing or non-positive timestamp"] = s.host_bad_ts
 
     # Launch call per GPU event: by correlation id, else through a flow event.
-    lau_i = np.full(n_gpu, -1, dtype=np.int64)
-    cr = s.corr_runtime
-    for i, c in enumerate(s.g_corr):
-        if c is not None:
-            j = cr.get(c)
-            if j is not None:
-                lau_i[i] = j
+    lau_i = np.fromiter(map(s.corr_runtime.get, s.g_corr, repeat(-1)), dtype=np.int64, count=n_gpu)
     launch = np.full(n_gpu, np.nan)
     launch_end = np.full(n_gpu, np.nan)
     has = lau_i >= 0
@@ -367,15 +363,15 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
     whole = bool(np.all(du == np.round(du)) and np.all(st == np.round(st)))
     resolution = "1 us" if whole else "1 ns"
 
-    streams_raw = [s.g_stream[i] for i in order.tolist()]
-    codes: dict = {}
-    stream = np.asarray([codes.setdefault(x, len(codes)) for x in streams_raw], dtype=np.int64)
+    streams_raw = list(map(s.g_stream.__getitem__, order.tolist()))
+    codes = {x: i for i, x in enumerate(dict.fromkeys(streams_raw))}  # in order of first appearance
+    stream = np.fromiter(map(codes.__getitem__, streams_raw), dtype=np.int64, count=len(streams_raw))
     raw_streams = list(codes)
 
     # The host process that launched this GPU's work.
     th = thread_all[order]
     th = th[th >= 0]
-    pid = Counter(host.thread_pid[t] for t in th.tolist()).most_common(1)[0][0] if th.size else None
+    pid = Counter(map(host.thread_pid.__getitem__, th.tolist())).most_common(1)[0][0] if th.size else None
     view = ctx.view(pid)
 
     rn = host.r_names
@@ -387,8 +383,8 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
         graph[li] = np.isin(rname_all[lau_i[li]], list(graph_ids))
     pageable_next = np.zeros(st.size, dtype=bool)
     if ctx.pg_h2d:
-        corr = [s.g_corr[i] for i in order.tolist()]
-        pageable_next = np.asarray([c is not None and c in ctx.pg_h2d for c in corr], dtype=bool)
+        corr = map(s.g_corr.__getitem__, order.tolist())
+        pageable_next = np.fromiter(map(ctx.pg_h2d.__contains__, corr), dtype=bool, count=order.size)
 
     outer_lo = float(view.step_start.min()) if view.step_start.size else None
     outer_hi = float(view.step_end.max()) if view.step_end.size else None
@@ -792,18 +788,37 @@ def _reasons(verdict, cause, causes, f) -> tuple[list[str], list[str]]:
 def load_trace(path: str | Path, top: int = 10) -> TraceReport:
     """Read a torch.profiler trace file (``.json``, ``.json.gz``, ``.pt.trace.json``) and analyze it.
 
+    The event list is parsed and scanned a piece at a time (:mod:`.stream`), so the
+    whole parsed trace never sits in memory; text in any unusual shape is parsed
+    whole instead, with the same result or the same refusal.
+
     Raises:
-        UsageError: unreadable or not a Chrome trace (see :func:`load_trace_json`).
+        UsageError: unreadable or not a Chrome trace (see :func:`load_trace_json`); ``top`` < 1.
     """
-    # The parsed trace is millions of small acyclic containers: the cyclic garbage
+    from ...errors import UsageError
+
+    if top < 1:
+        raise UsageError(f"--top {top} must be at least 1")
+    # The parsed events are millions of small acyclic containers: the cyclic garbage
     # collector would rescan them over and over while they are built (2-3x the
     # parse time); nothing here makes cycles, so it is paused and restored.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        data = load_trace_json(path)
-        report = analyze_trace(data, source=str(path), top=top)
-        del data
+        text = read_trace_text(path)
+        try:
+            s = Scan()
+            for piece in event_pieces(text):
+                scan(piece, s)
+                del piece
+        except NotStreamable:
+            data = parse_trace_text(text, Path(path))
+            del text
+            s = scan(events_of(data))
+            del data
+        else:
+            del text
+        report = _report(s, str(path), top)
     finally:
         if was_enabled:
             gc.enable()
