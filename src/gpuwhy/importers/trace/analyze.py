@@ -799,30 +799,32 @@ def load_trace(path: str | Path, top: int = 10) -> TraceReport:
 
     if top < 1:
         raise UsageError(f"--top {top} must be at least 1")
-    # The parsed events are millions of small acyclic containers: the cyclic garbage
-    # collector would rescan them over and over while they are built (2-3x the
-    # parse time); nothing here makes cycles, so it is paused and restored.
+    text = read_trace_text(path)
+    try:
+        s = Scan()
+        for piece in event_pieces(text):
+            scan(piece, s)
+    except NotStreamable:
+        s = _scan_whole(text, Path(path))
+    del text
+    return _report(s, str(path), top)
+
+
+def _scan_whole(text: str, path: Path) -> Scan:
+    """The text parsed at once (the shapes :func:`~.stream.event_pieces` does not cut), then scanned.
+
+    The parsed trace is then millions of small acyclic containers, alive together: the
+    cyclic garbage collector would rescan them over and over while they are built (2-3x
+    the parse time); nothing here makes cycles, so it is paused and restored.
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        text = read_trace_text(path)
-        try:
-            s = Scan()
-            for piece in event_pieces(text):
-                scan(piece, s)
-                del piece
-        except NotStreamable:
-            data = parse_trace_text(text, Path(path))
-            del text
-            s = scan(events_of(data))
-            del data
-        else:
-            del text
-        report = _report(s, str(path), top)
+        data = parse_trace_text(text, path)
+        return scan(events_of(data))
     finally:
         if was_enabled:
             gc.enable()
-    return report
 
 
 __all__ = ["BEFORE_LAUNCH_US", "STRAY_FACTOR", "STRAY_MAX_SHARE", "STRAY_MIN_US", "analyze_trace", "idle_breakdown", "load_trace"]

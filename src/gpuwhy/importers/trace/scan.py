@@ -59,8 +59,8 @@ WINDOW_START = "Iteration Start: PyTorch Profiler"
 WINDOW_END = "Record Window End"
 _OTHER = -1
 #: Kind codes of a category (small ints: the pass compares them millions of times): GPU work
-#: 0-2, then these; the host ranges last, so one comparison picks them.
-_RUNTIME, _FLOW, _SYNC, _OVERHEAD, _DEVICE, _OP, _ANNOTATION, _FRAME = 3, 4, 5, 6, 7, 10, 11, 12
+#: 0-2, then these; runtime calls and host ranges last, so one comparison picks them.
+_FLOW, _SYNC, _OVERHEAD, _DEVICE, _RUNTIME, _OP, _ANNOTATION, _FRAME = 3, 4, 5, 6, 9, 10, 11, 12
 _HOST_CODE = {0: _OP, 1: _ANNOTATION, 2: _FRAME}
 
 
@@ -199,13 +199,15 @@ def scan(events, into: Scan | None = None) -> Scan:
     r_ts, r_dur, r_name, r_corr, r_thread = s.r_ts.append, s.r_dur.append, s.r_name.append, s.r_corr.append, s.r_thread.append
     h_ts, h_dur, h_name, h_kind, h_thread = s.h_ts.append, s.h_dur.append, s.h_name.append, s.h_kind.append, s.h_thread.append
     n_gpu, n_rt = len(s.g_ts), len(s.r_ts)
-    runtime = bad_host = 0
+    bad_host = bad_runtime = 0
+    n_rt0 = n_rt
     corr_runtime = s.corr_runtime
     thread_pid = s.thread_pid
     dropped = s.dropped
     ext_flops = s.ext_flops
     flow_start, flow_end = s.flow_start, s.flow_end
     RUNTIME, OP, SYNC, OVERHEAD, FLOW, DEVICE, MAX = _RUNTIME, _OP, _SYNC, _OVERHEAD, _FLOW, _DEVICE, _MAX_US
+    type_, float_, int_, str_, dict_ = type, float, int, str, dict  # locals: read ~10 times per event
     for ev in events:
         try:
             ph = ev.get("ph")
@@ -214,80 +216,78 @@ def scan(events, into: Scan | None = None) -> Scan:
             continue
         if ph == "X":
             cat = ev.get("cat")
-            if type(cat) is not str:
-                continue  # no category: nothing gpuwhy reads
-            k = kinds.get(cat)
-            if k is None:
-                k = kinds[cat] = _cat_kind(cat)
+            try:
+                k = kinds[cat]
+            except KeyError:
+                k = kinds[cat] = _cat_kind(cat)  # _OTHER for no category or one that is not text
+            except TypeError:  # a category that is a list or an object
+                continue
             if k >= RUNTIME:
-                if k >= OP or k == RUNTIME:
-                    # A host range or a runtime call.
+                # A runtime call or a host range: the common case, kept short.
+                ts = ev.get("ts")
+                if type_(ts) is not float_ and type_(ts) is not int_:
+                    ts = _num(ts)
+                    if ts is None:
+                        ts = -1.0
+                if not 0 < ts < MAX:
+                    bad_host += 1
                     if k == RUNTIME:
-                        runtime += 1
-                    ts = ev.get("ts")
-                    if type(ts) is not float and type(ts) is not int:
-                        ts = _num(ts)
-                        if ts is None:
-                            bad_host += 1
-                            continue
-                    if not 0 < ts < MAX:
-                        bad_host += 1
-                        continue
-                    d = ev.get("dur")
-                    if type(d) is not float and type(d) is not int:
-                        d = _num(d)
-                        if d is None:
-                            d = 0.0
-                    if not 0 <= d < MAX:
-                        d = 0.0
-                    tid = ev.get("tid")
-                    if type(tid) is not int and type(tid) is not str:
-                        tid = _key(tid)
-                    th = threads.get(tid)
-                    if th is None:
-                        th = threads[tid] = len(thread_pid)
-                        thread_pid.append(_key(ev.get("pid")))
-                    nm = ev.get("name")
-                    if type(nm) is not str:
-                        nm = str(nm)
-                    args = ev.get("args")
-                    if k == RUNTIME:
-                        nid = r_names.get(nm)
-                        if nid is None:
-                            nid = r_names[nm] = len(r_names)
-                        c = args.get("correlation") if type(args) is dict else None
-                        if c is not None:
-                            if type(c) is not int:
-                                c = _key(c)
-                            corr_runtime[c] = n_rt
-                        n_rt += 1
-                        r_ts(ts)
-                        r_dur(d)
-                        r_name(nid)
-                        r_corr(c)
-                        r_thread(th)
-                        continue
-                    nid = h_names.get(nm)
-                    if nid is None:
-                        nid = h_names[nm] = len(h_names)
-                    h_ts(ts)
-                    h_dur(d)
-                    h_name(nid)
-                    h_kind(k - OP)
-                    h_thread(th)
-                    if type(args) is dict:
-                        fl = args.get("flops")
-                        if fl:
-                            x = _key(args.get("External id"))
-                            fv = _num(fl)
-                            if x is not None and fv:
-                                ext_flops[x] = ext_flops.get(x, 0.0) + fv
+                        bad_runtime += 1
                     continue
-                if k == FLOW:
-                    continue  # a flow category on a complete event
+                d = ev.get("dur")
+                if type_(d) is not float_ and type_(d) is not int_:
+                    d = _num(d)
+                    if d is None:
+                        d = 0.0
+                if not 0 <= d < MAX:
+                    d = 0.0
+                tid = ev.get("tid")
+                if type_(tid) is not int_ and type_(tid) is not str_:
+                    tid = _key(tid)
+                th = threads.get(tid)
+                if th is None:
+                    th = threads[tid] = len(thread_pid)
+                    thread_pid.append(_key(ev.get("pid")))
+                nm = ev.get("name")
+                if type_(nm) is not str_:
+                    nm = str_(nm)
+                args = ev.get("args")
+                if k == RUNTIME:
+                    nid = r_names.get(nm)
+                    if nid is None:
+                        nid = r_names[nm] = len(r_names)
+                    c = args.get("correlation") if type_(args) is dict_ else None
+                    if c is not None:
+                        if type_(c) is not int_:
+                            c = _key(c)
+                        corr_runtime[c] = n_rt
+                    n_rt += 1
+                    r_ts(ts)
+                    r_dur(d)
+                    r_name(nid)
+                    r_corr(c)
+                    r_thread(th)
+                    continue
+                nid = h_names.get(nm)
+                if nid is None:
+                    nid = h_names[nm] = len(h_names)
+                h_ts(ts)
+                h_dur(d)
+                h_name(nid)
+                h_kind(k - OP)
+                h_thread(th)
+                if type_(args) is dict_:
+                    fl = args.get("flops")
+                    if fl:
+                        x = _key(args.get("External id"))
+                        fv = _num(fl)
+                        if x is not None and fv:
+                            ext_flops[x] = ext_flops.get(x, 0.0) + fv
+                continue
+            if k > 2:
                 if k == SYNC:
                     args = ev.get("args")
-                    if type(args) is not dict:
+                    if type_(args) is not dict_:
                         args = {}
                     if ev.get("name") == "Stream Wait Event" or args.get("cuda_sync_kind") == "Stream Wait Event":
                         c = _key(args.get("correlation"))
@@ -297,7 +297,7 @@ def scan(events, into: Scan | None = None) -> Scan:
                 elif k == OVERHEAD:
                     if ev.get("name") == "Lazy Function Loading":
                         d = ev.get("dur")
-                        if type(d) is not float:
+                        if type_(d) is not float_:
                             d = _num(d)
                         s.lazy_loads += 1
                         if d is not None and 0 < d < MAX:
@@ -305,15 +305,15 @@ def scan(events, into: Scan | None = None) -> Scan:
                 elif k == DEVICE:
                     acc = OTHER_DEVICE_CATS[cat.strip().lower()]
                     s.other_devices[acc] = s.other_devices.get(acc, 0) + 1
-                continue
+                continue  # (a flow category on a complete event: nothing)
             if k < 0:
                 continue
             # GPU work (k: 0 kernel, 1 memcpy, 2 memset)
             ts = ev.get("ts")
-            if type(ts) is not float and type(ts) is not int:
+            if type_(ts) is not float_ and type_(ts) is not int_:
                 ts = _num(ts)
             d = ev.get("dur")
-            if type(d) is not float and type(d) is not int:
+            if type_(d) is not float_ and type_(d) is not int_:
                 d = _num(d)
             if ts is None or not 0 < ts < MAX:
                 reason = "GPU events with a missing or non-positive timestamp"
@@ -329,19 +329,19 @@ def scan(events, into: Scan | None = None) -> Scan:
                 dropped[reason] = dropped.get(reason, 0) + 1
                 continue
             args = ev.get("args")
-            if type(args) is not dict:
+            if type_(args) is not dict_:
                 args = {}
             nm = ev.get("name") or "(unnamed)"
-            if type(nm) is not str:
-                nm = str(nm)
+            if type_(nm) is not str_:
+                nm = str_(nm)
             nid = names.get(nm)
             if nid is None:
                 nid = names[nm] = len(names)
             c = args.get("correlation")
-            if c is not None and type(c) is not int:
+            if c is not None and type_(c) is not int_:
                 c = _key(c)
             pid = ev.get("pid")
-            if type(pid) is not int:
+            if type_(pid) is not int_:
                 pid = _key(pid)
             if c is None:
                 s.flow_key[n_gpu] = (pid, _key(ev.get("tid")), ts)
@@ -350,7 +350,7 @@ def scan(events, into: Scan | None = None) -> Scan:
                 if b is not None:
                     s.g_bytes[n_gpu] = b
             dk = args.get("device")
-            if type(dk) is not int:
+            if type_(dk) is not int_:
                 dk = _key(dk)
             dk = (dk, pid)
             dv = devices.get(dk)
@@ -364,12 +364,12 @@ def scan(events, into: Scan | None = None) -> Scan:
             g_corr(c)
             g_name(nid)
             st = args.get("stream", ev.get("tid"))
-            g_stream(st if type(st) is int else _key(st))
+            g_stream(st if type_(st) is int_ else _key(st))
             x = args.get("External id")
-            g_ext(x if type(x) is int else _key(x))
+            g_ext(x if type_(x) is int_ else _key(x))
         elif ph == "s" or ph == "f" or ph == "t":
             cat = ev.get("cat")
-            if type(cat) is not str:
+            if type_(cat) is not str_:
                 continue
             k = kinds.get(cat)
             if k is None:
@@ -377,10 +377,10 @@ def scan(events, into: Scan | None = None) -> Scan:
             if k != FLOW:
                 continue
             fid = ev.get("id")
-            if type(fid) is not int:
+            if type_(fid) is not int_:
                 fid = _key(fid)
             ts = ev.get("ts")
-            if type(ts) is not float:
+            if type_(ts) is not float_:
                 ts = _num(ts)
             if fid is None or ts is None:
                 continue
@@ -388,7 +388,7 @@ def scan(events, into: Scan | None = None) -> Scan:
                 flow_start[fid] = ts
             else:
                 pid, tid = ev.get("pid"), ev.get("tid")
-                flow_end[(pid if type(pid) is int else _key(pid), tid if type(tid) is int else _key(tid), ts)] = fid
+                flow_end[(pid if type_(pid) is int_ else _key(pid), tid if type_(tid) is int_ else _key(tid), ts)] = fid
         elif ph == "i" or ph == "I" or ph == "R":
             nm = ev.get("name")
             if nm == WINDOW_START or nm == WINDOW_END:
@@ -399,7 +399,7 @@ def scan(events, into: Scan | None = None) -> Scan:
                     else:
                         s.win_end = ts if s.win_end is None else max(s.win_end, ts)
     s.events += len(events)
-    s.runtime += runtime
+    s.runtime += n_rt - n_rt0 + bad_runtime
     s.host_bad_ts += bad_host
     return s
 

@@ -30,8 +30,8 @@ from collections.abc import Iterator
 
 from .read import looks_like_events
 
-#: Characters per piece (about 3,000 events of a torch.profiler trace; small enough to stay in cache).
-PIECE_CHARS = 1 << 20
+#: Characters per piece (about 200 events of a torch.profiler trace: parsed, scanned and freed while in cache).
+PIECE_CHARS = 1 << 16
 #: Failed cuts in a row after which the rest of the event list is parsed in one piece.
 RETRIES = 3
 _WS = "[ \t\n\r]*"
