@@ -28,7 +28,7 @@ import numpy as np
 from ...units import fmt_time
 from ..kernel_names import display_names
 from .causes import CAUSES, classify, host_windows, split, split_gaps
-from .host import HostArrays, build_view, callers, is_dataloader
+from .host import STEP_PREFIX, HostArrays, build_view, callers, is_dataloader
 from .intervals import Coverage
 from .kinds import by_kind, comm_overlap, kinds_of
 from .read import events_of, parse_trace_text, read_trace_text
@@ -42,7 +42,7 @@ from .results import (
     TraceReport,
     TraceStep,
 )
-from .scan import SYNC_NAMES, Scan, scan
+from .scan import GRAPH_LAUNCH_NAMES, SYNC_NAMES, Scan, scan
 from .stream import NotStreamable, event_pieces
 from .verdict import (
     GPU_BOUND_NEXT,
@@ -374,13 +374,11 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
     pid = Counter(map(host.thread_pid.__getitem__, th.tolist())).most_common(1)[0][0] if th.size else None
     view = ctx.view(pid)
 
-    rn = host.r_names
-    graph_ids = {i for i, n in enumerate(rn) if n in ("cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch")}
-    rname_all = ctx.r_name_all
+    graph_ids = host.runtime_ids(GRAPH_LAUNCH_NAMES)
     graph = np.zeros(st.size, dtype=bool)
-    if graph_ids:
+    if graph_ids.size:
         li = lau_i >= 0
-        graph[li] = np.isin(rname_all[lau_i[li]], list(graph_ids))
+        graph[li] = np.isin(ctx.r_name_all[lau_i[li]], graph_ids)
     pageable_next = np.zeros(st.size, dtype=bool)
     if ctx.pg_h2d:
         corr = map(s.g_corr.__getitem__, order.tolist())
@@ -388,7 +386,8 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
 
     outer_lo = float(view.step_start.min()) if view.step_start.size else None
     outer_hi = float(view.step_end.max()) if view.step_end.size else None
-    gp = classify(st, en, cm, stream, lau, lau_end, name, graph, pageable_next, view, raw_streams, outer_lo, outer_hi)
+    gp = classify(st, en, cm, stream, lau, lau_end, name, graph, pageable_next, view, raw_streams, outer_lo, outer_hi,
+                  warmup=_first_step(view.step_name) in (None, 0))
     inner = np.flatnonzero(gp.inner)
     parts = split_gaps(gp, view, inner)
     tot = {k: float(v.sum()) for k, v in parts.items()}
@@ -417,12 +416,14 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
         causes.append(IdleCause(
             key=k, label=CAUSE_LABELS[k], time_s=t * 1e-6, span_pct=100.0 * t / span_us if span_us else 0.0,
             idle_pct=100.0 * t / idle_us if idle_us else 0.0, gaps=gaps_of[k],
-            max_speedup_x=amdahl_x(span_us, t), evidence=ev.of(k), remedies=REMEDIES[k],
+            max_speedup_x=amdahl_x(span_us, t), evidence=ev.of(k), remedies=_remedies_of(k, tot, bool(view.top_start.size)),
         ))
     causes.sort(key=lambda c: -c.time_s)
 
     n_events = st.size
     short_flag = (short_pct or 0) > SHORT_MAJORITY_PCT and (short_time_pct or 0) > 50.0
+    # Launch-sized kernels replayed by CUDA graphs: no host launch cost left to remove (verdict module docstring).
+    short_in_graphs = bool(short_flag and kd[short & graph[is_k]].sum() > 0.5 * kd[short].sum())
     steady_causes = {k: tot[k] * 1e-6 for k in CAUSES if k != "warmup"}
     step_idle_pct = step_causes = None
     if step_median is not None and len(steps) >= MIN_STEPS:
@@ -431,12 +432,13 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
     gpu_us = float(du.sum())
     pageable_busy_pct = 100.0 * copies["pg_us"] / gpu_us if gpu_us > 0 else 0.0
     verdict, cause = choose(n_events, span_us * 1e-6, steady_idle_pct, steady_causes, step_idle_pct, step_causes, short_flag,
-                            pageable_busy_pct)
+                            pageable_busy_pct, short_in_graphs)
 
     reasons, remedies = _reasons(verdict, cause, causes, {
         "span_us": span_us, "idle_pct": idle_pct, "steady_idle_pct": steady_idle_pct, "warm_us": warm_us, "idle_us": idle_us,
         "short_pct": short_pct, "n_k": n_k, "median_k": median_k, "n_events": n_events, "steps": steps, "step_idle_pct": step_idle_pct,
-        "sync_calls": int(view.sync_end.size), "pageable_busy_pct": pageable_busy_pct})
+        "sync_calls": int(view.sync_end.size), "pageable_busy_pct": pageable_busy_pct,
+        "short_in_graphs": short_in_graphs, "graph_launches": int(view.graph_launches)})
     if view.graph_launches and any("CUDA graph (" in r for r in remedies):
         remedies = [r for r in remedies if "CUDA graph (" not in r]
         remedies.insert(0, f"The trace already replays CUDA graphs ({view.graph_launches:,} graph launches): capture more of "
@@ -464,6 +466,21 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
         kinds=by_kind(kidx, du), communication=comm_overlap(kidx, st, en), idle=idle,
         verdict=verdict, cause=cause, reasons=tuple(reasons), remedies=tuple(remedies),
     )
+
+
+def _first_step(step_names) -> int | None:
+    """The smallest N of the trace's ``ProfilerStep#N`` ranges, None without any."""
+    ns = [int(x[len(STEP_PREFIX):]) for x in step_names if isinstance(x, str) and x[len(STEP_PREFIX):].isdigit()]
+    return min(ns) if ns else None
+
+
+def _remedies_of(key: str, tot: dict, has_ops: bool) -> tuple[str, ...]:
+    """The remedies of cause ``key``; for host-launch waits spent mostly outside any profiled operator
+    (``tot``: idle us by cause and the host-launch sub-split) in a trace that records operators
+    (``has_ops``; without any, "outside" says nothing), the host-code remedy first."""
+    if key == "host_launch" and has_ops and tot["_outside_ops"] > 0.5 * tot["host_launch"]:
+        return REMEDIES["host_launch_outside_ops"] + REMEDIES["host_launch"]
+    return REMEDIES[key]
 
 
 def _copy_stats(ctx, order, kind, name, du) -> dict:
@@ -770,6 +787,16 @@ def _reasons(verdict, cause, causes, f) -> tuple[list[str], list[str]]:
         reasons.append(f"{head}; {f['short_pct']:.0f}% of the {f['n_k']} kernels are shorter than 10 us "
                        f"(median {_fmt_us(f['median_k'] * 1e6)}): launch-sized, the launch overhead is the work")
         remedies.extend(REMEDIES["host_launch"])
+    elif f["short_in_graphs"]:
+        q = by.get("queued")
+        reasons.append(f"busy {100 - idle_pct:.0f}% of its {_fmt_us(span_us)} span: the time is in the kernels, "
+                       f"{f['short_pct']:.0f}% of its {f['n_k']:,} kernels shorter than 10 us (median {_fmt_us(f['median_k'] * 1e6)}) "
+                       f"and mostly replayed from CUDA graphs ({f['graph_launches']:,} graph launches): the graphs already "
+                       "took the host's launch cost away; what is left is on the GPU, in the small kernels themselves"
+                       + (f" and the gaps between graph nodes ({q.span_pct:.0f}% of the span, at most {q.max_speedup_x:.2f}x)"
+                          if q is not None else ""))
+        remedies.extend(REMEDIES["short_kernels_in_graphs"])
+        remedies.extend(GPU_BOUND_NEXT)
     else:
         if f["step_idle_pct"] is not None:
             slow = max(f["steps"], key=lambda x: x.wall_s)
