@@ -205,8 +205,10 @@ def test_no_warmup_when_the_profiled_steps_come_after_unprofiled_ones():
 
 
 def test_host_time_outside_operators_leads_the_remedies():
-    # Each launch comes 200 us after the GPU went idle, the host outside any operator (Python, sleep).
+    # Each launch comes 245 us after the GPU went idle, the host outside any operator (Python, sleep);
+    # the trace records operators (one per step, while the GPU runs), so "outside" means something.
     ev = [e for i in range(6) for e in launch(300 * i + 250, 300 * i + 255, 50, 1 + i)]
+    ev += [op("aten::add", 300 * i + 256, 20) for i in range(6)]
     _, d = _one(ev)
     assert d.cause == "host_launch" and d.idle.outside_ops_s > 0.5 * d.idle.cause_s("host_launch")
     assert d.remedies[0].startswith("Most of the wait is host time outside any profiled operator")
