@@ -70,6 +70,8 @@ STRAY_MAX_SHARE = 0.01
 BEFORE_LAUNCH_US = 1000.0
 #: Above this share of linked events starting before their launch, the clocks disagree (not strays).
 BEFORE_LAUNCH_MAX_SHARE = 0.01
+#: With DataLoader workers, the GPU idle in DataLoader calls from this share of the span on says the workers lag.
+DATA_WAIT_SHARE = 0.05
 
 
 def _fmt_us(us: float) -> str:
@@ -407,7 +409,8 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
     idle_pct = 100.0 * idle_us / span_us if span_us > 0 else 0.0
 
     copies = _copy_stats(ctx, order, kind, name, du)
-    ev = _Evidence(ctx, view, gp, inner, parts, tot, order, du, kind, name, stream, raw_streams, host_ops, warm_ops, copies)
+    ev = _Evidence(ctx, view, gp, inner, parts, tot, order, du, kind, name, stream, raw_streams, host_ops, warm_ops, copies,
+                   span_us)
     causes = []
     for k in CAUSES:
         t = tot[k]
@@ -600,7 +603,7 @@ class _Evidence:
     """The evidence line(s) of each cause, from the classified gaps."""
 
     def __init__(self, ctx, view, gp, inner, parts, tot, order, du, kind, name, stream, raw_streams, host_ops, warm_ops,
-                 copies):
+                 copies, span_us):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -668,7 +671,11 @@ class _Evidence:
         if "SingleProcess" in label:
             lines.append("num_workers=0: every batch is built on the main process while the GPU waits")
         elif "MultiProcessing" in label:
-            lines.append("the workers do not keep up: the main process waits for batches")
+            if self.tot["data_loading"] >= DATA_WAIT_SHARE * self.span_us:
+                lines.append("the workers do not keep up: the main process waits for batches")
+            else:  # a few us per batch to take it from the workers' queue is no sign of slow workers
+                lines.append(f"the workers keep up: the GPU waited on them {100 * self.tot['data_loading'] / self.span_us:.1f}% "
+                             "of the span")
         return lines
 
     def _pageable_copy(self):
