@@ -11,13 +11,14 @@ its ids (``correlation``, ``External id``, flow ``id``) offset so that every
 copy links only to itself; metadata events are written once and the capture
 window markers once around all copies. Then three fresh Python processes each
 read the file: ``json.load`` as is, ``json.load`` with the cyclic garbage
-collector paused (as gpuwhy reads), and
-:func:`gpuwhy.importers.trace.load_trace`; each reports its wall time (module
+collector paused (a floor: the parse alone, as fast as ``json`` goes), and
+:func:`gpuwhy.importers.trace.load_trace` (which parses the event list in
+pieces, :mod:`gpuwhy.importers.trace.stream`); each reports its wall time (module
 imports excluded, timed apart) and peak resident memory
 (``getrusage(RUSAGE_SELF).ru_maxrss``). Each reader runs ``--repeat`` times,
 interleaved, and its fastest run counts (a shared machine disturbs some runs).
 
-Usage: python3 benchmarks/bench_trace_real.py [--mb 500] [--source TRACE] [--repeat 2] [--keep PATH] [--out FILE]
+Usage: python3 benchmarks/bench_trace_real.py [--mb 500] [--source TRACE] [--repeat 3] [--keep PATH] [--out FILE]
 Prints one JSON document (and a short table on stderr); exit 0 when both ratios are within 1.5.
 """
 
@@ -142,7 +143,7 @@ def main() -> int:
     ap.add_argument("--source", default=str(DEFAULT_SOURCE), help="the real trace to repeat")
     ap.add_argument("--keep", metavar="PATH", help="write the large trace here and keep it")
     ap.add_argument("--out", metavar="FILE", help="also write the JSON result here")
-    ap.add_argument("--repeat", type=int, default=2, help="runs of each reader, interleaved; the fastest counts (default 2)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each reader, interleaved; the fastest counts (default 3)")
     a = ap.parse_args()
     tmpdir = None
     if a.keep:

@@ -167,6 +167,57 @@ def test_first_launch_beyond_its_later_ones_is_warmup():
     assert any("aten::conv2d" in e for e in w.evidence)
 
 
+def test_short_kernels_replayed_from_graphs_are_gpu_bound_and_eager_ones_overhead_bound():
+    # 40 nodes of 3 us, 0.5 us apart, from two graph launches: busy 86%, every kernel launch-sized.
+    ev = [rt("cudaGraphLaunch", 10, 8, corr=5), rt("cudaGraphLaunch", 20, 8, corr=6)]
+    for i in range(40):
+        ev.append(kern(100 + 3.5 * i, 3, 5 if i < 20 else 6))
+    _, d = _one(ev)
+    assert d.short_kernel_pct == 100 and d.idle_pct < 30
+    assert d.verdict == "gpu-bound" and d.cause is None
+    assert d.remedies[0].startswith("Fuse the chain of small kernels inside the graph")
+    # The same kernels launched one by one keep the launch-sized verdict (the host pays each launch).
+    eager = [e for i in range(40) for e in launch(10 + i, 100 + 3.5 * i, 3, 100 + i)]
+    _, d = _one(eager)
+    assert d.verdict == "overhead-bound" and d.cause == "short_kernels"
+
+
+def test_no_warmup_when_the_profiled_steps_come_after_unprofiled_ones():
+    # The test above, inside ProfilerStep#0: warm-up. Numbered from #3 (schedule(wait=1, warmup=2)): the
+    # kernel ran in steps 0-2 already, so its first launch here is not its first call.
+    def trace(first_step):
+        ev = [op(f"ProfilerStep#{first_step}", 80, 2000, cat="user_annotation"),
+              op(f"ProfilerStep#{first_step + 1}", 2080, 3200, cat="user_annotation")]
+        ev += launch(90, 100, 10, 1, name="first_kernel")
+        ev.append(op("aten::conv2d", 112, 4880))
+        ev += launch(4995, 5000, 10, 2)
+        end = 5010.0
+        for i in range(4):
+            ev.append(op("aten::conv2d", end + 2, 36))
+            ev += launch(end + 40, end + 50, 10, 3 + i)
+            end += 60
+        return _one(ev)[1]
+
+    assert trace(0).idle.cause_s("warmup") == pytest.approx(4840 * US)
+    d = trace(3)
+    assert d.idle.cause_s("warmup") == 0
+    assert d.idle.cause_s("host_launch") == pytest.approx((4890 + 4 * 50) * US)
+
+
+def test_host_time_outside_operators_leads_the_remedies():
+    # Each launch comes 245 us after the GPU went idle, the host outside any operator (Python, sleep);
+    # the trace records operators (one per step, while the GPU runs), so "outside" means something.
+    ev = [e for i in range(6) for e in launch(300 * i + 250, 300 * i + 255, 50, 1 + i)]
+    ev += [op("aten::add", 300 * i + 256, 20) for i in range(6)]
+    _, d = _one(ev)
+    assert d.cause == "host_launch" and d.idle.outside_ops_s > 0.5 * d.idle.cause_s("host_launch")
+    assert d.remedies[0].startswith("Most of the wait is host time outside any profiled operator")
+    # The same waits spent inside CPU operators: the launch-overhead remedies lead.
+    ev += [op("aten::mul", 300 * i + 60, 190) for i in range(1, 6)]
+    _, d = _one(ev)
+    assert d.remedies[0].startswith("Capture the step in a CUDA graph")
+
+
 def test_median_step_decides_so_one_slow_step_does_not():
     ev = []
     t = 1000.0

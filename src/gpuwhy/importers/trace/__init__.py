@@ -14,15 +14,16 @@ writes (``.json``, ``.json.gz``, ``.pt.trace.json``), and answers per GPU:
   overlapped with compute;
 - the verdict (:mod:`.verdict`) and the remedies that follow its cause.
 
-Modules: :mod:`.read` (file and shape), :mod:`.scan` (one pass over the
-events), :mod:`.host` (host state as interval sets), :mod:`.causes` (the idle
-split), :mod:`.kinds`, :mod:`.verdict`, :mod:`.analyze` (putting it together),
-:mod:`.results` (what comes back).
+Modules: :mod:`.read` (file and shape), :mod:`.stream` (the event list parsed
+a piece at a time), :mod:`.scan` (one pass over the events), :mod:`.host` (host
+state as interval sets), :mod:`.causes` (the idle split), :mod:`.kinds`,
+:mod:`.verdict`, :mod:`.analyze` (putting it together), :mod:`.results` (what
+comes back).
 
-Performance: one ``json.load`` (cyclic garbage collector paused) and one pass
-over the events into plain lists, then numpy per GPU
-(``benchmarks/bench_trace_real.py`` measures a 500 MB trace against a bare
-``json.load``).
+Performance: the event list is parsed, scanned and freed in pieces of about
+64 KB (the whole parsed trace never sits in memory), the pass keeps numbers in
+typed arrays, then numpy per GPU (``benchmarks/bench_trace_real.py`` measures a
+500 MB trace against a bare ``json.load``).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -27,10 +28,10 @@ import numpy as np
 from ...units import fmt_g, fmt_num, fmt_time
 from ..kernel_names import display_names
 from .causes import CAUSES, classify, host_windows, split, split_gaps
-from .host import HostArrays, build_view, callers, is_dataloader
+from .host import STEP_PREFIX, HostArrays, build_view, callers, is_dataloader
 from .intervals import Coverage
 from .kinds import by_kind, comm_overlap, kinds_of
-from .read import events_of, load_trace_json
+from .read import events_of, parse_trace_text, read_trace_text
 from .results import (
     CAUSE_LABELS,
     HostOp,
@@ -41,7 +42,8 @@ from .results import (
     TraceReport,
     TraceStep,
 )
-from .scan import SYNC_NAMES, Scan, scan
+from .scan import GRAPH_LAUNCH_NAMES, SYNC_NAMES, Scan, scan
+from .stream import NotStreamable, event_pieces
 from .verdict import (
     GPU_BOUND_NEXT,
     H200_PAGEABLE_H2D_GBS,
@@ -68,6 +70,8 @@ STRAY_MAX_SHARE = 0.01
 BEFORE_LAUNCH_US = 1000.0
 #: Above this share of linked events starting before their launch, the clocks disagree (not strays).
 BEFORE_LAUNCH_MAX_SHARE = 0.01
+#: With DataLoader workers, the GPU idle in DataLoader calls from this share of the span on says the workers lag.
+DATA_WAIT_SHARE = 0.05
 
 
 def _fmt_us(us: float) -> str:
@@ -152,13 +156,7 @@ def _report(s: Scan, source: str, top: int) -> TraceReport:
         dropped["host events with a missing or non-positive timestamp"] = s.host_bad_ts
 
     # Launch call per GPU event: by correlation id, else through a flow event.
-    lau_i = np.full(n_gpu, -1, dtype=np.int64)
-    cr = s.corr_runtime
-    for i, c in enumerate(s.g_corr):
-        if c is not None:
-            j = cr.get(c)
-            if j is not None:
-                lau_i[i] = j
+    lau_i = np.fromiter(map(s.corr_runtime.get, s.g_corr, repeat(-1)), dtype=np.int64, count=n_gpu)
     launch = np.full(n_gpu, np.nan)
     launch_end = np.full(n_gpu, np.nan)
     has = lau_i >= 0
@@ -367,32 +365,31 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
     whole = bool(np.all(du == np.round(du)) and np.all(st == np.round(st)))
     resolution = "1 us" if whole else "1 ns"
 
-    streams_raw = [s.g_stream[i] for i in order.tolist()]
-    codes: dict = {}
-    stream = np.asarray([codes.setdefault(x, len(codes)) for x in streams_raw], dtype=np.int64)
+    streams_raw = list(map(s.g_stream.__getitem__, order.tolist()))
+    codes = {x: i for i, x in enumerate(dict.fromkeys(streams_raw))}  # in order of first appearance
+    stream = np.fromiter(map(codes.__getitem__, streams_raw), dtype=np.int64, count=len(streams_raw))
     raw_streams = list(codes)
 
     # The host process that launched this GPU's work.
     th = thread_all[order]
     th = th[th >= 0]
-    pid = Counter(host.thread_pid[t] for t in th.tolist()).most_common(1)[0][0] if th.size else None
+    pid = Counter(map(host.thread_pid.__getitem__, th.tolist())).most_common(1)[0][0] if th.size else None
     view = ctx.view(pid)
 
-    rn = host.r_names
-    graph_ids = {i for i, n in enumerate(rn) if n in ("cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch")}
-    rname_all = ctx.r_name_all
+    graph_ids = host.runtime_ids(GRAPH_LAUNCH_NAMES)
     graph = np.zeros(st.size, dtype=bool)
-    if graph_ids:
+    if graph_ids.size:
         li = lau_i >= 0
-        graph[li] = np.isin(rname_all[lau_i[li]], list(graph_ids))
+        graph[li] = np.isin(ctx.r_name_all[lau_i[li]], graph_ids)
     pageable_next = np.zeros(st.size, dtype=bool)
     if ctx.pg_h2d:
-        corr = [s.g_corr[i] for i in order.tolist()]
-        pageable_next = np.asarray([c is not None and c in ctx.pg_h2d for c in corr], dtype=bool)
+        corr = map(s.g_corr.__getitem__, order.tolist())
+        pageable_next = np.fromiter(map(ctx.pg_h2d.__contains__, corr), dtype=bool, count=order.size)
 
     outer_lo = float(view.step_start.min()) if view.step_start.size else None
     outer_hi = float(view.step_end.max()) if view.step_end.size else None
-    gp = classify(st, en, cm, stream, lau, lau_end, name, graph, pageable_next, view, raw_streams, outer_lo, outer_hi)
+    gp = classify(st, en, cm, stream, lau, lau_end, name, graph, pageable_next, view, raw_streams, outer_lo, outer_hi,
+                  warmup=_first_step(view.step_name) in (None, 0))
     inner = np.flatnonzero(gp.inner)
     parts = split_gaps(gp, view, inner)
     tot = {k: float(v.sum()) for k, v in parts.items()}
@@ -412,7 +409,8 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
     idle_pct = 100.0 * idle_us / span_us if span_us > 0 else 0.0
 
     copies = _copy_stats(ctx, order, kind, name, du)
-    ev = _Evidence(ctx, view, gp, inner, parts, tot, order, du, kind, name, stream, raw_streams, host_ops, warm_ops, copies)
+    ev = _Evidence(ctx, view, gp, inner, parts, tot, order, du, kind, name, stream, raw_streams, host_ops, warm_ops, copies,
+                   span_us)
     causes = []
     for k in CAUSES:
         t = tot[k]
@@ -421,12 +419,14 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
         causes.append(IdleCause(
             key=k, label=CAUSE_LABELS[k], time_s=t * 1e-6, span_pct=100.0 * t / span_us if span_us else 0.0,
             idle_pct=100.0 * t / idle_us if idle_us else 0.0, gaps=gaps_of[k],
-            max_speedup_x=amdahl_x(span_us, t), evidence=ev.of(k), remedies=REMEDIES[k],
+            max_speedup_x=amdahl_x(span_us, t), evidence=ev.of(k), remedies=_remedies_of(k, tot, bool(view.top_start.size)),
         ))
     causes.sort(key=lambda c: -c.time_s)
 
     n_events = st.size
     short_flag = (short_pct or 0) > SHORT_MAJORITY_PCT and (short_time_pct or 0) > 50.0
+    # Launch-sized kernels replayed by CUDA graphs: no host launch cost left to remove (verdict module docstring).
+    short_in_graphs = bool(short_flag and kd[short & graph[is_k]].sum() > 0.5 * kd[short].sum())
     steady_causes = {k: tot[k] * 1e-6 for k in CAUSES if k != "warmup"}
     step_idle_pct = step_causes = None
     if step_median is not None and len(steps) >= MIN_STEPS:
@@ -435,12 +435,13 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
     gpu_us = float(du.sum())
     pageable_busy_pct = 100.0 * copies["pg_us"] / gpu_us if gpu_us > 0 else 0.0
     verdict, cause = choose(n_events, span_us * 1e-6, steady_idle_pct, steady_causes, step_idle_pct, step_causes, short_flag,
-                            pageable_busy_pct)
+                            pageable_busy_pct, short_in_graphs)
 
     reasons, remedies = _reasons(verdict, cause, causes, {
         "span_us": span_us, "idle_pct": idle_pct, "steady_idle_pct": steady_idle_pct, "warm_us": warm_us, "idle_us": idle_us,
         "short_pct": short_pct, "n_k": n_k, "median_k": median_k, "n_events": n_events, "steps": steps, "step_idle_pct": step_idle_pct,
-        "sync_calls": int(view.sync_end.size), "pageable_busy_pct": pageable_busy_pct})
+        "sync_calls": int(view.sync_end.size), "pageable_busy_pct": pageable_busy_pct,
+        "short_in_graphs": short_in_graphs, "graph_launches": int(view.graph_launches)})
     if view.graph_launches and any("CUDA graph (" in r for r in remedies):
         remedies = [r for r in remedies if "CUDA graph (" not in r]
         remedies.insert(0, f"The trace already replays CUDA graphs ({view.graph_launches:,} graph launches): capture more of "
@@ -468,6 +469,21 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
         kinds=by_kind(kidx, du), communication=comm_overlap(kidx, st, en), idle=idle,
         verdict=verdict, cause=cause, reasons=tuple(reasons), remedies=tuple(remedies),
     )
+
+
+def _first_step(step_names) -> int | None:
+    """The smallest N of the trace's ``ProfilerStep#N`` ranges, None without any."""
+    ns = [int(x[len(STEP_PREFIX):]) for x in step_names if isinstance(x, str) and x[len(STEP_PREFIX):].isdigit()]
+    return min(ns) if ns else None
+
+
+def _remedies_of(key: str, tot: dict, has_ops: bool) -> tuple[str, ...]:
+    """The remedies of cause ``key``; for host-launch waits spent mostly outside any profiled operator
+    (``tot``: idle us by cause and the host-launch sub-split) in a trace that records operators
+    (``has_ops``; without any, "outside" says nothing), the host-code remedy first."""
+    if key == "host_launch" and has_ops and tot["_outside_ops"] > 0.5 * tot["host_launch"]:
+        return REMEDIES["host_launch_outside_ops"] + REMEDIES["host_launch"]
+    return REMEDIES[key]
 
 
 def _copy_stats(ctx, order, kind, name, du) -> dict:
@@ -587,7 +603,7 @@ class _Evidence:
     """The evidence line(s) of each cause, from the classified gaps."""
 
     def __init__(self, ctx, view, gp, inner, parts, tot, order, du, kind, name, stream, raw_streams, host_ops, warm_ops,
-                 copies):
+                 copies, span_us):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -655,7 +671,11 @@ class _Evidence:
         if "SingleProcess" in label:
             lines.append("num_workers=0: every batch is built on the main process while the GPU waits")
         elif "MultiProcessing" in label:
-            lines.append("the workers do not keep up: the main process waits for batches")
+            if self.tot["data_loading"] >= DATA_WAIT_SHARE * self.span_us:
+                lines.append("the workers do not keep up: the main process waits for batches")
+            else:  # a few us per batch to take it from the workers' queue is no sign of slow workers
+                lines.append(f"the workers keep up: the GPU waited on them {100 * self.tot['data_loading'] / self.span_us:.1f}% "
+                             "of the span")
         return lines
 
     def _pageable_copy(self):
@@ -774,6 +794,16 @@ def _reasons(verdict, cause, causes, f) -> tuple[list[str], list[str]]:
         reasons.append(f"{head}; {f['short_pct']:.0f}% of the {f['n_k']} kernels are shorter than 10 us "
                        f"(median {_fmt_us(f['median_k'] * 1e6)}): launch-sized, the launch overhead is the work")
         remedies.extend(REMEDIES["host_launch"])
+    elif f["short_in_graphs"]:
+        q = by.get("queued")
+        reasons.append(f"busy {100 - idle_pct:.0f}% of its {_fmt_us(span_us)} span: the time is in the kernels, "
+                       f"{f['short_pct']:.0f}% of its {f['n_k']:,} kernels shorter than 10 us (median {_fmt_us(f['median_k'] * 1e6)}) "
+                       f"and mostly replayed from CUDA graphs ({f['graph_launches']:,} graph launches): the graphs already "
+                       "took the host's launch cost away; what is left is on the GPU, in the small kernels themselves"
+                       + (f" and the gaps between graph nodes ({q.span_pct:.0f}% of the span, at most {q.max_speedup_x:.2f}x)"
+                          if q is not None else ""))
+        remedies.extend(REMEDIES["short_kernels_in_graphs"])
+        remedies.extend(GPU_BOUND_NEXT)
     else:
         if f["step_idle_pct"] is not None:
             slow = max(f["steps"], key=lambda x: x.wall_s)
@@ -792,22 +822,43 @@ def _reasons(verdict, cause, causes, f) -> tuple[list[str], list[str]]:
 def load_trace(path: str | Path, top: int = 10) -> TraceReport:
     """Read a torch.profiler trace file (``.json``, ``.json.gz``, ``.pt.trace.json``) and analyze it.
 
+    The event list is parsed and scanned a piece at a time (:mod:`.stream`), so the
+    whole parsed trace never sits in memory; text in any unusual shape is parsed
+    whole instead, with the same result or the same refusal.
+
     Raises:
-        UsageError: unreadable or not a Chrome trace (see :func:`load_trace_json`).
+        UsageError: unreadable or not a Chrome trace (see :func:`load_trace_json`); ``top`` < 1.
     """
-    # The parsed trace is millions of small acyclic containers: the cyclic garbage
-    # collector would rescan them over and over while they are built (2-3x the
-    # parse time); nothing here makes cycles, so it is paused and restored.
+    from ...errors import UsageError
+
+    if top < 1:
+        raise UsageError(f"--top {top} must be at least 1")
+    text = read_trace_text(path)
+    try:
+        s = Scan()
+        for piece in event_pieces(text):
+            scan(piece, s)
+    except NotStreamable:
+        s = _scan_whole(text, Path(path))
+    del text
+    return _report(s, str(path), top)
+
+
+def _scan_whole(text: str, path: Path) -> Scan:
+    """The text parsed at once (the shapes :func:`~.stream.event_pieces` does not cut), then scanned.
+
+    The parsed trace is then millions of small acyclic containers, alive together: the
+    cyclic garbage collector would rescan them over and over while they are built (2-3x
+    the parse time); nothing here makes cycles, so it is paused and restored.
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        data = load_trace_json(path)
-        report = analyze_trace(data, source=str(path), top=top)
-        del data
+        data = parse_trace_text(text, path)
+        return scan(events_of(data))
     finally:
         if was_enabled:
             gc.enable()
-    return report
 
 
 __all__ = ["BEFORE_LAUNCH_US", "STRAY_FACTOR", "STRAY_MAX_SHARE", "STRAY_MIN_US", "analyze_trace", "idle_breakdown", "load_trace"]

@@ -27,7 +27,10 @@ starts; W's launch call (linked by correlation id or flow event) started at L.
   *Warm-up*: when W is the first launch of a kernel that runs at least three
   times, the part of its host-launch time (4.) beyond the median of its later
   launches' is a one-time cost (lazy module loading, library handles,
-  allocator growth) and is counted as warm-up.
+  allocator growth) and is counted as warm-up. Not in a trace whose first
+  ``ProfilerStep#N`` has N > 0 (``schedule(wait=..., warmup=...)``): the
+  program ran N steps before the profiled ones, so a first launch in the
+  trace is not a first call, and its wait stays with its host cause.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ class Gaps:
 
 
 def classify(st, en, cm, stream, lau, lau_end, name, graph, pageable_next, view: HostView, raw_streams=(),
-             outer_lo=None, outer_hi=None) -> Gaps:
+             outer_lo=None, outer_hi=None, warmup: bool = True) -> Gaps:
     """Classify the gaps of one GPU's sorted work (``st``/``en`` start/end, ``cm`` running max of ends).
 
     ``lau``/``lau_end``: launch call start/end per event (NaN when unlinked);
@@ -74,7 +77,9 @@ def classify(st, en, cm, stream, lau, lau_end, name, graph, pageable_next, view:
     a CUDA-graph replay; ``pageable_next``: the event is a pageable H2D copy.
     ``raw_streams``: the trace's stream id of each code (to match ``cuda_sync`` waits);
     ``outer_lo``/``outer_hi``: add a gap from there to the first work / from the
-    last work (for steps that begin before or end after the GPU's span).
+    last work (for steps that begin before or end after the GPU's span);
+    ``warmup``: whether a kernel's first launch in the trace can be its first call
+    (False when the program ran steps before the profiled ones).
     """
     n = st.size
     gi = np.flatnonzero(st[1:] > cm[:-1])
@@ -157,7 +162,7 @@ def classify(st, en, cm, stream, lau, lau_end, name, graph, pageable_next, view:
 
     gaps = Gaps(g0, g1, inner, nxt, cls, wl, sync, pg_next, np.zeros(g0.size), after_graph, prev_last)
     h = np.flatnonzero((cls == _HOST) & inner & (nxt >= 0))
-    if h.size:
+    if h.size and warmup:
         _, _, _, in_ops, outside, launch = _pieces(gaps, view, h, -np.inf, np.inf)
         gaps.warm_frac[h] = _warmup_fraction(in_ops + outside + launch, nxt[h], name)
     return gaps

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .intervals import Coverage, merge, top_level, union
+from .intervals import Coverage, merge, nested_order, top_level, union
 from .scan import GRAPH_LAUNCH_NAMES, MALLOC_NAMES, SYNC_NAMES, WAIT_NAMES
 
 STEP_PREFIX = "ProfilerStep#"
@@ -135,17 +135,14 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
         hsel = np.ones(h.h_ts.size, dtype=bool)
     r_idx = np.flatnonzero(rsel)
     r_ts, r_end, r_name = h.r_ts[r_idx], h.r_end[r_idx], h.r_name[r_idx]
-    corr = [h.r_corr[i] for i in r_idx.tolist()]
+    corr = h.r_corr if r_idx.size == len(h.r_corr) else list(map(h.r_corr.__getitem__, r_idx.tolist()))
 
     sync = np.isin(r_name, h.runtime_ids(SYNC_NAMES))
     pg = np.zeros(r_idx.size, dtype=bool)
     if pageable_d2h or pageable_h2d:
-        for j, c in enumerate(corr):
-            if c is not None:
-                if c in pageable_d2h:
-                    sync[j] = True
-                elif c in pageable_h2d:
-                    pg[j] = True
+        d2h = np.fromiter(map(pageable_d2h.__contains__, corr), dtype=bool, count=len(corr))
+        sync |= d2h
+        pg = np.fromiter(map(pageable_h2d.__contains__, corr), dtype=bool, count=len(corr)) & ~d2h
     sync_j = np.flatnonzero(sync)
     order = np.argsort(r_end[sync_j], kind="stable")
     sync_j = sync_j[order]
@@ -179,7 +176,7 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
     tops = ([], [], [], [])
     for t in np.unique(ht[cand]).tolist():
         sel = np.flatnonzero(cand & (ht == t))
-        o = np.lexsort((-(he[sel] - hs[sel]), hs[sel]))
+        o = nested_order(hs[sel], he[sel])
         sel = sel[o]
         m = top_level(hs[sel], he[sel])
         sel = sel[m]
@@ -221,7 +218,7 @@ def callers(h: HostArrays, runtime_idx: np.ndarray, depth: int = 64) -> list[tup
         sel = np.flatnonzero(h.h_thread == t)
         holds = np.searchsorted(calls, h.h_ts[sel], side="left") < np.searchsorted(calls, h.h_end[sel], side="right")
         sel = sel[holds]
-        o = np.lexsort((-(h.h_end[sel] - h.h_ts[sel]), h.h_ts[sel]))
+        o = nested_order(h.h_ts[sel], h.h_end[sel])
         by_thread[t] = sel[o]
     names = h.h_names
     for i in runtime_idx.tolist():

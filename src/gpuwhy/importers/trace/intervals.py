@@ -72,6 +72,29 @@ def merge(*sets):
     return union(a, b)
 
 
+def nested_order(starts, ends) -> np.ndarray:
+    """Indices ordering intervals by start, the longer first where starts tie (so an enclosing
+    interval comes before those nested in it), the input order last: ``np.lexsort((starts - ends,
+    starts))``, but in about linear time when the starts are nearly sorted already (a trace's host
+    ranges are, per thread), by sorting only the groups of equal starts by length.
+    """
+    s = np.asarray(starts, dtype=np.float64)
+    e = np.asarray(ends, dtype=np.float64)
+    order = np.argsort(s, kind="stable")
+    ss = s[order]
+    tie = np.zeros(s.size, dtype=bool)
+    if s.size > 1:
+        same = ss[1:] == ss[:-1]
+        tie[1:] |= same
+        tie[:-1] |= same
+    if tie.any():
+        pos = np.flatnonzero(tie)
+        sub = order[pos]
+        # Groups stay in place (sorted by start); inside each, the longer first, ties kept in order.
+        order[pos] = sub[np.lexsort((s[sub] - e[sub], s[sub]))]
+    return order
+
+
 def top_level(starts, ends):
     """Mask of the intervals not nested inside an earlier one (of one thread): sorted input by start."""
     s = np.asarray(starts, dtype=np.float64)
@@ -83,4 +106,4 @@ def top_level(starts, ends):
     return out
 
 
-__all__ = ["Coverage", "merge", "top_level", "union"]
+__all__ = ["Coverage", "merge", "nested_order", "top_level", "union"]

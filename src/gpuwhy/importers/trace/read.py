@@ -21,23 +21,42 @@ _PASS = "pass the file written by torch.profiler's export_chrome_trace or tensor
 _SNIFF = 1000
 
 
+def read_trace_text(path: str | Path) -> str:
+    """The text of a trace file, plain or gzipped (detected by its first bytes).
+
+    Raises:
+        UsageError: the file cannot be read, is not gzip, not UTF-8, or too large.
+    """
+    p = Path(path)
+    data = read_input(p, "a torch.profiler trace (.json or .json.gz)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start}); {_PASS}") from None
+
+
+def parse_trace_text(text: str, path: str | Path):
+    """``json.loads(text)``, refusing what is not JSON in one line naming ``path``.
+
+    Raises:
+        UsageError: not valid JSON, or nested too deeply to parse.
+    """
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{path}: not valid JSON ({str(exc).splitlines()[0][:120]}); {_PASS}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: JSON nested too deeply to be a trace; {_PASS}") from None
+
+
 def load_trace_json(path: str | Path):
     """The parsed JSON of a trace file, plain or gzipped (detected by its first bytes).
 
     Raises:
         UsageError: the file cannot be read, is not gzip/JSON, or is empty.
     """
-    p = Path(path)
-    data = read_input(p, "a torch.profiler trace (.json or .json.gz)", expect="json")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start}); {_PASS}") from None
-    del data  # the bytes go before the parse, so the peak is the text and its objects only
-    try:
-        return loads_json(text)  # json's parser a few MiB at a time: Ctrl-C is seen within a second
-    except ValueError as exc:
-        raise UsageError(f"{p}: not valid JSON ({str(exc).splitlines()[0][:120]}); {_PASS}") from None
+    # The bytes go before the parse (read_trace_text keeps only the text), so the peak is the text and its objects.
+    return parse_trace_text(read_trace_text(path), Path(path))
 
 
 def _describe_list(items: list) -> str:
@@ -51,7 +70,7 @@ def _describe_list(items: list) -> str:
     return "a JSON list without trace events (no object with a 'ph' field)"
 
 
-def _looks_like_events(items: list) -> bool:
+def looks_like_events(items: list) -> bool:
     """True when some of the first elements are trace events (objects with a 'ph' field)."""
     return any(type(x) is dict and "ph" in x for x in items[:_SNIFF])
 
@@ -69,16 +88,16 @@ def events_of(data) -> list:
             raise UsageError(f"the JSON has no 'traceEvents' list (its keys: {keys}); {_PASS}")
         if not isinstance(ev, list):
             raise UsageError(f"'traceEvents' is {type(ev).__name__}, not a list; {_PASS}")
-        if ev and not _looks_like_events(ev):
+        if ev and not looks_like_events(ev):
             raise UsageError(f"'traceEvents' holds no trace events (objects with a 'ph' field); {_PASS}")
         return ev
     if isinstance(data, list):
         if not data:
             raise UsageError(f"the JSON is an empty list, not a trace; {_PASS}")
-        if not _looks_like_events(data):
+        if not looks_like_events(data):
             raise UsageError(f"the JSON is {_describe_list(data)}, not a Chrome trace; {_PASS}")
         return data
     raise UsageError(f"the JSON is a {type(data).__name__}, neither a Chrome trace object nor an event list; {_PASS}")
 
 
-__all__ = ["events_of", "load_trace_json"]
+__all__ = ["events_of", "load_trace_json", "looks_like_events", "parse_trace_text", "read_trace_text"]

@@ -24,6 +24,7 @@ events are kept (old traces record whole microseconds).
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass, field
 
 _GPU_CATS = {
@@ -57,8 +58,9 @@ MALLOC_NAMES = frozenset({"cudaMalloc", "cudaHostAlloc", "cudaMallocHost", "cuda
 WINDOW_START = "Iteration Start: PyTorch Profiler"
 WINDOW_END = "Record Window End"
 _OTHER = -1
-#: Kind codes of a category (small ints: the pass compares them millions of times).
-_RUNTIME, _OP, _ANNOTATION, _FRAME, _FLOW, _SYNC, _OVERHEAD, _DEVICE = 3, 4, 5, 6, 7, 8, 9, 10
+#: Kind codes of a category (small ints: the pass compares them millions of times): GPU work
+#: 0-2, then these; runtime calls and host ranges last, so one comparison picks them.
+_FLOW, _SYNC, _OVERHEAD, _DEVICE, _RUNTIME, _OP, _ANNOTATION, _FRAME = 3, 4, 5, 6, 9, 10, 11, 12
 _HOST_CODE = {0: _OP, 1: _ANNOTATION, 2: _FRAME}
 
 
@@ -100,8 +102,15 @@ def _key(x):
 
 
 def _num(x) -> float | None:
-    if type(x) is float or type(x) is int:
-        return float(x)
+    """``x`` as a float: numbers and numeric text; None for anything else (true/false, objects,
+    non-finite text, integers beyond float range)."""
+    if type(x) is float:
+        return x
+    if type(x) is int:
+        try:
+            return float(x)
+        except OverflowError:
+            return None
     if isinstance(x, str):
         try:
             v = float(x)
@@ -126,31 +135,33 @@ def device_of(args: dict, pid) -> str:
 
 @dataclass
 class Scan:
-    """Plain lists from the pass (times in us). Index ``i`` of the ``g_*`` lists is one GPU event,
-    of ``r_*`` one runtime call, of ``h_*`` one host range."""
+    """What the pass keeps, in file order (times in us): index ``i`` of the ``g_*`` fields is one GPU
+    event, of ``r_*`` one runtime call, of ``h_*`` one host range. Numbers go in typed arrays
+    (``array('d')``/``'q'``/``'b'``: 8 bytes each, no Python object kept alive, read by numpy without
+    a copy), ids and keys of any JSON type in lists."""
 
     g_dev: list = field(default_factory=list)
-    g_ts: list = field(default_factory=list)
-    g_dur: list = field(default_factory=list)
-    g_kind: list = field(default_factory=list)
+    g_ts: array = field(default_factory=lambda: array("d"))
+    g_dur: array = field(default_factory=lambda: array("d"))
+    g_kind: array = field(default_factory=lambda: array("b"))
     g_corr: list = field(default_factory=list)
-    g_name: list = field(default_factory=list)
+    g_name: array = field(default_factory=lambda: array("q"))
     g_stream: list = field(default_factory=list)
     g_ext: list = field(default_factory=list)
     g_bytes: dict = field(default_factory=dict)  # GPU index of a memcpy -> bytes
     flow_key: dict = field(default_factory=dict)  # GPU index without correlation -> (pid, tid, ts)
     names: dict = field(default_factory=dict)  # GPU work name -> id
-    r_ts: list = field(default_factory=list)
-    r_dur: list = field(default_factory=list)
-    r_name: list = field(default_factory=list)
+    r_ts: array = field(default_factory=lambda: array("d"))
+    r_dur: array = field(default_factory=lambda: array("d"))
+    r_name: array = field(default_factory=lambda: array("q"))
     r_corr: list = field(default_factory=list)
-    r_thread: list = field(default_factory=list)
+    r_thread: array = field(default_factory=lambda: array("q"))
     r_names: dict = field(default_factory=dict)
-    h_ts: list = field(default_factory=list)
-    h_dur: list = field(default_factory=list)
-    h_name: list = field(default_factory=list)
-    h_kind: list = field(default_factory=list)
-    h_thread: list = field(default_factory=list)
+    h_ts: array = field(default_factory=lambda: array("d"))
+    h_dur: array = field(default_factory=lambda: array("d"))
+    h_name: array = field(default_factory=lambda: array("q"))
+    h_kind: array = field(default_factory=lambda: array("b"))
+    h_thread: array = field(default_factory=lambda: array("q"))
     h_names: dict = field(default_factory=dict)
     threads: dict = field(default_factory=dict)  # tid -> thread id
     thread_pid: list = field(default_factory=list)  # thread id -> pid
@@ -170,9 +181,15 @@ class Scan:
     win_end: float | None = None
 
 
-def scan(events) -> Scan:
-    """One pass over ``events`` (a list of trace event dicts) into a :class:`Scan`."""
-    s = Scan()
+def scan(events, into: Scan | None = None) -> Scan:
+    """One pass over ``events`` (a list of trace event dicts) into a :class:`Scan` (``into``, to add
+    the next piece of a trace read in pieces, in order; else a new one).
+
+    Written for speed (nine events in ten are host ranges or runtime calls, and
+    this loop runs once per event of a trace of millions): local names only, the
+    common case (a float ``ts``, an int ``tid``) tested first, no call per event.
+    """
+    s = Scan() if into is None else into
     kinds: dict = {}
     devices: dict = {}
     names, r_names, h_names, threads = s.names, s.r_names, s.h_names, s.threads
@@ -181,63 +198,68 @@ def scan(events) -> Scan:
         s.g_stream.append, s.g_ext.append)
     r_ts, r_dur, r_name, r_corr, r_thread = s.r_ts.append, s.r_dur.append, s.r_name.append, s.r_corr.append, s.r_thread.append
     h_ts, h_dur, h_name, h_kind, h_thread = s.h_ts.append, s.h_dur.append, s.h_name.append, s.h_kind.append, s.h_thread.append
-    n_gpu = 0
-    n_rt = 0
+    n_gpu, n_rt = len(s.g_ts), len(s.r_ts)
+    bad_host = bad_runtime = 0
+    n_rt0 = n_rt
     corr_runtime = s.corr_runtime
     thread_pid = s.thread_pid
     dropped = s.dropped
     ext_flops = s.ext_flops
-    n = 0
+    flow_start, flow_end = s.flow_start, s.flow_end
+    RUNTIME, OP, SYNC, OVERHEAD, FLOW, DEVICE, MAX = _RUNTIME, _OP, _SYNC, _OVERHEAD, _FLOW, _DEVICE, _MAX_US
+    type_, float_, int_, str_, dict_ = type, float, int, str, dict  # locals: read ~10 times per event
     for ev in events:
-        n += 1
-        if type(ev) is not dict:
+        try:
+            ph = ev.get("ph")
+        except AttributeError:  # not a JSON object
             dropped["not an event object"] = dropped.get("not an event object", 0) + 1
             continue
-        ph = ev.get("ph")
         if ph == "X":
             cat = ev.get("cat")
-            if type(cat) is not str:
-                cat = None
-            k = kinds.get(cat)
-            if k is None:
-                k = kinds[cat] = _cat_kind(cat)
-            if k < 0:
+            try:
+                k = kinds[cat]
+            except KeyError:
+                k = kinds[cat] = _cat_kind(cat)  # _OTHER for no category or one that is not text
+            except TypeError:  # a category that is a list or an object
                 continue
-            ts = ev.get("ts")
-            if type(ts) is not float and type(ts) is not int:
-                ts = _num(ts)
-            d = ev.get("dur")
-            if type(d) is not float and type(d) is not int:
-                d = _num(d)
-            if _RUNTIME <= k <= _FRAME:
-                if k == _RUNTIME:
-                    s.runtime += 1
-                if ts is None or not 0 < ts < _MAX_US:
-                    s.host_bad_ts += 1
+            if k >= RUNTIME:
+                # A runtime call or a host range: the common case, kept short.
+                ts = ev.get("ts")
+                if type_(ts) is not float_ and type_(ts) is not int_:
+                    ts = _num(ts)
+                    if ts is None:
+                        ts = -1.0
+                if not 0 < ts < MAX:
+                    bad_host += 1
+                    if k == RUNTIME:
+                        bad_runtime += 1
                     continue
-                if d is None or not 0 <= d < _MAX_US:
+                d = ev.get("dur")
+                if type_(d) is not float_ and type_(d) is not int_:
+                    d = _num(d)
+                    if d is None:
+                        d = 0.0
+                if not 0 <= d < MAX:
                     d = 0.0
                 tid = ev.get("tid")
-                if type(tid) is not int and type(tid) is not str:
+                if type_(tid) is not int_ and type_(tid) is not str_:
                     tid = _key(tid)
                 th = threads.get(tid)
                 if th is None:
                     th = threads[tid] = len(thread_pid)
                     thread_pid.append(_key(ev.get("pid")))
                 nm = ev.get("name")
-                if type(nm) is not str:
-                    nm = str(nm)
+                if type_(nm) is not str_:
+                    nm = str_(nm)
                 args = ev.get("args")
-                if type(args) is not dict:
-                    args = None
-                if k == _RUNTIME:
+                if k == RUNTIME:
                     nid = r_names.get(nm)
                     if nid is None:
                         nid = r_names[nm] = len(r_names)
-                    c = args.get("correlation") if args else None
-                    if c is not None and type(c) is not int:
-                        c = _key(c)
+                    c = args.get("correlation") if type_(args) is dict_ else None
                     if c is not None:
+                        if type_(c) is not int_:
+                            c = _key(c)
                         corr_runtime[c] = n_rt
                     n_rt += 1
                     r_ts(ts)
@@ -252,9 +274,9 @@ def scan(events) -> Scan:
                 h_ts(ts)
                 h_dur(d)
                 h_name(nid)
-                h_kind(k - _OP)
+                h_kind(k - OP)
                 h_thread(th)
-                if args:
+                if type_(args) is dict_:
                     fl = args.get("flops")
                     if fl:
                         x = _key(args.get("External id"))
@@ -263,31 +285,43 @@ def scan(events) -> Scan:
                             ext_flops[x] = ext_flops.get(x, 0.0) + fv
                 continue
             if k > 2:
-                if k == _SYNC:
+                if k == SYNC:
                     args = ev.get("args")
-                    if type(args) is not dict:
+                    if type_(args) is not dict_:
                         args = {}
                     if ev.get("name") == "Stream Wait Event" or args.get("cuda_sync_kind") == "Stream Wait Event":
                         c = _key(args.get("correlation"))
                         st = _key(args.get("stream"))
                         if c is not None and st is not None:
                             s.wait_stream[c] = st
-                elif k == _OVERHEAD:
+                elif k == OVERHEAD:
                     if ev.get("name") == "Lazy Function Loading":
+                        d = ev.get("dur")
+                        if type_(d) is not float_:
+                            d = _num(d)
                         s.lazy_loads += 1
-                        s.lazy_load_us += d or 0.0
-                elif k == _DEVICE:
+                        if d is not None and 0 < d < MAX:
+                            s.lazy_load_us += d
+                elif k == DEVICE:
                     acc = OTHER_DEVICE_CATS[cat.strip().lower()]
                     s.other_devices[acc] = s.other_devices.get(acc, 0) + 1
+                continue  # (a flow category on a complete event: nothing)
+            if k < 0:
                 continue
-            # GPU work
-            if ts is None or not 0 < ts < _MAX_US:
+            # GPU work (k: 0 kernel, 1 memcpy, 2 memset)
+            ts = ev.get("ts")
+            if type_(ts) is not float_ and type_(ts) is not int_:
+                ts = _num(ts)
+            d = ev.get("dur")
+            if type_(d) is not float_ and type_(d) is not int_:
+                d = _num(d)
+            if ts is None or not 0 < ts < MAX:
                 reason = "GPU events with a missing or non-positive timestamp"
             elif d is None or d != d:
                 reason = "GPU events without a duration"
             elif d < 0:
                 reason = "GPU events with a negative duration"
-            elif d >= _MAX_US:
+            elif d >= MAX:
                 reason = "GPU events with a timestamp far outside the rest of the trace"
             else:
                 reason = None
@@ -295,25 +329,30 @@ def scan(events) -> Scan:
                 dropped[reason] = dropped.get(reason, 0) + 1
                 continue
             args = ev.get("args")
-            if type(args) is not dict:
+            if type_(args) is not dict_:
                 args = {}
             nm = ev.get("name") or "(unnamed)"
-            if type(nm) is not str:
-                nm = str(nm)
+            if type_(nm) is not str_:
+                nm = str_(nm)
             nid = names.get(nm)
             if nid is None:
                 nid = names[nm] = len(names)
             c = args.get("correlation")
-            if c is not None and type(c) is not int:
+            if c is not None and type_(c) is not int_:
                 c = _key(c)
-            pid = _key(ev.get("pid"))
+            pid = ev.get("pid")
+            if type_(pid) is not int_:
+                pid = _key(pid)
             if c is None:
                 s.flow_key[n_gpu] = (pid, _key(ev.get("tid")), ts)
             if k == 1:
                 b = args.get("bytes")
                 if b is not None:
                     s.g_bytes[n_gpu] = b
-            dk = (_key(args.get("device")), pid)
+            dk = args.get("device")
+            if type_(dk) is not int_:
+                dk = _key(dk)
+            dk = (dk, pid)
             dv = devices.get(dk)
             if dv is None:
                 dv = devices[dk] = device_of(args, pid)
@@ -324,25 +363,32 @@ def scan(events) -> Scan:
             g_kind(k)
             g_corr(c)
             g_name(nid)
-            g_stream(_key(args.get("stream", ev.get("tid"))))
-            g_ext(_key(args.get("External id")))
+            st = args.get("stream", ev.get("tid"))
+            g_stream(st if type_(st) is int_ else _key(st))
+            x = args.get("External id")
+            g_ext(x if type_(x) is int_ else _key(x))
         elif ph == "s" or ph == "f" or ph == "t":
             cat = ev.get("cat")
-            if type(cat) is not str:
-                cat = None
+            if type_(cat) is not str_:
+                continue
             k = kinds.get(cat)
             if k is None:
                 k = kinds[cat] = _cat_kind(cat)
-            if k != _FLOW:
+            if k != FLOW:
                 continue
-            fid = _key(ev.get("id"))
-            ts = _num(ev.get("ts"))
+            fid = ev.get("id")
+            if type_(fid) is not int_:
+                fid = _key(fid)
+            ts = ev.get("ts")
+            if type_(ts) is not float_:
+                ts = _num(ts)
             if fid is None or ts is None:
                 continue
             if ph == "s":
-                s.flow_start[fid] = ts
+                flow_start[fid] = ts
             else:
-                s.flow_end[(_key(ev.get("pid")), _key(ev.get("tid")), ts)] = fid
+                pid, tid = ev.get("pid"), ev.get("tid")
+                flow_end[(pid if type_(pid) is int_ else _key(pid), tid if type_(tid) is int_ else _key(tid), ts)] = fid
         elif ph == "i" or ph == "I" or ph == "R":
             nm = ev.get("name")
             if nm == WINDOW_START or nm == WINDOW_END:
@@ -352,7 +398,9 @@ def scan(events) -> Scan:
                         s.win_start = ts if s.win_start is None else min(s.win_start, ts)
                     else:
                         s.win_end = ts if s.win_end is None else max(s.win_end, ts)
-    s.events = n
+    s.events += len(events)
+    s.runtime += n_rt - n_rt0 + bad_runtime
+    s.host_bad_ts += bad_host
     return s
 
 

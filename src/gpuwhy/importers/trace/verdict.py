@@ -13,7 +13,9 @@
   copies from pageable memory: ``pageable-copy-bound``;
 - launch-sized kernels (more than :data:`SHORT_MAJORITY_PCT` % of kernels shorter
   than :data:`SHORT_KERNEL_S`, holding more than half the kernel time) without
-  idle time: ``overhead-bound`` too;
+  idle time: ``overhead-bound`` too, when they are launched one by one; when
+  most of their time comes from CUDA-graph replays the host's launch cost is
+  already gone and the GPU is busy: ``gpu-bound``, with fusion as the remedy;
 - else ``gpu-bound``: the time is in the kernels.
 """
 
@@ -89,6 +91,17 @@ REMEDIES = {
     "unexplained": (
         "Record with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] on a recent PyTorch so launches carry correlation ids.",
     ),
+    # Not causes: the remedies that lead when the evidence says so.
+    "host_launch_outside_ops": (
+        ("Most of the wait is host time outside any profiled operator (Python between ops, time.sleep, I/O, logging, "
+         "metrics): find it (torch.profiler with_stack=True, or py-spy) and take it off the step: every N steps, in "
+         "another thread, or after the next step's GPU work is queued."),
+    ),
+    "short_kernels_in_graphs": (
+        ("Fuse the chain of small kernels inside the graph (torch.compile the captured function, or a fused kernel): "
+         "each small kernel reads and writes its tensors again, so fewer, larger kernels move less data and pay the "
+         "per-node cost fewer times."),
+    ),
 }
 
 GPU_BOUND_NEXT = (
@@ -107,13 +120,15 @@ def amdahl_x(span_s: float, removed_s: float) -> float:
 
 
 def choose(kind_counts: int, span_s: float, steady_idle_pct: float, steady_causes: dict, step_idle_pct: float | None,
-           step_causes: dict | None, short_flag: bool, pageable_busy_pct: float = 0.0) -> tuple[str, str | None]:
+           step_causes: dict | None, short_flag: bool, pageable_busy_pct: float = 0.0,
+           short_in_graphs: bool = False) -> tuple[str, str | None]:
     """(verdict, cause key or None) for one GPU; see the module docstring.
 
     ``steady_causes``: idle seconds per cause without warm-up; ``step_*``: the
     median step's idle share and per-cause seconds (None without enough steps);
     ``pageable_busy_pct``: share of the summed GPU time in host-to-device copies
-    from pageable memory.
+    from pageable memory; ``short_in_graphs``: most of the launch-sized kernels'
+    time comes from CUDA-graph replays.
     """
     if kind_counts < MIN_GPU_EVENTS or span_s < MIN_SPAN_S:
         return "too-little-to-judge", None
@@ -125,7 +140,7 @@ def choose(kind_counts: int, span_s: float, steady_idle_pct: float, steady_cause
             return VERDICT_OF_CAUSE[key], key
     if pageable_busy_pct >= PAGEABLE_BUSY_PCT:
         return "pageable-copy-bound", "pageable_copy"
-    if short_flag:
+    if short_flag and not short_in_graphs:
         return "overhead-bound", "short_kernels"
     return "gpu-bound", None
 
