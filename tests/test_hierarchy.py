@@ -527,3 +527,35 @@ def test_judge_levels_latency_verdict_and_its_sources():
 def test_judge_levels_guards(args, needle):
     with pytest.raises(ValueError, match=needle):
         H.judge_levels(*args)
+
+
+def test_level_roofs_which_figure_wins():
+    from types import SimpleNamespace as NS
+
+    sheet = NS(name="Test GPU", l2_bytes=40 * MiB, bandwidth_bytes_per_s=2e12, l2_bandwidth_gbs=7000.0,
+               boost_clock_mhz=1500.0, sm_count=100, source_for=lambda key: f"url-{key}")
+    # the sheet alone: DRAM 2e12, L2 7,000 GB/s = 7e12 with the sheet's L2 size, L1 128 x 100 x 1,500e6 = 1.92e13
+    r = H.level_roofs(sheet)
+    assert (r["DRAM"].bandwidth, r["DRAM"].kind, r["DRAM"].source) == (2e12, "spec", "Test GPU sheet (url-memory_bandwidth_gbs)")
+    assert (r["L2"].bandwidth, r["L2"].kind, r["L2"].size_bytes) == (7e12, "spec", 40 * MiB)
+    assert r["L2"].source == "Test GPU sheet (url-l2_bandwidth_gbs)"
+    assert (r["L1"].bandwidth, r["L1"].kind) == (1.92e13, "clock")
+    assert r["L1"].source == "128 B/clk/SM x 100 SMs x 1500 MHz boost (Test GPU sheet)"
+    prof = NS(date="2026-11-29", cache_date="2026-12-02", l2_bytes=50 * MiB, dram_bandwidth_gbs=1800.0,
+              l2_read_bandwidth_gbs=6000.0, shared_bandwidth_gbs=15000.0)
+    r = H.level_roofs(sheet, prof)
+    assert (r["DRAM"].bandwidth, r["DRAM"].kind, r["DRAM"].source) == (1.8e12, "measured", "measured by gpuwhy bench (2026-11-29)")
+    assert (r["L2"].bandwidth, r["L2"].size_bytes, r["L2"].source) == (6e12, 50 * MiB, "measured by gpuwhy bench (2026-12-02)")
+    assert (r["L1"].bandwidth, r["L1"].source) == (1.5e13, "shared memory, measured by gpuwhy bench (2026-12-02)")
+    # measured=False: the sheet's figures, the profile ignored
+    assert {k: v.kind for k, v in H.level_roofs(sheet, prof, measured=False).items()} == {"DRAM": "spec", "L2": "spec", "L1": "clock"}
+    # a profile without cache figures or cache date: the sheet's L2 and clock, the profile's date and DRAM
+    bare = NS(date="2026-11-29", cache_date=None, l2_bytes=None, dram_bandwidth_gbs=None,
+              l2_read_bandwidth_gbs=6000.0, shared_bandwidth_gbs=None)
+    r = H.level_roofs(sheet, bare)
+    assert r["DRAM"].kind == "spec" and r["L1"].kind == "clock"
+    assert r["L2"].size_bytes == 40 * MiB and r["L2"].source == "measured by gpuwhy bench (2026-11-29)"
+    # a sheet without an L2 figure or clock: no L2 or L1 roof
+    bare_sheet = NS(name="X", l2_bytes=None, bandwidth_bytes_per_s=1e12, l2_bandwidth_gbs=None, boost_clock_mhz=None,
+                    sm_count=100, source_for=lambda key: "u")
+    assert set(H.level_roofs(bare_sheet)) == {"DRAM"}
