@@ -306,3 +306,256 @@ def test_sheet_l2_bandwidth_needs_a_source(tmp_path):
     data["l2_bandwidth_gbs"] = 4000  # below the 4,800 GB/s DRAM: a DRAM figure
     with pytest.raises(SpecError, match="not above the DRAM"):
         validate_sheet(data, "x.yaml")
+
+
+# ------------------------------------------- every figure and guard, pinned --
+# Round numbers worked by hand: a 1,000 GB/s roof, 500 ns latency, 125 SMs of 2,048 threads.
+# Little's law: 1e12 B/s x 500e-9 s = 500,000 B = 500 KB in flight, / 125 SMs = 4,000 B = 4 KB per SM;
+# at 4 B per thread 1,000 threads per SM (1,000 / 2,048 = 48.8%), at 16 B 250 (12.2%);
+# under load (x 2) 8,000 B per SM.
+
+ROOF, LAT, SMS, THREADS = 1e12, 500e-9, 125, 2048
+HEAD = "20% of the DRAM roof; Little's law: 1,000 GB/s x 500 ns = 500 KB in flight, 4 KB per SM"
+
+
+def test_regime_text_roof_dict_and_helpers():
+    assert H.regime_text("latency") == "memory latency-bound: too few bytes in flight"
+    assert H.regime_text("issue") == "issue/latency-bound on the math pipe" and H.regime_text("odd") == "odd-bound"
+    r = H.LevelRoof("L2", 9.8e12, "measured", "bench", 50 * MiB)
+    assert r.bandwidth_gbs == 9800
+    assert r.to_dict() == {"level": "L2", "bandwidth_gbs": 9800, "kind": "measured", "source": "bench", "size_bytes": 50 * MiB}
+    assert H.levels_from_bytes(1, None, 3) == {"DRAM": 1.0, "L1": 3.0} and H.levels_from_bytes() == {}
+    assert "DRAM" in H.hierarchy_remedy_hint(_verdict(deciding="DRAM"))
+    assert "from L2" in H.hierarchy_remedy_hint(_verdict(deciding="L2"))
+    assert "bank conflicts" in H.hierarchy_remedy_hint(_verdict(deciding="L1"))
+    assert H.hierarchy_remedy_hint(_verdict(deciding="compute")) == ""
+
+
+def _verdict(deciding):
+    return H.HierarchyVerdict((), deciding, "memory", 0.0, 1.0, 1.0, 0.0)
+
+
+def test_shared_clock_limit_figures_and_guards():
+    # 128 B x 132 SMs x 1,980e6 /s = 33,454,080,000,000 B/s; 128 x 1 x 1,000e6 = 1.28e11
+    assert H.shared_clock_limit(132, 1980) == 33_454_080_000_000
+    assert H.shared_clock_limit(1, 1000) == 1.28e11
+    for sms, mhz in ((0, 1000), (1, 0), (1, -5), (1, float("inf")), (1, float("nan"))):
+        with pytest.raises(ValueError, match="must be positive"):
+            H.shared_clock_limit(sms, mhz)
+
+
+def test_placement_at_both_sides_of_two_thirds_and_of_the_l2():
+    l2 = 3 * MiB  # two thirds: 2 MiB = 2,097,152 B
+    p = H.place_working_set(2 * MiB, l2)
+    assert p.level == "L2" and p.reason == "fits in the 3 MiB L2 (67% of it)"
+    assert p.fraction_of_l2 == pytest.approx(2 / 3)
+    assert p.to_dict() == {"working_set_bytes": 2 * MiB, "l2_bytes": l2, "level": "L2",
+                           "fraction_of_l2": p.fraction_of_l2, "reason": p.reason}
+    p = H.place_working_set(2 * MiB + 1, l2)
+    assert p.level == "DRAM" and p.reason.startswith("67% of the 3 MiB L2: above the 67% left after other traffic")
+    p = H.place_working_set(3 * MiB, l2)  # all of it: still "part of it from DRAM"
+    assert p.level == "DRAM" and p.reason.startswith("100% of the 3 MiB L2: above the 67%")
+    p = H.place_working_set(6 * MiB, l2)
+    assert p.level == "DRAM" and p.reason == "does not fit in the 3 MiB L2 (2x its size): judged against DRAM"
+    # a looser fit fraction: 2.5 MiB of 3 MiB is 83% <= 90%
+    assert H.place_working_set(2.5 * MiB, l2, fit_fraction=0.9).level == "L2"
+    # sizes from 1 GiB on are written in GiB: 1,023 MiB just below
+    assert "the 1 GiB L2" in H.place_working_set(1, 2**30).reason
+    assert "the 1,023 MiB L2" in H.place_working_set(1, 2**30 - 2**20).reason
+    for ws in (0, -1, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="must be a positive number of bytes"):
+            H.place_working_set(ws, l2)
+    for bad in (0, None, -1):
+        with pytest.raises(ValueError, match="the L2 size is unknown"):
+            H.place_working_set(1, bad)
+
+
+def test_blocks_per_sm_and_waves():
+    assert H.blocks_per_sm(256, 2048) == 8           # 2,048 / 256
+    assert H.blocks_per_sm(256, 2048, 4) == 4        # the block limit is lower
+    assert H.blocks_per_sm(256, 2048, 16) == 8
+    assert H.blocks_per_sm(4096, 2048) == 1          # never below one
+    assert H.blocks_per_sm(0, 2048) == 2048          # a zero block counts as one thread
+    assert H.waves_of(1000, 256, 125, 2048) == 1.0   # 1,000 / (125 x 8)
+    assert H.waves_of(1000, 256, 125, 2048, 4) == 2.0  # 1,000 / (125 x 4)
+
+
+def test_latency_diagnosis_too_few_bytes_in_flight():
+    d = H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS)
+    assert d.cause == "too few bytes in flight" and d.fraction_of_roof == 0.2
+    assert d.littles.bytes_in_flight == pytest.approx(500_000) and d.littles.bytes_in_flight_per_sm == pytest.approx(4000)
+    assert d.achieved_in_flight_bytes == pytest.approx(100_000)  # 2e11 B/s x 500e-9 s
+    assert d.need_loaded_per_sm == pytest.approx(8000) and d.kernel_in_flight_per_sm is None
+    assert [n.bytes_per_thread for n in d.littles.needs] == [4, 16]
+    assert d.reason == (HEAD + ": at 4 bytes per thread that is 1,000 threads per SM (49% of the 2,048-thread limit), "
+                        "at 16 bytes 250 (12%)")
+    assert d.to_dict()["need_loaded_per_sm_bytes"] == pytest.approx(8000) and d.to_dict()["cause"] == d.cause
+    # 4 MB in flight at 8,000 GB/s: written in MB
+    assert "= 4 MB in flight, 32 KB per SM" in H.latency_diagnosis("L2", 2e11, 8e12, LAT, SMS, THREADS).reason
+    for a, r in ((0, ROOF), (2e11, 0)):
+        with pytest.raises(ValueError, match="bandwidths must be positive"):
+            H.latency_diagnosis("DRAM", a, r, LAT, SMS, THREADS)
+
+
+def test_latency_diagnosis_small_grid_at_one_wave():
+    # 50 blocks of 256 on 125 SMs x 8 blocks each: 50 / 1,000 = 0.05 waves
+    d = H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, grid=50, block=256)
+    assert d.cause == "small grid" and d.waves == 0.05
+    assert d.reason == "0.05 waves: the grid (50 blocks of 256) is too small to fill 125 SMs; " + HEAD
+    assert H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, waves=0.99).reason.startswith(
+        "0.99 waves: the grid is too small to fill 125 SMs; ")
+    # exactly one wave is not a small grid
+    assert H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, waves=1.0).cause == "too few bytes in flight"
+    assert H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, grid=1000, block=256).waves == 1.0
+
+
+def test_latency_diagnosis_low_occupancy_at_half():
+    d = H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, waves=2.0, achieved_occupancy=0.49)
+    assert d.cause == "low occupancy"
+    assert d.reason == "2 waves, 49% achieved occupancy: too few warps per SM keep loads in flight; " + HEAD
+    assert H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, achieved_occupancy=0.3).reason.startswith("30% achieved")
+    assert H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, achieved_occupancy=0.5).cause == "too few bytes in flight"
+
+
+def test_latency_diagnosis_few_bytes_per_thread_against_the_loaded_need():
+    # 4 B x 2,048 resident threads = 8,192 B per SM >= the 8,000 B needed under load: not the cause
+    d = H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, bytes_per_thread=4)
+    assert d.kernel_in_flight_per_sm == 8192 and d.cause == "too few bytes in flight"
+    assert [n.bytes_per_thread for n in d.littles.needs] == [4, 16]
+    # occupancy 50%: 1,024 threads x 4 B = 4,096 B < 8,000 B
+    d = H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, bytes_per_thread=4, achieved_occupancy=0.5)
+    assert d.kernel_in_flight_per_sm == 4096 and d.cause == "few bytes per thread"
+    assert d.reason == ("4 bytes in flight per thread x 1,024 threads per SM = 4.1 KB per SM, below the 8 KB "
+                        "Little's law needs under load (1,000 GB/s x 2 x 500 ns / 125 SMs)")
+    # the grid's threads spread over the SMs: 250 x 256 / 125 = 512 resident (fewer than 8 x 256 = 2,048)
+    d = H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, bytes_per_thread=4, grid=250, block=256, waves=1.0)
+    assert d.kernel_in_flight_per_sm == 2048 and d.cause == "few bytes per thread"
+    # 4 blocks per SM by the block limit: 4 x 256 = 1,024 resident, x 4 B = 4,096 B
+    d = H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, bytes_per_thread=4, grid=1000, block=256,
+                            max_blocks_per_sm=4)
+    assert d.waves == 2.0 and d.kernel_in_flight_per_sm == 4096
+    # the kernel's own bytes per thread join the law's cases when whole and new
+    assert [n.bytes_per_thread for n in H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS,
+                                                             bytes_per_thread=8).littles.needs] == [4, 16, 8]
+    assert [n.bytes_per_thread for n in H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS,
+                                                             bytes_per_thread=2.5).littles.needs] == [4, 16]
+
+
+def test_is_latency_bound_at_its_two_limits():
+    small = H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS, waves=0.5)
+    plain = H.latency_diagnosis("DRAM", 2e11, ROOF, LAT, SMS, THREADS)
+    assert H.is_latency_bound(0.399) and not H.is_latency_bound(0.40)
+    assert H.is_latency_bound(0.40, small) and H.is_latency_bound(0.899, small)
+    assert not H.is_latency_bound(0.90, small) and not H.is_latency_bound(0.5, plain)
+
+
+def test_judge_levels_every_figure():
+    # DRAM 1e6 B on a 1e12 B/s roof: 1 us; L2 3e6 B on 5e12 B/s: 0.6 us; L1 2e6 B with no roof;
+    # time 10 us; 0.999e6 FLOP on 1e12 FLOP/s: 0.999 us < 1 us, so DRAM decides at 1 / 10 = 10% of its roof
+    v = H.judge_levels({"DRAM": 1e6, "L2": 3e6, "L1": 2e6}, 0.999e6, 1e-5,
+                       {"DRAM": 1e12, "L2": H.LevelRoof("L2", 5e12, "spec", "sheet")}, 1e12)
+    assert (v.deciding, v.regime, v.latency) == ("DRAM", "memory", None)
+    dram, l2, l1 = v.points
+    assert (dram.level, dram.bytes, dram.t_roof_s, dram.achieved_bandwidth) == ("DRAM", 1e6, pytest.approx(1e-6), pytest.approx(1e11))
+    assert dram.intensity == pytest.approx(0.999) and dram.fraction_of_roof == pytest.approx(0.1)
+    assert dram.roof.kind == "given" and dram.roof.bandwidth == 1e12
+    assert l2.t_roof_s == pytest.approx(6e-7) and l2.fraction_of_roof == pytest.approx(0.06) and l2.intensity == pytest.approx(0.333)
+    assert (l1.roof, l1.t_roof_s, l1.fraction_of_roof, l1.achieved_bandwidth) == (None, None, None, pytest.approx(2e11))
+    assert v.notes == ("no L1/shared roof: its 2,000,000 bytes are not judged",)
+    assert v.compute_fraction == pytest.approx(0.0999)
+    assert v.text == "memory-bound, DRAM decides (10% of its roof)"
+    assert v.point("L2") is l2 and v.point("L3") is None
+    d = v.to_dict()
+    assert d["peak_tflops"] == 1 and d["compute_pct_of_roof"] == pytest.approx(9.99) and d["deciding_level"] == "DRAM"
+    assert d["levels"][0]["pct_of_roof"] == pytest.approx(10) and d["levels"][0]["achieved_bandwidth_gbs"] == pytest.approx(100)
+    assert d["levels"][2]["roof"] is None and d["levels"][2]["pct_of_roof"] is None and d["latency"] is None
+    # equal times: 1e6 FLOP takes the same 1 us as the DRAM bytes: compute decides
+    v = H.judge_levels({"DRAM": 1e6}, 1e6, 1e-5, {"DRAM": 1e12}, 1e12)
+    assert v.deciding == "compute" and v.regime == "compute" and v.text == "compute-bound (10% of the compute roof)"
+    # no roof at all: compute decides
+    assert H.judge_levels({"L1": 5.0}, 0, 1.0, {}, 1e12).deciding == "compute"
+
+
+def test_judge_levels_issue_bound_at_forty_percent():
+    # tensor work: 4e11 FLOP in 1 s on 1e12 FLOP/s is 40% (not below it); 3.99e11 is 39.9%
+    at = H.judge_levels({"DRAM": 1e11}, 4e11, 1.0, {"DRAM": 1e12}, 1e12, tensor=True)
+    assert at.regime == "compute"
+    below = H.judge_levels({"DRAM": 1e11}, 3.99e11, 1.0, {"DRAM": 1e12}, 1e12, tensor=True)
+    assert below.regime == "issue" and below.text == "issue/latency-bound on the math pipe (40% of the compute roof)"
+    assert H.judge_levels({"DRAM": 1e11}, 3.99e11, 1.0, {"DRAM": 1e12}, 1e12).regime == "compute"
+
+
+def test_judge_levels_latency_verdict_and_its_sources():
+    # 2e6 B in 10 us = 2e11 B/s: 20% of the 1e12 roof, no FLOPs
+    kw = dict(sm_count=SMS, max_threads_per_sm=THREADS)
+    v = H.judge_levels({"DRAM": 2e6}, 0, 1e-5, {"DRAM": 1e12}, 1e12, **kw)
+    assert v.regime == "latency" and v.latency.cause == "too few bytes in flight"
+    assert v.text == "memory latency-bound: too few bytes in flight, DRAM decides (20% of its roof)"
+    assert v.latency.littles.latency_s == 500e-9
+    assert v.latency.littles.latency_source.startswith("gpuwhy's default 500 ns for DRAM")
+    assert v.to_dict()["latency"]["cause"] == "too few bytes in flight"
+    v = H.judge_levels({"DRAM": 2e6}, 0, 1e-5, {"DRAM": 1e12}, 1e12, latency_s={"DRAM": 400e-9}, **kw)
+    assert v.latency.littles.latency_s == 400e-9 and v.latency.littles.latency_source == "measured"
+    v = H.judge_levels({"DRAM": 2e6}, 0, 1e-5, {"DRAM": 1e12}, 1e12, latency_s={"DRAM": 400e-9},
+                       latency_sources={"DRAM": "bench 2026-12-02"}, **kw)
+    assert v.latency.littles.latency_source == "bench 2026-12-02"
+    # the L2's default latency is 200 ns
+    v = H.judge_levels({"L2": 2e6}, 0, 1e-5, {"L2": 1e12}, 1e12, **kw)
+    assert v.latency.littles.latency_s == 200e-9 and v.latency.level == "L2"
+    # no SM figures: no diagnosis, a plain memory verdict
+    assert H.judge_levels({"DRAM": 2e6}, 0, 1e-5, {"DRAM": 1e12}, 1e12, sm_count=SMS).regime == "memory"
+    # 89% with a small grid is latency-bound; at 90% there is no diagnosis
+    # (in 1 s, so that 9e11 / 1e12 is 0.9 to the last bit)
+    assert H.judge_levels({"DRAM": 8.9e11}, 0, 1.0, {"DRAM": 1e12}, 1e12, waves=0.5, **kw).regime == "latency"
+    v = H.judge_levels({"DRAM": 9e11}, 0, 1.0, {"DRAM": 1e12}, 1e12, waves=0.5, **kw)
+    assert v.regime == "memory" and v.latency is None
+    # 50% with one full wave: memory-bound
+    assert H.judge_levels({"DRAM": 5e6}, 0, 1e-5, {"DRAM": 1e12}, 1e12, waves=1.0, **kw).regime == "memory"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (({"DRAM": 1.0}, 0, 0, {}, 1e12), "must be a positive number of seconds"),
+    (({"DRAM": 1.0}, 0, float("inf"), {}, 1e12), "must be a positive number of seconds"),
+    (({"DRAM": 1.0}, 0, 1.0, {}, 0), "peak_flops must be positive"),
+    (({"DRAM": 1.0}, -1, 1.0, {}, 1e12), "flops must be >= 0"),
+    (({"DRAM": 1.0}, float("nan"), 1.0, {}, 1e12), "flops must be >= 0"),
+    (({"L3": 1.0}, 0, 1.0, {}, 1e12), "unknown level 'L3'"),
+    (({"DRAM": -1.0}, 0, 1.0, {}, 1e12), "bytes for DRAM must be >= 0"),
+    (({"DRAM": float("inf")}, 0, 1.0, {}, 1e12), "bytes for DRAM must be >= 0"),
+    (({"DRAM": 0.0}, 0, 1.0, {}, 1e12), "no level has bytes"),
+])
+def test_judge_levels_guards(args, needle):
+    with pytest.raises(ValueError, match=needle):
+        H.judge_levels(*args)
+
+
+def test_level_roofs_which_figure_wins():
+    from types import SimpleNamespace as NS
+
+    sheet = NS(name="Test GPU", l2_bytes=40 * MiB, bandwidth_bytes_per_s=2e12, l2_bandwidth_gbs=7000.0,
+               boost_clock_mhz=1500.0, sm_count=100, source_for=lambda key: f"url-{key}")
+    # the sheet alone: DRAM 2e12, L2 7,000 GB/s = 7e12 with the sheet's L2 size, L1 128 x 100 x 1,500e6 = 1.92e13
+    r = H.level_roofs(sheet)
+    assert (r["DRAM"].bandwidth, r["DRAM"].kind, r["DRAM"].source) == (2e12, "spec", "Test GPU sheet (url-memory_bandwidth_gbs)")
+    assert (r["L2"].bandwidth, r["L2"].kind, r["L2"].size_bytes) == (7e12, "spec", 40 * MiB)
+    assert r["L2"].source == "Test GPU sheet (url-l2_bandwidth_gbs)"
+    assert (r["L1"].bandwidth, r["L1"].kind) == (1.92e13, "clock")
+    assert r["L1"].source == "128 B/clk/SM x 100 SMs x 1500 MHz boost (Test GPU sheet)"
+    prof = NS(date="2026-11-29", cache_date="2026-12-02", l2_bytes=50 * MiB, dram_bandwidth_gbs=1800.0,
+              l2_read_bandwidth_gbs=6000.0, shared_bandwidth_gbs=15000.0)
+    r = H.level_roofs(sheet, prof)
+    assert (r["DRAM"].bandwidth, r["DRAM"].kind, r["DRAM"].source) == (1.8e12, "measured", "measured by gpuwhy bench (2026-11-29)")
+    assert (r["L2"].bandwidth, r["L2"].size_bytes, r["L2"].source) == (6e12, 50 * MiB, "measured by gpuwhy bench (2026-12-02)")
+    assert (r["L1"].bandwidth, r["L1"].source) == (1.5e13, "shared memory, measured by gpuwhy bench (2026-12-02)")
+    # measured=False: the sheet's figures, the profile ignored
+    assert {k: v.kind for k, v in H.level_roofs(sheet, prof, measured=False).items()} == {"DRAM": "spec", "L2": "spec", "L1": "clock"}
+    # a profile without cache figures or cache date: the sheet's L2 and clock, the profile's date and DRAM
+    bare = NS(date="2026-11-29", cache_date=None, l2_bytes=None, dram_bandwidth_gbs=None,
+              l2_read_bandwidth_gbs=6000.0, shared_bandwidth_gbs=None)
+    r = H.level_roofs(sheet, bare)
+    assert r["DRAM"].kind == "spec" and r["L1"].kind == "clock"
+    assert r["L2"].size_bytes == 40 * MiB and r["L2"].source == "measured by gpuwhy bench (2026-11-29)"
+    # a sheet without an L2 figure or clock: no L2 or L1 roof
+    bare_sheet = NS(name="X", l2_bytes=None, bandwidth_bytes_per_s=1e12, l2_bandwidth_gbs=None, boost_clock_mhz=None,
+                    sm_count=100, source_for=lambda key: "u")
+    assert set(H.level_roofs(bare_sheet)) == {"DRAM"}

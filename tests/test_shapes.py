@@ -277,3 +277,190 @@ def test_shape_options_refuse_mixtures():
         shape_from_options(attention="1,1,8,8", batch="2")
     with pytest.raises(UsageError, match="one shape"):
         shape_from_options(gemm="8x8x8", elementwise="8")
+
+
+# ------------------------------------------- every figure and line, pinned --
+# Small shapes worked by hand, so that each count, each line of arithmetic and each
+# guard of model/shapes.py is checked at both sides of its boundary.
+
+
+def test_element_bytes_per_dtype_and_unknown_dtype():
+    from gpuwhy.model.shapes import element_bytes
+
+    # fp64 8 B (also on tensor cores), fp32/tf32 4, fp16/bf16 2, fp8/int8 1, fp4 half a byte
+    assert [element_bytes(d) for d in ("fp64", "fp64_tensor", "FP32", " tf32 ", "fp16", "bf16", "fp8", "int8", "fp4")] == \
+        [8, 8, 4, 4, 2, 2, 1, 1, 0.5]
+    with pytest.raises(UsageError, match="unknown dtype 'fp12'"):
+        element_bytes("fp12")
+
+
+def test_whole_number_guard_at_its_limits():
+    from gpuwhy.model.shapes import _whole
+
+    assert _whole(1, "M") == 1 and _whole(0, "I", minimum=0) == 0
+    with pytest.raises(UsageError, match="M must be a whole number greater than zero, got 0"):
+        _whole(0, "M")
+    with pytest.raises(UsageError, match="I must be a whole number zero or more, got -1"):
+        _whole(-1, "I", minimum=0)
+    for bad in (True, 2.0, "3"):
+        with pytest.raises(UsageError, match="must be a whole number"):
+            _whole(bad, "M")
+
+
+def test_exact_count_text_up_to_2_to_the_53():
+    from gpuwhy.model.shapes import _n
+
+    # whole numbers below 2^53 = 9,007,199,254,740,992 are exact, with separators
+    assert _n(12345.0) == "12,345"
+    assert _n(2**53 - 1) == "9,007,199,254,740,991"
+    # from 2^53 on a float may not hold the count: 4 significant digits, 9.007e15
+    assert _n(2**53) == "9.007e15"
+    assert _n(2.0**60) == "1.153e18"  # 2^60 = 1,152,921,504,606,846,976
+    # not whole: 4 significant digits
+    assert _n(1.5) == "1.5" and _n(0.123456) == "0.1235"
+
+
+def test_gemm_lines_batch_one_and_two():
+    # M 3, N 5, K 7, fp16 (2 B). batch 1: FLOPs 2 x 3 x 5 x 7 = 210;
+    # bytes (3x7 + 7x5 + 3x5) x 2 = (21 + 35 + 15) x 2 = 142; intensity 210 / 142 = 1.4789 -> 1.479
+    one = Gemm(3, 5, 7).count("fp16")
+    assert (one.flops, one.bytes) == (210, 142) and one.dims["batch"] == 1
+    assert one.label == "gemm 3x5x7 fp16"
+    assert one.figures == {"a_bytes": 42, "b_bytes": 70, "c_bytes": 30}
+    assert one.lines[0].startswith("FLOPs = 2 x M x N x K = 2 x 3 x 5 x 7 = 210 (")
+    assert "x 2 B (fp16) = (21 + 35 + 15) x 2 = 142 B (142 B)" in one.lines[1]
+    assert "written) x" in one.lines[1]
+    assert one.lines[2] == "intensity = 210 / 142 = 1.479 FLOP/byte"
+    # batch 2 accumulating: FLOPs 420; A 21 x 2 x 2 = 84, B 35 x 2 x 2 = 140, C 15 x 2 x 2 x 2 (written and read) = 120;
+    # bytes 344; intensity 420 / 344 = 1.22093 -> 1.221
+    two = Gemm(3, 5, 7, batch=2, accumulate=True).count("fp16")
+    assert (two.flops, two.bytes) == (420, 344)
+    assert two.figures == {"a_bytes": 84, "b_bytes": 140, "c_bytes": 120}
+    assert two.label == "gemm 3x5x7 batch 2 fp16"
+    assert two.lines[0].startswith("FLOPs = 2 x M x N x K x batch 2 = 2 x 3 x 5 x 7 x 2 = 420 (")
+    assert "C M x N written and read (C += A @ B)) x 2 B (fp16) x batch 2 = (21 + 35 + 30) x 2 x 2 = 344 B" in two.lines[1]
+    assert two.lines[2] == "intensity = 420 / 344 = 1.221 FLOP/byte"
+    assert two.dims == {"m": 3, "n": 5, "k": 7, "batch": 2, "accumulate": True}
+
+
+def test_work_count_as_workload_and_json():
+    c = Gemm(3, 5, 7).count("fp32")
+    w = c.workload()
+    # 210 FLOP; (21 + 35 + 15) x 4 B = 284 B; one launch, no time unless given
+    assert (w.flops, w.bytes, w.launches, w.time_s, w.name) == (210, 284, 1, None, "gemm 3x5x7 fp32")
+    w = c.workload(launches=3, time_s=2e-6)
+    assert (w.launches, w.time_s) == (3, 2e-6)
+    d = c.to_dict()
+    assert (d["kind"], d["flops"], d["bytes"], d["element_bytes"], d["dims"]["k"]) == ("gemm", 210, 284, 4, 7)
+    assert d["figures"]["c_bytes"] == 60 and d["lines"] == list(c.lines)
+
+
+def test_attention_causal_grouped_short_queries_every_figure():
+    # B 2, H 4 query heads, 2 KV heads, S 6 keys, D 8, the last 3 positions as queries, causal, fp16.
+    # Queries at positions 3, 4, 5 (0-based) see 4 + 5 + 6 = 15 keys = 3 x 6 - 3 x 2 / 2.
+    a = Attention(2, 4, 6, 8, causal=True, kv_heads=2, q_len=3)
+    assert a.pairs() == 15 and isinstance(a.pairs(), int)
+    c = a.count("fp16")
+    # FLOPs = 4 x 2 x 4 x 15 x 8 = 3,840
+    assert c.flops == 3840
+    # Q and O: 2 x 4 x 3 x 8 = 192 elements each; K and V: 2 x 2 x 6 x 8 = 192 each; (384 + 384) x 2 B = 1,536
+    assert c.bytes == 1536
+    # scores: 3 x 6 x 2 B = 36 B per head; 2 x 4 x 3 x 6 = 144 elements, 288 B in all;
+    # naive = 1,536 + 4 x 288 = 2,688 B, 2,688 / 1,536 = 1.75x
+    assert c.figures == {"pairs_per_head": 15, "fused_bytes": 1536, "naive_bytes": 2688, "naive_to_fused": 1.75,
+                         "score_matrix_bytes_per_head": 36, "score_matrix_bytes": 288}
+    assert c.lines[0] == "pairs per head = 3 x 6 - 3 x 2 / 2 (causal: query i sees the keys up to its position) = 15"
+    assert c.lines[1].startswith("FLOPs = 4 x B x H x pairs x D = 4 x 2 x 4 x 15 x 8 = 3,840 (")
+    assert c.lines[2].startswith("fused (flash) bytes = (Q + O: 2 x 2 x 4 x 3 x 8 + K + V: 2 x 2 x 2 (2 KV heads) x 6 x 8) "
+                                 "x 2 B (fp16) = 1,536 B (")
+    assert c.lines[3] == "score matrix = 3 x 6 x 2 B = 36 B per head per layer (288 B for all 8 heads)"
+    assert "= 2,688 B (" in c.lines[4] and c.lines[4].endswith("), 1.75x the fused kernel's")
+    assert c.label == "attention 2,4,6,8 causal q_len 3 fp16"
+    assert c.dims == {"batch": 2, "heads": 4, "seq": 6, "head_dim": 8, "causal": True, "kv_heads": 2, "q_len": 3}
+
+
+def test_attention_defaults_full_queries_and_all_kv_heads():
+    # B 1, H 2, S 4, D 2, fp32, not causal: pairs 4 x 4 = 16; FLOPs 4 x 1 x 2 x 16 x 2 = 256;
+    # Q, K, V, O each 1 x 2 x 4 x 2 = 16 elements: 64 x 4 B = 256 B
+    a = Attention(1, 2, 4, 2)
+    assert (a.s_q, a.h_kv, a.pairs()) == (4, 2, 16)
+    c = a.count("fp32")
+    assert (c.flops, c.bytes) == (256, 256)
+    assert c.lines[0] == "pairs per head = 4 x 4 = 16"
+    assert "K + V: 2 x 1 x 2 x 4 x 2) x 4 B (fp32)" in c.lines[2] and "KV heads" not in c.lines[2]
+    assert c.label == "attention 1,2,4,2 fp32"
+    # causal prefill of 4: 4 x 4 - 4 x 3 / 2 = 10 pairs (1 + 2 + 3 + 4); kv_heads equal to the heads is no grouping
+    c = Attention(1, 2, 4, 2, causal=True, kv_heads=2, q_len=4).count("fp32")
+    assert c.figures["pairs_per_head"] == 10 and c.label == "attention 1,2,4,2 causal q_len 4 fp32"
+    assert "KV heads" not in c.lines[2]
+
+
+def test_attention_guards_at_their_limits():
+    assert Attention(1, 8, 4, 2, kv_heads=8).h_kv == 8 and Attention(1, 8, 4, 2, kv_heads=1).h_kv == 1
+    with pytest.raises(UsageError, match="--kv-heads 3 must divide the 8 query heads"):
+        Attention(1, 8, 4, 2, kv_heads=3)
+    with pytest.raises(UsageError, match="--kv-heads 16 must divide the 8 query heads"):
+        Attention(1, 8, 4, 2, kv_heads=16)
+    with pytest.raises(UsageError, match="--kv-heads must be a whole number greater than zero"):
+        Attention(1, 8, 4, 2, kv_heads=0)
+    assert Attention(1, 1, 4, 2, q_len=4).s_q == 4
+    with pytest.raises(UsageError, match="--q-len 5 is more than the 4 keys"):
+        Attention(1, 1, 4, 2, q_len=5)
+    with pytest.raises(UsageError, match="--q-len must be a whole number greater than zero"):
+        Attention(1, 1, 4, 2, q_len=0)
+    with pytest.raises(UsageError, match=r"the attention's D \(head dim\) must be"):
+        Attention(1, 1, 4, 0)
+    with pytest.raises(UsageError, match="the GEMM's batch must be"):
+        Gemm(1, 1, 1, batch=0)
+
+
+def test_elementwise_every_figure():
+    # 1,000 elements, 3 inputs, 2 outputs, 1.5 FLOPs per output element, fp16:
+    # FLOPs 1,000 x 2 x 1.5 = 3,000; bytes 1,000 x (3 + 2) x 2 B = 10,000; per element 3 FLOP / 10 B = 0.3
+    c = Elementwise(1000, 3, 2, 1.5).count("fp16")
+    assert (c.flops, c.bytes) == (3000, 10000)
+    assert c.lines[0].startswith("FLOPs = N x outputs x FLOPs per output element = 1,000 x 2 x 1.5 = 3,000 (")
+    assert "x 2 B (fp16) = 1,000 x (3 + 2) x 2 = 10,000 B (" in c.lines[1]
+    assert c.lines[2] == "intensity = 3 FLOP / 10 B per element = 0.3 FLOP/byte"
+    assert c.label == "elementwise 1000 x 3 in 2 out fp16"
+    assert c.dims == {"n": 1000, "inputs": 3, "outputs": 2, "flops_per_element": 1.5}
+    # the defaults: one input, one output, one FLOP each: 10 FLOPs, 10 x 2 x 4 B = 80 B in fp32
+    d = Elementwise(10).count("fp32")
+    assert (d.flops, d.bytes) == (10, 80)
+    # no input (a fill): 0 read, 1 written: 10 x 1 x 8 B = 80 B in fp64
+    assert Elementwise(10, 0, 1).count("fp64").bytes == 80
+
+
+def test_elementwise_flops_per_element_guard():
+    assert Elementwise(4, 1, 1, 0.5).count("fp32").flops == 2  # 4 x 1 x 0.5
+    assert Elementwise(4, 1, 1, 3).count("fp32").flops == 12
+    for bad in (0, 0.0, -1, float("inf"), float("nan"), True, "2"):
+        with pytest.raises(UsageError, match="--flops-per-element must be a number greater than zero"):
+            Elementwise(4, 1, 1, bad)
+    with pytest.raises(UsageError, match="--inputs must be a whole number zero or more"):
+        Elementwise(4, -1, 1)
+
+
+def test_shape_from_options_each_branch():
+    g = shape_from_options(gemm="8x4x2")
+    assert g == Gemm(8, 4, 2, batch=1, accumulate=False)
+    assert shape_from_options(gemm="8x4x2", batch="3", accumulate=True) == Gemm(8, 4, 2, batch=3, accumulate=True)
+    assert shape_from_options(attention="1,2,8,4") == Attention(1, 2, 8, 4)
+    assert shape_from_options(attention="1,2,8,4", causal=True, kv_heads="1", q_len="2") == \
+        Attention(1, 2, 8, 4, causal=True, kv_heads=1, q_len=2)
+    e = shape_from_options(elementwise="2^10", inputs="2", outputs=1)
+    assert e == Elementwise(1024, 2, 1, 1.0)
+    assert shape_from_options(elementwise=16, inputs=0, outputs=2, flops_per_element="4") == Elementwise(16, 0, 2, 4.0)
+    with pytest.raises(UsageError, match="--gemm and --attention were both given"):
+        shape_from_options(gemm="8x8x8", attention="1,1,8,8")
+    with pytest.raises(UsageError, match="^--causal goes with --attention, not --gemm$"):
+        shape_from_options(gemm="8x8x8", causal=True)
+    with pytest.raises(UsageError, match="^--accumulate goes with --gemm; give --gemm too$"):
+        shape_from_options(accumulate=True)
+    with pytest.raises(UsageError, match="^--kv-heads goes with --attention, not --elementwise$"):
+        shape_from_options(elementwise=8, inputs=1, outputs=1, kv_heads=2)
+    for kw in (dict(inputs=1), dict(outputs=1), {}):
+        with pytest.raises(UsageError, match="--elementwise N needs --inputs I and --outputs O"):
+            shape_from_options(elementwise=8, **kw)
+    with pytest.raises(UsageError, match=r"--inputs '1.5' must be a whole number"):
+        shape_from_options(elementwise=8, inputs="1.5", outputs=1)
