@@ -10,7 +10,6 @@ TensorBoard or HTA summary is an object without ``traceEvents``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ...errors import UsageError
@@ -28,7 +27,7 @@ def read_trace_text(path: str | Path) -> str:
         UsageError: the file cannot be read, is not gzip, not UTF-8, or too large.
     """
     p = Path(path)
-    data = read_input(p, "a torch.profiler trace (.json or .json.gz)")
+    data = read_input(p, "a torch.profiler trace (.json or .json.gz)", expect="json")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -42,7 +41,7 @@ def parse_trace_text(text: str, path: str | Path):
         UsageError: not valid JSON, or nested too deeply to parse.
     """
     try:
-        return json.loads(text)
+        return loads_json(text)  # json's parser a few MiB at a time: Ctrl-C is seen within a second
     except ValueError as exc:
         raise UsageError(f"{path}: not valid JSON ({str(exc).splitlines()[0][:120]}); {_PASS}") from None
     except RecursionError:
