@@ -371,7 +371,10 @@ def test_bench_caches_cli_reports_and_saves_the_rest_when_one_family_fails(monke
 
     code, out, err = cli("bench", "--caches", "--json")
     assert code == 4 and err.count("\n") <= 2 and "not reported" in err and "l2_copy_u4" in err
-    doc = json.loads(out)  # the document is still written
+    doc = json.loads(out)  # the document is still written, in its published shape
+    from test_schema import check_document
+
+    check_document(doc)
     assert [r["level"] for r in doc["rows"]] == ["L2"] * 3 + ["shared", "L1"]
     assert doc["not_reported"][0]["op"] == "read+write" and doc["best_gbs"]["L2_read_write"] is None
     from gpuwhy.profiles import latest_profile
@@ -484,6 +487,9 @@ def test_bench_sweep_keeps_the_dram_figures_when_a_cache_family_fails(monkeypatc
     code, out, err = cli("bench", "--sweep", "--json")
     doc = json.loads(out)
     assert code == 4 and "not reported" in err
+    from test_schema import check_document
+
+    check_document(doc)
     assert doc["rows"] and doc["caches"]["not_reported"][0]["op"] == "read+write"
     assert doc["caches"]["best_gbs"]["L2_read"] > 0 and doc["caches"]["best_gbs"]["shared_read"] > 0
     from gpuwhy.profiles import latest_profile
