@@ -424,6 +424,8 @@ def test_elementwise_every_figure():
     assert c.lines[2] == "intensity = 3 FLOP / 10 B per element = 0.3 FLOP/byte"
     assert c.label == "elementwise 1000 x 3 in 2 out fp16"
     assert c.dims == {"n": 1000, "inputs": 3, "outputs": 2, "flops_per_element": 1.5}
+    # 4 significant digits: 1 FLOP per 3 x 4 B = 1 / 12 = 0.083333...
+    assert Elementwise(3, 2, 1).count("fp32").lines[2] == "intensity = 1 FLOP / 12 B per element = 0.08333 FLOP/byte"
     # the defaults: one input, one output, one FLOP each: 10 FLOPs, 10 x 2 x 4 B = 80 B in fp32
     d = Elementwise(10).count("fp32")
     assert (d.flops, d.bytes) == (10, 80)
