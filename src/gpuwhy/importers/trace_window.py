@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..units import fmt_g, fmt_num, fmt_time
+from .trace.read import events_of
+from .trace.scan import is_gpu_work
 
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 
@@ -32,16 +34,6 @@ class Window:
         return (self.end_us - self.start_us) / 1e6
 
 
-def _events(data) -> list:
-    if isinstance(data, dict):
-        ev = data.get("traceEvents")
-        if isinstance(ev, list):
-            return ev
-    if isinstance(data, list):
-        return data
-    raise UsageError("not a Chrome trace: no traceEvents list")
-
-
 def _num(x) -> float | None:
     try:
         v = float(x)
@@ -57,7 +49,7 @@ def extent(data) -> tuple[float, float]:
         UsageError: no event has a timestamp.
     """
     lo, hi = math.inf, -math.inf
-    for e in _events(data):
+    for e in events_of(data):
         if not isinstance(e, dict) or e.get("ph") == "M":
             continue
         ts = _num(e.get("ts"))
@@ -70,15 +62,11 @@ def extent(data) -> tuple[float, float]:
     return lo, hi
 
 
-#: Chrome-trace categories of GPU work (kernels, copies, memsets) in torch.profiler traces.
-GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"})
-
-
 def first_gpu_us(data) -> float | None:
     """Start (us) of the first GPU event (kernel, copy, memset), or None when there is none."""
     first = None
-    for e in _events(data):
-        if isinstance(e, dict) and e.get("cat") in GPU_CATEGORIES:
+    for e in events_of(data):
+        if isinstance(e, dict) and is_gpu_work(e.get("cat")):
             ts = _num(e.get("ts"))
             if ts is not None and (first is None or ts < first):
                 first = ts
@@ -103,7 +91,7 @@ def choose_window(data, *, skip_first_s: float = 0.0, steps: int | None = None, 
             raise UsageError(f"--steps must be at least 1, not {steps}")
         host: dict[int, tuple[float, float]] = {}
         gpu: dict[int, tuple[float, float]] = {}
-        for e in _events(data):
+        for e in events_of(data):
             if not (isinstance(e, dict) and e.get("ph") == "X"):
                 continue
             m = _STEP.match(str(e.get("name", "")))
@@ -143,7 +131,7 @@ def crop(data, window: Window) -> dict:
     """A copy of the trace holding only what lies in ``window`` (complete events clipped to its edges)."""
     kept = []
     a, b = window.start_us, window.end_us
-    for e in _events(data):
+    for e in events_of(data):
         if not isinstance(e, dict):
             continue
         if e.get("ph") == "M":

@@ -64,6 +64,11 @@ _FLOW, _SYNC, _OVERHEAD, _DEVICE, _RUNTIME, _OP, _ANNOTATION, _FRAME = 3, 4, 5, 
 _HOST_CODE = {0: _OP, 1: _ANNOTATION, 2: _FRAME}
 
 
+def is_gpu_work(cat) -> bool:
+    """True for the categories of GPU work (kernel, memcpy, memset, in any of their spellings)."""
+    return _cat_kind(cat) in (0, 1, 2)
+
+
 def _cat_kind(cat) -> int:
     """0/1/2 GPU work (kernel, memcpy, memset), or one of the codes above, or _OTHER."""
     if not isinstance(cat, str):
