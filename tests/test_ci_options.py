@@ -20,7 +20,7 @@ FIX = ROOT / "tests" / "fixtures"
 #: Flags of other programs that gpuwhy's messages quote (ncu, docker, NVRTC) or words about flags.
 EXTERNAL = {
     "--metrics", "--page", "--print-units", "--query-metrics", "--kernel-name", "--clock-control",  # ncu
-    "--import", "--set", "--section",  # ncu
+    "--import", "--set", "--section", "--kernel-name-base",  # ncu
     "--cap-add",  # docker
     "--force-reinstall",  # pip
     "--gpu-architecture",  # NVRTC

@@ -32,7 +32,7 @@ def check_document(doc: dict) -> None:
 #: Words that name a unit in a key (``dram_bandwidth_gbs``, ``t_memory_s``, ``pct_of_spec``,
 #: ``tokens_per_s_total``); FLOP/byte is the unit of ``intensity`` and ``ridge`` figures.
 UNIT_WORDS = {"s", "us", "ns", "ms", "seconds", "gbs", "tflops", "flops", "bytes", "pct", "mhz", "khz", "w", "c", "gb", "mib",
-              "kib", "bits", "usd", "intensity", "ridge", "cycles"}
+              "kib", "bits", "usd", "intensity", "ridge", "cycles", "x"}
 #: Dimensionless figures: counts, indices, versions, fractions and ratios.
 COUNT_WORDS = {"count", "elements", "launches", "kernels", "gaps", "streams", "reps", "warmup", "iters", "steps", "nodes",
                "points", "sizes", "memcpys", "memsets", "events", "calls", "batch", "context", "len", "params", "layers",
@@ -40,7 +40,7 @@ COUNT_WORDS = {"count", "elements", "launches", "kernels", "gaps", "streams", "r
                "block", "blocks", "warps", "threads", "registers", "unit", "partitions", "size", "sets", "processes",
                "errors", "uncorrected", "fraction", "ratio", "factor", "efficiency", "speedup", "cv", "knee", "seed",
                "words", "vector", "samples", "wave", "waves", "occupancy", "lanes", "top", "step", "spread", "log10", "dropped", "id", "share",
-               "counts", "tolerances", "major", "minor", "hidden", "repeat"}
+               "counts", "tolerances", "major", "minor", "hidden", "repeat", "code"}
 # (check: checks per state, baseline tolerances as fractions, nvrtc version parts; mfu: model width; bench-caches: passes)
 #: Figures whose unit is a sibling key (``unit``; compare's ``throughput_unit``; an occupancy
 #: suggestion's ``kind``) rather than their own name.

@@ -7,47 +7,88 @@ the window in one share (:mod:`gpuwhy.model.time_budget`): GPU idle by cause,
 GPU busy by regime.
 
 Busy time from a trace alone is split by kind of work (GEMM, attention,
-elementwise, ... from kernel-name families) with launch-sized kernels apart;
-their regimes (compute, memory, latency) need FLOPs and bytes, measured by ncu
-(``--kernels``: not yet part of ``run``; ``gpuwhy ncu -- CMD`` does it), and
-are never guessed from names.
+elementwise, ... from kernel-name families) with launch-sized kernels apart:
+regimes (compute, memory, latency, issue) need FLOPs and bytes, and are never
+guessed from names. With ``kernels`` (``--kernels``) a second, short pass runs
+the program under Nsight Compute over a few launches of each top kernel
+(:mod:`gpuwhy.api.run_kernels`); those kernels' time is then put under their
+measured regime, each with its share of its roof and the Amdahl ceiling of a
+faster version. A program that is not Python, or any program when PyTorch is
+missing, is profiled by ncu alone (:func:`run_under_ncu`): kernel time by
+regime, no idle time (ncu serialises kernels and records no timeline).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
-from ..errors import UsageError
+from ..errors import GpuwhyError, UsageError
 from ..importers.torch_trace import SHORT_KERNEL_S, TraceGpu, TraceReport, analyze_trace, load_trace_json
 from ..importers.trace_window import Window, choose_window, crop
 from ..model.time_budget import KernelTime, TimeBudget, time_budget
-from .run_program import ProgramRun, Profiler, run_python
+from .run_kernels import KernelPass
+from .run_program import ProgramRun, Profiler, parse_program, run_python
 from ..units import fmt_num
 
 #: The idle time outside the GPU's first-to-last event, inside the window.
 HOST_ONLY = "host work, nothing queued"
-#: Kernels timed but not judged (no counts in a trace).
-UNJUDGED = "unjudged (no FLOP/byte counts)"
 #: Busy time in kernels shorter than the launch-sized cutoff (10 us).
 OVERHEAD_SIZED = "launch-sized kernels (< 10 us)"
+#: Kernels listed in the output and measured by ``--kernels`` (largest total time first).
+TOP_KERNELS = 5
+#: Kernel launches profiled by ncu alone (a program that is not Python, or no PyTorch).
+NCU_LAUNCHES = 200
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    """One kernel of the window: its time (s) there, launches and mean (s), kind (from its name), and
+    its regime with its share of its roof (% of the roof at its intensity, at the ``level`` that
+    decides) where ncu measured it (``measured_launches`` > 0), else ``regime`` None and ``why``."""
+
+    name: str
+    full_name: str
+    total_s: float
+    launches: int
+    mean_s: float
+    kind: str
+    regime: str | None = None
+    roof_pct: float | None = None
+    level: str | None = None
+    measured_launches: int = 0
+    why: str = ""
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "full_name": self.full_name, "total_s": self.total_s, "launches": self.launches,
+                "mean_s": self.mean_s, "kind": self.kind, "regime": self.regime, "roof_pct": self.roof_pct,
+                "deciding_level": self.level, "measured_launches": self.measured_launches, "why": self.why}
 
 
 @dataclass(frozen=True)
 class RunResult:
     """What `gpuwhy run` found: the program's run, the window, the timeline of the busiest GPU and the budget.
 
-    ``gpu`` is ``None`` (and ``budget`` too) when the window holds no GPU work.
+    ``mode`` is ``trace`` (torch.profiler), ``trace+ncu`` (and an ncu pass over the top kernels) or
+    ``ncu`` (ncu alone: ``window``, ``trace`` and ``gpu`` are None, the budget's window is the
+    profiled kernels' time). ``gpu`` is ``None`` (and ``budget`` too) when the window holds no GPU
+    work. ``kernels`` are the top kernels by time in the window. ``pass_error`` is why the ncu pass
+    of ``--kernels`` failed (the budget is then the trace's alone; the CLI exits with its code).
     """
 
     program: ProgramRun
-    window: Window
-    trace: TraceReport
+    window: Window | None
+    trace: TraceReport | None
     gpu: TraceGpu | None
     budget: TimeBudget | None
     notes: tuple[str, ...]
+    kernels: tuple[KernelRow, ...] = ()
+    kernel_pass: KernelPass | None = None
+    mode: str = "trace"
+    pass_error: Exception | None = None
 
 
 def idle_by_cause(gpu: TraceGpu, window_s: float) -> tuple[dict[str, float], dict[str, tuple[str, ...]]]:
@@ -65,36 +106,111 @@ def idle_by_cause(gpu: TraceGpu, window_s: float) -> tuple[dict[str, float], dic
     return causes, remedies
 
 
-def busy_by_kind(gpu: TraceGpu) -> tuple[dict[str, float], list[KernelTime]]:
-    """Seconds of GPU busy time by kind of work (GEMM, attention, elementwise, ..., from kernel names),
-    with launch-sized kernels apart, and the kernels by total time (not judged: a trace holds no counts)."""
-    overhead = 0.0
-    kernels = []
+def regime_share(regime: str | None) -> str:
+    """The budget's name for the busy time of kernels of a measured regime (``memory`` -> "memory-bound kernels")."""
+    return "kernels ncu could not classify" if regime is None else f"{regime}-bound kernels"
+
+
+def kernel_rows(gpu: TraceGpu, measured: KernelPass | None = None) -> list[KernelRow]:
+    """Every kernel of ``gpu`` (largest total time first) with the regime ncu measured for it, if any."""
+    from ..importers.trace.kinds import kernel_kind
+
+    got = measured.kernels if measured is not None else {}
+    rows = []
     for k in gpu.top_kernels:
-        if k.mean_s < SHORT_KERNEL_S:
-            overhead += k.total_s
-        kernels.append(KernelTime(k.name, k.total_s, "overhead" if k.mean_s < SHORT_KERNEL_S else UNJUDGED, None))
-    parts = {f"{k.kind} kernels" if k.kind not in ("memcpy", "memset") else k.kind: k.time_s for k in gpu.kinds}
-    total = sum(parts.values())
-    if overhead > 0 and total > 0:  # launch-sized kernels apart, taken from the kinds in proportion
-        scale = max(total - overhead, 0.0) / total
-        parts = {k: v * scale for k, v in parts.items()}
-        parts[OVERHEAD_SIZED] = overhead
-    return {k: v for k, v in parts.items() if v > 0}, kernels
+        m = got.get(k.full_name)
+        if m is not None:
+            rows.append(KernelRow(k.name, k.full_name, k.total_s, k.count, k.mean_s, kernel_kind(k.full_name),
+                                  m.regime, m.roof_pct, m.deciding_level, m.launches,
+                                  "" if m.regime is not None else (m.reason or "not classifiable")))
+        else:
+            why = ("launch-sized: its time is the launch overhead" if k.mean_s < SHORT_KERNEL_S else
+                   "not measured: add --kernels" if measured is None else "not measured by the ncu pass")
+            rows.append(KernelRow(k.name, k.full_name, k.total_s, k.count, k.mean_s, kernel_kind(k.full_name), why=why))
+    return rows
 
 
-def budget_of(report: TraceReport, window: Window) -> tuple[TraceGpu | None, TimeBudget | None]:
-    """The busiest GPU of ``report`` and its budget over ``window`` (``(None, None)`` when no GPU worked)."""
+def busy_shares(gpu: TraceGpu, rows: Sequence[KernelRow]) -> dict[str, float]:
+    """Seconds of GPU busy time: measured kernels by regime, launch-sized kernels apart, the rest by
+    kind of work (from kernel names), copies and memsets as themselves.
+
+    The seconds are summed durations (streams that overlap count twice: the
+    budget scales busy shares down to the busy union)."""
+    parts: dict[str, float] = {}
+
+    def add(name: str, s: float) -> None:
+        if s > 0:
+            parts[name] = parts.get(name, 0.0) + s
+
+    for r in rows:
+        if r.measured_launches:
+            add(regime_share(r.regime), r.total_s)
+        elif r.mean_s < SHORT_KERNEL_S:
+            add(OVERHEAD_SIZED, r.total_s)
+        else:
+            add(f"{r.kind} kernels" + (" (regime not measured)" if any(x.measured_launches for x in rows) else ""),
+                r.total_s)
+    for k in gpu.kinds:
+        if k.kind in ("memcpy", "memset"):
+            add(k.kind, k.time_s)
+    return parts
+
+
+def kernel_times(rows: Sequence[KernelRow]) -> list[KernelTime]:
+    """The kernels the budget turns into fixes: those with a measured share of their roof."""
+    return [KernelTime(r.name, r.total_s, r.regime or "unknown", r.roof_pct,
+                       None if r.level in (None, "DRAM", "compute") else r.level)
+            for r in rows if r.roof_pct is not None and r.regime is not None]
+
+
+def budget_of(report: TraceReport, window: Window, measured: KernelPass | None = None
+              ) -> tuple[TraceGpu | None, TimeBudget | None, list[KernelRow]]:
+    """The busiest GPU of ``report``, its budget over ``window`` and its kernels
+    (``(None, None, [])`` when no GPU worked)."""
     if not report.devices:
-        return None, None
+        return None, None, []
     gpu = max(report.devices, key=lambda d: d.busy_s)
     if gpu.busy_s <= 0:
-        return gpu, None
+        return gpu, None, []
     w = max(window.seconds, gpu.span_s)
-    busy, kernels = busy_by_kind(gpu)
+    rows = kernel_rows(gpu, measured)
     idle, remedies = idle_by_cause(gpu, w)
     warm = [c.label for c in gpu.idle.causes if c.key == "warmup"]
-    return gpu, time_budget(w, idle, busy, kernels, idle_remedies=remedies, not_fixes=warm)
+    return gpu, time_budget(w, idle, busy_shares(gpu, rows), kernel_times(rows), idle_remedies=remedies,
+                            not_fixes=warm), rows
+
+
+def _trace_path(out_dir: Path) -> Path:
+    """``out_dir/gpuwhy-run-trace.json``, or ``-N`` when that exists (a user's file is never overwritten).
+
+    Raises:
+        UsageError: ``out_dir`` is a file.
+    """
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out {str(out_dir)!r} is a file, not a folder: give a folder for the trace")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "gpuwhy-run-trace.json"
+    n = 1
+    while path.exists():
+        path = out_dir / f"gpuwhy-run-trace-{n}.json"
+        n += 1
+    return path
+
+
+def python_argv(cmd: Sequence[str]) -> list[str]:
+    """The command line that runs ``cmd`` (a Python program, :func:`~gpuwhy.api.run_program.parse_program`)
+    as its own process with this interpreter: for the ncu pass."""
+    is_module, target, args = parse_program(list(cmd))
+    return [sys.executable, *(["-m", target] if is_module else [target]), *args]
+
+
+def is_python(cmd: Sequence[str]) -> bool:
+    """True when ``cmd`` is a Python program (``python[3] ...``, ``-m module``, ``X.py``)."""
+    try:
+        parse_program(list(cmd))
+    except UsageError:
+        return False
+    return True
 
 
 def run_program(
@@ -105,54 +221,131 @@ def run_program(
     steps: int | None = None,
     profiler_factory: Callable[[], Profiler] | None = None,
     stdout_to_stderr: bool = False,
+    kernels: bool = False,
+    top: int = TOP_KERNELS,
+    ncu: str | None = None,
+    measure: Callable[..., KernelPass | None] | None = None,
 ) -> RunResult:
     """Profile ``cmd`` (a Python program) and build its budget; the trace is kept in ``out_dir``.
 
     ``out_dir`` is created when missing; the trace file is
     ``gpuwhy-run-trace.json``, or ``gpuwhy-run-trace-N.json`` when that exists
-    (a user's file is never overwritten).
+    (a user's file is never overwritten). With ``kernels``, the ``top``
+    kernels by time in the window are measured by an ncu pass (``measure``,
+    default :func:`~gpuwhy.api.run_kernels.measure_top_kernels`; its files go
+    beside the trace).
 
     Raises:
         UsageError: bad command, window or out_dir; the program left no trace.
-        NoDeviceError: no PyTorch or no GPU (from the profiler).
+        NoDeviceError: no PyTorch or no GPU (from the profiler); with
+            ``kernels``, no ncu.
     """
     out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"--out {str(out_dir)!r} is a file, not a folder: give a folder for the trace")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    trace_path = out_dir / "gpuwhy-run-trace.json"
-    n = 1
-    while trace_path.exists():
-        trace_path = out_dir / f"gpuwhy-run-trace-{n}.json"
-        n += 1
+    trace_path = _trace_path(out_dir)
     run = run_python(cmd, trace_path, profiler_factory=profiler_factory, stdout_to_stderr=stdout_to_stderr)
     if run.trace is None:
         raise UsageError(f"the program ran (exit {run.exit_code}) but the profiler wrote no trace")
     data = load_trace_json(run.trace)
     window = choose_window(data, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
     report = analyze_trace(crop(data, window), source=str(run.trace), top=100_000)
-    gpu, budget = budget_of(report, window)
     notes = [f"window: {window.how}, {fmt_num(window.seconds)} s"]
+    kp, pass_error = None, None
+    if kernels and run.exit_code == 0 and not run.interrupted:
+        gpu0, _, rows0 = budget_of(report, window)
+        targets = [r.full_name for r in rows0 if r.mean_s >= SHORT_KERNEL_S][:top]
+        if targets:
+            from ..importers.trace.launches import kernel_launches
+            from .run_kernels import measure_top_kernels
+
+            base = str(trace_path.with_suffix("")).replace("gpuwhy-run-trace", "gpuwhy-run-ncu")
+            try:
+                kp = (measure or measure_top_kernels)(python_argv(cmd), kernel_launches(data), targets,
+                                                      window.start_us, export=base, ncu=ncu)
+            except GpuwhyError as exc:
+                pass_error = exc
+                notes.append(f"--kernels: the ncu pass failed ({exc}); the budget is the trace's alone")
+        if kp is None and pass_error is None:
+            notes.append("--kernels: no kernel of the window runs longer than launch size: nothing for ncu to measure")
+    gpu, budget, rows = budget_of(report, window, kp)
     if budget is not None and budget.not_judged:
         notes.append(f"{', '.join(budget.not_judged)} is listed but not judged: leave it out of the window with "
                      "--steps N (the last N ProfilerStep ranges) or --skip-first TIME")
+    if kp is not None:
+        measured = [x for x in rows if x.measured_launches]
+        notes.append(f"--kernels: {len(measured)} kernels measured by ncu ({sum(x.measured_launches for x in measured)} "
+                     f"launches; regimes judged against {kp.roofline})")
+        notes.extend(kp.notes)
     if run.interrupted:
         notes.append("the program was interrupted (Ctrl-C): the window is what ran until then")
-    return RunResult(run, window, report, gpu, budget, tuple(notes))
+    return RunResult(run, window, report, gpu, budget, tuple(notes), tuple(rows[:max(top, 1)]), kp,
+                     "trace+ncu" if kp is not None else "trace", pass_error)
+
+
+def run_under_ncu(cmd: list[str], out_dir: Path, *, launch_count: int = NCU_LAUNCHES, top: int = TOP_KERNELS,
+                  ncu: str | None = None, profile: Callable[..., KernelPass] | None = None) -> RunResult:
+    """Profile any program's first ``launch_count`` kernel launches with ncu alone and budget their time.
+
+    The budget's window is the profiled kernels' summed time (ncu serialises
+    kernels and records no timeline: no idle time is seen); each kernel's
+    regime and share of its roof are measured. ``profile`` defaults to
+    :func:`~gpuwhy.api.run_kernels.profile_kernels`.
+
+    Raises:
+        UsageError: no command, or a program that does not exist.
+        NoDeviceError: no ncu (the message says what to install), or no GPU.
+        MeasurementError: the program failed under ncu.
+    """
+    import time
+
+    from ..importers.kernel_names import display_names
+    from ..importers.trace.kinds import kernel_kind
+
+    if not cmd:
+        raise UsageError("no program given: write it after `--`, e.g. gpuwhy run --kernels -- ./app ARGS")
+    argv = python_argv(cmd) if is_python(cmd) else list(cmd)
+    base = str(_trace_path(Path(out_dir)).with_suffix("")).replace("gpuwhy-run-trace", "gpuwhy-run-ncu")
+    if profile is None:
+        from .run_kernels import profile_kernels as profile
+    t0 = time.perf_counter()
+    kp = profile(argv, launch_count=launch_count, export=base, ncu=ncu)
+    wall = time.perf_counter() - t0
+    ks = sorted(kp.kernels.values(), key=lambda k: -(k.total_time_s or 0.0))
+    names = display_names([k.full_name for k in ks])
+    rows = [KernelRow(names[k.full_name], k.full_name, k.total_time_s or 0.0, k.launches, k.mean_time_s or 0.0,
+                      kernel_kind(k.full_name), k.regime, k.roof_pct, k.deciding_level, k.launches,
+                      "" if k.regime is not None else (k.reason or "not classifiable"))
+            for k in ks if k.total_time_s]
+    total = sum(r.total_s for r in rows)
+    program = ProgramRun(tuple(cmd), 0, wall, None)
+    notes = [f"ncu alone: {sum(r.launches for r in rows)} kernel launches profiled ({fmt_num(total * 1e3)} ms of kernel "
+             "time, each launch run alone); ncu records no timeline, so GPU idle time is not seen: for a Python "
+             "program with PyTorch, `gpuwhy run --kernels -- python ...` adds it",
+             f"regimes judged against {kp.roofline}", *kp.notes]
+    if total <= 0:
+        return RunResult(program, None, None, None, None, tuple(notes), tuple(rows[:top]), kp, "ncu")
+    busy: dict[str, float] = {}
+    for r in rows:
+        busy[regime_share(r.regime)] = busy.get(regime_share(r.regime), 0.0) + r.total_s
+    budget = time_budget(total, {}, busy, kernel_times(rows))
+    return RunResult(program, None, None, None, budget, tuple(notes), tuple(rows[:top]), kp, "ncu")
 
 
 def to_json(r: RunResult) -> dict:
     """The `--json` document: numbers with units in the keys."""
     b = r.budget
     doc = {
+        "mode": r.mode,
         "argv": list(r.program.argv),
         "exit_code": r.program.exit_code,
         "program_wall_s": r.program.wall_s,
         "trace": str(r.program.trace) if r.program.trace else None,
-        "window": {"start_us": r.window.start_us, "end_us": r.window.end_us, "seconds": r.window.seconds,
-                   "how": r.window.how},
+        "window": None if r.window is None else {
+            "start_us": r.window.start_us, "end_us": r.window.end_us, "seconds": r.window.seconds, "how": r.window.how},
         "gpu": r.gpu.device if r.gpu else None,
         "notes": list(r.notes),
+        "kernels": [k.to_dict() for k in r.kernels],
+        "kernel_pass": None if r.kernel_pass is None else r.kernel_pass.to_dict(),
+        "kernel_pass_error": None if r.pass_error is None else str(r.pass_error),
     }
     if b is not None:
         doc["budget"] = {

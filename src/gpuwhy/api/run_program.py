@@ -29,6 +29,11 @@ from ..errors import NoDeviceError, UsageError
 EXIT_INTERRUPTED = 130
 
 
+class NoPyTorch(NoDeviceError):
+    """PyTorch is not importable, so no timeline can be recorded (exit 3, as :class:`NoDeviceError`);
+    `gpuwhy run` then profiles the program's kernels with ncu alone where it can."""
+
+
 class Profiler(Protocol):
     """What :func:`run_python` needs of a profiler: start, stop, write a Chrome trace to a path."""
 
@@ -90,14 +95,14 @@ def torch_profiler() -> Profiler:
     """A torch.profiler with CPU and CUDA activities (no shapes or FLOPs: they add host time per op).
 
     Raises:
-        NoDeviceError: PyTorch is not importable (the message says what to
-            install), or it sees no CUDA GPU.
+        NoPyTorch: PyTorch is not importable (the message says what to install).
+        NoDeviceError: PyTorch sees no CUDA GPU.
     """
     try:
         import torch  # noqa: F401
     except ImportError:
-        raise NoDeviceError("PyTorch is not importable here: install it (pip install torch) to profile a Python "
-                            "program, or profile its kernels with ncu (gpuwhy run --kernels -- CMD)") from None
+        raise NoPyTorch("PyTorch is not importable here: install it (pip install torch) to profile a Python "
+                        "program's timeline, or Nsight Compute (ncu) to profile its kernels") from None
     return _TorchProfiler()
 
 

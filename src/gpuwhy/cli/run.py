@@ -1,5 +1,5 @@
-"""`gpuwhy run -- python train.py ARGS`: profile a Python program in-process under torch.profiler and
-print where its window's time went, with the Amdahl ceiling of each fix."""
+"""`gpuwhy run -- python train.py ARGS`: profile a program (in-process under torch.profiler, and/or its
+top kernels under ncu) and print where its window's time went, with the Amdahl ceiling of each fix."""
 
 from __future__ import annotations
 
@@ -15,42 +15,77 @@ from .common import JsonOpt
                                       "allow_interspersed_args": False})
 def run_cmd(
     cmd: Optional[List[str]] = typer.Argument(None, metavar="-- PROGRAM [ARGS]...",
-                                              help="The program: python script.py ARGS, python -m module ARGS, or script.py ARGS."),
+                                              help="The program: python script.py ARGS, python -m module ARGS, script.py ARGS, or (with ncu) any executable."),
     skip_first: Optional[str] = typer.Option(None, "--skip-first", metavar="TIME",
                                              help="Judge the window after this much of the run (e.g. 5s): skips warm-up."),
     steps: Optional[str] = typer.Option(None, "--steps", metavar="N",
                                         help="Judge the last N ProfilerStep ranges the program marks."),
-    out_dir: str = typer.Option("gpuwhy-run", "--out", metavar="DIR", help="Folder for the trace (never overwrites a file)."),
-    kernels: bool = typer.Option(False, "--kernels", help="Also measure the top kernels with ncu (not yet)."),
+    out_dir: str = typer.Option("gpuwhy-run", "--out", metavar="DIR", help="Folder for the trace and ncu files (never overwrites a file)."),
+    kernels: bool = typer.Option(False, "--kernels", help="Also measure the top kernels' FLOPs and bytes with ncu (a second, short run), so their regimes are measured."),
+    top: str = typer.Option("5", "--top", metavar="N", help="Kernels listed, and measured with --kernels."),
+    launch_count: Optional[str] = typer.Option(None, "-c", "--launch-count", metavar="N",
+                                               help="ncu alone (a program that is not Python, or no PyTorch): kernel launches to profile (default 200)."),
+    ncu_path: Optional[str] = typer.Option(None, "--ncu", metavar="PATH", help="The ncu executable (default: the one on PATH)."),
     json_out: JsonOpt = False,
 ) -> None:
-    """Run a Python program under torch.profiler; the GPU's idle time by cause, busy time by regime, the largest removable share."""
+    """Profile a program: the GPU's idle time by cause, busy time by regime, the top kernels, the largest removable share."""
+    import importlib.util
     from pathlib import Path
 
-    from ..errors import MeasurementError, UsageError
+    from ..errors import MeasurementError, NoDeviceError, UsageError
     from ..units import parse_count, parse_time
 
-    if kernels:
-        raise UsageError("gpuwhy run --kernels (an ncu pass over the top kernels) is not built yet: run "
-                         "`gpuwhy ncu -- CMD` for per-kernel regimes")
+    cmd = list(cmd or [])
     if skip_first is not None and steps is not None:
         raise UsageError("give --skip-first or --steps, not both")
     skip = parse_time(skip_first, "--skip-first") if skip_first is not None else 0.0
     n = parse_count(steps, "--steps") if steps is not None else None
-    from ..api.run import run_program, to_json
+    n_top = parse_count(top, "--top")
+    from ..api.run import NCU_LAUNCHES, is_python, run_program, run_under_ncu, to_json
+    from ..api.run_program import NoPyTorch
 
-    result = run_program(list(cmd or []), Path(out_dir), skip_first_s=skip, steps=n, stdout_to_stderr=json_out)
-    p = result.program
-    if p.exit_code != 0 and not p.interrupted:
-        if p.trace is not None:
-            p.trace.unlink(missing_ok=True)
-        why = f": {p.error}" if p.error else ""
-        raise MeasurementError(f"the program failed with exit code {p.exit_code}{why} (see its output above); nothing judged")
+    if not cmd:
+        raise UsageError("no program given: write it after `--`, e.g. gpuwhy run -- python train.py --epochs 1")
+    c = parse_count(launch_count, "-c") if launch_count is not None else None
+    python = is_python(cmd)
+    if not python and (skip_first is not None or steps is not None):
+        raise UsageError("--skip-first and --steps pick a window of a torch.profiler trace, which only a Python "
+                         "program gets: drop them (ncu alone takes -c N)")
+    result = None
+    if python:
+        try:
+            if c is not None and importlib.util.find_spec("torch") is not None:
+                raise UsageError("-c/--launch-count applies to ncu alone (a program that is not Python, or no "
+                                 "PyTorch); with a trace, --kernels measures the --top kernels a few launches each")
+            result = run_program(cmd, Path(out_dir), skip_first_s=skip, steps=n, stdout_to_stderr=json_out,
+                                 kernels=kernels, top=n_top, ncu=ncu_path)
+        except NoPyTorch as exc:
+            from ..importers.ncu.rep import find_ncu
+
+            if find_ncu(ncu_path) is None:
+                raise NoDeviceError(f"{exc}; and `ncu` is not on PATH either: install one of them") from None
+            if skip_first is not None or steps is not None:
+                raise UsageError("--skip-first and --steps pick a window of a torch.profiler trace, and PyTorch is "
+                                 "not importable here: drop them (ncu alone takes -c N)") from None
+            from ..render.console import note
+
+            note("PyTorch is not importable: the program's kernels are profiled with ncu alone (no timeline)")
+    if result is None:
+        result = run_under_ncu(cmd, Path(out_dir), launch_count=c or NCU_LAUNCHES, top=n_top, ncu=ncu_path)
+    else:
+        p = result.program
+        if p.exit_code != 0 and not p.interrupted:
+            if p.trace is not None:
+                p.trace.unlink(missing_ok=True)
+            why = f": {p.error}" if p.error else ""
+            raise MeasurementError(f"the program failed with exit code {p.exit_code}{why} (see its output above); nothing judged")
     if json_out:
         from ..render.jsonout import emit
 
         emit("run", to_json(result))
-        return
-    from ..render.run_view import render_run
+    else:
+        from ..render.run_view import render_run
 
-    render_run(result)
+        render_run(result)
+    if result.pass_error is not None:
+        raise result.pass_error

@@ -142,6 +142,27 @@ def short_kernel_name(name: str, max_len: int = _MAX_SHORT) -> str:
     return shorten_middle(base, max_len)
 
 
+def function_name(name: str) -> str:
+    """The kernel's function name as Nsight Compute's ``--kernel-name-base function`` has it: the
+    unqualified identifier, without return type, namespaces, template or parameter lists.
+
+    ``void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)`` gives
+    ``vectorized_elementwise_kernel``, ``void cutlass::Kernel2<cutlass_80_simt_sgemm...>(...)``
+    gives ``Kernel2`` (unlike :func:`short_kernel_name`, which names it by its template
+    argument), ``nvjet_sm90_tst_...`` stays as it is. CUPTI (torch.profiler) and ncu
+    spell the rest of a name differently (``(anonymous namespace)`` against
+    ``<unnamed>``, concrete types against ``T1``), so this is the part both share.
+    Returns ``""`` for an empty name.
+    """
+    full = demangle(name)
+    if not full:
+        return ""
+    top, _ = _top_level(full.replace("(anonymous namespace)", "anon"))
+    tokens = top.split()
+    qual = tokens[-1] if tokens else top
+    return qual.rsplit("::", 1)[-1] or qual
+
+
 def _tail_group(text: str) -> str:
     """The trailing ``<...>`` group of ``text`` (with any ``#N`` after it), or a bare ``#N``; ``""`` if none."""
     m = re.search(r"#\d+$", text)
@@ -238,4 +259,4 @@ def display_names(full_names: list[str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["demangle", "display_names", "short_kernel_name", "shorten_middle", "template_hint"]
+__all__ = ["demangle", "display_names", "function_name", "short_kernel_name", "shorten_middle", "template_hint"]

@@ -50,6 +50,7 @@ BUSY_REMEDIES: dict[str, tuple[str, ...]] = {
     "memory": ("move fewer bytes: fuse producer and consumer, keep data in lower precision",),
     "latency": ("more bytes in flight: larger grids, vector loads, more independent loads per thread",),
     "overhead": ("fewer, larger kernels: fuse (torch.compile) or capture in a CUDA graph",),
+    "issue": ("fewer instructions per byte: cheaper maths (fast exp, fewer index computations), vector loads",),
 }
 
 UNATTRIBUTED = "unattributed"
@@ -69,12 +70,14 @@ class Share:
 
 @dataclass(frozen=True)
 class KernelTime:
-    """A kernel's total time in the window (s), its regime and its % of its roof (``None``: not judged)."""
+    """A kernel's total time in the window (s), its regime and its % of its roof (``None``: not judged);
+    ``roof`` names the roof when it is not DRAM or compute (``L2``, ``L1``)."""
 
     name: str
     total_s: float
     regime: str
     roof_pct: float | None = None
+    roof: str | None = None
 
 
 @dataclass(frozen=True)
@@ -224,7 +227,8 @@ def time_budget(
         r = k.total_s * (1.0 - pct / 100.0)
         kfix.append(Fix(
             f"kernel {k.name}", "kernel", r, 100.0 * r / window_s, amdahl_ceiling(window_s, r),
-            f"{k.name}: {100.0 * k.total_s / window_s:.0f}% of the window, {k.regime}-bound at {k.roof_pct:.0f}% of its roof",
+            f"{k.name}: {100.0 * k.total_s / window_s:.0f}% of the window, {k.regime}-bound at {k.roof_pct:.0f}% of its "
+            + (f"{k.roof} roof" if k.roof else "roof"),
             BUSY_REMEDIES.get(k.regime, ()),
         ))
     kfix.sort(key=lambda f: -f.removable_s)

@@ -236,6 +236,7 @@ def analyze(
     device: str | None = None,
     local_gpu: bool | Callable[[], object] = True,
     measured: bool = False,
+    measured_peaks: bool = False,
 ) -> NcuReport:
     """Group ``table``'s launches by GPU and kernel name and give each group a regime.
 
@@ -254,14 +255,18 @@ def analyze(
             sheet choice; False: never).
         measured: take the L2 and L1/shared roofs from the newest ``gpuwhy bench``
             profile of each GPU's sheet (:func:`gpuwhy.profiles.find_profile`); DRAM and
-            compute roofs stay the sheet's.
+            compute roofs stay the sheet's, unless ``measured_peaks``:
+        measured_peaks: with ``measured``, the DRAM bandwidth and the compute peak of each
+            precision from that profile too (the whole measured roofline, as
+            ``classify --measured`` has it: :func:`gpuwhy.model.ceilings.ceilings_from_profile`;
+            a precision the profile did not measure keeps the sheet's peak, said in the notes).
 
     Raises:
         UsageError: unknown sheet or dtype; a GPU the export does not identify and
             no --gpu (:class:`~gpuwhy.importers.ncu.identify.GpuNotIdentified`);
             ``device`` matching nothing; ``measured`` and no profile for a GPU.
     """
-    from ...model.ceilings import ceilings_from_sheet
+    from ...model.ceilings import ceilings_from_profile, ceilings_from_sheet
     from ...model.remedies import load_remedies
 
     if top < 1:
@@ -303,7 +308,11 @@ def analyze(
                 if prec == "fp16" and dtype is None:
                     d, tc = "fp16", False  # CUDA-core half: the non-tensor peak
                 try:
-                    ceil_cache[prec] = ceilings_from_sheet(sheet, d, tensor_cores=tc)
+                    if profile is not None and measured_peaks and profile.dram_bandwidth_gbs is not None:
+                        ceil_cache[prec], said = ceilings_from_profile(profile, sheet, d, tensor_cores=tc)
+                        notes.extend(f"GPU {dev_key}: {x}" for x in said)
+                    else:
+                        ceil_cache[prec] = ceilings_from_sheet(sheet, d, tensor_cores=tc)
                 except UsageError:
                     if prec == "fp16":
                         ceil_cache[prec] = ceilings_from_sheet(sheet, "fp32")
@@ -332,7 +341,10 @@ def analyze(
 
             notes.append(f"GPU {dev_key}: {how_to_measure_l2(sheet.name)}; the L2 bytes and intensities are shown, "
                          "not judged")
-        if profile is not None:
+        if profile is not None and measured_peaks and profile.dram_bandwidth_gbs is not None:
+            notes.append(f"GPU {dev_key}: the measured roofline of the bench profile of {profile.date} (DRAM, L2, "
+                         "L1/shared and compute roofs)")
+        elif profile is not None:
             notes.append(f"GPU {dev_key}: L2 and L1/shared roofs from the bench profile of {profile.date}; DRAM and "
                          f"compute roofs from the {sheet.name} sheet")
         devices.append(_device(dev_key, info, choice, sheet, kernels, launches, top, ceilings(dtype or "fp32")))

@@ -40,7 +40,8 @@ def max_threads_per_sm(compute_capability: str | None) -> int:
 
 def level_roofs_for(sheet, ceilings, profile=None, sm_clock_hz: float | None = None) -> dict[str, LevelRoof]:
     """The roof of each level for one kernel (see the module docstring); a level without one is absent."""
-    roofs = {"DRAM": LevelRoof("DRAM", ceilings.bandwidth, "spec", ceilings.source)}
+    dram_kind = "measured" if ceilings.source.startswith("measured") else "spec"
+    roofs = {"DRAM": LevelRoof("DRAM", ceilings.bandwidth, dram_kind, ceilings.source)}
     others = level_roofs(sheet, profile, measured=profile is not None)
     if "L2" in others:
         roofs["L2"] = others["L2"]

@@ -156,7 +156,8 @@ class Launch:
 
     ``metrics`` maps a metric name to ``(value in SI or None, dimension or None)``;
     ``texts`` keeps the raw text of non-numeric cells (e.g. the device name);
-    ``cc`` is the export's ``CC`` column (``"9.0"``) when it has one.
+    ``cc`` is the export's ``CC`` column (``"9.0"``) when it has one; ``grid``/``block`` the
+    ``Grid Size``/``Block Size`` cells as written (``"(65536, 1, 1)"``), where the export has them.
     """
 
     id: str
@@ -166,6 +167,8 @@ class Launch:
     metrics: dict[str, tuple[float | None, str | None]] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     cc: str | None = None
+    grid: str | None = None
+    block: str | None = None
 
 
 @dataclass(frozen=True)
@@ -320,6 +323,8 @@ class _IdColumns:
     device_name: int | None
     cc: int | None = None
     other: tuple[int, ...] = ()
+    grid: int | None = None
+    block: int | None = None
 
     @classmethod
     def of(cls, header: list[str]) -> _IdColumns:
@@ -328,6 +333,7 @@ class _IdColumns:
         return cls(
             _find(header, _ID_COLS), _find(header, _PID_COLS), _find(header, _NAME_COLS),
             _find(header, _DEVICE_COLS), _find(header, _DEVICE_NAME_COLS), _find(header, _CC_COLS), other,
+            _find(header, ("Grid Size",)), _find(header, ("Block Size",)),
         )
 
     def indices(self) -> set[int]:
@@ -347,8 +353,10 @@ class _IdColumns:
         cc = row[self.cc].strip() if self.cc is not None else ""
         dev_name = "" if dev_name.lower() in _NA else dev_name
         cc = "" if cc.lower() in _NA else cc
+        grid = row[self.grid].strip() if self.grid is not None else ""
+        block = row[self.block].strip() if self.block is not None else ""
         return Launch(id=self.key(row), name=row[self.name].strip(), device=dev or "0", device_name=dev_name or None,
-                      cc=cc or None)
+                      cc=cc or None, grid=grid or None, block=block or None)
 
 
 def _read_cell(la: Launch, metric: str, cell: str, unit: str) -> tuple[float | None, str | None]:

@@ -1,0 +1,381 @@
+"""`gpuwhy run --kernels`: the ncu pass over a trace's top kernels (which launches, matched back how),
+the budget by measured regime, and ncu alone for programs that are not Python.
+
+No GPU, PyTorch or ncu here: a fake profiler writes a trace of a program that runs the eight
+kernels of `tests/fixtures/real/ncu_mix.py` once as warm-up and then in three steps, with the
+kernel names spelled as CUPTI (torch.profiler) spells them; a fake `ncu` plays Nsight Compute:
+it filters that program's launches as ncu does (``--kernel-name regex:`` on the function name,
+``--launch-skip`` and ``-c`` counting matching launches) and answers ``--import`` with the
+matching rows of the real H200 `--set full` export of those kernels (`ncu_full_raw.csv`),
+which spells the names as ncu does. The real run is benchmarks/device_run.sh on the H200.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuwhy.api import run_program as rp
+from gpuwhy.errors import UsageError
+from gpuwhy.importers.kernel_names import function_name
+from gpuwhy.importers.ncu import rep as rep_mod
+from gpuwhy.importers.ncu import runner
+from gpuwhy.importers.ncu.kernel_pass import kernel_name_filter, match_launches, plan_pass
+from gpuwhy.importers.trace.launches import KernelLaunch, dim3, kernel_launches
+
+from test_schema import check_document
+
+REAL = Path(__file__).parent / "fixtures" / "real"
+FULL_RAW = REAL / "ncu_full_raw.csv"
+QUERY = REAL / "ncu_query_metrics_h200.txt.gz"
+
+#: The eight kernels of ncu_mix.py in launch order: (the name torch.profiler records, ncu's function
+#: name, grid, block, duration in us from ncu_full_raw.csv's gpu__time_duration.sum).
+KERNELS = [
+    ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
+     (2, 66, 1), (384, 1, 1), 222.24),
+    ("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1_kernel0_0",
+     "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1_kernel0_0",
+     (132, 1, 1), (384, 1, 1), 192.736),
+    ("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float, false>(int, float, "
+     "float const*, float const*, float const*, float*, float*, float*)", "vectorized_layer_norm_kernel",
+     (8192, 1, 1), (32, 4, 1), 107.296),
+    ("void (anonymous namespace)::cunn_SoftMaxForwardReg<float, float, float, at::native::(anonymous namespace)::"
+     "SoftMaxForwardEpilogue, long, 4>(float*, float const*, long)", "cunn_SoftMaxForwardReg",
+     (8192, 1, 1), (1024, 1, 1), 136.896),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, "
+     "at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#2}::operator()() const::{lambda(float)#1}, "
+     "std::array<char*, 2ul> >(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)"
+     "::{lambda()#2}::operator()() const::{lambda()#2}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul>)",
+     "vectorized_elementwise_kernel", (65536, 1, 1), (128, 1, 1), 127.392),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, float, "
+     "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, at::native::AUnaryFunctor<float, "
+     "float, float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul>)",
+     "vectorized_elementwise_kernel", (1, 1, 1), (128, 1, 1), 2.528),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctorOnSelf_add<float>, std::array<char*, "
+     "2ul> >(int, at::native::CUDAFunctorOnSelf_add<float>, std::array<char*, 2ul>)",
+     "vectorized_elementwise_kernel", (1, 1, 1), (128, 1, 1), 2.496),
+    ("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(cutlass_80_simt_sgemm_256x128_8x4_nn_align1"
+     "::Params)", "Kernel2", (128, 1, 1), (256, 1, 1), 453.568),
+]
+ROUNDS = 4  # one warm-up round (ProfilerStep#0), then the three steps judged with --steps 3
+GAP_US = 10.0
+
+
+def _trace() -> dict:
+    ev, corr = [], 1000
+    for r in range(ROUNDS):
+        t0 = r * 3000.0
+        ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{r}", "ts": t0, "dur": 2900.0})
+        t = t0 + GAP_US
+        for name, _, grid, block, dur in KERNELS:
+            ev.append({"ph": "X", "cat": "kernel", "name": name, "ts": t, "dur": dur,
+                       "args": {"device": 0, "stream": 7, "correlation": corr, "grid": list(grid), "block": list(block)}})
+            corr += 2
+            t += dur + GAP_US
+    return {"traceEvents": ev}
+
+
+class FakeProfiler:
+    def __init__(self, data: dict):
+        self.data = data
+
+    def start(self):
+        pass
+
+    def stop(self):
+        pass
+
+    def export(self, path):
+        Path(path).write_text(json.dumps(self.data))
+
+
+def _fake_ncu(tmp: Path, mode: str = "ok") -> tuple[Path, Path]:
+    """A fake ncu playing ncu_mix.py's program: ROUNDS x the eight launches, filtered as ncu filters."""
+    log = tmp / "ncu-calls.log"
+    script = tmp / "fakebin" / "ncu"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    functions = [k[1] for k in KERNELS]
+    script.write_text(f"""#!{sys.executable}
+import csv, gzip, io, re, sys
+args = sys.argv[1:]
+open({str(log)!r}, "a").write(repr(args) + "\\n")
+if args == ["--version"]:
+    print("NVIDIA (R) Nsight Compute Command Line Profiler\\nVersion 2025.3.1.0 (build 36398880) (public-release)")
+    sys.exit(0)
+if args == ["--query-metrics"]:
+    sys.stdout.write(gzip.open({str(QUERY)!r}, "rt").read())
+    sys.exit(0)
+if "--import" in args:
+    sys.stdout.write(open(args[args.index("--import") + 1].removesuffix(".ncu-rep") + ".fake-export").read())
+    sys.exit(0)
+if {mode!r} == "perm":
+    print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")
+    sys.exit(1)
+base = args[args.index("-o") + 1]
+rows = list(csv.reader(open({str(FULL_RAW)!r})))
+at = next(i for i, r in enumerate(rows) if r[:1] == ["ID"])
+head, units = rows[at], rows[at + 1]
+data = [r for r in rows[at + 2:] if len(r) == len(head)]
+functions = {functions!r}
+name_re = args[args.index("--kernel-name") + 1][len("regex:"):] if "--kernel-name" in args else None
+skip = int(args[args.index("--launch-skip") + 1]) if "--launch-skip" in args else 0
+count = int(args[args.index("-c") + 1])
+picked = []
+for r in range({ROUNDS}):
+    for i, row in enumerate(data):
+        if name_re is None or re.search(name_re, functions[i]):
+            picked.append(row)
+picked = picked[skip:skip + count]
+out = io.StringIO()
+w = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\\n")
+w.writerow(head)
+w.writerow(units)
+for n, row in enumerate(picked):
+    w.writerow([str(n)] + row[1:])
+open(base + ".fake-export", "w").write(out.getvalue())
+open(base + ".ncu-rep", "wb").write(b"NVR\\x00" + b"\\x00" * 64)
+print("==PROF== Report: " + base + ".ncu-rep")
+""")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script, log
+
+
+@pytest.fixture
+def work(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no bench profile: judged against the sheet
+    monkeypatch.setattr(rep_mod, "NCU_FALLBACKS", [])
+    monkeypatch.setattr(runner, "_gpu_name", lambda: "NVIDIA H200")
+    monkeypatch.setattr(rp, "torch_profiler", lambda: FakeProfiler(_trace()))
+    (tmp_path / "prog.py").write_text("print('step')\n")
+    return tmp_path
+
+
+def _calls(log: Path) -> list[list[str]]:
+    import ast
+
+    return [ast.literal_eval(ln) for ln in log.read_text().splitlines()]
+
+
+# ------------------------------------------------------------------ names, launches, the plan
+
+
+def test_function_name_is_ncus_function_base():
+    for trace_name, ncu_function, *_ in KERNELS:
+        assert function_name(trace_name) == ncu_function
+    # ncu's own spelling of the same kernels gives the same function names
+    rows = list(csv.reader(FULL_RAW.open()))
+    i = next(i for i, r in enumerate(rows) if r[:1] == ["ID"])
+    ncu_names = [r[rows[i].index("Kernel Name")] for r in rows[i + 2:] if len(r) == len(rows[i])]
+    assert [function_name(n) for n in ncu_names] == [k[1] for k in KERNELS]
+    assert function_name("_ZN2at6native29vectorized_elementwise_kernelILi4E") == "vectorized_elementwise_kernel"
+    assert function_name("") == ""
+
+
+def test_kernel_name_filter_matches_the_function_with_or_without_namespace():
+    f = kernel_name_filter(["Kernel2", "vectorized_elementwise_kernel", "Kernel2"])
+    assert f == "regex:(^|:)(Kernel2|vectorized_elementwise_kernel)$"
+    rx = re.compile(f[len("regex:"):])
+    assert rx.search("Kernel2") and rx.search("at::native::vectorized_elementwise_kernel")
+    assert not rx.search("Kernel22") and not rx.search("my_vectorized_elementwise_kernel")
+    assert kernel_name_filter(["a.b"]) == r"regex:(^|:)(a\.b)$"
+    with pytest.raises(ValueError, match="no kernel function name"):
+        kernel_name_filter(["", ""])
+
+
+def test_launches_in_launch_order_with_their_shapes():
+    ev = [{"ph": "X", "cat": "kernel", "name": "b", "ts": 5, "dur": 1, "args": {"correlation": 9, "grid": [2, 1, 1], "block": [64, 1, 1]}},
+          {"ph": "X", "cat": "kernel", "name": "a", "ts": 7, "dur": 2, "args": {"correlation": 3, "grid": "x"}},
+          {"ph": "X", "cat": "kernel", "name": "c", "ts": 1, "dur": 1},
+          {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 0, "dur": 1}]
+    got = kernel_launches({"traceEvents": ev})
+    assert [k.name for k in got] == ["a", "b", "c"]  # by correlation id; none last
+    assert got[0].grid is None and got[1].grid == (2, 1, 1) and got[1].block == (64, 1, 1) and got[2].correlation == -1
+    assert dim3("(65,536, 1, 1)") is None and dim3("(128, 1, 1)") == (128, 1, 1) and dim3([1.5, 1, 1]) is None
+
+
+def _launches(seq: str, start_us: float = 0.0) -> list[KernelLaunch]:
+    return [KernelLaunch(f"void ns::{c}<int>(int)", (1, 1, 1), (32, 1, 1), start_us + i, 1.0, i, 0)
+            for i, c in enumerate(seq)]
+
+
+def test_plan_skips_warm_up_and_takes_the_fewest_launches_covering_each_target():
+    # launch order A B C A B C A B C x; window from the 4th launch; targets A and C, 2 launches each
+    ls = _launches("ABCABCABCx")
+    plan = plan_pass(ls, ["void ns::A<int>(int)", "void ns::C<int>(int)"], window_start_us=3, per_kernel=2)
+    # matching launches (A or C): A C A C A C at positions 0 1 2 3 4 5; the window starts at the 3rd (index 2)
+    assert plan.functions == ("A", "C") and plan.skip == 2 and plan.count == 4
+    assert [k.name[9] for k in plan.expected] == ["A", "C", "A", "C"]
+    assert plan.covered == {"void ns::A<int>(int)": 2, "void ns::C<int>(int)": 2} and plan.not_covered == ()
+    # a target with fewer launches in the window than asked needs only those: A at 3 and 6, x at 9
+    plan = plan_pass(ls, ["void ns::A<int>(int)", "void ns::x<int>(int)"], window_start_us=3, per_kernel=3)
+    assert plan.skip == 1 and plan.count == 3  # A A x after skipping the first A
+    assert plan.covered == {"void ns::A<int>(int)": 2, "void ns::x<int>(int)": 1}
+    # the cap leaves a target out, and says so
+    plan = plan_pass(ls, ["void ns::A<int>(int)", "void ns::x<int>(int)"], window_start_us=3, per_kernel=3, cap=2)
+    assert plan.count == 2 and plan.not_covered == ("void ns::x<int>(int)",)
+    assert plan_pass(ls, ["void ns::A<int>(int)"], window_start_us=100) is None
+    with pytest.raises(ValueError, match="at least 1"):
+        plan_pass(ls, ["void ns::A<int>(int)"], 0, per_kernel=0)
+
+
+def test_match_by_order_then_by_shape_else_unmatched():
+    ls = _launches("ABAB")
+    plan = plan_pass(ls, ["void ns::A<int>(int)", "void ns::B<int>(int)"], 0, per_kernel=2)
+    A, B = "A", "B"
+    m = match_launches(plan, [("1", A, (1, 1, 1), (32, 1, 1)), ("2", B, (1, 1, 1), (32, 1, 1)),
+                              ("3", A, (1, 1, 1), (32, 1, 1)), ("4", B, (1, 1, 1), (32, 1, 1))])
+    assert m.by_order == 4 and m.by_shape == 0 and m.unmatched == 0 and m.names["4"] == "void ns::B<int>(int)"
+    # the program launched an extra B first: order fails from there, shapes place what is unique
+    m = match_launches(plan, [("1", B, (1, 1, 1), (32, 1, 1)), ("2", A, (1, 1, 1), (32, 1, 1)),
+                              ("3", "Z", (1, 1, 1), (32, 1, 1))])
+    assert (m.by_order, m.by_shape, m.unmatched) == (0, 2, 1) and m.names["2"] == "void ns::A<int>(int)"
+    assert m.how == "0 by launch order (name, grid and block agree), 2 by name, grid and block, 1 not matched"
+
+
+# ------------------------------------------------------------------ gpuwhy run --kernels, end to end
+
+
+def _round_us(i: int) -> float:
+    return KERNELS[i][4]
+
+
+def test_run_kernels_measures_the_top_kernels_and_budgets_by_regime(work, cli):
+    ncu, log = _fake_ncu(work)
+    code, out, err = cli("run", "--json", "--kernels", "--steps", "3", "--ncu", str(ncu), "--out", "o", "--",
+                         "python", "prog.py")
+    assert code == 0, err
+    doc = json.loads(out)
+    check_document(doc)  # the published schema, units in the keys
+    assert doc["mode"] == "trace+ncu"
+    prof = [c for c in _calls(log) if "-o" in c][0]
+    # the top five by time in the window: sgemm, nvjet, sdpa, softmax, GELU (layer norm is sixth)
+    names = prof[prof.index("--kernel-name") + 1]
+    assert names == ("regex:(^|:)(Kernel2|nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT|"
+                     "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1_kernel0_0|"
+                     "cunn_SoftMaxForwardReg|vectorized_elementwise_kernel)$")
+    # 7 matching launches a round (all but layer norm); the warm-up round skipped; 3 rounds cover 3 of each
+    assert prof[prof.index("--launch-skip") + 1] == "7" and prof[prof.index("-c") + 1] == "21"
+    kp = doc["kernel_pass"]
+    assert kp["match"] == {"launches_by_order": 21, "launches_by_shape": 0, "launches_unmatched": 0}
+    assert kp["roofline"].startswith("the H200 SXM spec sheet (no `gpuwhy bench --sweep` profile")
+    rows = {k["name"]: k for k in doc["kernels"]}
+    assert len(rows) == 5
+    regimes = {k["full_name"]: k["regime"] for k in doc["kernels"]}
+    assert regimes[KERNELS[7][0]] == "compute" and regimes[KERNELS[0][0]] == "compute"
+    assert regimes[KERNELS[1][0]] == "compute" and regimes[KERNELS[4][0]] == "memory"
+    assert regimes[KERNELS[3][0]] == "issue"  # the softmax: exp on the SFU (the issue-14 finding)
+    assert all(k["measured_launches"] == 3 for k in doc["kernels"])
+    b = doc["budget"]
+    busy = {s["regime"]: s["seconds"] for s in b["busy"]}
+    window = b["window_s"]
+    # three steps of each kernel, in seconds; the busy shares are those sums (the window holds them whole)
+    assert busy["compute-bound kernels"] == pytest.approx(3 * (_round_us(0) + _round_us(1) + _round_us(7)) * 1e-6)
+    assert busy["memory-bound kernels"] == pytest.approx(3 * _round_us(4) * 1e-6)
+    assert busy["issue-bound kernels"] == pytest.approx(3 * _round_us(3) * 1e-6)
+    assert busy["normalization kernels (regime not measured)"] == pytest.approx(3 * _round_us(2) * 1e-6)
+    # the two tiny elementwise launches share the GELU's function name, so ncu measured them too: overhead-bound
+    assert busy["overhead-bound kernels"] == pytest.approx(3 * (_round_us(5) + _round_us(6)) * 1e-6)
+    assert set(busy) == {"compute-bound kernels", "memory-bound kernels", "issue-bound kernels", "overhead-bound kernels",
+                         "normalization kernels (regime not measured)"}
+    assert b["shares_pct_total"] == pytest.approx(100.0)
+    # each measured kernel's fix: its window time x (1 - its share of its roof), Amdahl over the window
+    kfix = {f["what"]: f for f in b["fixes"] if f["kind"] == "kernel"}
+    sgemm = rows["cutlass_80_simt_sgemm_256x128_8x4_nn_align1"]
+    removable = sgemm["total_s"] * (1 - sgemm["roof_pct"] / 100)
+    f = kfix["kernel cutlass_80_simt_sgemm_256x128_8x4_nn_align1"]
+    assert f["removable_s"] == pytest.approx(removable) and f["ceiling_x"] == pytest.approx(window / (window - removable))
+    assert sgemm["total_s"] == pytest.approx(3 * _round_us(7) * 1e-6)
+    assert Path(kp["ncu"]["rep_path"]).name == "gpuwhy-run-ncu.ncu-rep" and Path(kp["ncu"]["rep_path"]).parent.name == "o"
+
+
+def test_run_kernels_text_output_names_regimes_and_fits_80_columns(work, cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    ncu, _ = _fake_ncu(work)
+    code, out, err = cli("run", "--kernels", "--steps", "3", "--ncu", str(ncu), "--out", "o", "--", "python", "prog.py")
+    assert code == 0, err
+    assert "top kernels in the window" in out and "issue" in out and "compute" in out
+    assert "ncu report kept at" in err
+    assert max(len(x) for x in out.splitlines()) <= 80
+
+
+def test_run_kernels_pass_failure_keeps_the_trace_budget_and_exits_with_its_code(work, cli):
+    ncu, _ = _fake_ncu(work, "perm")
+    code, out, err = cli("run", "--json", "--kernels", "--steps", "3", "--ncu", str(ncu), "--out", "o", "--",
+                         "python", "prog.py")
+    # the program's and ncu's own output, then gpuwhy's one line
+    assert code == 2 and err.strip().splitlines()[-1].startswith("gpuwhy: error: ") and err.count("gpuwhy: error") == 1
+    assert "ERR_NVGPUCTRPERM" in err.strip().splitlines()[-1]
+    doc = json.loads(out)
+    check_document(doc)
+    assert doc["mode"] == "trace" and doc["kernel_pass"] is None and "ERR_NVGPUCTRPERM" in doc["kernel_pass_error"]
+    assert doc["budget"]["shares_pct_total"] == pytest.approx(100.0)
+
+
+def test_ncu_alone_for_a_program_that_is_not_python(work, cli):
+    ncu, log = _fake_ncu(work)
+    app = work / "app"
+    app.write_text("#!/bin/sh\nexit 0\n")
+    app.chmod(0o755)
+    code, out, err = cli("run", "--json", "--ncu", str(ncu), "--out", "o", "-c", "8", "--", str(app), "--n", "3")
+    assert code == 0, err
+    doc = json.loads(out)
+    check_document(doc)
+    assert doc["mode"] == "ncu" and doc["window"] is None and doc["trace"] is None
+    prof = [c for c in _calls(log) if "-o" in c][0]
+    assert prof[prof.index("-c") + 1] == "8" and "--kernel-name" not in prof and prof[-3:] == [str(app), "--n", "3"]
+    b = doc["budget"]
+    total_s = sum(k[4] for k in KERNELS) * 1e-6  # the eight launches, each run alone
+    assert b["window_s"] == pytest.approx(total_s) and b["idle_s"] == 0
+    busy = {s["regime"]: s["seconds"] for s in b["busy"]}
+    assert busy["compute-bound kernels"] == pytest.approx((_round_us(0) + _round_us(1) + _round_us(7)) * 1e-6)
+    assert busy["issue-bound kernels"] == pytest.approx(_round_us(3) * 1e-6)
+    assert b["shares_pct_total"] == pytest.approx(100.0)
+    assert any("ncu alone" in n and "GPU idle time is not seen" in n for n in doc["notes"])
+
+
+def test_no_pytorch_and_no_ncu_is_exit_3_naming_both(work, cli, monkeypatch):
+    monkeypatch.setattr(rp, "torch_profiler", _no_torch)
+    monkeypatch.setenv("PATH", str(work / "empty"))
+    code, out, err = cli("run", "--out", "o", "--", "python", "prog.py")
+    assert code == 3 and len(err.strip().splitlines()) == 1
+    assert "PyTorch is not importable" in err and "`ncu` is not on PATH either" in err
+    code, out, err = cli("run", "--out", "o", "--", "./app")
+    assert code == 3 and "not on PATH" in err and len(err.strip().splitlines()) == 1
+
+
+def _no_torch():
+    raise rp.NoPyTorch("PyTorch is not importable here: install it (pip install torch) to profile a Python "
+                       "program's timeline, or Nsight Compute (ncu) to profile its kernels")
+
+
+def test_no_pytorch_falls_back_to_ncu_alone_for_a_python_program(work, cli, monkeypatch):
+    monkeypatch.setattr(rp, "torch_profiler", _no_torch)
+    ncu, log = _fake_ncu(work)
+    code, out, err = cli("run", "--json", "--ncu", str(ncu), "--out", "o", "--", "python", "prog.py", "--x")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["mode"] == "ncu" and "profiled with ncu alone" in err
+    prof = [c for c in _calls(log) if "-o" in c][0]
+    assert prof[-3:] == [sys.executable, "prog.py", "--x"]
+    code, out, err = cli("run", "--steps", "2", "--ncu", str(ncu), "--out", "o", "--", "python", "prog.py")
+    assert code == 2 and "--steps pick a window" in err
+
+
+def test_run_option_errors(work, cli):
+    code, out, err = cli("run", "--steps", "2", "--out", "o", "--", "./app")
+    assert code == 2 and "only a Python program gets" in err
+    code, out, err = cli("run", "--top", "0", "--out", "o", "--", "python", "prog.py")
+    assert code == 2 and "--top" in err
+    with pytest.raises(UsageError, match="no program given"):
+        from gpuwhy.api.run import run_under_ncu
+
+        run_under_ncu([], work / "o")
