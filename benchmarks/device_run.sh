@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# gpuwhy run on four real programs (issue 18), on the GPU machine, from the repo root:
+# gpuwhy run on real programs (issue 18), on the GPU machine, from the repo root:
 #   bash benchmarks/device_run.sh
-# Each program: its wall time alone (one run) and under `gpuwhy run` (text and --json),
-# then `gpuwhy run` with the GPU hidden (must exit 3). Logs and traces -> $OUT/device_run.tgz.
+# First `bench --sweep` (so --kernels judges against this GPU's measured roofline). Then, for
+# four Python programs: the wall time alone, under `gpuwhy run` (trace only, text), under
+# `gpuwhy run --kernels --json` (trace + ncu pass), and decode_b1 also as text with --kernels;
+# a CUDA C++ program (no Python) built with nvcc, alone and under `gpuwhy run` (ncu alone);
+# `gpuwhy run` with the GPU hidden (must exit 3). Traces, ncu files and logs -> $OUT/device_run.tgz;
+# decode_b1's trace and ncu CSV are copied for tests/fixtures/real/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 COLUMNS=100
+export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/gpuwhy-cache}"
 W=/tmp/gpuwhy-device-run; rm -rf "$W"; mkdir -p "$W"
 OUTDIR="${OUT:-$PWD/out}"; mkdir -p "$OUTDIR"
 P=benchmarks/programs
@@ -15,24 +20,58 @@ declare -A progs=(
   [slow_dataset]="$P/slow_dataset.py"
   [item_sync]="$P/item_every_step.py"
 )
-order="decode_b1 prefill_b32 slow_dataset item_sync"
-declare -A plain under verdict
-wall() { /usr/bin/time -f '%e' -o "$W/.t" "$@" >/dev/null 2>&1; cat "$W/.t" | tail -n 1; }
+order="${RUN_PROGRAMS:-decode_b1 prefill_b32 slow_dataset item_sync}"
+declare -A plain under kern verdict measured
+secs() { tail -n 1 "$W/.t"; }
+timeout 240 python3 -m gpuwhy bench --sweep > "$W/bench_sweep.txt" 2>&1; sweep_rc=$?
 for n in $order; do
   cmd=${progs[$n]}
-  ts=("$(wall python3 $cmd)")
-  plain[$n]=$(printf "%s\n" "${ts[@]}" | sort -n | head -n 1)
-  /usr/bin/time -f '%e' -o "$W/.t" timeout 240 python3 -m gpuwhy run --steps 4 --out "$W/$n" -- python3 $cmd > "$W/$n.txt" 2>&1; rc=$?
-  under[$n]="$(tail -n 1 "$W/.t") rc=$rc"
-  timeout 240 python3 -m gpuwhy run --json --steps 4 --out "$W/$n" -- python3 $cmd > "$W/$n.json" 2> "$W/$n.json.err"
-  verdict[$n]=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); v=d['budget']['fixes'][0]; print(v['detail'][:60], '|', round(v['share_pct']), '% |', v['ceiling_x'] and round(v['ceiling_x'],2))" "$W/$n.json" 2>&1 | tail -1)
+  /usr/bin/time -f '%e' -o "$W/.t" timeout 240 python3 $cmd > "$W/$n.plain.txt" 2>&1; plain[$n]="$(secs) rc=$?"
+  /usr/bin/time -f '%e' -o "$W/.t" timeout 240 python3 -m gpuwhy run --steps 4 --out "$W/$n" -- python3 $cmd > "$W/$n.txt" 2>&1
+  under[$n]="$(secs) rc=$?"
+  /usr/bin/time -f '%e' -o "$W/.t" timeout 300 python3 -m gpuwhy run --kernels --json --steps 4 --out "$W/$n" -- python3 $cmd > "$W/$n.kernels.json" 2> "$W/$n.kernels.err"
+  kern[$n]="$(secs) rc=$?"
+  verdict[$n]=$(python3 - "$W/$n.kernels.json" <<'PY' 2>&1 | tail -n 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["budget"]
+v = "gpu-bound" if b["gpu_bound"] else b["fixes"][0]["what"]
+top = b["fixes"][0]
+print(f"{v[:38]} | {round(top['share_pct'])}% | x{top['ceiling_x'] and round(top['ceiling_x'], 2)} | total {round(b['shares_pct_total'], 3)}%")
+PY
+)
+  measured[$n]=$(python3 - "$W/$n.kernels.json" <<'PY' 2>&1 | tail -n 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+kp = d.get("kernel_pass") or {}
+m = kp.get("match") or {}
+ks = [k for k in d["kernels"] if k["measured_launches"]]
+print(f"{len(ks)}/{len(d['kernels'])} top measured, order {m.get('launches_by_order')} shape {m.get('launches_by_shape')} "
+      f"unmatched {m.get('launches_unmatched')}; " + ", ".join(f"{k['regime']} {k['roof_pct'] and round(k['roof_pct'])}%" for k in ks[:3]))
+PY
+)
   echo "=== $n: $cmd"; cat "$W/$n.txt"
 done
+if [[ " $order " == *" decode_b1 "* ]]; then
+  timeout 300 python3 -m gpuwhy run --kernels --steps 4 --out "$W/decode_b1_text" -- python3 ${progs[decode_b1]} > "$W/decode_b1.kernels.txt" 2>&1
+  echo "=== decode_b1 --kernels (text)"; cat "$W/decode_b1.kernels.txt"
+  mkdir -p "$W/fixtures"
+  gzip -c "$W/decode_b1/gpuwhy-run-trace-1.json" > "$W/fixtures/run_decode_b1_trace.json.gz" 2>/dev/null
+  cp "$W/decode_b1/gpuwhy-run-ncu-1.csv" "$W/fixtures/run_decode_b1_ncu.csv" 2>/dev/null
+fi
+# A CUDA C++ program: ncu alone
+app_build=$(nvcc -O3 -arch=sm_90 -o "$W/cuda_app" $P/cuda_app.cu 2>&1; echo "rc=$?")
+/usr/bin/time -f '%e' -o "$W/.t" timeout 120 "$W/cuda_app" > "$W/cuda_app.plain.txt" 2>&1; app_plain="$(secs) rc=$?"
+/usr/bin/time -f '%e' -o "$W/.t" timeout 300 python3 -m gpuwhy run --out "$W/cuda_app" -- "$W/cuda_app" > "$W/cuda_app.txt" 2>&1; app_under="$(secs) rc=$?"
+timeout 300 python3 -m gpuwhy run --json --out "$W/cuda_app" -- "$W/cuda_app" > "$W/cuda_app.json" 2> "$W/cuda_app.json.err"
+echo "=== cuda_app (ncu alone)"; cat "$W/cuda_app.txt"
 CUDA_VISIBLE_DEVICES=-1 python3 -m gpuwhy run --out "$W/nogpu" -- python3 $P/item_every_step.py > "$W/nogpu.txt" 2>&1; nogpu=$?
 cp -r benchmarks/programs "$W/programs"
-{ nvidia-smi; date -u +%FT%TZ; } > "$W/env.txt" 2>&1
+{ nvidia-smi; ncu --version; date -u +%FT%TZ; } > "$W/env.txt" 2>&1
 tar czf "$OUTDIR/device_run.tgz" -C "$W" . 2>/dev/null
-echo; echo "=== summary ($(nvidia-smi --query-gpu=name --format=csv,noheader), $(date -u +%FT%TZ))"
-printf '%-13s %9s %16s  %s\n' program plain_s under_gpuwhy_run verdict
-for n in $order; do printf '%-13s %9.2f %16s  %s\n' "$n" "${plain[$n]}" "${under[$n]}" "${verdict[$n]}"; done
+echo; echo "=== summary ($(nvidia-smi --query-gpu=name --format=csv,noheader), $(date -u +%FT%TZ)); bench --sweep rc=$sweep_rc"
+printf '%-13s %12s %14s %16s  %s\n' program plain_s gpuwhy_run_s run_kernels_s "verdict (--kernels) | share | ceiling | shares total"
+for n in $order; do printf '%-13s %12s %14s %16s  %s\n' "$n" "${plain[$n]}" "${under[$n]}" "${kern[$n]}" "${verdict[$n]}"; done
+for n in $order; do printf '%-13s %s\n' "$n" "${measured[$n]}"; done
+echo "cuda_app: build $app_build; alone $app_plain; under gpuwhy run (ncu alone) $app_under; $(tail -n 2 "$W/cuda_app.txt" | head -c 200)"
 echo "no GPU (CUDA_VISIBLE_DEVICES=-1): exit $nogpu: $(tail -n 1 "$W/nogpu.txt")"
