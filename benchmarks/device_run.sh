@@ -62,13 +62,13 @@ fi
 # A CUDA C++ program: ncu alone
 app_build=$(nvcc -O3 -arch=sm_90 -o "$W/cuda_app" $P/cuda_app.cu 2>&1; echo "rc=$?")
 /usr/bin/time -f '%e' -o "$W/.t" timeout 120 "$W/cuda_app" > "$W/cuda_app.plain.txt" 2>&1; app_plain="$(secs) rc=$?"
-/usr/bin/time -f '%e' -o "$W/.t" timeout 300 python3 -m gpuwhy run --out "$W/cuda_app" -- "$W/cuda_app" > "$W/cuda_app.txt" 2>&1; app_under="$(secs) rc=$?"
-timeout 300 python3 -m gpuwhy run --json --out "$W/cuda_app" -- "$W/cuda_app" > "$W/cuda_app.json" 2> "$W/cuda_app.json.err"
+/usr/bin/time -f '%e' -o "$W/.t" timeout 300 python3 -m gpuwhy run --out "$W/cuda_app_run" -- "$W/cuda_app" > "$W/cuda_app.txt" 2>&1; app_under="$(secs) rc=$?"
+timeout 300 python3 -m gpuwhy run --json --out "$W/cuda_app_run" -- "$W/cuda_app" > "$W/cuda_app.json" 2> "$W/cuda_app.json.err"
 echo "=== cuda_app (ncu alone)"; cat "$W/cuda_app.txt"
 CUDA_VISIBLE_DEVICES=-1 python3 -m gpuwhy run --out "$W/nogpu" -- python3 $P/item_every_step.py > "$W/nogpu.txt" 2>&1; nogpu=$?
-cp -r benchmarks/programs "$W/programs"
 { nvidia-smi; ncu --version; date -u +%FT%TZ; } > "$W/env.txt" 2>&1
-tar czf "$OUTDIR/device_run.tgz" -C "$W" . 2>/dev/null
+# the logs, --json documents, ncu CSVs and the fixtures (traces and .ncu-rep files stay behind: too large)
+(cd "$W" && tar czf "$OUTDIR/device_run.tgz" --exclude='gpuwhy-run-trace*.json' --exclude='*.ncu-rep' --exclude=cuda_app . 2>/dev/null)
 echo; echo "=== summary ($(nvidia-smi --query-gpu=name --format=csv,noheader), $(date -u +%FT%TZ)); bench --sweep rc=$sweep_rc"
 printf '%-13s %12s %14s %16s  %s\n' program plain_s gpuwhy_run_s run_kernels_s "verdict (--kernels) | share | ceiling | shares total"
 for n in $order; do printf '%-13s %12s %14s %16s  %s\n' "$n" "${plain[$n]}" "${under[$n]}" "${kern[$n]}" "${verdict[$n]}"; done

@@ -379,3 +379,29 @@ def test_run_option_errors(work, cli):
         from gpuwhy.api.run import run_under_ncu
 
         run_under_ncu([], work / "o")
+
+
+# ------------------------------------------------------------------ the measured roofline
+
+
+def test_judged_against_the_measured_roofline_when_a_profile_exists(tmp_path, monkeypatch):
+    """With a bench profile of the H200 the kernels are judged against its measured DRAM bandwidth and
+    compute peaks, not scaled to the kernel's clock (a measured peak is at the clock the GPU sustained)."""
+    from gpuwhy.api.run_kernels import judge
+    from gpuwhy.importers.ncu.read import read_ncu_csv
+    from gpuwhy.profiles import DeviceProfile, save_profile
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    prof = DeviceProfile.from_dict(json.loads((Path(__file__).parent / "fixtures" / "profiles" / "h200-2026-11-29.json").read_text()))
+    save_profile(prof)
+    report, roofline = judge(read_ncu_csv(str(FULL_RAW)))
+    assert roofline.startswith("the measured roofline (measured profile 2026-11-29")
+    ks = {function_name(k.full_name): k for k in report.devices[0].kernels}
+    gemm = ks["nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"]
+    assert gemm.regime == "compute" and gemm.compute_peak_scale is None
+    # its share of the roof: achieved bf16 FLOP/s over the profile's measured bf16 peak
+    assert gemm.roof_pct == pytest.approx(100 * gemm.achieved_tflops / prof.peak_tflops_measured["bf16"], rel=1e-9)
+    mem = [k for k in report.devices[0].kernels if k.regime == "memory" and k.deciding_level == "DRAM"]
+    assert mem, "the GELU and layer norm stream DRAM"
+    for k in mem:  # a DRAM-bound kernel's share: its DRAM bytes/s over the measured bandwidth
+        assert k.roof_pct == pytest.approx(100 * k.achieved_gbs / prof.dram_bandwidth_gbs, rel=1e-9)

@@ -13,7 +13,10 @@ else it is "not classifiable" with the metric that is missing. Either way the re
 then checked against the SM (:func:`gpuwhy.model.issue_bound.refine_regime`): a kernel on
 the memory side far below its roof while ncu's SM utilisation is high and clearly above
 every memory unit's is ``issue``-bound; ``latency`` (memory latency-bound, Little's law)
-is kept only where the SM is idle. The compute peak is scaled to the SM clock the
+is kept only where the SM is idle. ``overhead`` (the launch costs more than the work) is
+kept only for launch-sized kernels (mean duration below
+:data:`~gpuwhy.model.roofline.SHORT_KERNEL_S`, 10 us): a longer kernel is bound by its own
+work, however little of it there is. The compute peak is scaled to the SM clock the
 kernel ran at when the export gives it (ncu locks clocks to base unless
 ``--clock-control none``). The sheet of each GPU comes from
 :func:`~gpuwhy.importers.ncu.identify.sheet_for_export`.
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import UsageError
+from ...model.roofline import SHORT_KERNEL_S
 from ..kernel_names import display_names
 from .figures import LaunchFigures, launch_figures, precision_of
 from .identify import ExportGpu, export_gpu, local_choice, sheet_for_export
@@ -564,10 +568,18 @@ def _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedi
     flops_by = {k: x for k, x in flops_by.items() if x > 0}
     prec = dtype if dtype is not None else precision_of(flops_by)
     c = ceilings(prec)
+    if c.source.startswith("measured"):
+        scale = None  # a sheet's peak is at the boost clock; a measured peak at the clock the GPU sustained
     if scale is not None:
         c = dataclasses.replace(c, peak_flops=c.peak_flops * scale,
                                 source=f"{c.source}, compute peak scaled to the {extra['sm_clock_hz'] / 1e9:.2f} GHz SM clock")
     v = _verdict(flops, b, len(ok), t, c)
+    if v.regime == "overhead" and t / len(ok) >= SHORT_KERNEL_S:
+        # a kernel that runs longer than launch size is not bound by launching it: its work decides
+        lo, hi = sorted((v.t_compute_s, v.t_memory_s))
+        v = dataclasses.replace(v, regime="compute" if v.t_compute_s >= v.t_memory_s else "memory",
+                                bound_ratio=hi / lo if lo > 0 else math.inf,
+                                warnings=tuple(w for w in v.warnings if "treat it as overhead-bound" not in w))
     tensor = bool(flops_by) and max(flops_by, key=flops_by.get).startswith("tensor_")
     how = _how(ok)
     levels = _levels(ok, how, b)
@@ -656,7 +668,8 @@ def _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data
     what = f"the busiest arithmetic pipe ({extra['busiest_pipe']})" if pipe is not None else "ncu's SM throughput"
     compute = pipe if pipe is not None else _weighted(usable, "sm")
     memory_frac = b / t / c.bandwidth
-    v = classify_utilisation(compute / 100.0, memory_frac, t, len(usable), c.launch_overhead_s)
+    launch_s = c.launch_overhead_s if t / len(usable) < SHORT_KERNEL_S else 0.0  # see _judge_roofline
+    v = classify_utilisation(compute / 100.0, memory_frac, t, len(usable), launch_s)
     side_fraction = memory_frac if v.regime == "memory" else compute / 100.0
     side_roof = "DRAM" if v.regime == "memory" else (f"{extra['busiest_pipe']} pipe" if pipe is not None else "SM")
     refined = refine_regime(v.regime, side_fraction, extra["utilisation_pct"], busiest_pipe=extra["busiest_pipe"],
