@@ -51,8 +51,8 @@ def test_the_size_sweep_doubles_from_8_bytes_to_the_largest():
         ar.sweep_sizes(7)
 
 
-@pytest.mark.parametrize("value,ok", [(8, True), (GiB, True), (16 * GiB, True), (4, False), (1.5 * GiB, False),
-                                      (24, False), (32 * GiB, False)])
+@pytest.mark.parametrize("value,ok", [(8, True), (16, True), (GiB, True), (16 * GiB, True), (4, False), (1.5 * GiB, False),
+                                      (24, False), (12, False), (32 * GiB, False)])
 def test_max_size_is_a_power_of_two_from_8_bytes_to_16_gib(value, ok):
     if ok:
         assert ar.check_max_size(value) == value
@@ -63,6 +63,7 @@ def test_max_size_is_a_power_of_two_from_8_bytes_to_16_gib(value, ok):
 
 def test_dtype():
     assert ar.check_dtype(None) == "bf16" and ar.check_dtype("FP32") == "fp32"
+    assert ar.DTYPE_BYTES == {"bf16": 2, "fp32": 4}  # 16 and 32 bits
     with pytest.raises(UsageError, match=r"--dtype 'fp64' is not one of: bf16, fp32 \(for --allreduce\)"):
         ar.check_dtype("fp64")
 
@@ -71,7 +72,9 @@ def test_the_correctness_pattern_sums():
     assert [ar.rank_value(r) for r in range(6)] == [1, 2, 3, 4, 1, 2]
     assert ar.expected_sum(1) == 1 and ar.expected_sum(2) == 3 and ar.expected_sum(8) == 20  # (1+2+3+4) x 2
     # exact in bf16 up to EXACT_RANKS_BF16 ranks: every partial sum is a whole number <= 256
-    assert ar.expected_sum(ar.EXACT_RANKS_BF16) <= 256 < ar.expected_sum(ar.EXACT_RANKS_BF16 + 4)
+    assert ar.EXACT_RANKS_BF16 == 103 and ar.expected_sum(103) == 25 * 10 + 1 + 2 + 3 == 256 < ar.expected_sum(104)
+    # the per-element factors are distinct powers of two (scaling by one keeps a sum exact)
+    assert ar.PATTERN == (1, 2, 4)
 
 
 def test_each_iteration_counts_at_its_slowest_rank():
@@ -92,13 +95,19 @@ def test_each_iteration_counts_at_its_slowest_rank():
         ar.slowest_rank([[ms, 0.0]], 8, 4)
     with pytest.raises(ValueError, match="no ranks"):
         ar.slowest_rank([], 8, 4)
+    with pytest.raises(ValueError, match="same number of iterations"):
+        ar.slowest_rank([[], []], 8, 4)
+    one = ar.slowest_rank([[ms], [2 * ms]], 8, 4)
+    assert one.cv == 0.0 and one.time_s == 2 * ms and one.iters == 1
 
 
 def test_the_nvlink_limit():
     # H100 SXM: 18 NVLink 4 links x 25 GB/s each way = 450 GB/s
     assert ar.allreduce_limit_gbs(25.0, 18) == 450.0
-    with pytest.raises(ValueError, match="at least one link"):
-        ar.allreduce_limit_gbs(25.0, 0)
+    assert ar.allreduce_limit_gbs(0.5, 1) == 0.5
+    for rate, links in ((25.0, 0), (0.0, 18), (-25.0, 18)):
+        with pytest.raises(ValueError, match="at least one link"):
+            ar.allreduce_limit_gbs(rate, links)
     assert ar.Limit(450.0, "x").fraction(360.0) == pytest.approx(0.8)
     assert ar.Limit(None, "x").fraction(360.0) is None
     from gpuwhy.device.sheet import sheet_for
@@ -121,6 +130,9 @@ def test_the_nearest_measured_gpu_count():
     t, src = ar.measured_latency(entries, 3, "P")
     assert t == 2e-5 and src.endswith("; 3 GPUs not measured, 2 is the nearest count measured")
     assert ar.measured_latency({}, 2, "P") is None
+    # keys that are no GPU count, and entries without a time, are passed over
+    assert ar.measured_latency({"x": {"latency_s": 1.0}, "4": {"latency_s": None}, **entries}, 4, "P")[0] == 2e-5
+    assert ar.measured_latency({"x": {"latency_s": 1.0}}, 2, "P") is None
 
 
 # --------------------------------------------------------------------------- the ranks' processes
@@ -267,6 +279,22 @@ def test_one_gpu_says_nothing_to_all_reduce(cli, node):
     assert doc["smoke_test"] and doc["gpus"] == 1 and doc["busbw_factor"] == 0.0 and doc["saved"] == []
     assert [r["busbw_gbs"] for r in doc["rows"]] == [0.0] * 4 and doc["limit_fraction"] is None
     assert doc["summary"].startswith("1 GPU: nothing to all-reduce across; smoke test on one rank: 8 B in ")
+
+
+def test_one_gpu_smoke_test_without_nccl_is_skipped_and_a_failing_one_fails(cli, node, tmp_path):
+    from conftest import one_line
+
+    node(1, FakeRanks(error=(0, "no_nccl", "PyTorch 2.11 has no torch.distributed NCCL backend")))
+    code, out, err = cli("bench", "--allreduce", "--max-size", "64")
+    assert code == 0, err
+    assert out.strip().splitlines()[-1] == "1 GPU: nothing to all-reduce across"
+    assert "smoke test skipped: bench --allreduce needs torch.distributed with NCCL on the GPU: PyTorch 2.11 has no" in err
+    assert not list(tmp_path.glob("gpuwhy-allreduce-*"))  # nothing kept for missing software
+    node(1, FakeRanks(error=(0, "error", "rank 0: RuntimeError: CUDA error")))
+    code, out, err = cli("bench", "--allreduce", "--max-size", "64")
+    assert one_line(code, err, 4).startswith("gpuwhy: error: all-reduce failed: rank 0: RuntimeError: CUDA error (logs in ")
+    (kept,) = tmp_path.glob("gpuwhy-allreduce-*")  # a failed run's logs are kept and named
+    assert str(kept) in err and (kept / "rank-0.log").read_text() == "rank 0 of 1\n"
 
 
 def test_several_gpus_without_pytorch_exit_3(cli, node):

@@ -246,7 +246,14 @@ def measure_allreduce(device: str | None = None, dtype: str | None = None, max_s
     if d == "bf16" and n > EXACT_RANKS_BF16:
         raise UsageError(f"--dtype bf16 checks sums exactly up to {EXACT_RANKS_BF16} GPUs, not {n}; use --dtype fp32")
     sizes = sweep_sizes(top)
-    raw = _run(devices, d, sizes, progress, start, timeout_s)
+    try:
+        raw = _run(devices, d, sizes, progress, start, timeout_s)
+    except NoDeviceError as exc:
+        if not smoke:
+            raise
+        notes[-1] = f"smoke test skipped: {exc}"  # one GPU: nothing was asked that needs PyTorch
+        return AllreduceResult(devices, d, (), smoke_test=True, sheet=getattr(sheet, "name", None), notes=tuple(notes),
+                               date=date, duration_s=time.perf_counter() - t0)
     rows = _rows(raw, n, DTYPE_BYTES[d])
     limit = sheet_limit(sheet) if sheet is not None else UNKNOWN_LIMIT
     result = AllreduceResult(devices, d, tuple(rows), limit, smoke, WARMUP, ITERS, raw.get("torch_version"),
@@ -297,12 +304,17 @@ def _run(devices: Sequence[RankDevice], dtype: str, sizes: Sequence[int], progre
         run = run_ranks(python_module(WORKER, str(folder / "config.json")), len(devices), folder, timeout_s=timeout_s,
                         start=start or popen, poll=poll)
         if not run.ok:
-            raise _failure(run, folder, timeout_s)
+            problem = _failure(run, folder, timeout_s)
+            ok = isinstance(problem, NoDeviceError)  # software missing: its logs are not needed
+            raise problem
         raw = json.loads((folder / "result.json").read_text())
         _check_results(raw, folder)
         ok = True
         return raw
-    except OSError as exc:
+    except KeyboardInterrupt:  # the ranks are stopped (run_ranks); nothing to keep
+        ok = True
+        raise
+    except (OSError, ValueError) as exc:
         raise MeasurementError(f"the all-reduce ranks left no readable result in {folder} ({exc})") from None
     finally:
         if ok:

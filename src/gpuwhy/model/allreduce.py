@@ -39,15 +39,15 @@ MIN_BYTES = 8
 #: Default largest message, bytes (1 GiB, nccl-tests' usual ``-e 1G``).
 DEFAULT_MAX_BYTES = 2**30
 #: Largest ``--max-size`` accepted, bytes: each rank holds about three buffers of it.
-MAX_MAX_BYTES = 16 * 2**30
+MAX_MAX_BYTES = 2**34
 #: Element bytes of the dtypes the sweep runs.
 DTYPE_BYTES = {"bf16": 2, "fp32": 4}
 #: Period of the per-element factor of the correctness pattern, and the factors.
 PATTERN = (1, 2, 4)
 #: Ranks up to which the pattern's sums are exact in bf16: every partial sum is ``c_i`` (a power
-#: of two) times a whole number of at most sum_r v_r = 10 per 4 ranks <= 256 = 2**8 (bf16 holds
-#: every whole number up to 256 exactly).
-EXACT_RANKS_BF16 = 100
+#: of two) times a whole number of at most sum_r v_r (10 per 4 ranks; 256 at 103 ranks), and
+#: bf16 holds every whole number up to 256 = 2**8 exactly.
+EXACT_RANKS_BF16 = 103
 
 
 def busbw_factor(ranks: int) -> float:
@@ -100,7 +100,7 @@ def check_max_size(max_bytes: float, option: str = "--max-size") -> int:
         UsageError: not a power of two, below 8 B or above 16 GiB (the message gives examples).
     """
     n = int(max_bytes)
-    if n != max_bytes or n < MIN_BYTES or n & (n - 1):
+    if n != max_bytes or n < MIN_BYTES or bin(n).count("1") != 1:
         raise UsageError(f"{option} must be a power of two from 8 B (the sweep doubles from 8 B), e.g. 1GiB or 256MiB; "
                          f"got {max_bytes:g} B")
     if n > MAX_MAX_BYTES:
@@ -187,7 +187,7 @@ def slowest_rank(samples_by_rank: Sequence[Sequence[float]], size_bytes: int, el
         raise ValueError("an all-reduce time that is not a positive number")
     worst = [max(col) for col in zip(*samples_by_rank)]
     mean = statistics.fmean(worst)
-    cv = statistics.pstdev(worst) / mean if len(worst) > 1 else 0.0
+    cv = statistics.pstdev(worst) / mean  # 0 for one iteration
     medians = [statistics.median(s) for s in samples_by_rank]
     t = statistics.median(worst)
     n = len(samples_by_rank)
