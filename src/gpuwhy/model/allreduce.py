@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..errors import UsageError
+from ..units import fmt_g
 
 #: Where the busbw convention comes from.
 BUSBW_DOC = "nccl-tests doc/PERFORMANCE.md"
@@ -102,7 +103,7 @@ def check_max_size(max_bytes: float, option: str = "--max-size") -> int:
     n = int(max_bytes)
     if n != max_bytes or n < MIN_BYTES or bin(n).count("1") != 1:
         raise UsageError(f"{option} must be a power of two from 8 B (the sweep doubles from 8 B), e.g. 1GiB or 256MiB; "
-                         f"got {max_bytes:g} B")
+                         f"got {fmt_g(max_bytes)} B")
     if n > MAX_MAX_BYTES:
         raise UsageError(f"{option} {n} B is above 16 GiB (each GPU holds about three buffers of it); pick 16GiB or less")
     return n

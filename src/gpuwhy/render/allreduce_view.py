@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_bytes, fmt_time
+from ..units import fmt_bytes, fmt_g, fmt_time
 from .console import note, out
 
 
@@ -30,7 +30,7 @@ def render_allreduce(result) -> None:
                                f"{result.torch_version or '?'}), sum in place, {result.dtype}; one process per GPU; NVLS off")
         head.add_row("timing", f"per size: result checked, {result.warmup} warm-up, {result.iters} iterations between "
                                f"CUDA events; median of each iteration's slowest rank")
-        head.add_row("busbw", f"algbw x 2(n-1)/n = algbw x {busbw_factor(result.gpus):g} for n = {result.gpus} ({BUSBW_DOC})")
+        head.add_row("busbw", f"algbw x 2(n-1)/n = algbw x {fmt_g(busbw_factor(result.gpus))} for n = {result.gpus} ({BUSBW_DOC})")
     con.print(head)
     if result.rows:
         t = Table(title="all-reduce by message size (GB/s = 1e9 B/s)", title_justify="left", pad_edge=False)
