@@ -197,6 +197,33 @@ def test_the_real_worker_without_pytorch_says_so(tmp_path):
     assert err["kind"] == "no_torch" and err["message"].startswith("PyTorch cannot be imported")
 
 
+def test_the_real_worker_through_the_real_starter_on_a_stand_in_torch(cli, monkeypatch, tmp_path):
+    """The worker module itself (fill, check, agree, time_gpu with PyTorch-style events, gather,
+    result file), started as a real process, over tests/fake_torch (numpy, one rank)."""
+    import tempfile
+
+    from conftest import one_line
+    from fakes import Machine, h200_node
+    from gpuwhy.bench import allreduce
+
+    h200_node(Machine(monkeypatch, tmp_path), 1)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(allreduce, "torch_missing", lambda: None)
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent / "fake_torch"))
+    code, out, err = cli("bench", "--allreduce", "--max-size", "64", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["smoke_test"] and doc["engine"]["torch_version"] == "0.0.0+fake" and doc["engine"]["nccl_version"] == "2.99.0"
+    assert [r["size_bytes"] for r in doc["rows"]] == [8, 16, 32, 64] and [r["elements"] for r in doc["rows"]] == [4, 8, 16, 32]
+    assert all(r["iters"] == allreduce.ITERS and r["time_s"] > 0 for r in doc["rows"])
+    assert not list(tmp_path.glob("gpuwhy-allreduce-*"))  # removed after a good run
+    # a wrong sum: element 5 holds c_5 = 4 (pattern 1, 2, 4 repeating) x v_0 = 1 x 1 rank; the stand-in adds 1
+    monkeypatch.setenv("FAKE_TORCH_WRONG", "1")
+    code, out, err = cli("bench", "--allreduce", "--max-size", "64")
+    assert "all-reduce gave a wrong sum on rank 0 at 16 B: element 5 is 5.0, expected 4.0 (logs in" in one_line(code, err, 4)
+
+
 # --------------------------------------------------------------------------- the run, on a fake node
 
 

@@ -235,12 +235,16 @@ def measure_allreduce(device: str | None = None, dtype: str | None = None, max_s
     n = len(devices)
     smoke = n == 1
     missing = torch_missing()
+
+    def skipped(why: str) -> AllreduceResult:
+        """One GPU, no smoke test: its note (the last) becomes why (nothing asked needs PyTorch)."""
+        return AllreduceResult(devices, d, (), smoke_test=True, sheet=getattr(sheet, "name", None),
+                               notes=(*notes[:-1], f"smoke test skipped: {why}"), date=date, duration_s=time.perf_counter() - t0)
+
     if smoke:  # the summary line starts with ONE_GPU
-        if missing:
-            notes.append(f"smoke test skipped: {missing}")
-            return AllreduceResult(devices, d, (), smoke_test=True, sheet=getattr(sheet, "name", None), notes=tuple(notes),
-                                   date=date, duration_s=time.perf_counter() - t0)
         notes.append("smoke test: NCCL's all-reduce on one rank (no data crosses a link; busbw is 0 by the formula); not saved")
+        if missing:
+            return skipped(missing)
     elif missing:
         raise NoDeviceError(f"bench --allreduce needs torch.distributed with NCCL: {missing}")
     if d == "bf16" and n > EXACT_RANKS_BF16:
@@ -251,9 +255,7 @@ def measure_allreduce(device: str | None = None, dtype: str | None = None, max_s
     except NoDeviceError as exc:
         if not smoke:
             raise
-        notes[-1] = f"smoke test skipped: {exc}"  # one GPU: nothing was asked that needs PyTorch
-        return AllreduceResult(devices, d, (), smoke_test=True, sheet=getattr(sheet, "name", None), notes=tuple(notes),
-                               date=date, duration_s=time.perf_counter() - t0)
+        return skipped(str(exc))
     rows = _rows(raw, n, DTYPE_BYTES[d])
     limit = sheet_limit(sheet) if sheet is not None else UNKNOWN_LIMIT
     result = AllreduceResult(devices, d, tuple(rows), limit, smoke, WARMUP, ITERS, raw.get("torch_version"),
