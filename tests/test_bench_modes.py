@@ -21,6 +21,7 @@ from gpuwhy.errors import MeasurementError, UsageError
     ({"compute": True, "precision": ["fp32"]}, "compute"), ({"roofline": True}, "roofline"),
     ({"latency": True, "l1_bypass": True}, "latency"), ({"link": True}, "link"),
     ({"compile_only": True, "arch": "sm_90"}, "compile-only"),
+    ({"allreduce": True, "dtype": "bf16", "max_size": "1GiB", "device": "all", "no_save": True}, "allreduce"),
 ])
 def test_choose_picks_the_first_mode_the_options_name(opts, name):
     assert choose(BenchRequest(**opts)).name == name
@@ -43,6 +44,10 @@ def test_choose_picks_the_first_mode_the_options_name(opts, name):
     ({"compute": True, "csv": "x.csv"}, "--csv has no effect with --compute; drop it"),
     ({"link": True, "no_save": True}, "--no-save has no effect with --link; drop it"),
     ({"compute": True, "roofline": True}, "--roofline has no effect with --compute; drop it"),  # was: --roofline ignored
+    ({"max_size": "1GiB", "latency": True}, "--max-size applies to --allreduce"),
+    ({"allreduce": True, "latency": True}, "--allreduce runs alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/"
+                                           "--compile-only/--caches/--latency/--link"),
+    ({"allreduce": True, "l1_bypass": True}, "--cg applies to --latency"),
 ])
 def test_registry_errors(opts, message):
     with pytest.raises(UsageError) as ei:
@@ -54,7 +59,7 @@ def test_every_mode_has_a_view_and_a_json_kind():
     import importlib
 
     names = [m.name for m in modes.MODES]
-    assert names == ["latency", "link", "caches", "compile-only", "compute", "roofline", "sweep", "quick"]
+    assert names == ["allreduce", "latency", "link", "caches", "compile-only", "compute", "roofline", "sweep", "quick"]
     assert modes.MODES[-1].flag is None  # the default comes last
     for m in modes.MODES:
         module, function = m.view.split(":")

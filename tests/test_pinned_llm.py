@@ -342,7 +342,7 @@ def test_arithmetic_lines_experts_on_two_gpus():
         "2 GPUs (tensor parallel): bandwidth 2 x 4800 GB/s = 9600 GB/s, peak 2 x 989.5 = 1979 TFLOP/s, memory 2 x 141 GB = 282 GB",
         "times: t_memory = 26.87 GB / 9600 GB/s = 2.799 ms (each GPU reads 13.44 GB at 4800 GB/s); "
         "t_compute = 210.7 GFLOP / 1979 TFLOP/s = 106.5 us",
-        "all-reduce allowance: 2 per layer x 32 layers x 10 us = 640 us per step (assumed; set --allreduce-latency from nccl-tests)",
+        "all-reduce allowance: 2 per layer x 32 layers x 10 us = 640 us per step (assumed; measure it with `gpuwhy bench --allreduce` or set --allreduce-latency)",
         "step: max(2.799 ms, 106.5 us) + 640 us = 3.439 ms -> 291 tokens/s per sequence, 2,326 in total",
         "experts spread: with every token on different experts, step 10.48 ms -> 763 tokens/s in total",
         "batch ridge: 206 if the batch's tokens share experts; 746 (x params/active) once they spread over all experts",

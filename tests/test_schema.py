@@ -177,6 +177,29 @@ def test_fake_gpu_documents_and_profile(cli, fake_gpu, tmp_path, args):
         VALIDATOR.validate(json.loads(p.read_text()), "profile.schema.json")
 
 
+@pytest.mark.parametrize("n,torch", [(1, True), (1, False), (2, True)])
+def test_fake_allreduce_documents_and_profiles(cli, monkeypatch, tmp_path, n, torch):
+    import tempfile
+
+    from fake_ranks import FakeRanks
+    from fakes import Machine, h200_node
+    from gpuwhy.bench import allreduce
+    from gpuwhy.engine import ranks
+
+    h200_node(Machine(monkeypatch, tmp_path), n)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(ranks, "popen", FakeRanks())
+    monkeypatch.setattr(allreduce, "torch_missing", lambda: None if torch else "PyTorch is not importable here")
+    code, out, err = cli("bench", "--allreduce", "--max-size", "4KiB", "--json")
+    assert code == 0, err
+    check_document(json.loads(out))
+    saved = list((tmp_path / "cache").rglob("*.json"))
+    assert len(saved) == (n if n > 1 else 0)  # one per GPU; a one-GPU smoke test saves nothing
+    for p in saved:
+        VALIDATOR.validate(json.loads(p.read_text()), "profile.schema.json")
+
+
 @pytest.mark.parametrize("n", [1, 2, 8])
 def test_fake_probe_documents(cli, monkeypatch, tmp_path, n):
     from fakes import Machine, h200_node

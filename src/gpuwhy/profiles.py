@@ -27,7 +27,10 @@ after `bench --sweep`, the cache ceilings: ``l2_read_bandwidth_gbs`` and
 ``l1_bandwidth_gbs``, the SM clock sampled meanwhile ``cache_sm_clock_mhz`` and
 ``cache_date``; after `bench --latency`, ``latency_s`` (level -> load-to-use latency, s:
 ``L1``, ``L2``, ``L2 far``, ``DRAM``), ``l2_near_bytes`` (where the far-L2 step falls) and
-``latency_date``. All of these are optional: older files without them load with None.
+``latency_date``; after `bench --allreduce` on several GPUs, ``allreduce_by_gpus`` (GPU count
+as text -> ``busbw_gbs`` and ``largest_bytes`` of the largest all-reduce, ``latency_s`` and
+``latency_bytes`` of the smallest, ``dtype``, ``date``), the same in every GPU of the run, and
+``allreduce_date``. All of these are optional: older files without them load with None.
 """
 
 from __future__ import annotations
@@ -110,6 +113,10 @@ class DeviceProfile:
     latency_s: dict | None = None
     l2_near_bytes: int | None = None
     latency_date: str | None = None
+    #: NCCL all-reduce across several GPUs of this host (`bench --allreduce`), by GPU count
+    #: (text): see :func:`allreduce_entry`; ``allreduce_date`` is when the newest was measured.
+    allreduce_by_gpus: dict | None = None
+    allreduce_date: str | None = None
 
     @property
     def dram_bandwidth(self) -> float | None:
@@ -151,7 +158,11 @@ _RANGES = {
     "max_sm_clock_mhz": (1, 1e5, "MHz"), "max_mem_clock_mhz": (1, 1e5, "MHz"),
     "l2_bytes": (1, 1e12, "bytes"), "sm_count": (1, 1e5, "SMs"),
 }
-_TEXT = ("arch", "driver_version", "driver_cuda_version", "dram_kernel", "sheet", "gpuwhy", "compute_date", "roofline_date")
+_TEXT = ("arch", "driver_version", "driver_cuda_version", "dram_kernel", "sheet", "gpuwhy", "compute_date", "roofline_date",
+         "allreduce_date")
+#: Ranges of an ``allreduce_by_gpus`` entry's figures, as :data:`_RANGES`.
+_ALLREDUCE_RANGES = {"busbw_gbs": (1e-6, 1e5, "GB/s"), "latency_s": (1e-8, 10.0, "s"),
+                     "largest_bytes": (1, 2**44, "bytes"), "latency_bytes": (1, 2**44, "bytes")}
 
 
 def _number(key: str, value, lo: float, hi: float, unit: str) -> None:
@@ -178,6 +189,17 @@ def _check_field(key: str, value) -> None:
             raise ValueError(f"{key} must be an object of precision -> number, got {value!r}")
         for prec, v in value.items():
             _number(f"{key}.{prec}", v, 1e-3, 1e5, "TFLOP/s" if key == "peak_tflops_measured" else "FLOP/byte")
+    elif key == "allreduce_by_gpus":
+        if not isinstance(value, dict):
+            raise ValueError(f"{key} must be an object of GPU count -> all-reduce figures, got {value!r}")
+        for count, entry in value.items():
+            if not str(count).isdigit() or int(count) < 2 or not isinstance(entry, dict):
+                raise ValueError(f"{key} must map a GPU count of 2 or more to an object, got {count!r}: {entry!r}")
+            for k, (lo, hi, unit) in _ALLREDUCE_RANGES.items():
+                _number(f"{key}.{count}.{k}", entry.get(k), lo, hi, unit)
+            for k in ("dtype", "date"):
+                if not isinstance(entry.get(k), str):
+                    raise ValueError(f"{key}.{count}.{k} must be text, got {entry.get(k)!r}")
     elif key == "roofline_points":
         if not isinstance(value, dict):
             raise ValueError(f"{key} must be an object of dtype -> [[FLOP/byte, FLOP/s], ...], got {value!r}")
@@ -454,6 +476,7 @@ def record_roofline(uuid: str, sweep, folder: Path | None = None, name: str = "G
 CACHE_FIELDS = ("l2_read_bandwidth_gbs", "l2_read_write_bandwidth_gbs", "l2_working_set_bytes", "shared_bandwidth_gbs",
                 "shared_clock_limit_gbs", "l1_bandwidth_gbs", "cache_sm_clock_mhz", "cache_date")
 LATENCY_FIELDS = ("latency_s", "l2_near_bytes", "latency_date")
+ALLREDUCE_FIELDS = ("allreduce_by_gpus", "allreduce_date")
 
 
 def merge_caches_into_profile(profile: DeviceProfile, caches, date: str | None = None) -> DeviceProfile:
@@ -533,17 +556,66 @@ def record_latency(uuid: str, latency, folder: Path | None = None, name: str = "
     return _record_merged(uuid, lambda p: merge_latency_into_profile(p, latency), folder, name, sheet)
 
 
+def allreduce_entry(*, busbw_gbs: float, largest_bytes: int, latency_s: float, latency_bytes: int, dtype: str,
+                    date: str) -> dict:
+    """One ``allreduce_by_gpus`` entry: the largest all-reduce's busbw (GB/s) and size (bytes),
+    the smallest one's time (s) and size (bytes), the dtype and the date (ISO 8601 UTC)."""
+    return {"busbw_gbs": float(busbw_gbs), "largest_bytes": int(largest_bytes), "latency_s": float(latency_s),
+            "latency_bytes": int(latency_bytes), "dtype": str(dtype), "date": str(date)}
+
+
+def merge_allreduce_into_profile(profile: DeviceProfile, gpus: int, entry: dict) -> DeviceProfile:
+    """``profile`` with ``entry`` (:func:`allreduce_entry`) as its all-reduce over ``gpus`` GPUs,
+    replacing an older one of that count; other counts keep theirs (pure; nothing is saved).
+
+    Raises:
+        ValueError: ``gpus`` below 2 or an entry a profile cannot hold (see :meth:`DeviceProfile.from_dict`).
+    """
+    from dataclasses import replace
+
+    merged = {**(profile.allreduce_by_gpus or {}), str(int(gpus)): dict(entry)}
+    _check_field("allreduce_by_gpus", merged)
+    date = entry["date"]
+    return replace(profile, date=max(profile.date, date), allreduce_by_gpus=merged,
+                   allreduce_date=max(profile.allreduce_date or date, date))
+
+
+def record_allreduce(uuid: str, gpus: int, entry: dict, folder: Path | None = None, name: str = "GPU",
+                     sheet: str | None = None) -> Path | None:
+    """Add an all-reduce over ``gpus`` GPUs to the GPU ``uuid``'s newest profile (a new file; see
+    :func:`merge_allreduce_into_profile`); a minimal profile is started when the GPU has none.
+    Returns the path written, or None when the cache folder is not writable (never raises for that).
+
+    Raises:
+        ValueError: as :func:`merge_allreduce_into_profile`.
+    """
+    return _record_merged(uuid, lambda p: merge_allreduce_into_profile(p, gpus, entry), folder, name, sheet)
+
+
+def find_allreduce(sheet, gpus: int, *, folder: Path | None = None, spec_dirs: Iterable[str] = ()) -> tuple[float, str] | None:
+    """``(seconds, source)`` of the measured small-message all-reduce of this host for ``gpus``
+    GPUs of the ``sheet``'s model (the count nearest ``gpus`` when that one was not measured;
+    :func:`gpuwhy.model.allreduce.measured_latency`), from the newest profile that has one; None
+    when no profile has any."""
+    from .model.allreduce import measured_latency
+
+    p = find_profile(sheet, need="allreduce_by_gpus", folder=folder, spec_dirs=spec_dirs)
+    if p is None:
+        return None
+    return measured_latency(p.allreduce_by_gpus, gpus, f"profile of {p.name} {p.uuid}")
+
+
 def carry_compute(profile: DeviceProfile, folder: Path | None = None) -> DeviceProfile:
     """``profile`` with the measured compute ceilings of the GPU's newest earlier profile
     carried over (a memory-only bench run does not measure them, and must not make
     `classify --measured` forget them). Their ``compute_date`` says when they were measured.
     The mixed-intensity sweep (``roofline_*``, dated by ``roofline_date``), the cache
-    ceilings (:data:`CACHE_FIELDS`) and the latency ladder (:data:`LATENCY_FIELDS`) are
-    carried the same way.
+    ceilings (:data:`CACHE_FIELDS`), the latency ladder (:data:`LATENCY_FIELDS`) and the
+    all-reduce figures (:data:`ALLREDUCE_FIELDS`) are carried the same way.
     """
     from dataclasses import replace
 
-    for group, key in ((CACHE_FIELDS, "cache_date"), (LATENCY_FIELDS, "latency_date")):
+    for group, key in ((CACHE_FIELDS, "cache_date"), (LATENCY_FIELDS, "latency_date"), (ALLREDUCE_FIELDS, "allreduce_date")):
         if getattr(profile, key) is None:
             prev = latest_profile(profile.uuid, folder, need=key)
             if prev is not None:

@@ -35,7 +35,7 @@ FLAGS = {
     "precision": "--precision", "kernel": "--kernel", "dtype": "--dtype", "device": "--device",
     "gpu": "--gpu", "specs": "--specs", "csv": "--csv", "compile_only": "--compile-only", "arch": "--arch",
     "no_save": "--no-save", "latency": "--latency", "link": "--link", "l1_bypass": "--cg", "json_out": "--json",
-    "caches": "--caches",
+    "caches": "--caches", "allreduce": "--allreduce", "max_size": "--max-size",
 }
 
 
@@ -62,6 +62,8 @@ class BenchRequest:
     l1_bypass: bool = False
     json_out: bool = False
     caches: bool = False
+    allreduce: bool = False
+    max_size: str | None = None
 
     def given(self, field: str) -> bool:
         """Whether the option was given: ``--arch`` when it has any value, the others when truthy."""
@@ -103,7 +105,8 @@ class BenchMode:
     """One mode of ``gpuwhy bench``.
 
     Attributes:
-        name: ``quick``, ``sweep``, ``compute``, ``roofline``, ``latency``, ``link``, ``compile-only``.
+        name: ``quick``, ``sweep``, ``compute``, ``roofline``, ``latency``, ``link``, ``caches``,
+            ``allreduce``, ``compile-only``.
         flag: the :class:`BenchRequest` field that picks it; None for the default (picked when reached).
         refuses: fields it cannot run with, and ``refuse_error`` the error then.
         partners: other modes' flags it cannot run beside, and ``partner_error`` the error then.
@@ -345,6 +348,16 @@ def _run_latency(req: BenchRequest, hooks: RunHooks):
     return result
 
 
+def _run_allreduce(req: BenchRequest, hooks: RunHooks):
+    """NCCL's all-reduce over the GPUs ``-i`` names (default: all), through torch.distributed
+    (:func:`gpuwhy.bench.allreduce.measure_allreduce`)."""
+    from .allreduce import measure_allreduce
+
+    with hooks.bar("gpuwhy bench --allreduce") as progress:
+        return measure_allreduce(req.device, req.dtype, req.max_size, gpu=req.gpu, spec_dirs=req.spec_dirs,
+                                 save=not req.no_save, progress=progress)
+
+
 def _run_link(req: BenchRequest, hooks: RunHooks):
     from .link import measure_link
 
@@ -359,6 +372,7 @@ RULES = (
     Exclusive(("sweep", "quick"), "--sweep and --quick exclude each other; pick one"),
     AppliesTo("arch", "compile_only", "; a measurement always compiles for the GPU's own architecture"),
     AppliesTo("l1_bypass", "latency"),
+    AppliesTo("max_size", "allreduce"),
 )
 
 _HIERARCHY_REFUSES = ("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision", "caches")
@@ -372,6 +386,12 @@ _MEMORY_USES = ("kernel", "dtype", "csv", "no_save", "quick", *_MEASURE)
 
 #: The modes, in the order :func:`choose` tries them (the first one a request picks runs).
 MODES: tuple[BenchMode, ...] = (
+    BenchMode("allreduce", "allreduce", _run_allreduce, "bench-allreduce", lambda r: r.to_dict(), "allreduce_view:render_allreduce",
+              refuses=("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision", "caches", "latency",
+                       "link"),
+              refuse_error="--allreduce runs alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/--compile-only/"
+                           "--caches/--latency/--link",
+              uses=("dtype", "max_size", "no_save", *_MEASURE)),
     BenchMode("latency", "latency", _run_latency, "bench-latency", lambda r: r.to_dict(), "hierarchy_view:render_latency",
               refuses=_HIERARCHY_REFUSES, refuse_error=_HIERARCHY_ALONE, partners=("link",), partner_error=_HIERARCHY_APART,
               uses=("l1_bypass", *_MEASURE)),

@@ -1,5 +1,5 @@
 """`gpuwhy bench`: measured memory bandwidth, launch overhead, compute ceilings, the roofline,
-the memory hierarchy and the host link on this GPU.
+the memory hierarchy and the host link on this GPU, and NCCL's all-reduce across its GPUs.
 
 The options are parsed here; which mode runs, what it refuses, how it runs and how its
 result is printed are the registry's (:mod:`gpuwhy.bench.modes`).
@@ -28,7 +28,7 @@ def bench_cmd(
         None, "--kernel", "-k", metavar="K",
         help="read|write|copy|vecadd (both variants), a case such as vecadd-naive or read-vec16, launch, or all. Repeatable.",
     ),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="Element type: fp32 (default) or fp64."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="Element type: fp32 (default) or fp64; with --allreduce bf16 (default) or fp32."),
     device: DeviceOpt = None,
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,
@@ -44,6 +44,8 @@ def bench_cmd(
     overwrite: bool = typer.Option(False, "--overwrite", help="With --save-baseline: replace an existing file."),
     policy: Optional[str] = typer.Option(None, "--policy", metavar="FILE.yaml", help="With --baseline: the policy whose baseline tolerances apply (default 5% bandwidth, 5% FLOP/s, 20% launch overhead)."),
     caches: bool = typer.Option(False, "--caches", help="L2 read and read+write, shared-memory and L1 bandwidth alone (part of --sweep); seconds."),
+    allreduce: bool = typer.Option(False, "--allreduce", help="NCCL all-reduce over the GPUs -i names (default all) through torch.distributed, one process per GPU: algbw and busbw, 8 B .. --max-size (needs PyTorch)."),
+    max_size: Optional[str] = typer.Option(None, "--max-size", metavar="BYTES", help="With --allreduce: the largest message, a power of two (default 1GiB)."),
     json_out: JsonOpt = False,
 ) -> None:
     """Measure DRAM bandwidth and launch overhead (kernels checked against numpy first)."""
@@ -52,7 +54,8 @@ def bench_cmd(
     req = BenchRequest(
         sweep=sweep, quick=quick, compute=compute, roofline=roofline, precision=precision, kernel=kernel, dtype=dtype,
         device=device, gpu=gpu, specs=specs, csv=csv, compile_only=compile_only, arch=arch, no_save=no_save,
-        latency=latency, link=link, l1_bypass=l1_bypass, json_out=json_out, caches=caches,
+        latency=latency, link=link, l1_bypass=l1_bypass, json_out=json_out, caches=caches, allreduce=allreduce,
+        max_size=max_size,
     )
     mode = choose(req)
     against = _baseline_options(mode.name, baseline, save_baseline, overwrite, policy)

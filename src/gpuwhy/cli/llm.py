@@ -75,6 +75,8 @@ def llm_cmd(
         load_models(models)
 
     sheet = chosen_sheet(gpu, specs)
+    if plan.num_gpus > 1 and scaling.allreduce_latency is None:
+        plan = _measured_allreduce(plan, sheet, specs or ())
     g = gpu_from_sheet(sheet, req.weight_dtype)
     # Without scaling options the plain model's document and wording (no "scaling" key).
     plain = plan.is_default
@@ -99,6 +101,20 @@ def llm_cmd(
         render_speculative(report.speculative)
     if report.cost is not None:
         render_llm_cost(report.cost)
+
+
+def _measured_allreduce(plan, sheet, specs):
+    """``plan`` with this host's measured small all-reduce (`bench --allreduce`, saved in a profile
+    of a GPU of ``sheet``'s model; the GPU count nearest ``plan.num_gpus``) as its all-reduce
+    latency, its ``allreduce_source`` naming the profile; ``plan`` unchanged when none was measured."""
+    from dataclasses import replace
+
+    from ..profiles import find_allreduce
+
+    found = find_allreduce(sheet, plan.num_gpus, spec_dirs=specs)
+    if found is None:
+        return plan
+    return replace(plan, allreduce_latency_s=found[0], allreduce_source=found[1])
 
 
 def _serving_report(serve, scaled, req, plan, sheet, models):

@@ -29,7 +29,7 @@ _SCALING_OPTIONS = (
      "Quantized weights: one scale per G weights, counted in the size (4-bit + 16-bit scale per 32 = 4.5 bits)."),
     ("scale_bits", "--scale-bits", "S", "Bits per scale with --quant-group (default 16; 8 for MXFP4/NVFP4)."),
     ("allreduce_latency", "--allreduce-latency", "T",
-     "Time of one all-reduce with --num-gpus (default 10us, assumed; measure with nccl-tests)."),
+     "Time of one all-reduce with --num-gpus (default: this host's, measured by bench --allreduce, else 10us assumed)."),
 )
 
 

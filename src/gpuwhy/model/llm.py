@@ -343,7 +343,7 @@ def _arithmetic(rep: ScalingReport, grp: LlmGpu, shape: AttentionShape | None, r
     )
     if n > 1 and shape is not None:
         s = rep.inputs
-        why = "assumed; set --allreduce-latency from nccl-tests" if s.allreduce_source == DEFAULT_ALLREDUCE_SOURCE else s.allreduce_source
+        why = "assumed; measure it with `gpuwhy bench --allreduce` or set --allreduce-latency" if s.allreduce_source == DEFAULT_ALLREDUCE_SOURCE else s.allreduce_source
         lines.append(f"all-reduce allowance: {ALLREDUCES_PER_LAYER} per layer x {shape.layers} layers x {_fmt_t(s.allreduce_latency_s)} = {_fmt_t(comm)} per step ({why})")
     comm_txt = f" + {_fmt_t(comm)}" if comm else ""
     lines.append(

@@ -52,10 +52,12 @@ from ..units import fmt_g, fmt_num
 
 #: Latency of one all-reduce of a decode step's small activations, in seconds:
 #: 10 us, a round figure assumed for an NCCL all-reduce of a few KiB over NVLink
-#: (not a measurement). Measure yours with nccl-tests' all_reduce_perf
-#: (https://github.com/NVIDIA/nccl-tests) and pass it as ``--allreduce-latency``.
+#: (not a measurement). `gpuwhy bench --allreduce` measures this host's (and `gpuwhy llm`
+#: then uses it), or pass one as ``--allreduce-latency`` (e.g. from nccl-tests' all_reduce_perf,
+#: https://github.com/NVIDIA/nccl-tests).
 DEFAULT_ALLREDUCE_LATENCY_S = 10e-6
-DEFAULT_ALLREDUCE_SOURCE = "assumed, not measured (measure with nccl-tests all_reduce_perf: https://github.com/NVIDIA/nccl-tests)"
+DEFAULT_ALLREDUCE_SOURCE = ("assumed, not measured (measure with gpuwhy bench --allreduce, or nccl-tests all_reduce_perf: "
+                            "https://github.com/NVIDIA/nccl-tests)")
 
 #: All-reduces per transformer block under tensor parallelism (Megatron-LM,
 #: arXiv:1909.08053, section 3: one after self-attention, one after the MLP).
