@@ -165,17 +165,24 @@ def test_report_run_alone_probes_nothing(tmp_path, cli, monkeypatch):
 SCRIPT = "import pathlib, sys\npathlib.Path(sys.argv[1]).write_text('ran')\n"
 
 
-def test_run_report_end_to_end_and_report_run_gives_the_same_section(tmp_path, cli, monkeypatch):
+@pytest.fixture
+def prog(tmp_path, monkeypatch):
+    """A script that writes a file when it runs (the file, not yet there), under the fake profiler of the decode trace."""
     script = tmp_path / "prog.py"
     script.write_text(SCRIPT)
-    ran = tmp_path / "ran.txt"
     monkeypatch.setattr(rp, "torch_profiler", lambda: FakeProfiler(REAL / "trace_decode.json.gz"))
+    return script, tmp_path / "ran.txt"
+
+
+def test_run_report_end_to_end_and_report_run_gives_the_same_section(tmp_path, cli, prog):
+    script, ran = prog
     page = tmp_path / "run.html"
     code, out, err = cli("run", "--json", "--report", str(page), "--out", str(tmp_path / "o"), "--",
                          "python", str(script), str(ran))
     assert code == 0, err
     assert ran.read_text() == "ran"
     doc = json.loads(out)
+    assert doc["kind"] == "run" and len(doc["timeline"]["bins"]) == 160
     text = page.read_text()
     assert text.rstrip().endswith(REPORT_END) and "waiting on the host to launch" in _section(text)
     made = text[text.index('<section id="made">'):]
@@ -190,16 +197,15 @@ def test_run_report_end_to_end_and_report_run_gives_the_same_section(tmp_path, c
     assert _section(again.read_text()) == _section(text)
     assert "--dtype" not in again.read_text()  # a run alone draws no roofline: no dtype in its command line
     # gpuwhy's own report is replaced on the next run
-    code, _, err = cli("run", "--report", str(page), "--out", str(tmp_path / "o"), "--", "python", str(script), str(ran))
+    page.write_text(page.read_text().replace("<h1>", "<h1>OLD "))  # gpuwhy's own file, still ending as it did
+    code, screen, err = cli("run", "--report", str(page), "--out", str(tmp_path / "o"), "--", "python", str(script), str(ran))
     assert code == 0, err
-    assert f"report written to {page}" in err and "waiting on the host to launch" in out  # the screen, then the note
+    assert f"report written to {page}" in err and "waiting on the host to launch" in screen  # the screen, then the note
+    assert "<h1>OLD " not in page.read_text()
 
 
-def test_run_report_refuses_a_users_file_before_running(tmp_path, cli, monkeypatch):
-    script = tmp_path / "prog.py"
-    script.write_text(SCRIPT)
-    ran = tmp_path / "ran.txt"
-    monkeypatch.setattr(rp, "torch_profiler", lambda: FakeProfiler(REAL / "trace_decode.json.gz"))
+def test_run_report_refuses_a_users_file_before_running(tmp_path, cli, prog):
+    script, ran = prog
     mine = tmp_path / "notes.html"
     mine.write_text("<html>my notes</html>\n")
     code, out, err = cli("run", "--report", str(mine), "--out", str(tmp_path / "o"), "--", "python", str(script), str(ran))
