@@ -55,7 +55,16 @@ def test_strip_geometry_by_hand():
     assert s["segments"] == 3
     assert [(x["name"], x["time"], x["pct"]) for x in s["legend"]] == [
         ("GPU busy", "250 ms", "12.5%"), ("data", "750 ms", "37.5%"), (HOST_ONLY, "1 s", "50.0%")]
-    assert [t["label"] for t in s["ticks"]] == ["0", "500 ms", "1 s", "1.5 s", "2 s"]
+    assert [(t["pct"], t["label"], t["align"]) for t in s["ticks"]] == [
+        (0, "0", "start"), (25, "500 ms", "mid"), (50, "1 s", "mid"), (75, "1.5 s", "mid"), (100, "2 s", "end")]
+    assert (s["n"], s["bin"], s["window"]) == (2, "1 s", "2 s")
+    # a document without window_s and bin_s (hand-made): both from the bins, the same figures
+    bare = strip({k: v for k, v in tl.items() if k not in ("window_s", "bin_s")})
+    assert bare["legend"] == s["legend"] and (bare["bin"], bare["window"]) == ("1 s", "2 s") and bare["ticks"] == s["ticks"]
+    # a bin of no length (a broken document) draws nothing and divides by nothing
+    odd = strip({"causes": ["data"], "bins": [{"start_s": 1.0, "end_s": 1.0, "busy_s": 0.5, "idle_s": {"data": 0.0}}]})
+    assert odd["cols"][0]["segs"][0]["h"] == "0" and odd["cols"][0]["title"] == "1 s to 1 s: GPU busy"
+    assert odd["legend"][0]["pct"] == "n/a" and odd["ticks"] == []
     assert strip({"bins": []}) is None
 
 
@@ -103,6 +112,16 @@ def test_kernel_names_and_all_text_are_escaped(tmp_path):
     row = page[page.index(html.escape(evil)[:30]):]
     row = row[:row.index("</tr>")]
     assert ">memory<" in row and ">91%<" in row  # regime and % of roof shown when the document has them
+
+
+def test_fixes_and_the_whole_window(tmp_path):
+    doc = _doc(tmp_path)
+    doc["budget"]["fixes"][0]["ceiling_x"] = None  # removing the whole window (inf in the budget, null in JSON)
+    sec = run_section(doc)
+    assert sec["fixes"][0]["speedup"] == "nothing would be left of the window"
+    assert sec["fixes"][1]["speedup"] == f"the window runs at most {doc['budget']['fixes'][1]['ceiling_x']:.3g}x faster"
+    assert sec["verdict"].endswith("removing it gives an unbounded speed-up (it is the whole window)")
+    assert sec["idle_fix"] == "GPU idle 98% of the window: removing all of it gives at most 47.6x"  # 1 / (1 - 0.979)
 
 
 def test_regime_from_the_budget_kernels_when_the_kernel_has_none(tmp_path):

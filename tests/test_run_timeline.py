@@ -28,7 +28,10 @@ def test_bin_count_is_capped_and_never_below_10_us():
     assert T.bin_count(1.59e-3) == 159  # 1.59 ms / 10 us = 159
     assert T.bin_count(20e-6) == 2 and T.bin_count(19.9e-6) == 1
     assert T.bin_count(3e-6) == 1  # never none
-    assert T.bin_count(1.0, max_bins=40) == 40
+    assert T.bin_count(1.0, max_bins=40) == 40 and T.bin_count(1.0, max_bins=1) == 1
+    assert T.bin_count(1.0, min_bin_s=0.5) == 2 and T.bin_count(1.0, min_bin_s=1e-12) == 160
+    with pytest.raises(ValueError, match="min_bin_s > 0"):
+        T.bin_count(1.0, min_bin_s=0.0)
     with pytest.raises(ValueError, match="positive number of seconds"):
         T.bin_count(0.0)
     with pytest.raises(ValueError, match="max_bins >= 1"):
@@ -39,6 +42,7 @@ def test_bin_edges_and_errors():
     assert T.bin_edges(0.0, 10.0, 4).tolist() == [0.0, 2.5, 5.0, 7.5, 10.0]
     e = T.bin_edges(1000.0, 1001.0, 3)
     assert e[-1] == 1001.0 and e.size == 4  # the last edge is the end exactly
+    assert T.bin_edges(2.0, 3.0, 1).tolist() == [2.0, 3.0]
     with pytest.raises(ValueError, match="empty range"):
         T.bin_edges(5.0, 5.0, 2)
     with pytest.raises(ValueError, match="at least one bin"):
@@ -66,19 +70,26 @@ def test_cut_pieces_by_hand():
     assert T.overlap(e, [1.0, 9.0], [3.0, 12.0]).tolist() == [1.5, 0.5, 0.0, 1.0]
     assert T.per_bin(4, [3, 0, 3], [1.0, 2.0, 0.5]).tolist() == [2.0, 0.0, 0.0, 1.5]
     assert T.cut(e, [], [])[0].size == 0
+    # ends on the edges of the range, and a piece in the last bin only
+    src, bins, lo, hi = T.cut(e, [0.0, 7.5], [10.0, 10.0])
+    assert src.tolist() == [0, 0, 0, 0, 1] and bins.tolist() == [0, 1, 2, 3, 3]
+    assert (hi - lo).tolist() == [2.5] * 5
 
 
 def test_timeline_bins_totals_and_renames():
-    tl = T.timeline([100.0, 110.0, 130.0], [4.0, 5.0], {"a": np.array([6.0, 0.0]), "b": np.array([0.0, 15.0]),
-                                                       "none": np.zeros(2)})
+    tl = T.timeline([100.0, 110.0, 130.0], [4.0, 5.0], {"a": np.array([6.0, 0.0]), "b": np.array([0.0, 14.5]),
+                                                       "none": np.zeros(2), "tiny": np.array([0.0, 0.5])})
     assert tl.start_us == 100.0 and tl.edges_s == pytest.approx((0.0, 10 * US, 30 * US))
-    assert list(tl.idle_s) == ["b", "a"]  # largest first; a part with no time is left out
+    assert tl.window_s == pytest.approx(30 * US) and tl.n == 2
+    assert list(tl.idle_s) == ["b", "a", "tiny"]  # largest first; a part with no time is left out
+    assert T.timeline([2.0, 3.0], [1.0], {}, unit_s=1.0).start_us == 2e6  # edges in seconds: the start in us
     b0, b1 = tl.bins()
     assert b0.busy_s == pytest.approx(4 * US) and b0.idle_s == pytest.approx({"a": 6 * US})  # zero parts not listed
-    assert b1.seconds == pytest.approx(20 * US) and b1.idle_s == pytest.approx({"b": 15 * US})
-    assert tl.totals() == pytest.approx({"busy": 9 * US, "b": 15 * US, "a": 6 * US})
+    assert b1.seconds == pytest.approx(20 * US) and b1.idle_s == pytest.approx({"b": 14.5 * US, "tiny": 0.5 * US})
+    assert tl.totals() == pytest.approx({"busy": 9 * US, "b": 14.5 * US, "a": 6 * US, "tiny": 0.5 * US})
     merged = tl.renamed({"a": "x", "b": "x"})
-    assert merged.totals() == pytest.approx({"busy": 9 * US, "x": 21 * US})
+    assert merged.totals() == pytest.approx({"busy": 9 * US, "x": 20.5 * US, "tiny": 0.5 * US})
+    assert list(merged.idle_s) == ["x", "tiny"]
 
 
 # --------------------------------------------------------------------------- a trace built here
@@ -152,6 +163,14 @@ def test_small_trace_window_wider_than_a_bin_edge_count():
     assert tl.idle_s["host_launch"][1] == pytest.approx(28.75 * US)
     assert tl.idle_s["host_only"][3] == pytest.approx(15 * US)  # 150-165
     assert sum(tl.busy_s) == pytest.approx(90 * US)
+
+
+def test_no_timeline_of_no_length():
+    # one kernel recorded with dur 0 in a window of no length: nothing to bin (and no budget: no GPU time)
+    ev = [_rt("cudaLaunchKernel", T0, 5, 1), _kern("k1", T0 + 10, 0, 1)]
+    assert _gpu(ev, (T0 + 10, T0 + 10)).timeline is None
+    tl = _gpu(ev, (T0 + 10, T0 + 11)).timeline  # 1 us of window: one bin, all host-only
+    assert tl.n == 1 and tl.totals() == pytest.approx({"busy": 0.0, "host_only": 1 * US})
 
 
 def test_no_timeline_unless_asked():

@@ -76,18 +76,17 @@ def cut(edges, starts, ends) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     t = np.clip(np.asarray(ends, dtype=np.float64), e[0], e[-1])
     keep = np.flatnonzero(t > s)
     s, t = s[keep], t[keep]
-    n = e.size - 1
-    first = np.clip(np.searchsorted(e, s, side="right") - 1, 0, n - 1)
-    last = np.clip(np.searchsorted(e, t, side="left") - 1, 0, n - 1)
-    last = np.maximum(last, first)
+    # e[first] <= s < e[first + 1] and e[last] < t <= e[last + 1]: with e[0] <= s < t <= e[-1], both are
+    # bins (0..n-1), last >= first, and every piece below has a positive length.
+    first = np.searchsorted(e, s, side="right") - 1
+    last = np.searchsorted(e, t, side="left") - 1
     reps = last - first + 1
     src = np.repeat(keep, reps)
     offset = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
     bins = np.repeat(first, reps) + offset
     lo = np.maximum(np.repeat(s, reps), e[bins])
     hi = np.minimum(np.repeat(t, reps), e[bins + 1])
-    ok = hi > lo
-    return src[ok], bins[ok], lo[ok], hi[ok]
+    return src, bins, lo, hi
 
 
 def per_bin(n: int, bins, amounts) -> np.ndarray:
@@ -137,7 +136,7 @@ class Timeline:
 
     @property
     def window_s(self) -> float:
-        return self.edges_s[-1] - self.edges_s[0]
+        return self.edges_s[-1]  # the edges count from the first, 0
 
     def bins(self) -> list[TimelineBin]:
         """The bins in time order."""

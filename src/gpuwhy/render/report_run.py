@@ -54,7 +54,7 @@ def cause_color(name: str, others: list[str]) -> str:
 
 def _ceiling(x: Any) -> str:
     v = finite(x)
-    return "all of it" if v is None else f"at most {num(v)}x"
+    return "an unbounded speed-up (it is the whole window)" if v is None else f"at most {num(v)}x"
 
 
 def _speedup(x: Any) -> str:

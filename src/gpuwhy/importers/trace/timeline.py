@@ -23,18 +23,18 @@ HOST_ONLY = "host_only"
 
 
 def gpu_timeline(gaps: Gaps, view: HostView, st: np.ndarray, en: np.ndarray, window_us: tuple[float, float],
-                 bins: int | None = None) -> Timeline:
+                 bins: int | None = None) -> Timeline | None:
     """The timeline of one GPU over ``window_us`` (trace clock, us), widened to hold the GPU's span.
 
     ``gaps``/``view``: the GPU's classified gaps and host view; ``st``/``en``: its work's
     start and end (us, any order); ``bins``: how many (default
     :func:`gpuwhy.model.timeline.bin_count` of the range). Idle parts are keyed by
-    :data:`.causes.CAUSES` and :data:`HOST_ONLY`.
+    :data:`.causes.CAUSES` and :data:`HOST_ONLY`. None when the window and the span have no length.
     """
     span_lo, span_hi = float(st.min()), float(en.max())
     lo, hi = cover(float(window_us[0]), float(window_us[1]), span_lo, span_hi)
-    if not hi > lo:  # a window and span of no length: one bin of the trace's resolution
-        hi = lo + 1.0
+    if not hi > lo:  # a window and span of no length (one dur-0 kernel): nothing to bin
+        return None
     n = bins if bins is not None else bin_count((hi - lo) * 1e-6)
     edges = bin_edges(lo, hi, n)
     a, b = union(st, en)
