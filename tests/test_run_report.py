@@ -235,6 +235,16 @@ def test_run_report_refuses_a_users_file_before_running(tmp_path, cli, prog):
     assert code == 2 and "does not exist" in err and len(err.strip().splitlines()) == 1
 
 
+def test_no_report_when_the_program_fails(tmp_path, cli, prog):
+    _, ran = prog
+    bad = tmp_path / "bad.py"
+    bad.write_text("import sys\nsys.exit(3)\n")
+    page = tmp_path / "r.html"
+    code, out, err = cli("run", "--report", str(page), "--out", str(tmp_path / "o"), "--", "python", str(bad))
+    assert code == 4 and "exit code 3" in err and len(err.strip().splitlines()) == 1
+    assert not page.exists()
+
+
 def test_report_run_refuses_other_documents(tmp_path, cli):
     other = tmp_path / "probe.json"
     other.write_text(json.dumps({"gpuwhy": "0.1.0", "schema": 1, "kind": "trace"}))

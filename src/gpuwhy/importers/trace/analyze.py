@@ -93,7 +93,8 @@ def _thresholds() -> dict:
     }
 
 
-def analyze_trace(data, source: str = "<trace>", top: int = 10, timeline_us: tuple[float, float] | None = None) -> TraceReport:
+def analyze_trace(data, source: str = "<trace>", top: int = 10,
+                  timeline_us: tuple[float, float] | None = None) -> TraceReport:
     """Analyze a parsed Chrome trace (the dict ``json.load`` gives, or a bare event list).
 
     With ``timeline_us`` (a window ``(start, end)`` in the trace's clock, us), each GPU
