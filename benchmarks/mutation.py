@@ -74,6 +74,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "src/gpuwhy/model/level_verdict.py": ("tests/test_hierarchy.py",),
     "src/gpuwhy/model/shapes.py": ("tests/test_shapes.py",),
     "src/gpuwhy/model/gemm_shape.py": ("tests/test_shapes.py",),
+    "src/gpuwhy/model/timeline.py": ("tests/test_run_timeline.py",),
 }
 
 #: Third-party modules imported once in the parent so that each forked run skips them.

@@ -8,6 +8,10 @@
 #       -> builds docs/results/2026-11-29-h200-report.html from the recorded H200 JSON
 #          (docs/results/raw/2026-11-29-h200-run6/) and screenshots it to
 #          docs/results/2026-11-29-h200-report-{phone,desktop}.png
+#   bash benchmarks/report_screenshot.sh --run [TRACE]
+#       -> the `gpuwhy run` report of a recorded H200 trace (default tests/fixtures/real/trace_decode.json.gz;
+#          benchmarks/run_report_fixture.py, then `gpuwhy report --run`), screenshot to
+#          docs/results/2026-12-06-run-report-{phone,desktop}.png
 #
 # Needs chromium (Debian: `apt-get install -y chromium`; also found as chromium-browser or google-chrome,
 # or set CHROMIUM=/path). No network is used: the report is self-contained, and Chromium's background
@@ -52,9 +56,17 @@ if [[ "${1:-}" == "--h200" ]]; then
     --point "torch.matmul-8192-bf16:1099511627776:402653184:1.55ms" \
     --point "gemv-fp16-4096:33554432:33570816"
   PREFIX=docs/results/2026-11-29-h200-report
+elif [[ "${1:-}" == "--run" ]]; then
+  TRACE=${2:-tests/fixtures/real/trace_decode.json.gz}
+  TMP=$(mktemp -d)
+  trap 'rm -rf "$TMP"' EXIT
+  python3 benchmarks/run_report_fixture.py "$TRACE" "$TMP/run.json"
+  HTML="$TMP/run.html"
+  python3 -m gpuwhy report --run "$TMP/run.json" --out "$HTML"
+  PREFIX=docs/results/2026-12-06-run-report
 else
-  HTML=${1:?usage: report_screenshot.sh REPORT.html PREFIX | --h200}
-  PREFIX=${2:?usage: report_screenshot.sh REPORT.html PREFIX | --h200}
+  HTML=${1:?usage: report_screenshot.sh REPORT.html PREFIX | --h200 | --run [TRACE]}
+  PREFIX=${2:?usage: report_screenshot.sh REPORT.html PREFIX | --h200 | --run [TRACE]}
 fi
 
 shot "$HTML" "$PREFIX-phone.png" 412 2400

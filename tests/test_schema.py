@@ -32,7 +32,7 @@ def check_document(doc: dict) -> None:
 #: Words that name a unit in a key (``dram_bandwidth_gbs``, ``t_memory_s``, ``pct_of_spec``,
 #: ``tokens_per_s_total``); FLOP/byte is the unit of ``intensity`` and ``ridge`` figures.
 UNIT_WORDS = {"s", "us", "ns", "ms", "seconds", "gbs", "tflops", "flops", "bytes", "pct", "mhz", "khz", "w", "c", "gb", "mib",
-              "kib", "bits", "usd", "intensity", "ridge", "cycles", "x"}
+              "kib", "bits", "usd", "intensity", "ridge", "cycles", "x"}  # x: times, a speed-up ratio (``ceiling_x``)
 #: Dimensionless figures: counts, indices, versions, fractions and ratios.
 COUNT_WORDS = {"count", "elements", "launches", "kernels", "gaps", "streams", "reps", "warmup", "iters", "steps", "nodes",
                "points", "sizes", "memcpys", "memsets", "events", "calls", "batch", "context", "len", "params", "layers",
@@ -40,7 +40,7 @@ COUNT_WORDS = {"count", "elements", "launches", "kernels", "gaps", "streams", "r
                "block", "blocks", "warps", "threads", "registers", "unit", "partitions", "size", "sets", "processes",
                "errors", "uncorrected", "fraction", "ratio", "factor", "efficiency", "speedup", "cv", "knee", "seed",
                "words", "vector", "samples", "wave", "waves", "occupancy", "lanes", "top", "step", "spread", "log10", "dropped", "id", "share",
-               "counts", "tolerances", "major", "minor", "hidden", "repeat", "code"}
+               "counts", "tolerances", "major", "minor", "hidden", "repeat", "code"}  # code: an exit status
 # (check: checks per state, baseline tolerances as fractions, nvrtc version parts; mfu: model width; bench-caches: passes)
 #: Figures whose unit is a sibling key (``unit``; compare's ``throughput_unit``; an occupancy
 #: suggestion's ``kind``) rather than their own name.
@@ -134,6 +134,26 @@ def test_report(cli, tmp_path):
         code, out, err = cli("report", "--out", str(tmp_path / "r.html"), *args, "--json")
         assert code == 0, err
         check_document(json.loads(out))
+
+
+@pytest.mark.parametrize("trace", ["trace_dataloader.json", "trace_decode.json.gz", "trace_one_kernel.json"])
+def test_run_with_a_fake_profiler(cli, tmp_path, monkeypatch, trace):
+    from gpuwhy.api import run_program as rp
+    from test_run_program import FakeProfiler
+
+    script = tmp_path / "prog.py"
+    script.write_text("pass\n")
+    monkeypatch.setattr(rp, "torch_profiler", lambda: FakeProfiler(ROOT / "tests" / "fixtures" / "real" / trace))
+    code, out, err = cli("run", "--json", "--out", str(tmp_path / "o"), "--", "python", str(script))
+    assert code == 0, err
+    doc = json.loads(out)
+    check_document(doc)
+    assert doc["timeline"]["bins"] and doc["kernels"]
+    saved = tmp_path / "run.json"
+    saved.write_text(out)
+    code, out, err = cli("report", "--out", str(tmp_path / "r.html"), "--run", str(saved), "--json")
+    assert code == 0, err
+    check_document(json.loads(out))
 
 
 @pytest.mark.parametrize("path, made_by", RECORDED, ids=lambda x: x.parent.name[-8:] + "/" + x.name if hasattr(x, "name") else "")

@@ -247,7 +247,8 @@ def run_program(
         raise UsageError(f"the program ran (exit {run.exit_code}) but the profiler wrote no trace")
     data = load_trace_json(run.trace)
     window = choose_window(data, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
-    report = analyze_trace(crop(data, window), source=str(run.trace), top=100_000)
+    report = analyze_trace(crop(data, window), source=str(run.trace), top=100_000,
+                           timeline_us=(window.start_us, window.end_us))
     notes = [f"window: {window.how}, {fmt_num(window.seconds)} s"]
     kp, pass_error = None, None
     if kernels and run.exit_code == 0 and not run.interrupted:
@@ -363,5 +364,32 @@ def to_json(r: RunResult) -> dict:
                        "remedies": list(f.remedies)} for f in b.fixes],
             "shares_pct_total": b.shares_pct_total,
         }
+    doc["timeline"] = timeline_json(r)
     json.dumps(doc, allow_nan=False)
     return doc
+
+
+def timeline_of(r: RunResult):
+    """The window's :class:`~gpuwhy.model.timeline.Timeline` (busy and idle by cause per bin) of the
+    budget's GPU, its idle parts named as the budget's idle shares; None without a budget."""
+    from ..importers.torch_trace import CAUSE_LABELS
+    from ..importers.trace.timeline import HOST_ONLY as HOST_ONLY_KEY
+
+    if r.budget is None or r.gpu is None or r.gpu.timeline is None:
+        return None
+    return r.gpu.timeline.renamed({**CAUSE_LABELS, HOST_ONLY_KEY: HOST_ONLY})
+
+
+def timeline_json(r: RunResult) -> dict | None:
+    """The ``timeline`` of the `--json` document: the window's bins, each with ``start_s``/``end_s``
+    (s from the timeline's start, ``start_us`` in the trace's clock), GPU ``busy_s``, and ``idle_s``
+    by cause (every cause of ``causes``, the budget's idle share names; 0 where a bin has none)."""
+    tl = timeline_of(r)
+    if tl is None:
+        return None
+    causes = list(tl.idle_s)
+    return {
+        "start_us": tl.start_us, "window_s": tl.window_s, "bin_s": tl.window_s / tl.n, "causes": causes,
+        "bins": [{"start_s": tl.edges_s[i], "end_s": tl.edges_s[i + 1], "busy_s": tl.busy_s[i],
+                  "idle_s": {c: tl.idle_s[c][i] for c in causes}} for i in range(tl.n)],
+    }

@@ -16,6 +16,7 @@ _KINDS = {
     "check": ("--check", "gpuwhy check --json", ("check",)),
     "latency": ("--latency", "gpuwhy bench --latency --json", ("bench-latency", "latency")),
     "link": ("--link", "gpuwhy bench --link --json", ("bench-link", "link")),
+    "run": ("--run", "gpuwhy run --json", ("run",)),
 }
 
 
@@ -53,7 +54,7 @@ def read_input(what: str, path: str) -> dict:
     return doc
 
 
-def check_out_path(out: str) -> None:
+def check_out_path(out: str, flag: str = "--out") -> None:
     """Refuse an ``--out`` that gpuwhy must not write (:func:`gpuwhy.outputs.writable_output`): a folder,
     a missing folder, a symbolic link, an existing file that is not a gpuwhy report (no
     ``<meta name="generator" content="gpuwhy``) or one that was appended to since gpuwhy wrote it.
@@ -64,10 +65,16 @@ def check_out_path(out: str) -> None:
     from ..outputs import writable_output
     from ..render.report_html import GENERATOR_MARK, REPORT_END
 
-    writable_output(out, "--out", marker=GENERATOR_MARK.encode(), end=REPORT_END.encode())
+    writable_output(out, flag, marker=GENERATOR_MARK.encode(), end=REPORT_END.encode())
 
 
-def _write(out: str, text: str) -> int:
+def write_report(out: str, text: str, flag: str = "--out") -> int:
+    """Write the report ``text`` to ``out`` (already checked by :func:`check_out_path`) through a
+    temporary file in its folder, so a reader never sees half a page; the bytes written.
+
+    Raises:
+        UsageError: the file cannot be written (one line naming ``flag``).
+    """
     import os
     import tempfile
 
@@ -82,7 +89,7 @@ def _write(out: str, text: str) -> int:
         os.chmod(tmp, 0o644)
         os.replace(tmp, out)
     except OSError as exc:
-        raise UsageError(f"--out {out!r} cannot be written ({exc.strerror}); pass a writable path") from None
+        raise UsageError(f"{flag} {out!r} cannot be written ({exc.strerror}); pass a writable path") from None
     return len(data)
 
 
@@ -91,14 +98,16 @@ def _command_line(out: str, files: dict, points: list[str], gpu: str | None, dty
     import shlex
 
     args = ["gpuwhy", "report", "--out", out]
-    for what in ("probe", "bench", "check", "latency", "link"):
+    for what in ("probe", "bench", "check", "latency", "link", "run"):
         if files.get(what):
             args += [_KINDS[what][0], files[what]]
     for p in points:
         args += ["--point", p]
     if gpu:
         args += ["--gpu", gpu]
-    args += ["--dtype", dtype]
+    only_run = {w for w in files if files.get(w)} == {"run"} and not points and not gpu
+    if not (only_run and dtype == "fp32"):  # a run alone draws no roofline: the default dtype says nothing there
+        args += ["--dtype", dtype]
     for s in specs:
         args += ["--specs", s]
     if json_out:
@@ -140,6 +149,7 @@ def report_cmd(
     check: Optional[str] = typer.Option(None, "--check", metavar="check.json", help="`gpuwhy check --json` output."),
     latency: Optional[str] = typer.Option(None, "--latency", metavar="latency.json", help="`gpuwhy bench --latency --json` output."),
     link: Optional[str] = typer.Option(None, "--link", metavar="link.json", help="`gpuwhy bench --link --json` output."),
+    run: Optional[str] = typer.Option(None, "--run", metavar="run.json", help="`gpuwhy run --json` output: the run's timeline, budget, fixes and kernels (alone: a page of the run only)."),
     point: Optional[List[str]] = typer.Option(None, "--point", metavar="NAME:FLOPS:BYTES[:TIME]", help="A workload to classify and draw on the roofline, e.g. gemm:2.2T:100MB:3.1ms. Repeatable."),
     gpu: GpuOpt = None,
     dtype: str = typer.Option("fp32", "--dtype", help="Precision of the roofline's compute ceiling and of the points: fp64|fp32|tf32|fp16|bf16|fp8|int8|..."),
@@ -151,6 +161,7 @@ def report_cmd(
     Reads the JSON files gpuwhy's commands print with --json. Without --probe and
     --gpu it probes this machine's GPU (and, without --bench, uses its latest
     bench profile); with no GPU and no files it needs --gpu for a spec-only report.
+    With --run alone (a `gpuwhy run --json` file) the page is the run's, and nothing is probed.
     """
     import datetime as _dt
 
@@ -164,7 +175,7 @@ def report_cmd(
     d = dtype.lower().strip()
     if d not in DTYPES:
         raise UsageError(f"unknown dtype {dtype!r}; use one of: {', '.join(DTYPES)}")
-    files = {"probe": probe, "bench": bench, "check": check, "latency": latency, "link": link}
+    files = {"probe": probe, "bench": bench, "check": check, "latency": latency, "link": link, "run": run}
     docs = {what: read_input(what, path) for what, path in files.items() if path is not None}
     from ..render.report_data import ReportPoint
 
@@ -174,7 +185,8 @@ def report_cmd(
     inputs = [(what, path) for what, path in files.items() if path is not None]
     notes: list[str] = []
 
-    if "probe" not in docs and gpu is None:
+    only_run = set(docs) == {"run"} and gpu is None and not points
+    if "probe" not in docs and gpu is None and not only_run:
         from ..device.probe import probe_devices
         from ..render.jsonout import to_plain
 
@@ -214,7 +226,7 @@ def report_cmd(
         version=__version__, commands=tuple(commands), generated=generated,
         probe=docs.get("probe"), bench=docs.get("bench"), check=docs.get("check"),
         latency=docs.get("latency"), link=docs.get("link"), sheet=sheet, dtype=d, points=points,
-        inputs=tuple(inputs), notes=tuple(notes),
+        inputs=tuple(inputs), notes=tuple(notes), run=docs.get("run"),
     )
     spec, meas = spec_of(inp), measured_of(inp)
     ceil = point_ceilings(inp, spec, meas)
@@ -227,7 +239,7 @@ def report_cmd(
     except ValueError as exc:
         raise UsageError(f"--point: {exc}") from None
     text = render_report(inp)
-    size = _write(out, text)
+    size = write_report(out, text)
     if json_out:
         from ..render.jsonout import emit
 
@@ -236,7 +248,7 @@ def report_cmd(
             "bytes": size,
             "sheet": spec.name if spec else None,
             "dtype": d,
-            "sections": {k: k in docs for k in ("probe", "bench", "check", "latency", "link")},
+            "sections": {k: k in docs for k in ("probe", "bench", "check", "latency", "link", "run")},
             "inputs": [{"section": w, "from": p} for w, p in inputs],
             "points": [pp.verdict.to_dict() for pp in placed],
             "commands": commands,
@@ -249,7 +261,7 @@ def report_cmd(
         note(n)
     for pp in placed:
         console_out().print(pp.label, markup=False, highlight=False)
-    shown = ", ".join(k for k in ("probe", "bench", "check", "latency", "link") if k in docs) or "spec sheet only"
+    shown = ", ".join(k for k in ("probe", "bench", "check", "latency", "link", "run") if k in docs) or "spec sheet only"
     note(f"report written to {out} ({size / 1024:.0f} KiB; {shown})")
 
 

@@ -26,6 +26,8 @@ def run_cmd(
     launch_count: Optional[str] = typer.Option(None, "-c", "--launch-count", metavar="N",
                                                help="ncu alone (a program that is not Python, or no PyTorch): kernel launches to profile (default 200)."),
     ncu_path: Optional[str] = typer.Option(None, "--ncu", metavar="PATH", help="The ncu executable (default: the one on PATH)."),
+    report: Optional[str] = typer.Option(None, "--report", metavar="FILE.html",
+                                         help="Also write an HTML report: the timeline strip, budget, fixes, top kernels."),
     json_out: JsonOpt = False,
 ) -> None:
     """Profile a program: the GPU's idle time by cause, busy time by regime, the top kernels, the largest removable share."""
@@ -47,6 +49,10 @@ def run_cmd(
     if not cmd:
         raise UsageError("no program given: write it after `--`, e.g. gpuwhy run -- python train.py --epochs 1")
     c = parse_count(launch_count, "-c") if launch_count is not None else None
+    if report is not None:  # refused before the program runs, never after
+        from .report import check_out_path
+
+        check_out_path(report, "--report")
     python = is_python(cmd)
     if not python and (skip_first is not None or steps is not None):
         raise UsageError("--skip-first and --steps pick a window of a torch.profiler trace, which only a Python "
@@ -79,6 +85,13 @@ def run_cmd(
                 p.trace.unlink(missing_ok=True)
             why = f": {p.error}" if p.error else ""
             raise MeasurementError(f"the program failed with exit code {p.exit_code}{why} (see its output above); nothing judged")
+    written = None
+    if report is not None:
+        opts = [*(["--skip-first", skip_first] if skip_first is not None else []),
+                *(["--steps", steps] if steps is not None else []), *(["--kernels"] if kernels else []),
+                *(["--top", top] if top != "5" else []), *(["-c", launch_count] if launch_count is not None else []),
+                "--out", out_dir, *(["--json"] if json_out else [])]
+        written = _write_report(report, result, ["gpuwhy", "run", *opts, "--report", report, "--", *cmd])
     if json_out:
         from ..render.jsonout import emit
 
@@ -87,5 +100,30 @@ def run_cmd(
         from ..render.run_view import render_run
 
         render_run(result)
+    if written is not None:
+        from ..render.console import note
+
+        note(f"report written to {report} ({written / 1024:.0f} KiB)")
     if result.pass_error is not None:
         raise result.pass_error
+
+
+def _write_report(path: str, result, command: list[str]) -> int:
+    """Write the run's HTML report to ``path`` (checked by :func:`~gpuwhy.cli.report.check_out_path`), naming
+    ``command`` (the command line, as words) under "How this report was made"; its size in bytes."""
+    import datetime as _dt
+    import shlex
+
+    from ..api.run import to_json
+    from ..render.jsonout import SCHEMA_VERSION, to_plain
+    from ..render.report_data import ReportInput
+    from ..render.report_html import render_report
+    from ..version import __version__
+    from .report import write_report
+
+    doc = {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": "run", **to_plain(to_json(result))}
+    line = shlex.join(command)
+    generated = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    inp = ReportInput(version=__version__, commands=(line,), generated=generated, run=doc,
+                      inputs=(("run", "this run"),))
+    return write_report(path, render_report(inp), "--report")

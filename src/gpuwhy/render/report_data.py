@@ -83,6 +83,8 @@ class ReportInput:
         points: workloads to classify and draw.
         inputs: (what, where) pairs naming the input files, e.g. ``("bench", "bench.json")``.
         notes: extra lines shown in the summary (e.g. a live probe of another GPU).
+        run: a `gpuwhy run --json` document (``kind: run``): the run section (window, timeline
+            strip, budget, fixes, top kernels; :mod:`gpuwhy.render.report_run`).
     """
 
     version: str
@@ -98,6 +100,13 @@ class ReportInput:
     points: tuple[ReportPoint, ...] = ()
     inputs: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
+    run: dict | None = None
+
+    @property
+    def only_run(self) -> bool:
+        """True when the run is all there is to show (no GPU document, sheet or point): the page is the run's."""
+        return self.run is not None and not any((self.probe, self.bench, self.check, self.latency, self.link, self.sheet,
+                                                 self.points))
 
 
 def get(d: Any, *path: Any, default: Any = None) -> Any:

@@ -25,12 +25,16 @@ REPORT_END = "</main></body></html>"
 
 _TOC = (("roofline", "Roofline"), ("ceilings", "Ceilings"), ("check", "Check"), ("device", "GPU"),
         ("sweep", "Memory sweep"), ("launch", "Launch"), ("latency", "Latency"), ("link", "Link"), ("made", "How made"))
+#: The contents of a report that holds a `gpuwhy run` only.
+_RUN_TOC = (("run", "Run"), ("timeline", "Timeline"), ("budget", "Budget"), ("fixes", "Fixes"), ("kernels", "Kernels"),
+            ("made", "How made"))
 
 
 def render_report(inp: ReportInput) -> str:
     """The whole report as one HTML document (UTF-8 text, self-contained).
 
-    Sections: summary cards, the roofline with any points, ceilings measured vs
+    Sections: summary cards, the `gpuwhy run` section when ``inp.run`` is given (alone:
+    a page of the run only, see :attr:`ReportInput.only_run`), the roofline with any points, ceilings measured vs
     sheet, the check results, the GPU (probe), the memory sweep, launch overhead,
     latency ladder, link, and how the report was made. Missing inputs give a
     "not measured" line in their section.
@@ -40,6 +44,15 @@ def render_report(inp: ReportInput) -> str:
             :func:`gpuwhy.model.roofline.classify`).
     """
     from . import report_sections as S
+    from .report_run import run_section
+
+    run = run_section(inp.run) if inp.run is not None else None
+    if inp.only_run:
+        sub = [f"gpuwhy {inp.version}"] + ([f"written {inp.generated}"] if inp.generated else [])
+        return environment().get_template("report.html.j2").render(
+            version=inp.version, title=f"gpuwhy run: {run['title']}", subtitle=" · ".join(sub), toc=_RUN_TOC,
+            code=S.code, only_run=True, run=run, made=S.provenance(inp),
+        ) + "\n"
     from .report_data import (gpu_name, measured_of, place_points, point_ceilings, roof_precisions, roofs_for, slopes_for,
                               spec_of, sweep_points)
     from .report_svg import roofline_svg
@@ -51,6 +64,7 @@ def render_report(inp: ReportInput) -> str:
     roofs = roofs_for(inp, spec, meas)
     sweep = sweep_points(inp)
     title = f"gpuwhy report: {gpu_name(inp, spec)}"
+    toc = ((("run", "Run"),) if run is not None else ()) + _TOC
     sub = [f"gpuwhy {inp.version}"]
     if inp.generated:
         sub.append(f"written {inp.generated}")
@@ -68,11 +82,11 @@ def render_report(inp: ReportInput) -> str:
     svg_narrow = Markup(roofline_svg(roofs, placed, sweep, title=plot_title, size=(420, 420), uid="rln",
                                      css_class="rl-narrow", colour_slots=slots, slopes=slopes))
     return environment().get_template("report.html.j2").render(
-        version=inp.version, title=title, subtitle=" · ".join(sub), toc=_TOC, code=S.code,
+        version=inp.version, title=title, subtitle=" · ".join(sub), toc=toc, code=S.code,
         summary=S.summary(inp, spec, meas), roofline=S.roofline(inp, roofs, placed, ceilings, sweep),
         svg_wide=svg_wide, svg_narrow=svg_narrow, ceilings=S.ceilings(inp, spec, meas), check=S.check(inp.check),
         device=S.device(inp.probe, spec), sweep=S.sweep(inp), launch=S.launch(meas), latency=S.latency(inp.latency),
-        link=S.link(inp.link), made=S.provenance(inp),
+        link=S.link(inp.link), made=S.provenance(inp), only_run=False, run=run,
     ) + "\n"
 
 

@@ -540,7 +540,7 @@ def provenance(inp: ReportInput) -> dict:
     where = dict(inp.inputs)
     rows = []
     for what, doc in (("probe", inp.probe), ("bench", inp.bench), ("check", inp.check), ("latency", inp.latency),
-                      ("link", inp.link)):
+                      ("link", inp.link), ("run", inp.run)):
         if not isinstance(doc, dict):
             continue
         mode = doc.get("mode") if isinstance(doc.get("mode"), str) else ""

@@ -44,6 +44,7 @@ from .results import (
 )
 from .scan import GRAPH_LAUNCH_NAMES, SYNC_NAMES, Scan, scan
 from .stream import NotStreamable, event_pieces
+from .timeline import gpu_timeline
 from .verdict import (
     GPU_BOUND_NEXT,
     H200_PAGEABLE_H2D_GBS,
@@ -92,8 +93,12 @@ def _thresholds() -> dict:
     }
 
 
-def analyze_trace(data, source: str = "<trace>", top: int = 10) -> TraceReport:
+def analyze_trace(data, source: str = "<trace>", top: int = 10,
+                  timeline_us: tuple[float, float] | None = None) -> TraceReport:
     """Analyze a parsed Chrome trace (the dict ``json.load`` gives, or a bare event list).
+
+    With ``timeline_us`` (a window ``(start, end)`` in the trace's clock, us), each GPU
+    also gets its :attr:`~.results.TraceGpu.timeline` over it (:mod:`.timeline`).
 
     Raises:
         UsageError: the JSON is not a Chrome trace; ``top`` < 1.
@@ -103,7 +108,7 @@ def analyze_trace(data, source: str = "<trace>", top: int = 10) -> TraceReport:
     if top < 1:
         raise UsageError(f"--top {top} must be at least 1")
     s = scan(events_of(data))
-    return _report(s, source, top)
+    return _report(s, source, top, timeline_us)
 
 
 def idle_breakdown(data) -> tuple[IdleBreakdown, ...]:
@@ -138,7 +143,7 @@ def _strays(mask: np.ndarray, total: int) -> np.ndarray:
     return mask if n and n <= max(1, STRAY_MAX_SHARE * total) else np.zeros_like(mask)
 
 
-def _report(s: Scan, source: str, top: int) -> TraceReport:
+def _report(s: Scan, source: str, top: int, timeline_us: tuple[float, float] | None = None) -> TraceReport:
     dropped = dict(s.dropped)
     notes: list[str] = []
     n_gpu = len(s.g_ts)
@@ -246,6 +251,7 @@ def _report(s: Scan, source: str, top: int) -> TraceReport:
     views: dict = {}
     ctx = _Ctx(s, host, names_by_id, pg_h2d, pg_d2h, top, views, many_pids)
     ctx.r_name_all = r_name
+    ctx.timeline_us = timeline_us
     if keep.any():
         for dev in sorted(set(dev_arr[keep].tolist()), key=lambda d: (len(d), d)):
             sel = np.flatnonzero(keep & (dev_arr == dev))
@@ -454,6 +460,7 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
         kernel_speedup_max_x=(span_us / idle_us) if idle_us > 0 else None, cause=cause,
     )
     kidx = kinds_of(ctx.names_by_id, name, kind)
+    tl = gpu_timeline(gp, view, st, en, ctx.timeline_us) if ctx.timeline_us is not None else None
     return TraceGpu(
         device=str(dev), span_s=span_us * 1e-6, busy_s=busy_us * 1e-6, idle_s=idle_us * 1e-6,
         busy_pct=100.0 - idle_pct, idle_pct=idle_pct, host_wait_s=host_wait_us * 1e-6, back_to_back_s=b2b_us * 1e-6,
@@ -467,7 +474,7 @@ def _analyze_gpu(ctx: _Ctx, dev, sel, ts_all, dur_all, kind_all, name_all, launc
         graph_launches=int(view.graph_launches),
         top_kernels=_top_kernels(ctx, order, is_k, kd, name, busy_us),
         kinds=by_kind(kidx, du), communication=comm_overlap(kidx, st, en), idle=idle,
-        verdict=verdict, cause=cause, reasons=tuple(reasons), remedies=tuple(remedies),
+        verdict=verdict, cause=cause, reasons=tuple(reasons), remedies=tuple(remedies), timeline=tl,
     )
 
 

@@ -233,14 +233,21 @@ def _pieces(gaps: Gaps, view: HostView, h: np.ndarray, lo, hi):
     return sync, pg, data, in_ops, outside, launch
 
 
-def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo: float = -np.inf, hi: float = np.inf) -> dict:
+def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.inf) -> dict:
     """Idle time (us) by cause of each gap in ``idx``, clipped to ``[lo, hi]``: a dict of arrays
-    over ``idx``, with the sub-split of host-launch time in ``_in_ops``, ``_outside_ops``, ``_launch``."""
+    over ``idx``, with the sub-split of host-launch time in ``_in_ops``, ``_outside_ops``, ``_launch``.
+
+    ``lo``/``hi`` are scalars, or arrays over ``idx`` (one clip per entry: a gap listed
+    several times with the pieces of a partition of it gives its time split over them,
+    as the timeline's bins do). The split is additive: the pieces of a gap sum to the gap's.
+    """
     z = np.zeros(idx.size)
     out = {c: z.copy() for c in CAUSES}
     out.update(_in_ops=z.copy(), _outside_ops=z.copy(), _launch=z.copy())
     if idx.size == 0:
         return out
+    lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), idx.shape)
+    hi = np.broadcast_to(np.asarray(hi, dtype=np.float64), idx.shape)
     g0, g1 = gaps.g0[idx], gaps.g1[idx]
     c0 = np.maximum(g0, lo)
     c1 = np.minimum(g1, hi)
@@ -251,7 +258,7 @@ def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo: float = -np.inf,
     h = np.flatnonzero(cls == _HOST)
     if h.size == 0:
         return out
-    sync, pg, data, in_ops, outside, launch = _pieces(gaps, view, idx[h], lo, hi)
+    sync, pg, data, in_ops, outside, launch = _pieces(gaps, view, idx[h], lo[h], hi[h])
     wf = gaps.warm_frac[idx][h]
     keep = 1.0 - wf
     out["host_sync"][h] = sync
@@ -265,7 +272,7 @@ def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo: float = -np.inf,
     return out
 
 
-def split(gaps: Gaps, view: HostView, idx: np.ndarray, lo: float = -np.inf, hi: float = np.inf) -> dict:
+def split(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.inf) -> dict:
     """:func:`split_gaps` summed over the gaps: idle us by cause (and the host-launch sub-split)."""
     return {k: float(v.sum()) for k, v in split_gaps(gaps, view, idx, lo, hi).items()}
 

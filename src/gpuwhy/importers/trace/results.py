@@ -6,7 +6,11 @@ name, speed-up bounds plain ratios (``*_x``). Nothing here computes anything.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ...model.timeline import Timeline
 
 #: The idle causes, in the order they are described (docs/diagnose.md), with their labels.
 CAUSE_LABELS = {
@@ -160,6 +164,9 @@ class TraceGpu:
     (queueing included), over the kernels linked to a launch event.
     ``zero_duration_kernels`` are kernels recorded with ``dur: 0`` (their
     time is below the trace's resolution, ``time_resolution``): counted, no time.
+    ``timeline``: busy and idle by cause per bin of a window
+    (:class:`gpuwhy.model.timeline.Timeline`), when the analysis was asked for one
+    (`gpuwhy run`); not part of ``to_dict()``.
     """
 
     device: str
@@ -197,9 +204,12 @@ class TraceGpu:
     cause: str | None
     reasons: tuple[str, ...]
     remedies: tuple[str, ...]
+    timeline: Timeline | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(replace(self, timeline=None))
+        del d["timeline"]
+        return d
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,205 @@
+"""The `gpuwhy run` section of the HTML report, as plain data for ``templates/report.html.j2``.
+
+Pure: reads one `gpuwhy run --json` document (a dict, defensively: a saved file may be
+old or hand-edited) and returns strings, :class:`~gpuwhy.render.report_sections.Cell`s,
+:class:`~gpuwhy.render.report_sections.Table`s and the geometry of the timeline strip;
+the template holds the markup and escapes every string.
+
+The strip is one row of ``n`` columns, one per bin of the window's ``timeline``; each
+column is stacked bottom-up, GPU busy first, then the idle causes in the legend's
+order, each segment's height its share of the bin. Its coordinates are in a
+``STRIP_W`` x ``STRIP_H`` viewBox, stretched to the page's width.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from ..units import fmt_time
+from .numfmt import finite, num
+from .report_data import get, records
+from .report_sections import Table, code, table, txt
+
+#: The strip's viewBox (user units); the page stretches it to its width at a fixed height.
+STRIP_W, STRIP_H = 1000.0, 100.0
+#: GPU busy time's colour (Okabe-Ito blue).
+BUSY_COLOR = "#0072b2"
+#: Each idle share's colour, by the budget's names (api/run.py, importers/trace/results.py CAUSE_LABELS);
+#: Okabe-Ito hues for the causes, greys for what is not the GPU's to fix.
+CAUSE_COLORS = {
+    "waiting on the host to launch": "#e69f00",
+    "host blocked in a sync": "#d55e00",
+    "data loading (DataLoader)": "#cc79a7",
+    "copies from pageable memory": "#f0e442",
+    "waiting on another stream": "#009e73",
+    "gaps between queued work": "#56b4e9",
+    "warm-up (first calls)": "#8c8c8c",
+    "unexplained (no launch linked)": "#6e4b3a",
+    "host work, nothing queued": "#d0d7de",
+    "unattributed": "#eeeeee",
+}
+#: Colours for a cause this version does not know (a newer document).
+_SPARE = ("#7b3294", "#a6611a", "#018571", "#5e3c99")
+
+
+def cause_color(name: str, others: list[str]) -> str:
+    """The colour of idle share ``name``; an unknown name takes the next spare colour (``others``: the unknown names seen)."""
+    if name in CAUSE_COLORS:
+        return CAUSE_COLORS[name]
+    if name not in others:
+        others.append(name)
+    return _SPARE[others.index(name) % len(_SPARE)]
+
+
+def _ceiling(x: Any) -> str:
+    v = finite(x)
+    return "an unbounded speed-up (it is the whole window)" if v is None else f"at most {num(v)}x"
+
+
+def _speedup(x: Any) -> str:
+    v = finite(x)
+    return "nothing would be left of the window" if v is None else f"the window runs at most {num(v)}x faster"
+
+
+def _g(v: float) -> str:
+    """A coordinate for an SVG attribute: 4 decimals, trailing zeros cut."""
+    s = f"{v:.4f}".rstrip("0").rstrip(".")
+    return "0" if s in ("", "-0") else s
+
+
+def strip(tl: dict) -> dict | None:
+    """The strip's geometry from a document's ``timeline``: per bin its x, width, hover title and
+    segments (y, height, colour, name); the legend (name, colour, seconds, % of the window);
+    the axis ticks. None when the timeline has no bins."""
+    bins = records(get(tl, "bins", default=[]))
+    if not bins:
+        return None
+    causes = [c for c in get(tl, "causes", default=[]) if isinstance(c, str)]
+    others: list[str] = []
+    colors = {c: cause_color(c, others) for c in causes}
+    n = len(bins)
+    window = finite(get(tl, "window_s")) or (finite(bins[-1].get("end_s")) or 0.0) - (finite(bins[0].get("start_s")) or 0.0)
+    totals = {"GPU busy": 0.0, **{c: 0.0 for c in causes}}
+    cols = []
+    for i, b in enumerate(bins):
+        a, e = finite(b.get("start_s")) or 0.0, finite(b.get("end_s")) or 0.0
+        length = e - a
+        parts = [("GPU busy", finite(b.get("busy_s")) or 0.0, BUSY_COLOR)]
+        idle = b.get("idle_s") if isinstance(b.get("idle_s"), dict) else {}
+        parts += [(c, finite(idle.get(c)) or 0.0, colors[c]) for c in causes]
+        segs, y, lines = [], STRIP_H, []
+        for name, sec, color in parts:
+            if sec <= 0:
+                continue
+            totals[name] += sec
+            h = STRIP_H * sec / length if length > 0 else 0.0
+            y -= h
+            segs.append({"y": _g(max(y, 0.0)), "h": _g(h), "color": color, "name": name})
+            lines.append(f"{name} {fmt_time(sec)} ({100 * sec / length:.0f}%)" if length > 0 else name)
+        title = f"{fmt_time(a)} to {fmt_time(e)}: " + ("; ".join(lines) if lines else "nothing recorded")
+        cols.append({"x": _g(STRIP_W * i / n), "w": _g(STRIP_W / n), "title": title, "segs": segs})
+    legend = [{"name": name, "color": BUSY_COLOR if name == "GPU busy" else colors[name], "time": fmt_time(sec),
+               "pct": f"{100 * sec / window:.1f}%" if window > 0 else "n/a"}
+              for name, sec in totals.items() if sec > 0]
+    ticks = []
+    if window > 0:
+        for k in range(5):
+            ticks.append({"pct": 25 * k, "label": "0" if k == 0 else fmt_time(window * k / 4),
+                          "align": "start" if k == 0 else ("end" if k == 4 else "mid")})
+    width = finite(get(tl, "bin_s")) or (window / n if n else 0.0)
+    return {"cols": cols, "legend": legend, "ticks": ticks, "n": n, "bin": fmt_time(width), "window": fmt_time(window),
+            "view": f"0 0 {_g(STRIP_W)} {_g(STRIP_H)}", "segments": sum(len(c["segs"]) for c in cols)}
+
+
+def _budget_table(b: dict) -> Table:
+    rows = []
+    for s in records(b.get("idle")):
+        rows.append([f"GPU idle: {txt(s.get('cause'))}", fmt_time(finite(s.get("seconds"))), _pct(s.get("pct"))])
+    for s in records(b.get("busy")):
+        rows.append([f"GPU busy: {txt(s.get('regime'))}", fmt_time(finite(s.get("seconds"))), _pct(s.get("pct"))])
+    rows.append(["total", fmt_time(finite(b.get("window_s"))), _pct(b.get("shares_pct_total"))])
+    return table(["share of the window", "time", "% of the window"], rows, numeric=(1, 2), wrap=(0,))
+
+
+def _pct(v: Any) -> str:
+    x = finite(v)
+    return "n/a" if x is None else f"{x:.1f}%"
+
+
+def _fixes(b: dict) -> list[dict]:
+    """The fixes, largest first: what, the share it removes, its Amdahl ceiling, its remedies in order."""
+    out = []
+    for f in records(b.get("fixes")):
+        out.append({"detail": txt(f.get("detail")), "removes": _pct(f.get("share_pct")),
+                    "speedup": _speedup(f.get("ceiling_x")),
+                    "remedies": [str(m) for m in (f.get("remedies") or []) if isinstance(m, str)]})
+    return out
+
+
+def _kernels_table(ks: list[dict], window_s: float | None) -> Table | None:
+    """The top kernels of the document's ``kernels``: launches, time, % of the window, and the regime and
+    % of its roof where ncu measured it (``gpuwhy run --kernels``), "not measured" otherwise."""
+    rows = []
+    for k in ks:
+        regime, roof, level = k.get("regime"), finite(k.get("roof_pct")), k.get("deciding_level")
+        total = finite(k.get("total_s"))
+        n = finite(k.get("launches"))
+        if isinstance(regime, str) and regime:
+            shown = f"{regime} ({level})" if level in ("L2", "L1") else regime
+        else:
+            shown = "not measured" if not k.get("measured_launches") else "not classified"
+        rows.append([code(k.get("name")), f"{int(n):,}" if n is not None else "n/a", fmt_time(total),
+                     fmt_time(finite(k.get("mean_s"))),
+                     _pct(100.0 * total / window_s if total is not None and window_s else None),
+                     shown, f"{roof:.0f}%" if roof is not None else "not measured"])
+    if not rows:
+        return None
+    return table(["kernel", "launches", "total", "mean", "% of the window", "regime", "% of its roof"], rows,
+                 numeric=(1, 2, 3, 4, 6), wide=(0,))
+
+
+def run_section(doc: dict) -> dict:
+    """The section's data from a `gpuwhy run --json` document (see the module docstring)."""
+    argv = [str(a) for a in (doc.get("argv") or []) if a is not None]
+    prog = shlex.join(argv) if argv else "n/a"
+    w = doc.get("window") if isinstance(doc.get("window"), dict) else {}
+    exit_code = doc.get("exit_code")
+    facts = [
+        ("program", code(prog)),
+        ("exit code", txt(exit_code)),
+        ("wall time under the profiler", fmt_time(finite(doc.get("program_wall_s")))),
+        ("GPU (device in the trace)", txt(doc.get("gpu"))),
+        ("window", f"{txt(w.get('how'))}, {fmt_time(finite(w.get('seconds')))}"),
+    ]
+    trace = doc.get("trace")
+    b = doc.get("budget") if isinstance(doc.get("budget"), dict) else None
+    out: dict = {"facts": facts, "trace": trace if isinstance(trace, str) and trace else None,
+                 # the window's note is in the facts already
+                 "notes": [str(n) for n in (doc.get("notes") or []) if isinstance(n, str) and not n.startswith("window: ")],
+                 "title": prog,
+                 "budget": None, "strip": None, "fixes": [], "kernels": None, "verdict": None, "idle_fix": None}
+    if b is None:
+        return out
+    out["budget"] = _budget_table(b)
+    out["strip"] = strip(doc.get("timeline")) if isinstance(doc.get("timeline"), dict) else None
+    out["fixes"] = _fixes(b)
+    out["kernels"] = _kernels_table(records(doc.get("kernels")), finite(b.get("window_s")))
+    fix = b.get("idle_fix") if isinstance(b.get("idle_fix"), dict) else None
+    idle = finite(b.get("idle_s"))
+    window = finite(b.get("window_s"))
+    if fix is not None and idle and window:
+        out["idle_fix"] = (f"GPU idle {100 * idle / window:.0f}% of the window: removing all of it gives "
+                           f"{_ceiling(fix.get('ceiling_x'))}")
+    fixes = records(b.get("fixes"))
+    if b.get("gpu_bound"):
+        busy = finite(b.get("busy_s"))
+        out["verdict"] = (f"GPU-bound: busy {100 * busy / window:.0f}% of the window; the time is in the kernels"
+                          if busy is not None and window else "GPU-bound: the time is in the kernels")
+    elif fixes:
+        v = fixes[0]
+        out["verdict"] = f"{txt(v.get('detail'))}: removing it gives {_ceiling(v.get('ceiling_x'))}"
+    return out
+
+
+__all__ = ["BUSY_COLOR", "CAUSE_COLORS", "STRIP_H", "STRIP_W", "cause_color", "run_section", "strip"]
