@@ -120,14 +120,21 @@ def kernel_rows(gpu: TraceGpu, measured: KernelPass | None = None) -> list[Kerne
     for k in gpu.top_kernels:
         m = got.get(k.full_name)
         if m is not None:
-            rows.append(KernelRow(k.name, k.full_name, k.total_s, k.count, k.mean_s, kernel_kind(k.full_name),
-                                  m.regime, m.roof_pct, m.deciding_level, m.launches,
-                                  "" if m.regime is not None else (m.reason or "not classifiable")))
+            rows.append(measured_row(k.name, k.total_s, k.count, k.mean_s, m))
         else:
             why = ("launch-sized: its time is the launch overhead" if k.mean_s < SHORT_KERNEL_S else
                    "not measured: add --kernels" if measured is None else "not measured by the ncu pass")
             rows.append(KernelRow(k.name, k.full_name, k.total_s, k.count, k.mean_s, kernel_kind(k.full_name), why=why))
     return rows
+
+
+def measured_row(name: str, total_s: float, launches: int, mean_s: float, m) -> KernelRow:
+    """A kernel's row with what ncu measured of it (``m``, an :class:`~gpuwhy.importers.ncu.analyse.NcuKernel`);
+    ``total_s``/``launches``/``mean_s`` are the window's (the trace's, or ncu's own for ncu alone)."""
+    from ..importers.trace.kinds import kernel_kind
+
+    return KernelRow(name, m.full_name, total_s, launches, mean_s, kernel_kind(m.full_name), m.regime, m.roof_pct,
+                     m.deciding_level, m.launches, "" if m.regime is not None else (m.reason or "not classifiable"))
 
 
 def busy_shares(gpu: TraceGpu, rows: Sequence[KernelRow]) -> dict[str, float]:
@@ -299,7 +306,6 @@ def run_under_ncu(cmd: list[str], out_dir: Path, *, launch_count: int = NCU_LAUN
     import time
 
     from ..importers.kernel_names import display_names
-    from ..importers.trace.kinds import kernel_kind
 
     if not cmd:
         raise UsageError("no program given: write it after `--`, e.g. gpuwhy run --kernels -- ./app ARGS")
@@ -312,9 +318,7 @@ def run_under_ncu(cmd: list[str], out_dir: Path, *, launch_count: int = NCU_LAUN
     wall = time.perf_counter() - t0
     ks = sorted(kp.kernels.values(), key=lambda k: -(k.total_time_s or 0.0))
     names = display_names([k.full_name for k in ks])
-    rows = [KernelRow(names[k.full_name], k.full_name, k.total_time_s or 0.0, k.launches, k.mean_time_s or 0.0,
-                      kernel_kind(k.full_name), k.regime, k.roof_pct, k.deciding_level, k.launches,
-                      "" if k.regime is not None else (k.reason or "not classifiable"))
+    rows = [measured_row(names[k.full_name], k.total_time_s, k.launches, k.mean_time_s or 0.0, k)
             for k in ks if k.total_time_s]
     total = sum(r.total_s for r in rows)
     program = ProgramRun(tuple(cmd), 0, wall, None)
