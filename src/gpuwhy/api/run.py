@@ -20,6 +20,7 @@ regime, no idle time (ncu serialises kernels and records no timeline).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from dataclasses import dataclass
@@ -333,6 +334,68 @@ def run_under_ncu(cmd: list[str], out_dir: Path, *, launch_count: int = NCU_LAUN
         busy[regime_share(r.regime)] = busy.get(regime_share(r.regime), 0.0) + r.total_s
     budget = time_budget(total, {}, busy, kernel_times(rows))
     return RunResult(program, None, None, None, budget, tuple(notes), tuple(rows[:top]), kp, "ncu")
+
+
+def profile_program(
+    cmd: list[str],
+    out_dir: Path,
+    *,
+    skip_first_s: float | None = None,
+    steps: int | None = None,
+    kernels: bool = False,
+    top: int = TOP_KERNELS,
+    launch_count: int | None = None,
+    ncu: str | None = None,
+    stdout_to_stderr: bool = False,
+) -> RunResult:
+    """`gpuwhy run`: a Python program under torch.profiler (:func:`run_program`, with ``kernels`` an ncu
+    pass too), or, for any other program or where PyTorch is missing, its kernels under ncu alone
+    (:func:`run_under_ncu`, ``launch_count`` launches, default :data:`NCU_LAUNCHES`).
+
+    Raises:
+        UsageError: no command; a window (``skip_first_s``/``steps``) for ncu alone; ``launch_count``
+            with a trace; see :func:`run_program` and :func:`run_under_ncu`.
+        NoDeviceError: no GPU; neither PyTorch nor ncu (the message names both).
+        MeasurementError: the program failed (its exit code; the trace is deleted), or failed under ncu.
+    """
+    import importlib.util
+
+    from ..errors import MeasurementError, NoDeviceError
+    from ..importers.ncu.rep import find_ncu
+    from .run_program import NoPyTorch
+
+    if not cmd:
+        raise UsageError("no program given: write it after `--`, e.g. gpuwhy run -- python train.py --epochs 1")
+    window = skip_first_s is not None or steps is not None
+    if not is_python(cmd) and window:
+        raise UsageError("--skip-first and --steps pick a window of a torch.profiler trace, which only a Python "
+                         "program gets: drop them (ncu alone takes -c N)")
+    if is_python(cmd):
+        if launch_count is not None and importlib.util.find_spec("torch") is not None:
+            raise UsageError("-c/--launch-count applies to ncu alone (a program that is not Python, or no "
+                             "PyTorch); with a trace, --kernels measures the --top kernels a few launches each")
+        try:
+            r = run_program(cmd, out_dir, skip_first_s=skip_first_s or 0.0, steps=steps, kernels=kernels, top=top,
+                            ncu=ncu, stdout_to_stderr=stdout_to_stderr)
+        except NoPyTorch as exc:
+            if find_ncu(ncu) is None:
+                raise NoDeviceError(f"{exc}; and `ncu` is not on PATH either: install one of them") from None
+            if window:
+                raise UsageError("--skip-first and --steps pick a window of a torch.profiler trace, and PyTorch is "
+                                 "not importable here: drop them (ncu alone takes -c N)") from None
+        else:
+            p = r.program
+            if p.exit_code != 0 and not p.interrupted:
+                if p.trace is not None:
+                    p.trace.unlink(missing_ok=True)
+                why = f": {p.error}" if p.error else ""
+                raise MeasurementError(f"the program failed with exit code {p.exit_code}{why} (see its output above); "
+                                       "nothing judged")
+            return r
+        r = run_under_ncu(cmd, out_dir, launch_count=launch_count or NCU_LAUNCHES, top=top, ncu=ncu)
+        return dataclasses.replace(r, notes=("PyTorch is not importable: the program's kernels were profiled with ncu "
+                                             "alone (no timeline)", *r.notes))
+    return run_under_ncu(cmd, out_dir, launch_count=launch_count or NCU_LAUNCHES, top=top, ncu=ncu)
 
 
 def to_json(r: RunResult) -> dict:

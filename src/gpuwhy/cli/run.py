@@ -31,60 +31,26 @@ def run_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Profile a program: the GPU's idle time by cause, busy time by regime, the top kernels, the largest removable share."""
-    import importlib.util
     from pathlib import Path
 
-    from ..errors import MeasurementError, NoDeviceError, UsageError
+    from ..errors import UsageError
     from ..units import parse_count, parse_time
 
-    cmd = list(cmd or [])
     if skip_first is not None and steps is not None:
         raise UsageError("give --skip-first or --steps, not both")
-    skip = parse_time(skip_first, "--skip-first") if skip_first is not None else 0.0
+    skip = parse_time(skip_first, "--skip-first") if skip_first is not None else None
     n = parse_count(steps, "--steps") if steps is not None else None
     n_top = parse_count(top, "--top")
-    from ..api.run import NCU_LAUNCHES, is_python, run_program, run_under_ncu, to_json
-    from ..api.run_program import NoPyTorch
-
-    if not cmd:
-        raise UsageError("no program given: write it after `--`, e.g. gpuwhy run -- python train.py --epochs 1")
     c = parse_count(launch_count, "-c") if launch_count is not None else None
     if report is not None:  # refused before the program runs, never after
         from .report import check_out_path
 
         check_out_path(report, "--report")
-    python = is_python(cmd)
-    if not python and (skip_first is not None or steps is not None):
-        raise UsageError("--skip-first and --steps pick a window of a torch.profiler trace, which only a Python "
-                         "program gets: drop them (ncu alone takes -c N)")
-    result = None
-    if python:
-        try:
-            if c is not None and importlib.util.find_spec("torch") is not None:
-                raise UsageError("-c/--launch-count applies to ncu alone (a program that is not Python, or no "
-                                 "PyTorch); with a trace, --kernels measures the --top kernels a few launches each")
-            result = run_program(cmd, Path(out_dir), skip_first_s=skip, steps=n, stdout_to_stderr=json_out,
-                                 kernels=kernels, top=n_top, ncu=ncu_path)
-        except NoPyTorch as exc:
-            from ..importers.ncu.rep import find_ncu
+    from ..api.run import profile_program, to_json
 
-            if find_ncu(ncu_path) is None:
-                raise NoDeviceError(f"{exc}; and `ncu` is not on PATH either: install one of them") from None
-            if skip_first is not None or steps is not None:
-                raise UsageError("--skip-first and --steps pick a window of a torch.profiler trace, and PyTorch is "
-                                 "not importable here: drop them (ncu alone takes -c N)") from None
-            from ..render.console import note
-
-            note("PyTorch is not importable: the program's kernels are profiled with ncu alone (no timeline)")
-    if result is None:
-        result = run_under_ncu(cmd, Path(out_dir), launch_count=c or NCU_LAUNCHES, top=n_top, ncu=ncu_path)
-    else:
-        p = result.program
-        if p.exit_code != 0 and not p.interrupted:
-            if p.trace is not None:
-                p.trace.unlink(missing_ok=True)
-            why = f": {p.error}" if p.error else ""
-            raise MeasurementError(f"the program failed with exit code {p.exit_code}{why} (see its output above); nothing judged")
+    cmd = list(cmd or [])
+    result = profile_program(cmd, Path(out_dir), skip_first_s=skip, steps=n, kernels=kernels, top=n_top,
+                             launch_count=c, ncu=ncu_path, stdout_to_stderr=json_out)
     written = None
     if report is not None:
         opts = [*(["--skip-first", skip_first] if skip_first is not None else []),
