@@ -482,6 +482,14 @@ def make_pynvml(gpus: list[dict], system: dict | None = None, init_error: int | 
             raise FakeNVMLError(2)
         return handles[i]
 
+    @fn("nvmlDeviceGetHandleByUUID")
+    def _by_uuid(u):
+        u = u.decode() if isinstance(u, bytes) else u
+        for h in handles:
+            if h.data.get("uuid") == u:
+                return h
+        raise FakeNVMLError(NOT_FOUND)
+
     @fn("nvmlDeviceGetName")
     def _name(h):
         return _need(h.data, "name")

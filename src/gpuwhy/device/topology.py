@@ -97,3 +97,23 @@ def read_topology(device: str | None = "all") -> Topology:
         if len(places) == 1:
             notes.append("1 GPU: nothing to pair")
     return assemble(places, levels, notes)
+
+
+def close_cpus(uuids) -> list[tuple[int, ...]]:
+    """The CPUs NVML names as close to each GPU (its CPU affinity), by UUID; ``()`` for a GPU
+    whose affinity NVML cannot read, and for every GPU without NVML. Never raises."""
+    from .nvml import open_nvml
+
+    uuids = list(uuids)
+    nv = open_nvml()
+    if is_na(nv):
+        return [()] * len(uuids)
+    try:
+        out = []
+        for u in uuids:
+            h = nv.handle_by_uuid(u) if u else None
+            cpus = nv.cpu_affinity(h, os.cpu_count() or 1) if h is not None and not is_na(h) else None
+            out.append(() if cpus is None or is_na(cpus) else tuple(cpus))
+        return out
+    finally:
+        nv.close()
