@@ -35,7 +35,7 @@ FLAGS = {
     "precision": "--precision", "kernel": "--kernel", "dtype": "--dtype", "device": "--device",
     "gpu": "--gpu", "specs": "--specs", "csv": "--csv", "compile_only": "--compile-only", "arch": "--arch",
     "no_save": "--no-save", "latency": "--latency", "link": "--link", "l1_bypass": "--cg", "json_out": "--json",
-    "caches": "--caches",
+    "caches": "--caches", "p2p": "--p2p",
 }
 
 
@@ -62,6 +62,7 @@ class BenchRequest:
     l1_bypass: bool = False
     json_out: bool = False
     caches: bool = False
+    p2p: bool = False
 
     def given(self, field: str) -> bool:
         """Whether the option was given: ``--arch`` when it has any value, the others when truthy."""
@@ -345,6 +346,13 @@ def _run_latency(req: BenchRequest, hooks: RunHooks):
     return result
 
 
+def _run_p2p(req: BenchRequest, hooks: RunHooks):
+    from .p2p import measure_p2p
+
+    with hooks.bar("gpuwhy bench --p2p") as progress:
+        return measure_p2p(req.device, progress=progress)
+
+
 def _run_link(req: BenchRequest, hooks: RunHooks):
     from .link import measure_link
 
@@ -372,6 +380,12 @@ _MEMORY_USES = ("kernel", "dtype", "csv", "no_save", "quick", *_MEASURE)
 
 #: The modes, in the order :func:`choose` tries them (the first one a request picks runs).
 MODES: tuple[BenchMode, ...] = (
+    BenchMode("p2p", "p2p", _run_p2p, "bench-p2p", lambda r: r.to_dict(), "p2p_view:render_p2p",
+              refuses=("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision", "caches",
+                       "latency", "link"),
+              refuse_error="--p2p runs alone (every pair of the GPUs -i names, all by default); drop --sweep/--quick/"
+                           "--compute/--roofline/--kernel/--csv/--compile-only/--caches/--latency/--link",
+              uses=("device",)),
     BenchMode("latency", "latency", _run_latency, "bench-latency", lambda r: r.to_dict(), "hierarchy_view:render_latency",
               refuses=_HIERARCHY_REFUSES, refuse_error=_HIERARCHY_ALONE, partners=("link",), partner_error=_HIERARCHY_APART,
               uses=("l1_bypass", *_MEASURE)),

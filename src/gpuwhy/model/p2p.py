@@ -83,3 +83,21 @@ def assemble_matrix(n: int, values: Mapping[tuple[int, int], float | None],
         rows_v.append(tuple(rv))
         rows_s.append(tuple(rs))
     return Matrix(tuple(rows_v), tuple(rows_s))
+
+
+def pattern_words(n: int, seed: int, start: int = 0):
+    """Words ``start .. start + n - 1`` of the check pattern ``p2p_fill`` writes
+    (``microbench/p2p.cu``: a 32-bit hash of the word's index and a seed), as a uint32 array."""
+    import numpy as np
+
+    i = np.arange(int(start), int(start) + int(n), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        x = (i & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        x ^= ((i >> np.uint64(32)).astype(np.uint32) * np.uint32(0x9E3779B9))
+        x ^= np.uint32(int(seed) & 0xFFFFFFFF)
+        x ^= x >> np.uint32(16)
+        x *= np.uint32(0x7FEB352D)
+        x ^= x >> np.uint32(15)
+        x *= np.uint32(0x846CA68B)
+        x ^= x >> np.uint32(16)
+    return x

@@ -23,7 +23,7 @@ OWN_GPU = ("quick", "sweep", "compute", "caches", "latency", "roofline", "check"
 #: Measurements through a bottleneck the GPUs share, and the bottleneck.
 SHARED = {
     "link": "the host link (the CPU's root complex and memory, PCIe switches' uplinks)",
-    "p2p": "NVSwitches, PCIe switches and copy engines shared between pairs",
+    "p2p": "NVSwitches, PCIe switches and copy engines",
 }
 
 
