@@ -104,7 +104,7 @@ class BenchMode:
     """One mode of ``gpuwhy bench``.
 
     Attributes:
-        name: ``quick``, ``sweep``, ``compute``, ``roofline``, ``latency``, ``link``, ``compile-only``.
+        name: ``p2p``, ``quick``, ``sweep``, ``compute``, ``roofline``, ``latency``, ``link``, ``caches``, ``compile-only``.
         flag: the :class:`BenchRequest` field that picks it; None for the default (picked when reached).
         refuses: fields it cannot run with, and ``refuse_error`` the error then.
         partners: other modes' flags it cannot run beside, and ``partner_error`` the error then.
