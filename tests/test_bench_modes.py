@@ -54,7 +54,7 @@ def test_every_mode_has_a_view_and_a_json_kind():
     import importlib
 
     names = [m.name for m in modes.MODES]
-    assert names == ["latency", "link", "caches", "compile-only", "compute", "roofline", "sweep", "quick"]
+    assert names == ["p2p", "latency", "link", "caches", "compile-only", "compute", "roofline", "sweep", "quick"]
     assert modes.MODES[-1].flag is None  # the default comes last
     for m in modes.MODES:
         module, function = m.view.split(":")

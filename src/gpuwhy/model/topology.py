@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from ..units import fmt_g
 from .links import NVLINK_SOURCE, PCIE_SOURCE, nvlink_gbs, nvlink_version, pcie_theoretical_gbs, topology_label
 
 #: What ``unidirectional`` and ``bidirectional`` mean in every figure (also in the docs).
@@ -185,7 +186,7 @@ def legend_text(p: PairLink) -> str:
     """One line for a label: what the connection is and its theoretical rate."""
     if p.kind == "self":
         return "the GPU itself"
-    rate = (f": {p.links} x {p.per_link_gbs:g} GB/s = {p.uni_gbs:g} GB/s one way, {p.bidir_gbs:g} both ways"
+    rate = (f": {p.links} x {fmt_g(p.per_link_gbs)} GB/s = {fmt_g(p.uni_gbs)} GB/s one way, {fmt_g(p.bidir_gbs)} both ways"
             if p.uni_gbs is not None and p.links else "")
     if p.kind == "nvlink":
         return f"{p.links} direct NVLink {p.version or '?'} link(s){rate}"
