@@ -51,6 +51,7 @@ class FakeNode(FakeGpu):
         self.peer_copies: list[tuple[int, int, int]] = []  # (owner, reader, bytes)
         self.alloc_log: list[tuple[int, int]] = []  # (device current when allocated, bytes)
         self.slow: dict[int, float] = {}  # device -> factor on its kernels' time
+        self.waits: list = []  # events streams were made to wait for (cuStreamWaitEvent)
 
     def alloc(self, n):
         err, ptr = super().alloc(n)
@@ -175,6 +176,7 @@ def install_node(monkeypatch, tmp_path, n: int, node: FakeNode | None = None, nv
         "cuDeviceCanAccessPeer": can_access,
         "cuCtxEnablePeerAccess": enable,
         "cuMemcpyPeerAsync": node.peer_copy,
+        "cuStreamWaitEvent": lambda stream, event, flags: (node.waits.append(event), (0,))[1],
     }
     for name, f in extra.items():
         monkeypatch.setattr(drv, name, f, raising=False)
@@ -191,6 +193,9 @@ def install_node(monkeypatch, tmp_path, n: int, node: FakeNode | None = None, nv
             node.current = self.index
 
     core.Device = Device
+    event_class = type(Device(0).create_event())
+    node.events.clear()
+    monkeypatch.setattr(event_class, "handle", property(lambda ev: ev), raising=False)
     monkeypatch.setitem(sys.modules, "cuda.core", core)
     monkeypatch.setattr(cuda.bindings, "driver", drv, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

@@ -129,6 +129,8 @@ def test_two_gpus_every_pair_measured_and_checked(monkeypatch, tmp_path, cli, sm
     both = next(c for c in doc["copies"] if c["direction"] == "bidir" and c["method"] == "ce")
     assert both["gbs"] == pytest.approx(2 * n / both["time"]["median_s"] / 1e9)  # bytes both ways / time
     assert doc["convention"].endswith("bidirectional = bytes moved both ways together / time")
+    # both ways: per copy a wait for the other GPU's poison, its start (fork) and its end (join)
+    assert node.waits and len(node.waits) % 3 == 0
     lat = doc["matrices"]["chase_latency_s"]["values"]
     assert lat[0][1] == pytest.approx(30e-9)  # the fake's chase: 30 ns a step
     # each GPU's buffers (source, destination, counter, chain, state, records) made on that GPU, all freed

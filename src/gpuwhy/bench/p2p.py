@@ -306,42 +306,42 @@ def _one_way(src: _Gpu, dst: _Gpu, method: str, nbytes: int, what: str):
 
 def _both_ways(a: _Gpu, b: _Gpu, method: str, nbytes: int, what: str):
     """Each of ``a`` and ``b`` pulls the other's buffer at once (own streams, joined by events); timed on ``a``."""
-    from ..engine.peer import peer_copier
+    from ..engine.peer import peer_copier, wait_for
 
     pending = [False]
     b.ctx.activate()
     ready_b, join = b.ctx.device.create_event(), b.ctx.device.create_event()
     a.ctx.activate()
     fork = a.ctx.device.create_event()
-    if method == "ce":
-        ca, cb = peer_copier(a.ctx), peer_copier(b.ctx)
+    copiers = {id(a): peer_copier(a.ctx), id(b): peer_copier(b.ctx)}
 
-        def pull(x: _Gpu, y: _Gpu, copier) -> None:
-            copier(x.dst.ptr, x.ctx, y.src.ptr, y.ctx, nbytes, what)
-    else:
-        def pull(x: _Gpu, y: _Gpu, copier) -> None:
+    def pull(x: _Gpu, y: _Gpu) -> None:
+        """``x`` pulls ``y``'s buffer into its own, on its own stream (``x`` current)."""
+        if method == "ce":
+            copiers[id(x)](x.dst.ptr, x.ctx, y.src.ptr, y.ctx, nbytes, what)
+        else:
             x.ctx.launch(x.copy_k, x.grid, BLOCK, y.src.ptr, x.dst.ptr, np.uint64(nbytes // 16))
-        ca = cb = None
 
     def between(i: int) -> None:
-        for x, y in ((b, a), (a, b)):  # b first, a (the timing GPU) left current
+        for x, y in ((a, b), (b, a)):  # b last: it stays current for its record
             x.ctx.activate()
             if pending[0]:
                 x.enqueue_check(y.seed)
             x.poison()
         b.ctx.stream.record(ready_b)
-        a.ctx.stream.wait(ready_b)  # a's start event comes after b's poison
+        a.ctx.activate()
+        wait_for(a.ctx.stream, ready_b, what)  # a's start event comes after b's poison
         pending[0] = False
 
     def fn(i: int) -> None:
         a.ctx.stream.record(fork)
         b.ctx.activate()
-        b.ctx.stream.wait(fork)
-        pull(b, a, cb)
+        wait_for(b.ctx.stream, fork, what)
+        pull(b, a)
         b.ctx.stream.record(join)
         a.ctx.activate()
-        pull(a, b, ca)
-        a.ctx.stream.wait(join)
+        pull(a, b)
+        wait_for(a.ctx.stream, join, what)
         pending[0] = True
 
     try:

@@ -11,6 +11,8 @@ the calls that act on the current one (allocations, module loads, launches), and
   load and store the other GPU's memory directly (over NVLink or PCIe) by its address.
 - :func:`peer_copier`: ``cuMemcpyPeerAsync``: a copy by the copy engines between two GPUs'
   memories, on a stream of the caller's choice.
+- :func:`wait_for`: ``cuStreamWaitEvent`` across GPUs: one GPU's stream waits for an event
+  recorded on another's (work on two GPUs at once, joined).
 
 A pair without peer access is reported as such by the caller, never measured another way.
 """
@@ -92,6 +94,18 @@ def peer_copier(stream_ctx: GpuContext, stream=None):
         check(fn(dst, dst_ctx.cu_context, src, src_ctx.cu_context, nbytes, handle), what)
 
     return copy
+
+
+def wait_for(stream, event, what: str) -> None:
+    """Make ``stream`` wait for ``event``'s last record (``cuStreamWaitEvent``), which may be another
+    GPU's: how one GPU's stream waits for work queued on another's.
+
+    Raises:
+        MeasurementError: the driver refused (names ``what``).
+    """
+    from cuda.bindings import driver
+
+    check(driver.cuStreamWaitEvent(stream.handle, event.handle, 0), what)
 
 
 def require_context(ctx: GpuContext) -> None:
