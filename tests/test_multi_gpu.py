@@ -51,6 +51,8 @@ def test_one_gpu_and_bad_plans():
         plan_runs("check", 0)
     with pytest.raises(ValueError, match="cpus=0 must be at least 1"):
         plan_runs("check", 2, cpus=0)
+    assert plan_runs("check", 2, cpus=1).stages == ((0,), (1,))  # one CPU: one at a time, but allowed
+    assert plan_runs("check", 2, max_workers=1).workers == 1
     with pytest.raises(ValueError, match="unknown measurement 'allreduce'"):
         plan_runs("allreduce", 2)
     assert plan_runs("check", 2).to_dict() == {"what": "check", "parallel": True, "workers": 2, "stages": [[0, 1]],
@@ -83,6 +85,12 @@ def test_slowest_is_the_worst_ratio_to_the_median():
 
 def test_slowest_ties_missing_values_and_one_gpu():
     assert slowest_gpu([{"bw": 5.0}, {"bw": 5.0}], FIGS).position == 0  # a tie: the first
+    # a tie across figures: the first GPU, whatever the figures' names
+    tie = slowest_gpu([{"lat": 2.0, "bw": 10.0}, {"lat": 1.8, "bw": 9.0}, {"lat": 1.8, "bw": 11.0}], FIGS)
+    assert (tie.position, tie.figure) == (0, "lat") and tie.ratio == pytest.approx(0.9)
+    # figures below 1 (0.5 TFLOP/s) count like any other
+    low = slowest_gpu([{"bw": 0.5}, {"bw": 0.4}, {"bw": 0.5}], FIGS)
+    assert (low.position, low.median) == (1, 0.5)
     assert slowest_gpu([{"bw": 5.0}], FIGS) is None  # one GPU: nothing to compare
     assert slowest_gpu([{"bw": 5.0}, {"bw": None}, {"lat": 1.0}], FIGS) is None  # no figure on two GPUs
     s = slowest_gpu([{"bw": 5.0}, {"bw": 0.0}, {"bw": 4.0}], FIGS)  # 0 is "not measured", never the slowest

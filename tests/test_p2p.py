@@ -39,10 +39,12 @@ def _node(monkeypatch, tmp_path, n, **kw):
 def test_byte_conventions():
     assert unidirectional_gbs(2**30, 0.010) == pytest.approx(107.374, abs=1e-3)  # 1,073,741,824 B / 10 ms
     assert bidirectional_gbs(2**30, 0.010) == pytest.approx(214.748, abs=1e-3)  # both ways: twice the bytes
-    with pytest.raises(ValueError, match="must be above 0"):
-        unidirectional_gbs(1, 0.0)
+    for nbytes, seconds in ((1, 0.0), (0, 1.0), (-1, 1.0), (1, -1e-3)):
+        with pytest.raises(ValueError, match="must be above 0"):
+            unidirectional_gbs(nbytes, seconds)
+    assert unidirectional_gbs(0.5, 0.5) == 1e-9  # fractions of a byte or a second are still figures
     assert fraction(45.0, 50.0) == 0.9 and fraction(None, 50.0) is None and fraction(45.0, None) is None
-    assert fraction(45.0, 0.0) is None
+    assert fraction(45.0, 0.0) is None and fraction(0.4, 0.8) == 0.5
 
 
 def test_matrix_assembly():
@@ -51,6 +53,10 @@ def test_matrix_assembly():
     assert m.status[0] == (NOT_MEASURED, MEASURED, NO_PEER) and m.status[2][2] == MEASURED
     with pytest.raises(ValueError, match=r"pair \(0, 3\) is outside 0..2"):
         assemble_matrix(3, {(0, 3): 1.0})
+    with pytest.raises(ValueError, match=r"pair \(3, 0\) is outside 0..2"):
+        assemble_matrix(3, {}, {(3, 0): NO_PEER})
+    with pytest.raises(ValueError, match=r"pair \(-1, 0\) is outside 0..2"):
+        assemble_matrix(3, {(-1, 0): 1.0})
     with pytest.raises(ValueError, match="has a value but its status is 'no peer access'"):
         assemble_matrix(2, {(0, 1): 1.0}, {(0, 1): NO_PEER})
 

@@ -10,7 +10,7 @@ import pytest
 
 from fakes import Machine, h200_node
 from gpuwhy.model import links as L
-from gpuwhy.model.topology import GpuPlace, NvLinkEnd, assemble, connect, cpu_ranges, cpus_from_mask
+from gpuwhy.model.topology import GpuPlace, NvLinkEnd, assemble, connect, cpu_ranges, cpus_from_mask, legend_text
 
 # NVML's topology levels (nvmlGpuTopologyLevel_t) and NVLink remote types
 PIX, PXB, PHB, NODE, SYS = 10, 20, 30, 40, 50
@@ -135,6 +135,34 @@ def test_connect_direct_switch_and_pcie():
     assert s.uni_gbs is None and "not read" in s.note
     u = connect(_gpu(0), _gpu(1), None)
     assert (u.kind, u.label, u.uni_gbs) == ("unknown", "?", None)
+
+
+def test_connect_from_either_end_unknown_versions_and_the_slower_link():
+    back = connect(_gpu(0), _gpu(1, [NvLinkEnd(k, 6, "B0", "gpu") for k in range(2)]), PIX)  # only GPU 1 reports the links
+    assert (back.kind, back.label, back.uni_gbs) == ("nvlink", "NV2", 50.0)
+    assert (back.a, back.b) == (0, 1)
+    # a bond with a link of a version without a figure (2.2) has no rate, and says why
+    odd = connect(_gpu(0, [NvLinkEnd(0, 6, "B1", "gpu"), NvLinkEnd(1, 3, "B1", "gpu")]), _gpu(1), PIX)
+    assert (odd.version, odd.uni_gbs, odd.per_link_gbs) == ("2.2", None, None)
+    assert odd.note == "NVLink version 2.2 has no per-link figure in gpuwhy's table"
+    assert legend_text(odd) == "2 direct NVLink 2.2 link(s)"
+    unread = connect(_gpu(0, [NvLinkEnd(0, None, "B1", "gpu")]), _gpu(1), PIX)
+    assert unread.version is None and legend_text(unread) == "1 direct NVLink ? link(s)"
+    # equal PCIe rates (gen 4 x16 and gen 5 x8: 31.5 GB/s): the first GPU's link is named
+    eq = connect(_gpu(0, gen=4, width=16), _gpu(1, gen=5, width=8), PHB)
+    assert eq.uni_gbs == pytest.approx(31.508, abs=1e-3) and eq.note.endswith("gen 4 x16")
+    slow_b = connect(_gpu(0, gen=5), _gpu(1, gen=3), PHB)
+    assert slow_b.note.endswith("gen 3 x16") and slow_b.uni_gbs == pytest.approx(15.754, abs=1e-3)
+
+
+def test_legend_order_and_pcie_rates():
+    gpus = [_gpu(0, [NvLinkEnd(k, 4, "B1", "gpu") for k in range(4)]), _gpu(1), _gpu(2, gen=4), _gpu(3)]
+    levels = {(0, 1): PIX, (0, 2): SYS, (0, 3): SYS, (1, 2): SYS, (1, 3): NODE, (2, 3): SYS}
+    leg = assemble(gpus, levels).legend()
+    assert list(leg) == ["X", "NODE", "NV4", "SYS"]  # X first, then in order
+    assert leg["NODE"].endswith("; PCIe, the slower GPU's link: 63.0 GB/s one way")  # 1-3 only: one rate
+    assert leg["SYS"].endswith("which differs by pair (see --json)")  # 31.5 with GPU 2, 63.0 between 0 and 3
+    assert leg["NV4"] == "4 direct NVLink 3.0 link(s): 4 x 25 GB/s = 100 GB/s one way, 200 both ways"
 
 
 def test_assemble_is_symmetric_with_x_on_the_diagonal():

@@ -39,7 +39,7 @@ def bidirectional_gbs(nbytes_each_way: float, seconds: float) -> float:
 
 def fraction(measured: float | None, theoretical: float | None) -> float | None:
     """measured / theoretical (None when either is missing or the theoretical is not above 0)."""
-    if measured is None or not theoretical or theoretical <= 0:
+    if measured is None or theoretical is None or theoretical <= 0:
         return None
     return float(measured) / float(theoretical)
 

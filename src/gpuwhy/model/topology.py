@@ -214,29 +214,27 @@ def _version(ends: Sequence[NvLinkEnd]) -> tuple[int | None, str | None]:
     return v, nvlink_version(v).name
 
 
+def _nvlink_pair(kind: str, ia: int, ib: int, ends: Sequence[NvLinkEnd], links: int, path: str) -> PairLink:
+    """An NVLink :class:`PairLink` of ``links`` links at the slowest version among ``ends``."""
+    v, name = _version(ends)
+    uni = nvlink_gbs(v, links)
+    per = nvlink_version(v).per_link_gbs if v is not None else None
+    note = "" if uni is not None else f"NVLink version {name or '?'} has no per-link figure in gpuwhy's table"
+    return PairLink(ia, ib, kind, f"NV{links}", links, name, per, uni, path, note)
+
+
 def connect(a: GpuPlace, b: GpuPlace, level: int | None, ia: int = 0, ib: int = 1) -> PairLink:
     """The :class:`PairLink` of two different GPUs; ``level`` is NVML's common-ancestor level."""
     path, _ = topology_label(level)
     direct = [e for e in a.nvlinks if e.remote_kind == "gpu" and e.remote_bus and e.remote_bus == b.bus_id]
     back = [e for e in b.nvlinks if e.remote_kind == "gpu" and e.remote_bus and e.remote_bus == a.bus_id]
     if direct or back:
-        ends = direct or back
-        links = max(len(direct), len(back))
-        v, name = _version(ends)
-        uni = nvlink_gbs(v, links)
-        per = nvlink_version(v).per_link_gbs if v is not None else None
-        note = "" if uni is not None else f"NVLink version {name or '?'} has no per-link figure in gpuwhy's table"
-        return PairLink(ia, ib, "nvlink", f"NV{links}", links, name, per, uni, path, note)
+        return _nvlink_pair("nvlink", ia, ib, direct or back, max(len(direct), len(back)), path)
     sw_a = [e for e in a.nvlinks if e.remote_kind == "switch"]
     sw_b = [e for e in b.nvlinks if e.remote_kind == "switch"]
     shared = {e.remote_bus for e in sw_a if e.remote_bus} & {e.remote_bus for e in sw_b if e.remote_bus}
     if shared:
-        links = min(len(sw_a), len(sw_b))
-        v, name = _version(sw_a + sw_b)
-        uni = nvlink_gbs(v, links)
-        per = nvlink_version(v).per_link_gbs if v is not None else None
-        note = "" if uni is not None else f"NVLink version {name or '?'} has no per-link figure in gpuwhy's table"
-        return PairLink(ia, ib, "nvswitch", f"NV{links}", links, name, per, uni, path, note)
+        return _nvlink_pair("nvswitch", ia, ib, sw_a + sw_b, min(len(sw_a), len(sw_b)), path)
     if level is None:
         return PairLink(ia, ib, "unknown", "?", pcie_path=path, note="NVML reports no NVLink and no PCIe path for this pair")
     rates = [g.pcie_gbs for g in (a, b)]
