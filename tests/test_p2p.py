@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from gpuwhy.errors import MeasurementError
 from gpuwhy.model.p2p import (
     MEASURED, NO_PEER, NOT_MEASURED, assemble_matrix, bidirectional_gbs, fraction, pattern_words, unidirectional_gbs,
 )
@@ -233,3 +234,27 @@ def test_p2p_runs_alone(cli):
     assert code == 2 and "--p2p runs alone" in err
     code, out, err = cli("bench", "--p2p", "--gpu", "H200")
     assert code == 2 and "--gpu has no effect with --p2p" in err
+
+
+def test_two_open_gpus_each_work_on_their_own(monkeypatch, tmp_path):
+    """With two contexts open, an allocation, upload and launch of the first lands on the first
+    GPU although the second was opened (made current) last; closing counts both out."""
+    import numpy as np
+
+    from gpuwhy.engine.context import GpuContext
+    from gpuwhy.engine.peer import can_access_peer, enable_peer_access, open_devices
+
+    node = _node(monkeypatch, tmp_path, 2, can_peer=lambda r, o: r == 1)
+    with open_devices([0, 1]) as (a, b):
+        assert GpuContext._open == 2 and node.current == 1
+        buf = a.alloc(64)
+        assert node.owner_of(buf.ptr) == 0 and node.current == 0
+        a.upload(buf, np.arange(16, dtype=np.uint32))
+        assert node.current == 0
+        assert can_access_peer(b, a) and not can_access_peer(a, b)
+        enable_peer_access(b, a)
+        enable_peer_access(b, a)  # already enabled: fine
+        assert node.enabled == {(1, 0)} and node.current == 1
+        with pytest.raises(MeasurementError, match="in enabling peer access from GPU cuda:0 to cuda:1"):
+            enable_peer_access(a, b)
+    assert GpuContext._open == 0 and node.owner == {}
