@@ -75,6 +75,11 @@ MODULES: dict[str, tuple[str, ...]] = {
     "src/gpuwhy/model/shapes.py": ("tests/test_shapes.py",),
     "src/gpuwhy/model/gemm_shape.py": ("tests/test_shapes.py",),
     "src/gpuwhy/model/timeline.py": ("tests/test_run_timeline.py",),
+    # Several GPUs (issue 21): 100% of 69, 98.8% of 82 (one equivalent), 100% of 50, 100% of 46 edits.
+    "src/gpuwhy/model/links.py": ("tests/test_topology.py", "tests/test_link.py"),
+    "src/gpuwhy/model/topology.py": ("tests/test_topology.py",),
+    "src/gpuwhy/model/p2p.py": ("tests/test_p2p.py",),
+    "src/gpuwhy/model/schedule.py": ("tests/test_multi_gpu.py",),
 }
 
 #: Third-party modules imported once in the parent so that each forked run skips them.

@@ -482,6 +482,14 @@ def make_pynvml(gpus: list[dict], system: dict | None = None, init_error: int | 
             raise FakeNVMLError(2)
         return handles[i]
 
+    @fn("nvmlDeviceGetHandleByUUID")
+    def _by_uuid(u):
+        u = u.decode() if isinstance(u, bytes) else u
+        for h in handles:
+            if h.data.get("uuid") == u:
+                return h
+        raise FakeNVMLError(NOT_FOUND)
+
     @fn("nvmlDeviceGetName")
     def _name(h):
         return _need(h.data, "name")
@@ -621,6 +629,50 @@ def make_pynvml(gpus: list[dict], system: dict | None = None, init_error: int | 
     def _ci(h):
         return _need(h.data, "ci")
 
+    # -- several GPUs: NVLinks, PCIe tree, NUMA (absent keys read as NOT_SUPPORTED) --
+    m.NVML_NVLINK_MAX_LINKS = 18
+    for k, h in enumerate(handles):
+        h.index = k
+
+    def _link(h, link):
+        links = _need(h.data, "nvlinks")
+        if link >= h.data.get("nvlink_count", 18):
+            raise FakeNVMLError(2)  # INVALID_ARGUMENT: no such link
+        return next((x for x in links if x["link"] == link), None)
+
+    @fn("nvmlDeviceGetNvLinkState")
+    def _nvl_state(h, link):
+        return 1 if _link(h, link) is not None else 0
+
+    @fn("nvmlDeviceGetNvLinkVersion")
+    def _nvl_version(h, link):
+        x = _link(h, link)
+        if x is None:
+            raise FakeNVMLError(NOT_SUPPORTED)
+        return x["version"]
+
+    @fn("nvmlDeviceGetNvLinkRemotePciInfo")
+    def _nvl_remote(h, link):
+        return types.SimpleNamespace(busId=_link(h, link)["remote_bus"].encode())
+
+    @fn("nvmlDeviceGetNvLinkRemoteDeviceType")
+    def _nvl_type(h, link):
+        return _link(h, link)["remote_type"]
+
+    @fn("nvmlDeviceGetTopologyCommonAncestor")
+    def _ancestor(h1, h2):
+        a, b = sorted((h1.index, h2.index))
+        return _need(system.get("topology", {}), f"{a},{b}")
+
+    @fn("nvmlDeviceGetNumaNodeId")
+    def _numa(h):
+        return _need(h.data, "numa_node")
+
+    @fn("nvmlDeviceGetCpuAffinity")
+    def _affinity(h, words):
+        mask = _need(h.data, "cpu_affinity")
+        return (list(mask) + [0] * words)[:words]
+
     for name in absent:
         delattr(m, name)
     return m
@@ -752,19 +804,23 @@ class Machine:
 
 
 
-def h200_node(machine: Machine, n: int, cuda_order: list[int] | None = None, cvd: str | None = None) -> list[dict]:
+def h200_node(machine: Machine, n: int, cuda_order: list[int] | None = None, cvd: str | None = None,
+              nvml_extra: list[dict] | None = None, system_extra: dict | None = None) -> list[dict]:
     """Install ``n`` recorded H200s (NVML indices 0..n-1, PCI buses 0x18, 0x2a, ...; UUIDs ending
     in the index) as NVML and the CUDA driver show them; returns the NVML dicts.
 
     ``cuda_order`` lists NVML indices in CUDA's order (default: the same order); ``cvd`` is set
     as ``CUDA_VISIBLE_DEVICES`` and applied to that order, as the CUDA driver does.
+    ``nvml_extra`` adds keys to each GPU's NVML dict (NVLinks, NUMA node, CPU affinity) and
+    ``system_extra`` to the system's (``topology``: "i,j" -> NVML's common-ancestor level).
     """
     fx = load_fixture("h200")
     nv, cu = [], []
     for i in range(n):
         tail = f"{0x200 + i:012x}"
         bus = 0x18 + 0x12 * i
-        nv.append({**fx["nvml"], "uuid": f"GPU-0a1b2c3d-0000-4000-8000-{tail}", "pci_bus_id": f"00000000:{bus:02X}:00.0"})
+        nv.append({**fx["nvml"], "uuid": f"GPU-0a1b2c3d-0000-4000-8000-{tail}", "pci_bus_id": f"00000000:{bus:02X}:00.0",
+                   **(nvml_extra[i] if nvml_extra else {})})
         cu.append({**fx["cuda"], "uuid": f"0a1b2c3d-0000-4000-8000-{tail}", "pci_bus_id": f"0000:{bus:02X}:00.0"})
     order = list(cuda_order if cuda_order is not None else range(n))
     if cvd is not None:
@@ -773,6 +829,6 @@ def h200_node(machine: Machine, n: int, cuda_order: list[int] | None = None, cvd
         machine.mp.setenv("CUDA_VISIBLE_DEVICES", cvd)
         sel = resolve_cuda_visible_devices(cvd, [Candidate(nv[i]["uuid"]) for i in order])
         order = [order[k] for k in sel.indices]
-    machine.nvml(make_pynvml(nv, fx["nvml_system"]))
+    machine.nvml(make_pynvml(nv, {**fx["nvml_system"], **(system_extra or {})}))
     machine.driver(make_driver([cu[i] for i in order], fx["cuda_system"]["cuda_driver_version"]))
     return nv

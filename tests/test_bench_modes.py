@@ -59,7 +59,7 @@ def test_every_mode_has_a_view_and_a_json_kind():
     import importlib
 
     names = [m.name for m in modes.MODES]
-    assert names == ["allreduce", "latency", "link", "caches", "compile-only", "compute", "roofline", "sweep", "quick"]
+    assert names == ["allreduce", "p2p", "latency", "link", "caches", "compile-only", "compute", "roofline", "sweep", "quick"]
     assert modes.MODES[-1].flag is None  # the default comes last
     for m in modes.MODES:
         module, function = m.view.split(":")

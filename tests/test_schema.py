@@ -40,11 +40,14 @@ COUNT_WORDS = {"count", "elements", "launches", "kernels", "gaps", "streams", "r
                "block", "blocks", "warps", "threads", "registers", "unit", "partitions", "size", "sets", "processes",
                "errors", "uncorrected", "fraction", "ratio", "factor", "efficiency", "speedup", "cv", "knee", "seed",
                "words", "vector", "samples", "wave", "waves", "occupancy", "lanes", "top", "step", "spread", "log10", "dropped", "id", "share",
-               "counts", "tolerances", "major", "minor", "hidden", "repeat", "code"}  # code: an exit status
-# (check: checks per state, baseline tolerances as fractions, nvrtc version parts; mfu: model width; bench-caches: passes)
+               "counts", "tolerances", "major", "minor", "hidden", "repeat", "code", "workers", "stages", "exit"}  # code, exit: an exit status
+# (check: checks per state, baseline tolerances as fractions, nvrtc version parts, the schedule's workers and stages
+#  (counts, positions) and a failed GPU's exit code; mfu: model width; bench-caches: passes)
 #: Figures whose unit is a sibling key (``unit``; compare's ``throughput_unit``; an occupancy
 #: suggestion's ``kind``) rather than their own name.
 UNIT_BESIDE = {"derived", "sheet", "throughput", "per_dollar", "per_watt", "value",
+               # check's slowest GPU: its figure's value and the GPUs' median, in the unit its `figure` key names
+               "median",
                # the policy's thresholds, fractions of the sheet's figure (the policy file's own names)
                "min_dram_bandwidth", "min_fp32", "min_tensor"}
 _WORD = re.compile(r"[a-z0-9]+")

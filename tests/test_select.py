@@ -267,6 +267,7 @@ def test_check_selects_the_same_gpus(machine, cli, monkeypatch):
     from gpuwhy.check.policy import Observations
 
     h200_node(machine, 8, cuda_order=list(reversed(range(8))))
+    monkeypatch.setenv("GPUWHY_WORKERS", "inline")  # one after another here: the fake observe_device lives in this process
     seen = []
 
     def fake_observe(device, policy, spec_dirs=(), gpu=None):

@@ -55,17 +55,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import MeasurementError
+from ..model.links import PCIE_ENCODING, PCIE_GT_PER_S, PCIE_SOURCE, pcie_theoretical_gbs  # noqa: F401  (their home is model/links)
 from ..units import fmt_g, fmt_num
 
-#: PCIe data rate per lane (GT/s) and line encoding (payload bits, line bits) by
-#: generation. Source: PCI-SIG, PCI Express Base Specification revisions 1.0a
-#: to 6.0 (https://pcisig.com/specifications): 2.5 and 5.0 GT/s with 8b/10b
-#: encoding (gen 1, 2), 8.0, 16.0 and 32.0 GT/s with 128b/130b (gen 3, 4, 5),
-#: 64.0 GT/s PAM4 in FLIT mode with no line code (gen 6; FLIT framing, CRC and
-#: FEC then take ~8% of each 256-byte FLIT, not counted here).
-PCIE_GT_PER_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
-PCIE_ENCODING = {1: (8, 10), 2: (8, 10), 3: (128, 130), 4: (128, 130), 5: (128, 130), 6: (1, 1)}
-PCIE_SOURCE = "PCI-SIG, PCI Express Base Specification rev. 1.0a-6.0, https://pcisig.com/specifications"
 #: NVLink-C2C between Grace and the GPU: 900 GB/s total, both directions
 #: (NVIDIA GH200 Grace Hopper Superchip datasheet/whitepaper).
 C2C_NOTE = ("NVLink-C2C to the Grace CPU (900 GB/s total both ways per NVIDIA's GH200 datasheet): "
@@ -91,25 +83,6 @@ host_clock: Callable[[], float] = time.perf_counter
 
 
 # ------------------------------------------------------------- pure ----
-
-
-def pcie_theoretical_gbs(gen: int, width: int) -> float:
-    """Per-direction PCIe data rate, GB/s (1e9 B/s): GT/s x encoding efficiency x lanes / 8.
-
-    gen 5 x16: 32 x 128/130 x 16 / 8 = 63.0 GB/s; gen 4 x16: 31.5; gen 3 x16:
-    15.75; gen 2 x16: 8.0; gen 1 x1: 0.25. Transaction-layer overhead (TLP
-    headers, flow control) is not subtracted: a practical link reaches
-    roughly 80-90% of it.
-
-    Raises:
-        ValueError: an unknown generation (1-6) or a width below 1.
-    """
-    if int(gen) not in PCIE_GT_PER_S:
-        raise ValueError(f"PCIe generation {gen!r} is not one of 1..6")
-    if int(width) < 1:
-        raise ValueError(f"PCIe width x{width!r} must be at least 1")
-    payload, line = PCIE_ENCODING[int(gen)]
-    return PCIE_GT_PER_S[int(gen)] * payload / line * int(width) / 8.0
 
 
 def link_sizes(lo: int = LINK_MIN, hi: int = LINK_MAX, factor: int = 2) -> list[int]:

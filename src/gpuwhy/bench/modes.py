@@ -35,7 +35,7 @@ FLAGS = {
     "precision": "--precision", "kernel": "--kernel", "dtype": "--dtype", "device": "--device",
     "gpu": "--gpu", "specs": "--specs", "csv": "--csv", "compile_only": "--compile-only", "arch": "--arch",
     "no_save": "--no-save", "latency": "--latency", "link": "--link", "l1_bypass": "--cg", "json_out": "--json",
-    "caches": "--caches", "allreduce": "--allreduce", "max_size": "--max-size",
+    "caches": "--caches", "allreduce": "--allreduce", "max_size": "--max-size", "p2p": "--p2p",
 }
 
 
@@ -64,6 +64,7 @@ class BenchRequest:
     caches: bool = False
     allreduce: bool = False
     max_size: str | None = None
+    p2p: bool = False
 
     def given(self, field: str) -> bool:
         """Whether the option was given: ``--arch`` when it has any value, the others when truthy."""
@@ -105,7 +106,7 @@ class BenchMode:
     """One mode of ``gpuwhy bench``.
 
     Attributes:
-        name: ``quick``, ``sweep``, ``compute``, ``roofline``, ``latency``, ``link``, ``caches``,
+        name: ``p2p``, ``quick``, ``sweep``, ``compute``, ``roofline``, ``latency``, ``link``, ``caches``,
             ``allreduce``, ``compile-only``.
         flag: the :class:`BenchRequest` field that picks it; None for the default (picked when reached).
         refuses: fields it cannot run with, and ``refuse_error`` the error then.
@@ -358,6 +359,13 @@ def _run_allreduce(req: BenchRequest, hooks: RunHooks):
                                  save=not req.no_save, progress=progress)
 
 
+def _run_p2p(req: BenchRequest, hooks: RunHooks):
+    from .p2p import measure_p2p
+
+    with hooks.bar("gpuwhy bench --p2p") as progress:
+        return measure_p2p(req.device, progress=progress)
+
+
 def _run_link(req: BenchRequest, hooks: RunHooks):
     from .link import measure_link
 
@@ -388,10 +396,16 @@ _MEMORY_USES = ("kernel", "dtype", "csv", "no_save", "quick", *_MEASURE)
 MODES: tuple[BenchMode, ...] = (
     BenchMode("allreduce", "allreduce", _run_allreduce, "bench-allreduce", lambda r: r.to_dict(), "allreduce_view:render_allreduce",
               refuses=("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision", "caches", "latency",
-                       "link"),
+                       "link", "p2p"),
               refuse_error="--allreduce runs alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/--compile-only/"
-                           "--caches/--latency/--link",
+                           "--caches/--latency/--link/--p2p",
               uses=("dtype", "max_size", "no_save", *_MEASURE)),
+    BenchMode("p2p", "p2p", _run_p2p, "bench-p2p", lambda r: r.to_dict(), "p2p_view:render_p2p",
+              refuses=("sweep", "quick", "compute", "roofline", "kernel", "compile_only", "csv", "precision", "caches",
+                       "latency", "link", "allreduce"),
+              refuse_error="--p2p runs alone (every pair of the GPUs -i names, all by default); drop --sweep/--quick/"
+                           "--compute/--roofline/--kernel/--csv/--compile-only/--caches/--latency/--link/--allreduce",
+              uses=("device",)),
     BenchMode("latency", "latency", _run_latency, "bench-latency", lambda r: r.to_dict(), "hierarchy_view:render_latency",
               refuses=_HIERARCHY_REFUSES, refuse_error=_HIERARCHY_ALONE, partners=("link",), partner_error=_HIERARCHY_APART,
               uses=("l1_bypass", *_MEASURE)),

@@ -5,8 +5,12 @@ The document (``kind: check``) holds: ``host`` and ``date`` (ISO 8601 UTC) of th
 ``counts`` of checks per state; the ``policy``; per GPU in ``devices`` its checks (each a
 ``name``, a ``status``, its numbers with units in the keys, and the texts people read);
 the raw ``observations`` (numbers with units in the keys: what ``--recorded``,
-``--baseline`` and ``gpuwhy fleet summarize`` read back); and ``baseline``, what each GPU
-was compared with (None without ``--baseline``). It is also what ``--save-baseline`` writes.
+``--baseline`` and ``gpuwhy fleet summarize`` read back); ``baseline``, what each GPU
+was compared with (None without ``--baseline``); with several GPUs ``slowest``, the GPU
+furthest below the others' median (:data:`SLOWEST_FIGURES`), ``schedule``, how they were
+measured (at once or one after another, the wall time and the GPUs' own times added), and
+``failed_devices``, the GPUs whose measurement raised an error. It is also what
+``--save-baseline`` writes.
 """
 
 from __future__ import annotations
@@ -15,12 +19,30 @@ from __future__ import annotations
 from ..errors import UsageError
 from .policy import STATES, DeviceChecks, Observations, Policy
 
+#: The figures that name the slowest GPU: more is better, except launch overhead.
+SLOWEST_FIGURES = {"dram_bandwidth_gbs": True, "fp32_tflops": True, "tensor_tflops": True, "launch_overhead_us": False}
+
+
+def slowest_device(observations: list[Observations]) -> dict | None:
+    """The GPU furthest below the others (:func:`gpuwhy.model.schedule.slowest_gpu` over
+    :data:`SLOWEST_FIGURES`) as the document holds it, or None (one GPU, or no figure on two)."""
+    from ..model.schedule import slowest_gpu
+
+    s = slowest_gpu([{k: getattr(o, k) for k in SLOWEST_FIGURES} for o in observations], SLOWEST_FIGURES)
+    if s is None:
+        return None
+    o = observations[s.position]
+    return {"device_index": s.position, "device": o.device, "uuid": o.uuid, "figure": s.figure, "value": s.value,
+            "median": s.median, "ratio": s.ratio}
+
 
 def check_document(reports: list[DeviceChecks], observations: list[Observations], policy: Policy, *,
-                   host: str = "", date: str = "", comparisons: list | None = None) -> dict:
+                   host: str = "", date: str = "", comparisons: list | None = None, schedule: dict | None = None,
+                   failed: list | None = None) -> dict:
     """The ``--json`` document body (see the module docstring); ``comparisons`` holds one
-    :class:`~gpuwhy.check.baseline.Comparison` (or None) per report."""
-    failed = any(r.failed for r in reports)
+    :class:`~gpuwhy.check.baseline.Comparison` (or None) per report; ``schedule`` how the GPUs were
+    measured; ``failed`` ``(label, Outcome)`` pairs of :mod:`gpuwhy.bench.fanout` for GPUs that raised."""
+    failed_any = any(r.failed for r in reports) or bool(failed)
     warned = any(r.status == "warn" for r in reports)
     base = None
     if comparisons and any(c is not None for c in comparisons):
@@ -30,13 +52,16 @@ def check_document(reports: list[DeviceChecks], observations: list[Observations]
     return {
         "host": host,
         "date": date,
-        "status": "fail" if failed else "warn" if warned else "pass",
-        "passed": not failed,
+        "status": "fail" if failed_any else "warn" if warned else "pass",
+        "passed": not failed_any,
         "counts": {s: sum(r.count(s) for r in reports) for s in STATES},
         "policy": policy.to_dict(),
         "devices": [r.to_dict() for r in reports],
         "observations": [o.to_dict() for o in observations],
         "baseline": base,
+        "slowest": slowest_device(observations),
+        "schedule": schedule,
+        "failed_devices": [{"device": label, "exit_code": o.exit_code, "error": o.error} for label, o in failed or ()],
     }
 
 

@@ -13,7 +13,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
+from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt, refuse_unused
 from .progress import progress_bar
 
 
@@ -43,6 +43,7 @@ def bench_cmd(
     save_baseline: Optional[str] = typer.Option(None, "--save-baseline", metavar="FILE.json", help="With --quick/--sweep: write this run as a baseline (its --json document)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="With --save-baseline: replace an existing file."),
     policy: Optional[str] = typer.Option(None, "--policy", metavar="FILE.yaml", help="With --baseline: the policy whose baseline tolerances apply (default 5% bandwidth, 5% FLOP/s, 20% launch overhead)."),
+    p2p: bool = typer.Option(False, "--p2p", help="GPU-to-GPU bandwidth (copy engine and SM kernel, one way and both ways) and pointer-chase latency for every pair of GPUs (-i, all by default), against each link's rate; one GPU: its own copies."),
     caches: bool = typer.Option(False, "--caches", help="L2 read and read+write, shared-memory and L1 bandwidth alone (part of --sweep); seconds."),
     allreduce: bool = typer.Option(False, "--allreduce", help="NCCL all-reduce over the GPUs -i names (default all) through torch.distributed, one process per GPU: algbw and busbw, 8 B .. --max-size (needs PyTorch)."),
     max_size: Optional[str] = typer.Option(None, "--max-size", metavar="BYTES", help="With --allreduce: the largest message, a power of two (default 1GiB)."),
@@ -55,9 +56,14 @@ def bench_cmd(
         sweep=sweep, quick=quick, compute=compute, roofline=roofline, precision=precision, kernel=kernel, dtype=dtype,
         device=device, gpu=gpu, specs=specs, csv=csv, compile_only=compile_only, arch=arch, no_save=no_save,
         latency=latency, link=link, l1_bypass=l1_bypass, json_out=json_out, caches=caches, allreduce=allreduce,
-        max_size=max_size,
+        max_size=max_size, p2p=p2p,
     )
     mode = choose(req)
+    several = _several_gpus(mode.name, req)
+    if several is not None:
+        refuse_unused("with several GPUs (one file per GPU would be needed; use -i N, or `gpuwhy check -i all --baseline`)",
+                      csv=csv, baseline=baseline, save_baseline=save_baseline, overwrite=overwrite, policy=policy)
+        return _bench_several(mode, req, several, json_out)
     against = _baseline_options(mode.name, baseline, save_baseline, overwrite, policy)
     result = mode.run(req, RunHooks(bar=progress_bar, writable=_writable, write_csv=_write_csv))
     document = mode.document(result)
@@ -79,6 +85,62 @@ def bench_cmd(
     if problem is not None:
         raise problem
     _finish_baseline(judged, document, mode.json_kind, save_baseline, overwrite)
+
+
+def _several_gpus(mode: str, req):
+    """The devices ``-i`` names when it names several and ``mode`` runs on several GPUs, else None
+    (``-i all`` on a one-GPU machine is a one-GPU run, as before)."""
+    from ..bench.multi import SEVERAL
+
+    text = (req.device or "").strip()
+    if mode not in SEVERAL or not (text.lower() == "all" or "," in text):
+        return None
+    from ..device.select import resolve
+
+    sel = resolve(text)
+    return sel.devices if len(sel.devices) > 1 else None
+
+
+def run_one_gpu(mode: str, fields: dict, device: str) -> dict:
+    """One GPU's run of bench ``mode`` (a worker of :func:`gpuwhy.bench.multi.run_several`, run in a
+    worker process): the request ``fields`` with ``-i`` set to ``device``; returns its ``--json``
+    document (header included: what ``bench -i DEVICE --json`` prints) and the error its result
+    carries for after printing (exit code and message; 0 and '' when none)."""
+    from ..bench.modes import BenchRequest, RunHooks, failure
+    from ..bench.modes import mode as mode_named
+    from ..render.jsonout import SCHEMA_VERSION, to_plain
+    from ..version import __version__
+
+    m = mode_named(mode)
+    result = m.run(BenchRequest(**{**fields, "device": device}), RunHooks())
+    doc = {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": m.json_kind, **to_plain(m.document(result))}
+    problem = failure(result)
+    return {"document": doc, "exit_code": problem.exit_code if problem else 0, "error": str(problem) if problem else ""}
+
+
+def _bench_several(mode, req, devices, json_out: bool) -> None:
+    """Run ``mode`` on ``devices`` (:func:`gpuwhy.bench.multi.run_several`), print one line per GPU
+    (or the ``bench-multi`` document), then raise the first GPU's error, naming every GPU that failed."""
+    import dataclasses
+
+    from ..bench.fanout import Outcome, error_of
+    from ..bench.multi import run_several
+    from ..render.console import note
+
+    fields = {f.name: getattr(req, f.name) for f in dataclasses.fields(req) if f.name not in ("device", "json_out")}
+    note(f"bench --{mode.name} on {len(devices)} GPUs")
+    result = run_several(mode.name, mode.json_kind, fields, devices, run_one_gpu)
+    if json_out:
+        from ..render.jsonout import emit
+
+        emit("bench-multi", result)
+    else:
+        from ..render.multi_view import render_multi
+
+        render_multi(result)
+    bad = [(f"GPU {r.index} ({r.uuid})", Outcome(i, None, r.exit_code, r.error)) for i, r in enumerate(result.runs) if r.exit_code]
+    if bad:
+        raise error_of(bad)
 
 
 def _baseline_options(mode: str, baseline, save_baseline, overwrite, policy):

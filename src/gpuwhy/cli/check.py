@@ -44,6 +44,7 @@ def check_cmd(
     if device is not None and all_devices:
         raise UsageError("-i and --all-devices exclude each other; pick one (--all-devices is -i all)")
     reports = []
+    schedule, failed = None, []
     if overwrite and not save_baseline:
         raise UsageError("--overwrite applies to --save-baseline")
     base = _load_baseline(baseline, save_baseline, overwrite)
@@ -56,17 +57,12 @@ def check_cmd(
         observations, host, date = read_recorded(recorded)
         reports = [_judge(recorded, i, obs, pol) for i, obs in enumerate(observations)]
     else:
-        from ..check.observe import observe_device
         from ..device.select import resolve
 
         # -i as nvidia-smi reads it; each GPU chosen is then named by its UUID (else its CUDA ordinal)
         sel = resolve("all" if all_devices else device)
-        targets = [d.uuid or f"cuda:{d.cuda_ordinal}" for d in sel.devices]
-        observations = []
-        for t in targets:
-            obs, elapsed = observe_device(t, pol, specs or (), gpu)
-            observations.append(obs)
-            reports.append(evaluate(obs, pol, elapsed))
+        observations, elapsed, schedule, failed = _observe_all(sel, pol, specs, gpu)
+        reports = [evaluate(obs, pol, t) for obs, t in zip(observations, elapsed)]
     comparisons = [None] * len(reports)
     if base is not None:
         from ..check.baseline import judge_against
@@ -76,7 +72,8 @@ def check_cmd(
         host, date = _host(), _now()
     from ..check.document import check_document
 
-    doc = check_document(reports, observations, pol, host=host, date=date, comparisons=comparisons)
+    doc = check_document(reports, observations, pol, host=host, date=date, comparisons=comparisons,
+                         schedule=schedule, failed=failed)
     if junit:
         write_junit(reports, junit)
     if csv_out:
@@ -90,8 +87,50 @@ def check_cmd(
     else:
         from ..render.check_view import render_check
 
-        render_check(reports, pol, comparisons)
+        render_check(reports, pol, comparisons, doc)
+    if failed:
+        from ..bench.fanout import error_of
+
+        raise error_of(failed)
     _finish(reports, doc, save_baseline, overwrite)
+
+
+def _observe_all(sel, pol, specs, gpu):
+    """Measure every GPU of ``sel`` as :func:`gpuwhy.model.schedule.plan_runs` plans ``check``: all
+    at once, one worker process per GPU, each pinned to its GPU's CPUs (one GPU: in this process).
+
+    Returns ``(observations, seconds each, schedule or None, failed)``: the GPUs that measured, in
+    order; the schedule (the plan, the wall time and the GPUs' own times added) with several GPUs;
+    ``failed`` lists ``(label, Outcome)`` of the GPUs whose measurement raised.
+
+    Raises:
+        the one GPU's error when a single GPU was chosen; every GPU's when all failed.
+    """
+    import time
+
+    from ..bench.fanout import error_of, run_plan, schedule_record, usable_cpus
+    from ..check import observe
+    from ..device.topology import close_cpus
+    from ..model.schedule import plan_runs
+
+    devs = sel.devices
+    targets = [d.uuid or f"cuda:{d.cuda_ordinal}" for d in devs]
+    labels = [f"GPU {d.nvml_index if d.nvml_index is not None else 'cuda:%s' % d.cuda_ordinal} ({t})" for d, t in zip(devs, targets)]
+    plan = plan_runs("check", len(targets), cpus=len(usable_cpus()))
+    cpus = close_cpus([d.uuid for d in devs]) if len(devs) > 1 else None
+    t0 = time.perf_counter()
+    outs = run_plan(plan, observe.observe_device, [(t, pol, tuple(specs or ()), gpu) for t in targets], cpus)
+    wall = time.perf_counter() - t0
+    bad = [(label, o) for label, o in zip(labels, outs) if not o.ok]
+    if len(devs) == 1 and bad:
+        raise error_of(bad, prefix=False)
+    if bad and len(bad) == len(outs):
+        raise error_of(bad)
+    good = [o for o in outs if o.ok]
+    schedule = None
+    if len(devs) > 1:
+        schedule = schedule_record(plan, outs, wall)
+    return [o.value[0] for o in good], [o.value[1] for o in good], schedule, bad
 
 
 def _judge(path: str, i: int, obs, pol):

@@ -12,6 +12,7 @@ from .common import DeviceOpt, JsonOpt, SpecsOpt
 def probe_cmd(
     device: DeviceOpt = None,
     list_only: bool = typer.Option(False, "--list", "-L", help="One line per GPU (nvidia-smi -L): index, CUDA ordinal, name, UUID, PCI bus id, sheet."),
+    topo: bool = typer.Option(False, "--topo", help="How the GPUs are connected (as nvidia-smi topo -m): NVLink (links, version, rate) or the PCIe path of each pair, each GPU's NUMA node and CPU affinity; -i all by default."),
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -21,6 +22,22 @@ def probe_cmd(
     Exit code 3 with one line when there is no driver, no NVML, no GPU, or
     CUDA_VISIBLE_DEVICES hides every GPU.
     """
+    if topo:
+        from .common import refuse_unused
+
+        refuse_unused("with --topo (it reads links, not the spec sheets)", list_=list_only, specs=specs)
+        from ..device.topology import read_topology
+
+        topology = read_topology("all" if device is None else device)
+        if json_out:
+            from ..render.jsonout import emit
+
+            emit("probe-topo", topology)
+        else:
+            from ..render.topo_view import render_topology
+
+            render_topology(topology)
+        return
     from ..device.probe import probe_devices
 
     report = probe_devices(device=device, spec_dirs=specs or (), full=not list_only)

@@ -198,6 +198,22 @@ class Process:
     used_memory_bytes: int | None
 
 
+@dataclass(frozen=True)
+class NvLink:
+    """One active NVLink of a GPU (``nvmlDeviceGetNvLink*``): NVML's link number, its version
+    (NVML's ``nvmlNvlinkVersion_t`` value), the far end's PCI bus id and kind (``gpu``,
+    ``switch``, ``cpu`` for an IBM NPU, ``unknown``)."""
+
+    link: int
+    version: int | NA
+    remote_bus: str | NA
+    remote_kind: str
+
+
+#: nvml.h ``NVML_NVLINK_DEVICE_TYPE_*`` -> gpuwhy's word.
+_NVLINK_REMOTE = {0: "gpu", 1: "cpu", 2: "switch"}
+
+
 class Nvml:
     """An initialised NVML session. Build with :func:`open_nvml`; call :meth:`close` when done.
 
@@ -476,6 +492,66 @@ class Nvml:
             used = used if isinstance(used, int) and 0 <= used < 2**63 else None
             out.append(Process(pid, used))
         return out
+
+    # -- several GPUs: links, PCIe tree, NUMA ----------------------------------------
+    def nvlinks(self, h: Any) -> list[NvLink] | NA:
+        """The GPU's active NVLinks (``nvidia-smi nvlink -s``/``topo -m``): links 0 ..
+        ``NVML_NVLINK_MAX_LINKS - 1`` whose state is on; a link NVML calls invalid is skipped.
+        An NA when the GPU has no NVLink (every link not supported) or NVML lacks the call."""
+        n = self.const("NVML_NVLINK_MAX_LINKS", 18)
+        out: list[NvLink] = []
+        first_na = None
+        for link in range(n):
+            st = self.call("nvmlDeviceGetNvLinkState", h, link)
+            if is_na(st):
+                first_na = first_na or st
+                if st.kind in ("not_supported", "missing_function") and link == 0:
+                    return NA(f"no NVLink: {st.reason}", st.kind)
+                continue
+            if not st:
+                continue
+            ver = self.call("nvmlDeviceGetNvLinkVersion", h, link)
+            if not is_na(ver) and not (isinstance(ver, int) and ver > 0):
+                ver = NA(f"NVLink version {ver!r} unreadable", "error")
+            info = self.call("nvmlDeviceGetNvLinkRemotePciInfo", h, link)
+            bus = info if is_na(info) else text(field(info, "busId") or field(info, "busIdLegacy") or b"", "NVLink remote bus id")
+            kind = self.call("nvmlDeviceGetNvLinkRemoteDeviceType", h, link)
+            out.append(NvLink(link, ver, bus, "unknown" if is_na(kind) else _NVLINK_REMOTE.get(kind, "unknown")))
+        if not out and first_na is not None and first_na.kind != "error":
+            return NA(f"no NVLink: {first_na.reason}", first_na.kind)
+        return out
+
+    def common_ancestor(self, h1: Any, h2: Any) -> int | NA:
+        """NVML's ``nvmlGpuTopologyLevel_t`` of two GPUs' nearest common ancestor on the PCIe tree
+        (0 one board, 10 one bridge, 20 several bridges, 30 host bridge, 40 NUMA node, 50 across sockets)."""
+        v = self.call("nvmlDeviceGetTopologyCommonAncestor", h1, h2)
+        if is_na(v) or (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
+            return v
+        return NA(f"topology level {v!r} unreadable", "error")
+
+    def numa_node(self, h: Any) -> int | NA:
+        """The GPU's NUMA node (``nvmlDeviceGetNumaNodeId``); NA on a machine without NUMA (-1)."""
+        v = self.call("nvmlDeviceGetNumaNodeId", h)
+        if is_na(v):
+            return v
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            return NA(f"NVML reads NUMA node {v!r} (no NUMA node)", "not_supported")
+        return v
+
+    def cpu_affinity(self, h: Any, cpus: int) -> tuple[int, ...] | NA:
+        """The CPUs close to the GPU (``nvmlDeviceGetCpuAffinity``), for a machine of ``cpus``
+        CPUs; NA when unread or empty."""
+        from ..model.topology import cpus_from_mask
+
+        words = max(1, -(-int(cpus) // 64))
+        v = self.call("nvmlDeviceGetCpuAffinity", h, words)
+        if is_na(v):
+            return v
+        try:
+            got = cpus_from_mask([int(w) for w in v])
+        except (TypeError, ValueError):
+            return NA(f"CPU affinity {v!r} unreadable", "error")
+        return got if got else NA("NVML reads an empty CPU affinity", "zero")
 
     # -- MIG ----------------------------------------------------------------------
     def mig_mode(self, h: Any) -> tuple[bool, bool] | NA:

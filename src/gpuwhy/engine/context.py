@@ -306,12 +306,17 @@ class GpuContext:
     :class:`~gpuwhy.errors.MeasurementError` (or :class:`DeviceOutOfMemory`).
     """
 
+    #: GpuContexts open in this process; with more than one, the calls that act on the current
+    #: context (allocations, copies to and from the host, module loads, launches) make theirs current first.
+    _open = 0
+
     def __init__(self, index: int):
         from cuda.bindings import driver
         from cuda.core import Device
 
         from .timing import EventPool
 
+        self._closed = True  # until it counts as open
         self._live: set[DeviceBuffer] = set()
         self._live_host: set[HostBuffer] = set()
         self._modules: dict = {}
@@ -319,6 +324,7 @@ class GpuContext:
         self._spin_kernel = None
         self.device = Device(index)
         self.device.set_current()
+        self.cu_context = _current_context()
         self.stream = self.device.create_stream()
         self.events = EventPool(self.device)
         p = self.device.properties
@@ -342,12 +348,31 @@ class GpuContext:
             driver_cuda_version=f"{ver // 1000}.{(ver % 1000) // 10}",
             pci_device_id=pci,
         )
+        GpuContext._open += 1
+        self._closed = False
+
+    # ---------------------------------------------------------------- several GPUs
+    def activate(self) -> None:
+        """Make this device's context the calling thread's current one (``cuCtxSetCurrent``): what
+        work on one of several open GPUs needs first (see :mod:`gpuwhy.engine.peer`)."""
+        if self.cu_context is not None:
+            from cuda.bindings import driver
+
+            check(driver.cuCtxSetCurrent(self.cu_context), "cuCtxSetCurrent")
+        else:
+            self.device.set_current()
+
+    def _current(self) -> None:
+        """Make this context current when several are open (one open context is always current)."""
+        if GpuContext._open > 1:
+            self.activate()
 
     # ---------------------------------------------------------------- memory
     def mem_info(self) -> tuple[int, int]:
         """(free, total) device memory in bytes."""
         from cuda.bindings import driver
 
+        self._current()
         return check(driver.cuMemGetInfo(), "cuMemGetInfo")
 
     def alloc(self, nbytes: int) -> DeviceBuffer:
@@ -358,6 +383,7 @@ class GpuContext:
         """
         from cuda.bindings import driver
 
+        self._current()
         ptr = check(driver.cuMemAlloc(max(1, int(nbytes))), f"allocating {nbytes} bytes")
         buf = DeviceBuffer(self, int(ptr), int(nbytes))
         self._live.add(buf)
@@ -369,6 +395,7 @@ class GpuContext:
 
         import numpy as np
 
+        self._current()
         a = np.ascontiguousarray(array)
         if a.nbytes > buf.nbytes:
             raise ValueError(f"{a.nbytes} bytes do not fit in {buf!r}")
@@ -382,6 +409,7 @@ class GpuContext:
 
         import numpy as np
 
+        self._current()
         out = np.empty(int(count), dtype=dtype)
         if out.nbytes > buf.nbytes:
             raise ValueError(f"{out.nbytes} bytes are more than {buf!r} holds")
@@ -394,6 +422,7 @@ class GpuContext:
         """Set ``nbytes`` (default all) of ``buf`` to ``byte`` on the stream (0xFF poisons floats with NaN)."""
         from cuda.bindings import driver
 
+        self._current()
         n = buf.nbytes if nbytes is None else int(nbytes)
         check(driver.cuMemsetD8Async(buf.ptr, int(byte) & 0xFF, n, self.stream.handle), "cuMemsetD8Async")
 
@@ -405,6 +434,7 @@ class GpuContext:
         """
         from cuda.bindings import driver
 
+        self._current()
         ptr = int(check(driver.cuMemHostAlloc(int(nbytes), 0), f"pinning {nbytes} bytes of host memory (cuMemHostAlloc)"))
         buf = HostBuffer(self, ptr, int(nbytes))
         self._live_host.add(buf)
@@ -455,6 +485,7 @@ class GpuContext:
         target = arch or self.info.arch
         key = (file_name, target, tuple(sorted((defines or {}).items())))
         if key not in self._modules:
+            self._current()
             from cuda.core import ObjectCode
 
             from .compile import compile_file, nvrtc_version
@@ -501,12 +532,14 @@ class GpuContext:
         """Enqueue ``kernel`` on the stream (``cuda.core.launch``)."""
         from cuda.core import launch
 
+        self._current()
         launch(self.stream, self.config(grid, block, shmem), kernel, *args)
 
     def launcher(self, kernel, grid, block, shmem: int = 0):
         """``go(*args)``: enqueue ``kernel`` on the stream with these arguments. cuda.core's
         ``launch``, the stream and the launch config are bound once (:func:`functools.partial`),
-        so a timed loop pays no lookup per launch."""
+        so a timed loop pays no lookup per launch. With several GPUs open, call :meth:`activate`
+        before the loop (``go`` does not)."""
         from cuda.core import launch
 
         return functools.partial(launch, self.stream, self.config(grid, block, shmem), kernel)
@@ -519,6 +552,7 @@ class GpuContext:
         """
         import numpy as np
 
+        self._current()
         k = self._spin_kernel
         if k is None:
             k = self._spin_kernel = self.kernel("launch.cu", "spin_kernel")
@@ -546,6 +580,12 @@ class GpuContext:
     # -------------------------------------------------------------- lifetime
     def close(self) -> None:
         """Free every live device and pinned host buffer, the events and the stream (errors ignored)."""
+        if not self._closed:
+            self._closed = True
+            if GpuContext._open > 1:
+                with contextlib.suppress(Exception):
+                    self.activate()
+            GpuContext._open -= 1
         for buf in list(self._live):
             buf.free()
         for hbuf in list(self._live_host):
@@ -568,6 +608,17 @@ class GpuContext:
             if err is not None:
                 raise err from None
         return False
+
+
+def _current_context():
+    """The calling thread's current CUDA context (``cuCtxGetCurrent``), or None where it cannot be read."""
+    try:
+        from cuda.bindings import driver
+
+        err, ctx = driver.cuCtxGetCurrent()
+        return ctx if err == driver.CUresult.CUDA_SUCCESS else None
+    except Exception:
+        return None
 
 
 def open_device(spec: str | int | None = None) -> GpuContext:

@@ -10,10 +10,11 @@ from .console import out
 _STYLE = {"pass": "green", "warn": "bold yellow", "fail": "bold red", "skip": "dim"}
 
 
-def render_check(reports, policy, comparisons=None) -> None:
+def render_check(reports, policy, comparisons=None, doc=None) -> None:
     """One table per GPU (check, status, measured value, threshold, why), what each GPU was
     compared with under ``--baseline`` (``comparisons``: one Comparison or None per report),
-    and a count of the four states."""
+    with several GPUs one line per GPU (:func:`summary_table`), the slowest GPU and how they
+    were measured (from the ``--json`` document ``doc``), and a count of the four states."""
     con = out()
     comparisons = comparisons or [None] * len(reports)
     totals = dict.fromkeys(_STYLE, 0)
@@ -30,5 +31,51 @@ def render_check(reports, policy, comparisons=None) -> None:
             con.print(f"baseline: {comp.source}, {comp.against}")
             if comp.note:
                 con.print(f"note: {comp.note}")
+    if doc is not None and len(reports) > 1:
+        con.print(summary_table(reports, doc))
+        for line in fleet_lines(doc):
+            con.print(line)
     counts = Text.assemble(*[part for s, n in totals.items() for part in ((f"{n} {s}", _STYLE[s] if n else ""), ", ")][:-1])
     con.print(Text.assemble("checks: ", counts, f"; policy: {policy.source}"))
+
+
+def _cell(v, fmt: str) -> str:
+    return "n/a" if v is None else format(v, fmt)
+
+
+def summary_table(reports, doc) -> Table:
+    """One line per GPU: its status and the figures the checks judged (from ``doc``'s observations)."""
+    obs = doc.get("observations", [])
+    tp = (obs[0].get("tensor_precision") if obs else None) or "tensor"
+    t = Table(title=f"{len(reports)} GPUs, one line each", title_justify="left", pad_edge=False, box=None)
+    for col in ("#", "GPU", "status", "DRAM GB/s", "FP32 TFLOP/s", f"{tp.upper()} TFLOP/s", "launch us", "took s"):
+        t.add_column(col)
+    for i, (rep, o) in enumerate(zip(reports, obs)):
+        t.add_row(Text(str(i)), Text(rep.device), Text(rep.status, style=_STYLE.get(rep.status, "")),
+                  Text(_cell(o.get("dram_bandwidth_gbs"), ",.0f")), Text(_cell(o.get("fp32_tflops"), ",.1f")),
+                  Text(_cell(o.get("tensor_tflops"), ",.0f")), Text(_cell(o.get("launch_overhead_us"), ".2f")),
+                  Text(_cell(rep.elapsed_s, ".1f")))
+    return t
+
+
+#: How each figure reads in a sentence, and its unit.
+_FIGURE_WORDS = {"dram_bandwidth_gbs": ("DRAM bandwidth", "GB/s", ",.0f"), "fp32_tflops": ("FP32 FMA rate", "TFLOP/s", ",.1f"),
+                 "tensor_tflops": ("tensor-core rate", "TFLOP/s", ",.0f"), "launch_overhead_us": ("launch overhead", "us", ".2f")}
+
+
+def fleet_lines(doc) -> list[Text]:
+    """The slowest GPU named, the GPUs that failed to measure, and how the GPUs were scheduled."""
+    lines = []
+    s = doc.get("slowest")
+    if s is not None:
+        words, unit, fmt = _FIGURE_WORDS.get(s["figure"], (s["figure"], "", ".3g"))
+        lines.append(Text(f"slowest: #{s['device_index']} {s['device']} {s['uuid']}: {words} {format(s['value'], fmt)} {unit}, "
+                          f"{s['ratio']:.2f}x the median {format(s['median'], fmt)} {unit}", style="bold"))
+    for f in doc.get("failed_devices") or ():
+        lines.append(Text(f"not measured: {f['device']}: {f['error']}", style="bold red"))
+    sch = doc.get("schedule")
+    if sch is not None:
+        how = sch["why"] if sch["ran_in"] == "worker processes" else "one GPU after another in this process"
+        lines.append(Text(f"schedule: {how}; {sch['wall_s']:.1f} s in all, the GPUs' own times add up to "
+                          f"{sch['sum_of_gpus_s']:.1f} s", style="dim"))
+    return lines
