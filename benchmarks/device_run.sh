@@ -29,8 +29,10 @@ timeout 240 python3 -m gpuwhy bench --sweep > "$W/bench_sweep.txt" 2>&1; sweep_r
 for n in $order; do
   cmd=${progs[$n]}
   /usr/bin/time -f '%e' -o "$W/.t" timeout 240 python3 $cmd > "$W/$n.plain.txt" 2>&1; plain[$n]="$(secs) rc=$?"
-  /usr/bin/time -f '%e' -o "$W/.t" timeout 240 python3 -m gpuwhy run --steps 4 --out "$W/$n" -- python3 $cmd > "$W/$n.txt" 2>&1
-  under[$n]="$(secs) rc=$?"
+  if [ "${RUN_TRACE_ONLY:-1}" = 1 ]; then  # RUN_TRACE_ONLY=0 leaves out the trace-only run (the tool's overhead)
+    /usr/bin/time -f '%e' -o "$W/.t" timeout 240 python3 -m gpuwhy run --steps 4 --out "$W/$n" -- python3 $cmd > "$W/$n.txt" 2>&1
+    under[$n]="$(secs) rc=$?"
+  else under[$n]="not run"; fi
   /usr/bin/time -f '%e' -o "$W/.t" timeout 300 python3 -m gpuwhy run --kernels --json --steps 4 --report "$W/$n.html" \
     --out "$W/$n" -- python3 $cmd > "$W/$n.kernels.json" 2> "$W/$n.kernels.err"
   rc=$?; kern[$n]="$(secs) rc=$rc"
@@ -56,14 +58,17 @@ print(f"{len(ks)}/{len(d['kernels'])} top measured, order {m.get('launches_by_or
       f"unmatched {m.get('launches_unmatched')}; " + ", ".join(f"{k['regime']} {k['roof_pct'] and round(k['roof_pct'])}%" for k in ks[:3]))
 PY
 )
-  echo "=== $n: $cmd"; cat "$W/$n.txt"
+  echo "=== $n: $cmd"; cat "$W/$n.txt" 2>/dev/null
 done
 if [[ " $order " == *" decode_b1 "* ]]; then
-  timeout 300 python3 -m gpuwhy run --kernels --steps 4 --out "$W/decode_b1_text" -- python3 ${progs[decode_b1]} > "$W/decode_b1.kernels.txt" 2>&1
-  echo "=== decode_b1 --kernels (text)"; cat "$W/decode_b1.kernels.txt"
+  if [ "${RUN_TEXT:-1}" = 1 ]; then  # RUN_TEXT=0 leaves out decode_b1's --kernels run as text
+    timeout 300 python3 -m gpuwhy run --kernels --steps 4 --out "$W/decode_b1_text" -- python3 ${progs[decode_b1]} > "$W/decode_b1.kernels.txt" 2>&1
+    echo "=== decode_b1 --kernels (text)"; cat "$W/decode_b1.kernels.txt"
+  fi
   mkdir -p "$W/fixtures"
-  gzip -c "$W/decode_b1/gpuwhy-run-trace-1.json" > "$W/fixtures/run_decode_b1_trace.json.gz" 2>/dev/null
-  cp "$W/decode_b1/gpuwhy-run-ncu-1.csv" "$W/fixtures/run_decode_b1_ncu.csv" 2>/dev/null
+  t=$(ls -t "$W"/decode_b1/gpuwhy-run-trace*.json | head -n 1); c=$(ls -t "$W"/decode_b1/gpuwhy-run-ncu*.csv | head -n 1)  # the --kernels run's pair
+  gzip -c "$t" > "$W/fixtures/run_decode_b1_trace.json.gz" 2>/dev/null
+  gzip -c "$c" > "$W/fixtures/run_decode_b1_ncu.csv.gz" 2>/dev/null
 fi
 # A CUDA C++ program: ncu alone
 app_build=$(nvcc -O3 -arch=sm_90 -o "$W/cuda_app" $P/cuda_app.cu 2>&1; echo "rc=$?")
