@@ -482,8 +482,12 @@ def test_bench_sweep_keeps_the_dram_figures_when_a_cache_family_fails(monkeypatc
     from gpuwhy.bench import modes, runner
 
     monkeypatch.setattr(modes, "measure_compute", lambda req, precisions: [])  # the fake has no compute kernels
-    full = runner.run_bench  # one DRAM kernel, quick sizes (a --kernel would skip the caches)
-    monkeypatch.setattr(runner, "run_bench", lambda opts, progress=None: full(replace(opts, kernels=("copy",), mode="quick"), progress))
+    # One DRAM kernel (a --kernel would skip the caches) at two sizes: 2^10 and 2^22 fp32 elements, whose
+    # copy's working set 2 x 2^22 x 4 B = 32 MiB is 4 x the fake's 8 MiB L2, the least that gives a sustained
+    # DRAM figure (results.DRAM_FACTOR). The quick sizes' 2^28 (1 GiB numpy copies) took 30 s here.
+    full = runner.run_bench
+    monkeypatch.setattr(runner, "run_bench", lambda opts, progress=None: full(
+        replace(opts, kernels=("copy",), mode="quick", sizes=(2**10, 2**22)), progress))
     code, out, err = cli("bench", "--sweep", "--json")
     doc = json.loads(out)
     assert code == 4 and "not reported" in err
