@@ -104,9 +104,9 @@ def test_shared_and_l1_sums_follow_the_kernels_loop():
     group = [(per_rep[i] - (per_rep[i - 1] if i else 0)) & 0xFFFFFFFF for i in range(8)]  # rep i's sum, lane 0
     full, rest = divmod(2**30 + 5, 8)
     assert int(big[0]) == (full * sum(group) + sum(group[:rest])) & 0xFFFFFFFF
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^2048 vectors must be a multiple of 256 and block 48 of whole warps$"):
         C.expected_sm_sums(v, 48, 1)  # not whole warps
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^100 vectors must be a multiple of 256 and block 64 of whole warps$"):
         C.expected_sm_sums(v[:100], 64, 1)  # not whole groups of 8 chunks
     w = np.array([0xFFFFFFFF, 2, 3], dtype=np.uint32)
     assert C.expected_l2_sum(w, 3) == (3 * (0xFFFFFFFF + 5)) & 0xFFFFFFFF
@@ -139,7 +139,7 @@ def test_l2_copy_result_is_the_same_whatever_the_schedule(grid, block, u_count):
     # the timed run's check: a different pass count and a rotation that wraps
     assert np.array_equal(C.expected_l2_copy(a, 7, shift), apply_stores(simulate_l2_copy(a, 1, 32, 4, 7, shift),
                                                                          nvec, "threads"))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^passes=0 must be >= 1 and \d+ words a multiple of 4$"):
         C.expected_l2_copy(a, 0, shift)
 
 
