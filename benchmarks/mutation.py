@@ -69,10 +69,10 @@ MODULES: dict[str, tuple[str, ...]] = {
     "src/gpuwhy/importers/ncu/counters.py": ("tests/test_pinned_importers.py", "tests/test_ncu_import.py", "tests/test_real_fixtures.py"),
     "src/gpuwhy/importers/torch_trace.py": ("tests/test_pinned_importers.py", "tests/test_torch_trace.py", "tests/test_real_fixtures.py"),
     # The memory-hierarchy (issue 15) and shapes (issue 16) modules.
-    "src/gpuwhy/model/hierarchy.py": ("tests/test_hierarchy.py",),
-    "src/gpuwhy/model/level_verdict.py": ("tests/test_hierarchy.py",),
+    "src/gpuwhy/model/hierarchy.py": ("tests/test_pinned_hierarchy.py", "tests/test_hierarchy.py"),
+    "src/gpuwhy/model/level_verdict.py": ("tests/test_pinned_hierarchy.py", "tests/test_hierarchy.py"),
     "src/gpuwhy/model/shapes.py": ("tests/test_shapes.py",),
-    "src/gpuwhy/model/gemm_shape.py": ("tests/test_shapes.py",),
+    "src/gpuwhy/model/gemm_shape.py": ("tests/test_pinned_gemm_shape.py", "tests/test_shapes.py"),
     # `gpuwhy run`'s budget (issue 18), the ncu figures (issue 14) and the trace's idle causes (issue 17).
     "src/gpuwhy/model/time_budget.py": ("tests/test_pinned_time_budget.py", "tests/test_run_program.py"),
     "src/gpuwhy/importers/ncu/figures.py": ("tests/test_pinned_importers.py", "tests/test_ncu_import.py",
