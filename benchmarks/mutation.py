@@ -75,10 +75,10 @@ MODULES: dict[str, tuple[str, ...]] = {
     "src/gpuwhy/model/gemm_shape.py": ("tests/test_pinned_gemm_shape.py", "tests/test_shapes.py"),
     # `gpuwhy run`'s budget (issue 18), the ncu figures (issue 14) and the trace's idle causes (issue 17).
     "src/gpuwhy/model/time_budget.py": ("tests/test_pinned_time_budget.py", "tests/test_run_program.py"),
-    "src/gpuwhy/importers/ncu/figures.py": ("tests/test_pinned_importers.py", "tests/test_ncu_import.py",
+    "src/gpuwhy/importers/ncu/figures.py": ("tests/test_pinned_ncu_figures.py", "tests/test_pinned_importers.py", "tests/test_ncu_import.py",
                                             "tests/test_ncu_real.py", "tests/test_real_fixtures.py"),
-    "src/gpuwhy/importers/trace/causes.py": ("tests/test_torch_trace_causes.py", "tests/test_torch_trace.py",
-                                             "tests/test_torch_trace_real.py"),
+    "src/gpuwhy/importers/trace/causes.py": ("tests/test_pinned_trace_causes.py", "tests/test_torch_trace_causes.py",
+                                             "tests/test_torch_trace.py", "tests/test_torch_trace_real.py"),
 }
 
 #: Third-party modules imported once in the parent so that each forked run skips them.

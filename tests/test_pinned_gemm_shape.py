@@ -166,6 +166,14 @@ def test_quantization_line_below_ninety_percent_only():
         "quantization: the shape uses 80% of the tensor-core time (at most 1.25x faster when compute-bound with a shape "
         "or tile that fills the tiles and waves)",
     )
+    # both losses: M = 200 on 128-row tiles, 2 tiles of which 200 / 256 = 78.125% is output, on 4 SMs: half a wave;
+    # 0.78125 x 0.5 = 39.06% of the time, 1 / 0.390625 = 2.56x; M leaves its last row 72 / 128 = 56% used
+    a = gemm_advice(Gemm(200, 128, 64), "bf16", 4, "8.0")
+    assert a.efficiency == 0.390625
+    assert a.lines[1].endswith("78.12% of their area is the output (M = 200 leaves the last row of tiles 56% used)")
+    assert a.lines[-1].startswith("quantization: the shape uses 39% of the tensor-core time (at most 2.56x faster")
+    # 224 rows: the last 96 of 128 used, 75%
+    assert gemm_advice(Gemm(224, 128, 64), "bf16", 4, "8.0").lines[1].endswith("(M = 224 leaves the last row of tiles 75% used)")
     # just under 90%: 8,999 tiles on 10,000 SMs (one wave, 89.99%): the line, 1 / 0.8999 = 1.11x
     a = gemm_advice(Gemm(8999 * 128, 128, 64), "fp32", 10_000, tile=(128, 128))
     assert a.lines[-1].startswith("quantization: the shape uses 90% of the tensor-core time (at most 1.11x faster")

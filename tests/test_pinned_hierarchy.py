@@ -190,6 +190,9 @@ def test_dram_bytes_above_the_dram_roof_with_no_working_set():
     assert v.warnings == ("the measured time is faster than the roofline allows on DRAM bytes alone (5x the DRAM roof: "
                           "5,000 GB/s of 1,000 GB/s), and faster than even the L2 roof (4,000 GB/s): check the byte and "
                           "FLOP counts, their units and that the right GPU sheet is used",)
+    # just above the roof: 1.005e9 B in 1e-3 s = 100.5%: rewritten too
+    v, _ = judge_workload(Workload(1e6, 1.005e9, time_s=1e-3), _ceil(), _sheet(4000.0))
+    assert len(v.warnings) == 1 and "the data must be coming from the L2" in v.warnings[0]
     # no L2 roof on the sheet: "from the L2" whatever the speed
     v, _ = judge_workload(Workload(1e6, 5e9, time_s=1e-3), _ceil(), _sheet())
     assert "the data must be coming from the L2" in v.warnings[0]
@@ -201,6 +204,9 @@ def test_above_the_dram_roof_but_also_above_the_compute_roof_keeps_the_roofline_
     v, _ = judge_workload(Workload(1e9, 2e9, time_s=1e-3), _ceil(), _sheet(4000.0))
     assert v.compute_sol_pct == 100.0 and v.warnings[0].startswith("the measured time is faster than the roofline allows on DRAM")
     v, _ = judge_workload(Workload(2e9, 2e9, time_s=1e-3), _ceil(), _sheet(4000.0))
+    assert len(v.warnings) == 1 and v.warnings[0].startswith("the measured time is faster than the roofline allows (200% of")
+    # just above the compute roof (1.005e9 FLOP: 100.5%): the roofline's warning stays
+    v, _ = judge_workload(Workload(1.005e9, 2e9, time_s=1e-3), _ceil(), _sheet(4000.0))
     assert len(v.warnings) == 1 and v.warnings[0].startswith("the measured time is faster than the roofline allows (200% of")
     # a working set in DRAM, above the DRAM roof: the roofline's warning stays too (the working set was judged)
     v, _ = judge_workload(Workload(1e6, 2e9, time_s=1e-3), _ceil(), _sheet(4000.0), working_set=GiB)

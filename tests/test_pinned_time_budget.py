@@ -87,12 +87,23 @@ def test_overlapping_busy_time_is_scaled_into_the_room_idle_leaves():
     # idle alone more than the window: no room, busy scaled to 0 s
     b = time_budget(8.0, {"data loading": 10.0}, {"memory": 2.0})
     assert b.busy == (Share("memory", "busy", 0.0, 0.0),) and b.busy_s == 0.0
+    # less than a second of busy time scaled too: 7.75 s idle leaves 0.25 s for 0.5 s of busy: x 0.5
+    b = time_budget(8.0, {"data loading": 7.75}, {"memory": 0.5})
+    assert b.busy == (Share("memory", "busy", 0.25, 3.125),) and b.shares_pct_total == 100.0
     # ... and with no busy time at all there is nothing to scale (no division by zero)
     b = time_budget(8.0, {"data loading": 10.0}, {})
     assert b.busy == () and b.idle_s == 10.0
 
 
+def test_the_unattributed_cut_is_one_part_in_a_trillion():
+    # 1e-12 x 1e12 s is 1.0 to the last bit: exactly 1 s short is no share; 2 s short is
+    assert time_budget(1e12, {}, {"memory": 1e12 - 1.0}).idle == ()
+    assert time_budget(1e12, {}, {"memory": 1e12 - 2.0}).idle == (Share("unattributed", "idle", 2.0, 2e-10),)
+
+
 def test_the_overlap_tolerance_is_one_part_in_a_billion():
+    # exactly 1 + 1e-9 of a 1 s window: not scaled
+    assert time_budget(1.0, {}, {"memory": 1 + 1e-9}).busy == (Share("memory", "busy", 1 + 1e-9, 100 * (1 + 1e-9)),)
     # 1 + 0.5e-9 of the window: inside the tolerance, left as given (no scaling, no unattributed share)
     w = 2.0**30
     b = time_budget(w, {}, {"memory": w + 0.5})  # 0.5 / 2^30 = 4.7e-10 over
@@ -205,6 +216,7 @@ def test_kernel_roof_share_is_clamped_to_0_100():
 def test_kernels_without_a_roof_or_time_give_no_fix():
     ks = [KernelTime("a", 4.0, "memory", None), KernelTime("b", 0.0, "memory", 10.0), KernelTime("c", -1.0, "memory", 10.0)]
     assert time_budget(10.0, {}, {"m": 10.0}, ks).fixes == ()
+    assert time_budget(10.0, {}, {"m": 10.0}, ks, min_fix_pct=0.0).fixes == ()  # not even a fix of 0 s
 
 
 def test_the_top_kernels_by_removable_time_and_one_order_for_all_fixes():
@@ -226,9 +238,11 @@ def test_the_top_kernels_by_removable_time_and_one_order_for_all_fixes():
 
 
 def test_gpu_bound_under_ten_percent_idle_and_no_fix_of_ten_percent():
-    # idle exactly 10% (100 x 1 / 10 is 10.0 to the last bit): not GPU-bound; 0.999 s (9.99%): GPU-bound
-    assert not time_budget(10.0, {"synchronisation": 1.0}, {"memory": 9.0}).gpu_bound
-    assert time_budget(10.0, {"synchronisation": 0.999}, {"memory": 9.001}).gpu_bound
+    # idle exactly 10% in two causes of 5% (100 x 1 / 10 is 10.0 to the last bit): not GPU-bound though no single
+    # fix reaches 10%; 0.999 s (9.99%): GPU-bound
+    b = time_budget(10.0, {"synchronisation": 0.5, "data loading": 0.5}, {"memory": 9.0})
+    assert b.verdict.share_pct == 5.0 and 100.0 * b.idle_s / b.window_s == 10.0 and not b.gpu_bound
+    assert time_budget(10.0, {"synchronisation": 0.5, "data loading": 0.499}, {"memory": 9.001}).gpu_bound
     # idle 0 but one kernel fix of exactly 10% (4 s at 75% of 10 s): not GPU-bound; 9.6% (4 s at 76%): GPU-bound
     assert not time_budget(10.0, {}, {"m": 10.0}, [KernelTime("k", 4.0, "memory", 75.0)]).gpu_bound
     assert time_budget(10.0, {}, {"m": 10.0}, [KernelTime("k", 4.0, "memory", 76.0)]).gpu_bound
