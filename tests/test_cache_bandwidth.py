@@ -171,13 +171,13 @@ def test_sizes_and_calibration():
     assert C.passes_for(2e-3, 1e-4, 4) == 80 and C.passes_for(2e-3, 0.0, 4) == 4
 
 
-def test_cache_kernels_compile_with_every_load_in_the_machine_code(tmp_path, monkeypatch):
+def test_cache_kernels_compile_with_every_load_in_the_machine_code(kernel_cache, monkeypatch):
     """The H200 run measured shared memory at 3.9x its limit: ptxas had hoisted the
     loop-invariant shared loads out of the rep loop (2 LDS.128 left for 64 loads in
     smem_read_b1024; 16 and 32 loads in b512 and b256). Now each rep's addresses depend on
     the rep and on a loaded value, the rep loop is not unrolled, and every kernel's machine
     code has exactly the loads its source makes."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(kernel_cache))  # the session's cubins: compile_all's builds are these
     from gpuwhy.engine.compile import compile_file
     from sass import opcode_counts, text_sections
 
