@@ -194,16 +194,6 @@ def test_the_host_launch_split_keeps_the_steady_share_of_a_warm_up_gap():
 # --- the host's share of a gap -----------------------------------------------------------------
 
 
-def test_a_pageable_copy_is_not_data_loading():
-    # the staging copy of tests/test_torch_trace_causes.py: 195 us pageable copy, 5 us launch, nothing else
-    ev = launch(90, 100, 10, 1)
-    ev.append(rt("cudaMemcpyAsync", 105, 295, corr=2))
-    ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 300,
-               "dur": 90, "args": {"device": 0, "stream": 7, "correlation": 2, "bytes": 900_000}})
-    ev += launch(395, 400, 5, 3)
-    assert _causes(_one(ev)[1]) == {"pageable_copy": 195, "host_launch": 5}
-
-
 def test_host_operators_are_named_only_for_the_time_after_the_sync():
     # .item() (T+12..T+2020) blocks in a 2,000 us sync that covers each gap's whole host window: no host operator
     # is named as what the GPU waited for (it waited for the sync)
