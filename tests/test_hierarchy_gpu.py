@@ -64,11 +64,13 @@ def test_link_small_run():
     assert pin.plateau_gbs > 0 and pag.plateau_gbs > 0 and res.ratio("h2d") is not None
     # pinned host-to-device at half the link's theoretical rate or more (the H200's PCIe gen 5 x16:
     # 55.3 of 63.0 GB/s, 88%, docs/results/2026-11-29-h200.md); pinned beats pageable
-    # (55.3 GB/s device-to-host too)
-    assert res.link.theoretical_gbs, f"the link's theoretical rate is unknown: {res.link}"
-    assert pin.pct_of_theoretical >= 50.0, (pin.plateau_gbs, res.link.theoretical_gbs)
-    d2h = res.curve("d2h", "pinned")
-    assert d2h.pct_of_theoretical >= 50.0, (d2h.plateau_gbs, res.link.theoretical_gbs)
+    # (55.3 GB/s device-to-host too). A PCIe link's rate is known from its generation and width; only
+    # NVLink-C2C (Grace) has none to compare with.
+    if res.link.kind != "c2c":
+        assert res.link.theoretical_gbs, f"the link's theoretical rate is unknown: {res.link}"
+        assert pin.pct_of_theoretical >= 50.0, (pin.plateau_gbs, res.link.theoretical_gbs)
+        d2h = res.curve("d2h", "pinned")
+        assert d2h.pct_of_theoretical >= 50.0, (d2h.plateau_gbs, res.link.theoretical_gbs)
     assert res.ratio("h2d") > 1.0
 
 

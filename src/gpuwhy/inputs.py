@@ -290,9 +290,9 @@ def _array(s: str, i: int, dec: json.JSONDecoder, depth: int) -> tuple[list, int
     while True:
         # A slab of whole elements in one C call: cut after an element that closes near
         # JSON_SLAB on; the cut is right exactly when the slab parses (a cut inside a string
-        # or a nested value leaves it unbalanced). A wrong cut tries the next few; when
-        # they fail too, the elements up to the last cut tried are parsed one at a time
-        # before a slab is tried again. (Trying again at the next element made text whose
+        # or a nested value leaves it unbalanced). A wrong cut tries the next one (_SLAB_CUTS
+        # cuts in all); when those fail too, the elements up to the last cut tried are parsed
+        # one at a time before a slab is tried again. (Trying again at the next element made text whose
         # elements hold "}, {" in a string quadratic: the same kind of wrong cut one
         # element on, JSON_SLAB characters parsed per element.)
         gap = _ELEMENT_GAP.search(s, i + JSON_SLAB) if len(s) - i > JSON_SLAB and i > failed_end else None
