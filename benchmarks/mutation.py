@@ -69,11 +69,17 @@ MODULES: dict[str, tuple[str, ...]] = {
     "src/gpuwhy/device/sheet.py": ("tests/test_pinned_specs.py", "tests/test_sheet_choice.py", "tests/test_specs.py"),
     "src/gpuwhy/importers/ncu/counters.py": ("tests/test_pinned_importers.py", "tests/test_ncu_import.py", "tests/test_real_fixtures.py"),
     "src/gpuwhy/importers/torch_trace.py": ("tests/test_pinned_importers.py", "tests/test_torch_trace.py", "tests/test_real_fixtures.py"),
-    # The memory-hierarchy (issue 15) and shapes (issue 18) modules, once they are in the tree.
-    "src/gpuwhy/model/hierarchy.py": ("tests/test_hierarchy.py",),
-    "src/gpuwhy/model/level_verdict.py": ("tests/test_hierarchy.py",),
+    # The memory-hierarchy (issue 15) and shapes (issue 16) modules.
+    "src/gpuwhy/model/hierarchy.py": ("tests/test_pinned_hierarchy.py", "tests/test_hierarchy.py"),
+    "src/gpuwhy/model/level_verdict.py": ("tests/test_pinned_hierarchy.py", "tests/test_hierarchy.py"),
     "src/gpuwhy/model/shapes.py": ("tests/test_shapes.py",),
-    "src/gpuwhy/model/gemm_shape.py": ("tests/test_shapes.py",),
+    "src/gpuwhy/model/gemm_shape.py": ("tests/test_pinned_gemm_shape.py", "tests/test_shapes.py"),
+    # `gpuwhy run`'s budget (issue 18), the ncu figures (issue 14) and the trace's idle causes (issue 17).
+    "src/gpuwhy/model/time_budget.py": ("tests/test_pinned_time_budget.py", "tests/test_run_program.py"),
+    "src/gpuwhy/importers/ncu/figures.py": ("tests/test_pinned_ncu_figures.py", "tests/test_pinned_importers.py", "tests/test_ncu_import.py",
+                                            "tests/test_ncu_real.py", "tests/test_real_fixtures.py"),
+    "src/gpuwhy/importers/trace/causes.py": ("tests/test_pinned_trace_causes.py", "tests/test_torch_trace_causes.py",
+                                             "tests/test_torch_trace.py", "tests/test_torch_trace_real.py"),
     "src/gpuwhy/model/timeline.py": ("tests/test_run_timeline.py",),
     # Several GPUs (issue 21): 100% of 69, 98.8% of 82 (one equivalent), 100% of 50, 100% of 46 edits.
     "src/gpuwhy/model/links.py": ("tests/test_topology.py", "tests/test_link.py"),

@@ -29,11 +29,17 @@ def test_no_gpu_exits_3_with_one_line():
     assert "Traceback" not in r.stderr
 
 
-def test_compile_only_works_without_a_gpu(tmp_path):
-    r = run_cli("bench", "--compile-only", "--arch", "sm_90", "--json", env={"XDG_CACHE_HOME": str(tmp_path)})
+def test_compile_only_works_without_a_gpu(compiled, kernel_cache):
+    # The session's cubin cache: compute_wgmma.cu for sm_90a (about 10 s of NVRTC on a 2-core machine) is
+    # built once per session, by the compiled fixture (test_compute_kernels reads its log), and compile_all
+    # finds it there under the same key; the other sources are built here unless a test built them first.
+    compiled("compute_wgmma.cu", "sm_90a")
+    r = run_cli("bench", "--compile-only", "--arch", "sm_90", "--json", env={"XDG_CACHE_HOME": str(kernel_cache)})
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["kind"] == "bench-compile" and doc["arch"] == "sm_90" and doc["ok"]
+    (wgmma,) = [s for s in doc["sources"] if s["source"] == "compute_wgmma.cu" and s["arch"] == "sm_90a"]
+    assert wgmma["cached"] and "wgmma_bf16_ss_n256" in wgmma["kernels"]
     by = {s["source"]: s for s in doc["sources"] if s["arch"] == "sm_90"}
     assert "read_vec16_f32" in by["memory.cu"]["kernels"] and by["launch.cu"]["kernels"] == ["empty_kernel", "spin_kernel"]
 

@@ -104,9 +104,9 @@ def test_shared_and_l1_sums_follow_the_kernels_loop():
     group = [(per_rep[i] - (per_rep[i - 1] if i else 0)) & 0xFFFFFFFF for i in range(8)]  # rep i's sum, lane 0
     full, rest = divmod(2**30 + 5, 8)
     assert int(big[0]) == (full * sum(group) + sum(group[:rest])) & 0xFFFFFFFF
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^2048 vectors must be a multiple of 256 and block 48 of whole warps$"):
         C.expected_sm_sums(v, 48, 1)  # not whole warps
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^100 vectors must be a multiple of 256 and block 64 of whole warps$"):
         C.expected_sm_sums(v[:100], 64, 1)  # not whole groups of 8 chunks
     w = np.array([0xFFFFFFFF, 2, 3], dtype=np.uint32)
     assert C.expected_l2_sum(w, 3) == (3 * (0xFFFFFFFF + 5)) & 0xFFFFFFFF
@@ -139,7 +139,7 @@ def test_l2_copy_result_is_the_same_whatever_the_schedule(grid, block, u_count):
     # the timed run's check: a different pass count and a rotation that wraps
     assert np.array_equal(C.expected_l2_copy(a, 7, shift), apply_stores(simulate_l2_copy(a, 1, 32, 4, 7, shift),
                                                                          nvec, "threads"))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^passes=0 must be >= 1 and \d+ words a multiple of 4$"):
         C.expected_l2_copy(a, 0, shift)
 
 
@@ -171,13 +171,13 @@ def test_sizes_and_calibration():
     assert C.passes_for(2e-3, 1e-4, 4) == 80 and C.passes_for(2e-3, 0.0, 4) == 4
 
 
-def test_cache_kernels_compile_with_every_load_in_the_machine_code(tmp_path, monkeypatch):
+def test_cache_kernels_compile_with_every_load_in_the_machine_code(kernel_cache, monkeypatch):
     """The H200 run measured shared memory at 3.9x its limit: ptxas had hoisted the
     loop-invariant shared loads out of the rep loop (2 LDS.128 left for 64 loads in
     smem_read_b1024; 16 and 32 loads in b512 and b256). Now each rep's addresses depend on
     the rep and on a loaded value, the rep loop is not unrolled, and every kernel's machine
     code has exactly the loads its source makes."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(kernel_cache))  # the session's cubins: compile_all's builds are these
     from gpuwhy.engine.compile import compile_file
     from sass import opcode_counts, text_sections
 
@@ -482,8 +482,12 @@ def test_bench_sweep_keeps_the_dram_figures_when_a_cache_family_fails(monkeypatc
     from gpuwhy.bench import modes, runner
 
     monkeypatch.setattr(modes, "measure_compute", lambda req, precisions: [])  # the fake has no compute kernels
-    full = runner.run_bench  # one DRAM kernel, quick sizes (a --kernel would skip the caches)
-    monkeypatch.setattr(runner, "run_bench", lambda opts, progress=None: full(replace(opts, kernels=("copy",), mode="quick"), progress))
+    # One DRAM kernel (a --kernel would skip the caches) at two sizes: 2^10 and 2^22 fp32 elements, whose
+    # copy's working set 2 x 2^22 x 4 B = 32 MiB is 4 x the fake's 8 MiB L2, the least that gives a sustained
+    # DRAM figure (results.DRAM_FACTOR). The quick sizes' 2^28 (1 GiB numpy copies) took 30 s here.
+    full = runner.run_bench
+    monkeypatch.setattr(runner, "run_bench", lambda opts, progress=None: full(
+        replace(opts, kernels=("copy",), mode="quick", sizes=(2**10, 2**22)), progress))
     code, out, err = cli("bench", "--sweep", "--json")
     doc = json.loads(out)
     assert code == 4 and "not reported" in err

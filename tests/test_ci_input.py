@@ -12,6 +12,7 @@ import pytest
 
 from conftest import ROOT, one_line
 from gpuwhy.errors import UsageError
+from gpuwhy import inputs
 from gpuwhy.inputs import JSON_SLAB, loads_json, read_json
 
 FIX = ROOT / "tests" / "fixtures"
@@ -50,11 +51,27 @@ def test_hostile_input_text_that_is_not_json_is_refused_by_its_first_bytes(cli, 
     assert "is not JSON (it starts with 'hello, this is not json')" in line
 
 
-def test_hostile_input_big_json_parsed_in_slabs_gives_json_loads_result_and_errors(tmp_path):
-    events = [{"ph": "X", "name": "k}, {x", "args": {"a": [1, {"b": "]}, [{"}]}} for _ in range(3 * JSON_SLAB // 40)]
+@pytest.mark.parametrize("pad", [0, 1, 2])
+def test_hostile_input_big_json_parsed_in_slabs_gives_json_loads_result_and_errors(tmp_path, monkeypatch, pad):
+    # The slab size is read at each call: 64 KiB slabs walk the same code as the 4 MiB ones over 1/64 of the
+    # text (the 4 MiB slabs' 12 MiB text took 7 s here).
+    slab = JSON_SLAB // 64
+    monkeypatch.setattr(inputs, "JSON_SLAB", slab)
+    # Every element holds "}, {" and "]}, [{" in strings, so a cut near the slab size lands in a string in
+    # two of three places; `pad` shifts where. Identical elements put the cut one element on in the same
+    # place: the reader once tried a slab again at each element, JSON_SLAB characters per element (pad 0
+    # and 1 with 4 MiB slabs: 1 s and over 30 s). Now a slab costs at most 2 wrong cuts, then one element
+    # at a time up to the last: at most 2 slab parses per slab of text, each a json.loads of about JSON_SLAB.
+    events = [{"ph": "X", "name": "k}, {x" + "x" * pad, "args": {"a": [1, {"b": "]}, [{"}]}} for _ in range(3 * slab // 40)]
     text = json.dumps({"traceEvents": events, "n": 1})
-    assert len(text) > 2 * JSON_SLAB
-    assert loads_json(text) == json.loads(text)
+    assert len(text) > 2 * slab
+    big = []
+    real_loads = json.loads
+    monkeypatch.setattr(inputs.json, "loads", lambda t, *a, **k: (big.append(len(t)) if len(t) > slab else None,
+                                                                  real_loads(t, *a, **k))[1])
+    assert loads_json(text) == real_loads(text)
+    assert 1 <= len(big) <= 2 * (len(text) // slab + 1), len(big)
+    monkeypatch.setattr(inputs.json, "loads", real_loads)
     with pytest.raises(ValueError, match="Expecting"):
         loads_json(text[:-1])
     f = tmp_path / "t.json"

@@ -93,6 +93,8 @@ def test_error_lines_name_real_flags_check_thresholds(cli, tmp_path):
     (["classify", "--example", "vecadd", "--gpu", "H200", "--dtype", ""], "--dtype"),
     (["roofline", "--gpu", "H200", "--dtype", ""], "--dtype"),
     (["ncu", str(FIX / "ncu" / "raw_basic.csv"), "--dtype="], "--dtype"),
+    (["classify", "--example", "vecadd", "--gpu=  ", "--dtype", "fp32"], "--gpu"),
+    (["classify", "--example", "vecadd", "--gpu", "H200", "--dtype", "  "], "--dtype"),
     (["roofline", "--gpu", "H200", "--launch-overhead", "4us"], "--launch-overhead"),
     (["check", "--recorded", "{rec}", "--gpu", "H200"], "--gpu"),
     (["check", "--recorded", "{rec}", "--device", "0"], "--device"),

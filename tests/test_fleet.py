@@ -27,7 +27,7 @@ def test_median_and_mad():
     assert mad([1, 2, 3, 4, 100]) == 1  # one wild value moves neither
     s = spread([10.0, 10.1, 9.9, 10.0, 5.0])
     assert (s.n, s.median, s.low, s.high) == (5, 10.0, 5.0, 10.1) and s.mad == pytest.approx(0.1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^median of no values$"):
         median([])
 
 

@@ -38,7 +38,7 @@ def test_working_set_placement():
     assert H.place_working_set(40 * MiB, l2).level == "DRAM"  # 80%: above the two thirds left after other traffic
     big = H.place_working_set(3.2e9, l2)
     assert big.level == "DRAM" and "does not fit" in big.reason
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^working set 0 must be a positive number of bytes$"):
         H.place_working_set(0, l2)
 
 
@@ -58,7 +58,7 @@ def test_level_roofs_never_invent_an_l2_figure():
 
 def test_shared_clock_limit():
     assert H.shared_clock_limit(132, 1980) == pytest.approx(33.45e12, rel=1e-3)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^sm_count=132 and sm_clock_mhz=0 must be positive$"):
         H.shared_clock_limit(132, 0)
 
 
@@ -221,7 +221,7 @@ def test_judge_levels_picks_the_nearest_roof():
     assert v.deciding == "compute" and v.regime == "compute"
     with pytest.raises(ValueError, match="unknown level"):
         H.judge_levels({"HBM": 1.0}, 1.0, 1.0, roofs, 1.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^time_s=0.0 must be a positive number of seconds$"):
         H.judge_levels({"DRAM": 1.0}, 1.0, 0.0, roofs, 1.0)
 
 

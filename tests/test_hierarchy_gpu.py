@@ -29,8 +29,10 @@ def test_latency_small_run_orders_the_levels():
     lat = {p.working_set_bytes: p.latency_s for p in res.points}
     assert len(lat) == len(sizes)
     assert lat[8 * KIB] < lat[3 * MIB] < lat[640 * MIB]
-    assert 3e-9 < lat[8 * KIB] < 150e-9  # an L1 hit: tens of ns
-    assert 150e-9 < lat[640 * MIB] < 3e-6  # DRAM: hundreds of ns
+    # an L1 hit: tens of ns (the H200: 16 ns); DRAM: hundreds (the H200: 347 ns at 4 x L2,
+    # docs/results/2026-11-29-h200.md). A chase 3x slower than those is a broken measurement.
+    assert 3e-9 < lat[8 * KIB] < 50e-9
+    assert 150e-9 < lat[640 * MIB] < 1e-6
     for p in res.points:
         assert p.cycles and p.cycles > 1
         if p.sm_clock_mhz:  # clock64 cycles / ns agrees with the NVML clock (boost changes allowed)
@@ -62,8 +64,13 @@ def test_link_small_run():
     assert pin.plateau_gbs > 0 and pag.plateau_gbs > 0 and res.ratio("h2d") is not None
     # pinned host-to-device at half the link's theoretical rate or more (the H200's PCIe gen 5 x16:
     # 55.3 of 63.0 GB/s, 88%, docs/results/2026-11-29-h200.md); pinned beats pageable
-    if res.link.theoretical_gbs:
+    # (55.3 GB/s device-to-host too). A PCIe link's rate is known from its generation and width; only
+    # NVLink-C2C (Grace) has none to compare with.
+    if res.link.kind != "c2c":
+        assert res.link.theoretical_gbs, f"the link's theoretical rate is unknown: {res.link}"
         assert pin.pct_of_theoretical >= 50.0, (pin.plateau_gbs, res.link.theoretical_gbs)
+        d2h = res.curve("d2h", "pinned")
+        assert d2h.pct_of_theoretical >= 50.0, (d2h.plateau_gbs, res.link.theoretical_gbs)
     assert res.ratio("h2d") > 1.0
 
 
@@ -72,7 +79,10 @@ def test_cli_functions_emit_one_json_document(capsys):
 
     main(["bench", "--latency", "--json"])
     doc = json.loads(capsys.readouterr().out)
-    assert doc["kind"] == "bench-latency" and doc["levels"] and doc["points"]
+    assert doc["kind"] == "bench-latency" and doc["points"]
+    lv = {x["name"]: x["latency_s"] for x in doc["levels"]}
+    # the full ladder, the same bounds as the small run (the H200: L1 16 ns, DRAM 347 ns)
+    assert list(lv)[0] == "L1" and 3e-9 < lv["L1"] < 50e-9 and 150e-9 < lv["DRAM"] < 1e-6, lv
 
 
 def test_compile_only_lists_the_latency_kernels():

@@ -2,6 +2,7 @@
 --params; and `gpuwhy mfu`. Every figure worked by hand in the comments."""
 
 import json
+import re
 
 import pytest
 
@@ -28,8 +29,9 @@ def test_expected_tokens_of_the_syllabus():
     assert expected_tokens(5, 0.8) == pytest.approx(3.68928)
     assert expected_tokens(5, 1.0) == 6  # every drafted token accepted: K + 1
     assert expected_tokens(3, 0.0) == 1  # none accepted: the target's own token
-    for k, a in ((0, 0.8), (5, 1.2), (5, -0.1), (2.5, 0.8)):
-        with pytest.raises(UsageError):
+    k_words, a_words = "--speculative K must be a whole number of drafted tokens, 1 or more", "--acceptance must be a probability"
+    for k, a, words in ((0, 0.8, k_words), (5, 1.2, a_words), (5, -0.1, a_words), (2.5, 0.8, k_words)):
+        with pytest.raises(UsageError, match=rf"^{re.escape(words)}.*, got {re.escape(repr(k if words == k_words else a))}$"):
             expected_tokens(k, a)
 
 
@@ -89,7 +91,7 @@ def test_bad_serving_options_exit_2_with_one_line(cli, args):
 def test_usd_per_million():
     # 3.50 USD/h at 300 tokens/s: 3.5 / (3600 x 300) x 1e6 = 3.2407
     assert usd_per_million(3.5, 300) == pytest.approx(3.5 / 1.08e6 * 1e6)
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match=r"^--cost-per-hour must be a price in USD greater than zero, got 0$"):
         usd_per_million(0, 300)
 
 

@@ -4,6 +4,7 @@ regime from utilisations (model/utilisation.classify_utilisation) that judges ex
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -57,6 +58,8 @@ def test_regime_from_utilisations(p, m, t, regime):
 def test_utilisation_input_checks():
     assert classify_utilisation(1.3, 0.2, 1e-3, 1, 5e-6).t_compute_s == pytest.approx(1e-3)  # clipped at the peak
     assert math.isinf(classify_utilisation(0.5, 0.0, 1e-3, 1, 0.0).bound_ratio)
-    for bad in ((-0.1, 0.1, 1e-3, 1), (0.1, float("nan"), 1e-3, 1), (0.1, 0.1, 0.0, 1), (0.1, 0.1, 1e-3, 0)):
-        with pytest.raises(ValueError):
+    shares, counts = "utilisations must be finite and >= 0", "time_s must be > 0, launches >= 1 and the launch overhead >= 0"
+    for bad, words in (((-0.1, 0.1, 1e-3, 1), shares), ((0.1, float("nan"), 1e-3, 1), shares), ((0.1, 0.1, 0.0, 1), counts),
+                       ((0.1, 0.1, 1e-3, 0), counts)):
+        with pytest.raises(ValueError, match=f"^{re.escape(words)}$"):
             classify_utilisation(*bad, 5e-6)

@@ -247,7 +247,7 @@ def test_local_gpu_stands_in_only_when_it_fits():
     t = read_ncu_csv(_path("ncu_default_details.csv"))
     r = analyze(t, local_gpu=lambda: sheet_for("H200"))
     assert r.devices[0].sheet == "H200 SXM" and "this machine's H200 SXM is one" in r.devices[0].sheet_note
-    with pytest.raises(GpuNotIdentified):
+    with pytest.raises(GpuNotIdentified, match=r"^the export does not name its GPU and 6 sheets fit its compute capability 9\.0, 132 SMs: "):
         analyze(t, local_gpu=lambda: sheet_for("A100 SXM4 80GB"))  # a GPU the export's CC 9.0 rules out
 
 

@@ -241,10 +241,10 @@ def test_sweep_ceilings_prefer_measured():
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_120"])
-def test_kernels_compile_to_cubins(arch, tmp_path, monkeypatch):
+def test_kernels_compile_to_cubins(arch, kernel_cache, monkeypatch):
     from gpuwhy.engine.compile import compile_file, cubin_sm
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(kernel_cache))  # the session's cubins: compile_all's builds are these
     mod = compile_file(I.SOURCE, arch)
     assert mod.cubin[:4] == b"\x7fELF" and cubin_sm(mod.cubin) == int(arch[3:])
     assert set(mod.kernel_names) == {"intensity_f32", "intensity_f16x2", "intensity_bf16x2", "intensity_fill"}

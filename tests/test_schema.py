@@ -123,7 +123,8 @@ def test_a_document_that_breaks_its_schema_is_caught():
 
 
 @pytest.mark.parametrize("args", NO_GPU, ids=lambda a: " ".join(a)[:50] or "main job")
-def test_no_gpu_commands(cli, args):
+def test_no_gpu_commands(cli, args, kernel_cache, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(kernel_cache))  # bench --compile-only: the session's cubins, built once
     code, out, err = cli(*args, "--json")
     assert code in (0, 1), err
     check_document(json.loads(out))

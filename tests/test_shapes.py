@@ -2,6 +2,7 @@
 exact counts worked by hand, GEMM alignment and tile/wave quantization, and one-line errors for bad shapes."""
 
 import json
+import re
 
 import pytest
 
@@ -206,17 +207,17 @@ def test_python_api_takes_the_same_shapes():
     assert r.verdict.workload.bytes == 3_221_225_472
 
 
-@pytest.mark.parametrize("kw", [
-    dict(gemm="8192x8192"),
-    dict(gemm="8x8x8", flops=1e9, bytes=1e6),
-    dict(gemm="8x8x8", causal=True),
-    dict(attention=(1, 2, 3, 0)),
-    dict(elementwise=10),
-    dict(gemm="8x8x8", colour="red"),
-    dict(attention="1,1,8,8", tile=(128, 128)),
+@pytest.mark.parametrize("kw, words", [
+    (dict(gemm="8192x8192"), "--gemm '8192x8192' must give 3 dimensions MxNxK"),
+    (dict(gemm="8x8x8", flops=1e9, bytes=1e6), "a shape counts the FLOPs and bytes; drop flops= and bytes="),
+    (dict(gemm="8x8x8", causal=True), "--causal goes with --attention, not --gemm"),
+    (dict(attention=(1, 2, 3, 0)), "--attention D '0' must be greater than zero"),
+    (dict(elementwise=10), "--elementwise N needs --inputs I and --outputs O"),
+    (dict(gemm="8x8x8", colour="red"), "classify got an unknown keyword 'colour'; shape keywords: accumulate, attention,"),
+    (dict(attention="1,1,8,8", tile=(128, 128)), "tile= goes with gemm="),
 ])
-def test_python_api_bad_shapes_raise_usage_error(kw):
-    with pytest.raises(UsageError):
+def test_python_api_bad_shapes_raise_usage_error(kw, words):
+    with pytest.raises(UsageError, match=f"^{re.escape(words)}"):
         gpuwhy.classify(gpu="H200", **kw)
 
 
@@ -266,8 +267,11 @@ def test_dimension_parser():
     assert parse_dimension("4096", "M") == 4096 and parse_dimension(64, "M") == 64
     assert parse_shape("8192×4096X1024", ("M", "N", "K"), "x", "--gemm", "") == (8192, 4096, 1024)
     assert parse_shape(" 1, 32 ,4096,128 ", ("B", "H", "S", "D"), ",", "--attention", "") == (1, 32, 4096, 128)
-    for bad in ("0", "-3", "1.5", "x", "0^3", "2^54", True):
-        with pytest.raises(UsageError):
+    for bad, words in (("0", "N '0' must be greater than zero"), ("-3", "N '-3' must be greater than zero"),
+                       ("1.5", "N '1.5' must be a whole number"), ("x", "N 'x' is not a number; give e.g."),
+                       ("0^3", "N '0^3' must be greater than zero"), ("2^54", "N '2^54' is larger than 2^53; give a real size"),
+                       (True, "N True is not a whole number")):
+        with pytest.raises(UsageError, match=f"^{re.escape(words)}"):
             parse_dimension(bad, "N")
 
 

@@ -92,6 +92,7 @@ def test_pageable_copy_staging_is_its_own_cause():
     _, d = _one(ev)
     assert d.idle.cause_s("pageable_copy") == pytest.approx(195 * US)
     assert d.idle.cause_s("host_launch") == pytest.approx(5 * US)
+    assert [c.key for c in d.idle.causes] == ["pageable_copy", "host_launch"]  # the copy is not data loading too
     ev_text = " ".join(next(c for c in d.idle.causes if c.key == "pageable_copy").evidence)
     assert "0.9 MB in 90 us (10 GB/s)" in ev_text
 

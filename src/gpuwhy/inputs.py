@@ -208,6 +208,8 @@ def read_json(path: str | Path, what: str, *, max_bytes: int | None = None) -> A
 
 #: Bytes of array text parsed per C call (about 20-40 ms of parsing).
 JSON_SLAB = 4 * 1024 * 1024
+#: Cuts tried per slab (each a C call over JSON_SLAB characters) before one element at a time.
+_SLAB_CUTS = 2
 _WS = re.compile(r"[ \t\n\r]*")
 _ELEMENT_GAP = re.compile(r"[}\]][ \t\n\r]*,[ \t\n\r]*[{\[]")
 
@@ -284,19 +286,31 @@ def _array(s: str, i: int, dec: json.JSONDecoder, depth: int) -> tuple[list, int
     i = _WS.match(s, i + 1).end()
     if s[i:i + 1] == "]":
         return out, i + 1
+    failed_end = -1
     while True:
         # A slab of whole elements in one C call: cut after an element that closes near
         # JSON_SLAB on; the cut is right exactly when the slab parses (a cut inside a string
-        # or a nested value leaves it unbalanced), else fall back to one element.
-        gap = _ELEMENT_GAP.search(s, i + JSON_SLAB) if len(s) - i > JSON_SLAB else None
-        if gap is not None:
+        # or a nested value leaves it unbalanced). A wrong cut tries the next one (_SLAB_CUTS
+        # cuts in all); when those fail too, the elements up to the last cut tried are parsed
+        # one at a time before a slab is tried again. (Trying again at the next element made text whose
+        # elements hold "}, {" in a string quadratic: the same kind of wrong cut one
+        # element on, JSON_SLAB characters parsed per element.)
+        gap = _ELEMENT_GAP.search(s, i + JSON_SLAB) if len(s) - i > JSON_SLAB and i > failed_end else None
+        for _ in range(_SLAB_CUTS):
+            if gap is None:
+                break
             end = gap.start() + 1
             try:
                 out.extend(json.loads("[" + s[i:end] + "]"))
                 i = _WS.match(s, s.index(",", end) + 1).end()
-                continue
+                break
             except ValueError:
-                pass
+                failed_end = end
+                gap = _ELEMENT_GAP.search(s, end)
+        else:
+            gap = None
+        if gap is not None:
+            continue
         value, i = _value(s, i, dec, depth + 1)
         out.append(value)
         i = _next_item(s, i, "]")

@@ -1,0 +1,209 @@
+"""The idle-cause rules of `gpuwhy trace` (importers/trace/causes.py) at their edges, on small traces built
+here with the figures worked out by hand (us, as kineto writes them): the gaps before the first and after
+the last GPU work inside a profiled step, when a launch counts as late, which wait made queued work wait,
+and the warm-up rule's count and median. tests/test_torch_trace_causes.py holds one worked case per rule;
+this file pins what those leave loose.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from test_torch_trace_causes import US, _one, kern, launch, op, rt
+
+T = 1000.0  # a trace's first timestamp (a host event at 0 is dropped as a stray)
+
+
+def step(name, ts, dur):
+    return op(name, ts, dur, cat="user_annotation")
+
+
+def _us(d: dict) -> dict:
+    """Non-zero figures of a {cause: s} map, in us rounded to 1e-6 us."""
+    return {k: round(v / US, 6) for k, v in d.items() if v}
+
+
+def _causes(d) -> dict:
+    return {c.key: round(c.time_s / US, 6) for c in d.idle.causes}
+
+
+# --- a profiled step around the GPU work -------------------------------------------------------
+
+
+def test_one_kernel_inside_one_step():
+    # step T..T+1000; the kernel launched at T+100 runs T+200..T+300. Before it (T..T+200) the host was late:
+    # T..T+100 outside any operator, T+100..T+200 the launch call to the kernel's start; after it (T+300..T+1000)
+    # nothing else came: the host's. Idle 200 + 700 = 900 us of host launch; busy 100.
+    _, d = _one([step("ProfilerStep#0", T, 1000)] + launch(T + 100, T + 200, 100, 1))
+    (s,) = d.idle.steps
+    assert (round(s.wall_s / US, 6), round(s.busy_s / US, 6), round(s.idle_s / US, 6)) == (1000, 100, 900)
+    assert _us(s.causes_s) == {"host_launch": 900}
+    assert _causes(d) == {}  # no gap inside the GPU's own span
+
+
+def test_the_gap_before_the_first_work_belongs_to_that_work():
+    # step T+50..T+1000. Kernel 1 launched at T+10 (before the step), runs T+100..T+150; kernel 2 launched at T+60,
+    # runs T+300..T+350. Gap T+50..T+100: kernel 1 was launched ahead: queued 50. Gap T+150..T+300: kernel 2 launched
+    # ahead too: queued 150. After T+350: the host, 650. Busy 100 of 950.
+    ev = [step("ProfilerStep#0", T + 50, 950), rt("cudaLaunchKernel", T + 10, 4, 1), kern(T + 100, 50, 1),
+          rt("cudaLaunchKernel", T + 60, 4, 2), kern(T + 300, 50, 2)]
+    _, d = _one(ev)
+    (s,) = d.idle.steps
+    assert (round(s.busy_s / US, 6), round(s.idle_s / US, 6)) == (100, 850)
+    assert _us(s.causes_s) == {"queued": 200, "host_launch": 650}
+    assert _causes(d) == {"queued": 150}
+    # kernel 2 on another stream with a wait queued before anything (T+5): the gap before it waited on the other
+    # stream (150); the step's first gap did not (its work has no earlier work to have waited for): queued 50
+    ev = ev[:-1] + [kern(T + 300, 50, 2, stream=9), rt("cudaStreamWaitEvent", T + 5, 1, corr=50)]
+    _, d = _one(ev)
+    assert _us(d.idle.steps[0].causes_s) == {"stream_wait": 150, "queued": 50, "host_launch": 650}
+    assert _causes(d) == {"stream_wait": 150}
+
+
+# --- late or ahead -----------------------------------------------------------------------------
+
+
+def test_a_launch_call_starting_as_the_gpu_goes_idle_is_late():
+    # kernel 1 T+100..T+200; kernel 2's launch call starts at T+200 and takes no time, the kernel runs T+210..T+220:
+    # the host issued it only as the GPU went idle: 10 us of host launch
+    ev = launch(T + 10, T + 100, 100, 1) + [rt("cudaLaunchKernel", T + 200, 0, 2), kern(T + 210, 10, 2)]
+    assert _causes(_one(ev)[1]) == {"host_launch": 10}
+
+
+def test_a_launch_call_that_returned_as_the_gpu_went_idle_had_queued_its_work():
+    # kernel 2's launch call T+196..T+200 returned at the moment kernel 1 ended: queued, 10 us of launch latency
+    ev = launch(T + 10, T + 100, 100, 1) + [rt("cudaLaunchKernel", T + 196, 4, 2), kern(T + 210, 10, 2)]
+    assert _causes(_one(ev)[1]) == {"queued": 10}
+    # returning 1 us later, it was still running: late
+    ev = launch(T + 10, T + 100, 100, 1) + [rt("cudaLaunchKernel", T + 196, 5, 2), kern(T + 210, 10, 2)]
+    assert _causes(_one(ev)[1]) == {"host_launch": 10}
+
+
+# --- which queued work waited on another stream -----------------------------------------------
+
+
+def _two_streams(wait_ts, first_linked=True):
+    """a (stream 7) launched at T+10 runs T+100..T+200; b (stream 9) launched at T+14 runs T+203..T+205;
+    c (stream 7) launched at T+20 runs T+208..T+210; one cudaStreamWaitEvent at ``wait_ts``."""
+    a = launch(T + 10, T + 100, 100, 1) if first_linked else [kern(T + 100, 100, None)]
+    if not first_linked:
+        del a[0]["args"]["correlation"]
+    return a + launch(T + 14, T + 203, 2, 2, stream=9) + launch(T + 20, T + 208, 2, 3) + [
+        rt("cudaStreamWaitEvent", wait_ts, 1, corr=50)]
+
+
+def test_a_wait_counts_for_work_queued_since_its_streams_previous_launch():
+    # wait at T+5: before b's launch (b has no earlier work on stream 9): b's gap T+200..T+203 waited on stream 7.
+    # c's previous work on stream 7 is a, launched at T+10: no wait since, so c's gap T+205..T+208 is queued work,
+    # though the work that ended last (b) ran on another stream.
+    assert _causes(_one(_two_streams(T + 5))[1]) == {"stream_wait": 3, "queued": 3}
+    # wait at T+12: after a's launch and before c's: both gaps are waits on the other stream
+    assert _causes(_one(_two_streams(T + 12))[1]) == {"stream_wait": 6}
+    # a not linked to any launch: its launch time is unknown, so any wait before c's launch counts (T+5)
+    assert _causes(_one(_two_streams(T + 5, first_linked=False))[1]) == {"stream_wait": 6}
+
+
+def test_the_previous_work_on_the_same_stream_is_found_across_others():
+    # stream 7: a (T+100..T+200), c (T+205..T+207); stream 9: b (T+203..T+205), e (T+210..T+212); wait at T+12.
+    # b: no earlier stream-9 work, the wait (T+12) before its launch (T+14): waited 3 us on stream 7.
+    # e: its previous stream-9 work is b, launched at T+14, after the wait: queued, 3 us (c ran last, on stream 7).
+    ev = (launch(T + 10, T + 100, 100, 1) + launch(T + 14, T + 203, 2, 2, stream=9) + launch(T + 15, T + 205, 2, 3)
+          + launch(T + 18, T + 210, 2, 4, stream=9) + [rt("cudaStreamWaitEvent", T + 12, 1, corr=50)])
+    assert _causes(_one(ev)[1]) == {"stream_wait": 3, "queued": 3}
+
+
+def test_the_work_that_ended_last_decides_which_stream_was_waited_for():
+    # a (stream 7) T+100..T+300 encloses b (stream 9) T+110..T+120: the GPU goes idle at T+300 when a ends.
+    # c (stream 9) launched at T+20 runs T+303..T+305, after a wait at T+15 (since b's launch at T+12):
+    # it waited on stream 7 (a), 3 us
+    ev = (launch(T + 10, T + 100, 200, 1) + launch(T + 12, T + 110, 10, 2, stream=9) + launch(T + 20, T + 303, 2, 3, stream=9)
+          + [rt("cudaStreamWaitEvent", T + 15, 1, corr=50)])
+    assert _causes(_one(ev)[1]) == {"stream_wait": 3}
+
+
+# --- warm-up -----------------------------------------------------------------------------------
+
+
+def _warm(later, ahead=0, first_host=4880.0):
+    """first_kernel, then K: its first launch after ``first_host`` us in aten::conv2d (gap T+110..T+first_host+120),
+    then ``later`` launches 50 us after the GPU went idle (36 in aten::conv2d, 4 outside, 10 launch), then ``ahead``
+    launches issued early that start as the previous K ends (no gap)."""
+    ev = launch(T + 90, T + 100, 10, 1, name="first_kernel")
+    ev.append(op("aten::conv2d", T + 112, first_host))
+    g1 = T + 120 + first_host
+    ev += launch(g1 - 5, g1, 10, 2)
+    end, corr = g1 + 10, 3
+    for _ in range(later):
+        ev.append(op("aten::conv2d", end + 2, 36))
+        ev += launch(end + 40, end + 50, 10, corr)
+        end, corr = end + 60, corr + 1
+    for _ in range(ahead):
+        ev += launch(end - 8, end, 10, corr)
+        end, corr = end + 10, corr + 1
+    return ev
+
+
+def test_warm_up_needs_three_runs_of_the_kernel():
+    # 3 runs: the first gap's 4,890 us of host launch (4,880 in aten::conv2d, 5 outside, 5 launch) less the median
+    # of the 2 later ones (50) is warm-up: 4,840; host launch keeps 50 + 2 x 50 = 150
+    d = _one(_warm(2))[1]
+    assert _causes(d) == {"warmup": 4840, "host_launch": 150}
+    # 2 runs: no warm-up, all 4,890 + 50 us are host launch
+    assert _causes(_one(_warm(1))[1]) == {"host_launch": 4940}
+
+
+def test_later_runs_that_waited_for_nothing_count_as_zero_in_the_median():
+    # 3 runs: one later launch waited 50 us, the other was queued ahead (0): median(50, 0) = 25;
+    # warm-up 4,890 - 25 = 4,865, host launch 25 + 50 = 75
+    assert _causes(_one(_warm(1, ahead=1))[1]) == {"warmup": 4865, "host_launch": 75}
+
+
+def test_no_warm_up_when_the_first_run_waited_less_than_the_later_ones():
+    # first gap 30 us of host launch (20 in aten::conv2d, 5 outside, 5 launch), later ones 50: warm-up 0, not negative
+    assert _causes(_one(_warm(2, first_host=20))[1]) == {"host_launch": 130}
+
+
+def test_warm_up_of_a_first_run_whose_wait_was_all_sync_or_one_microsecond():
+    # first run of K after a gap (T+110..T+300) that a 200 us cudaStreamSynchronize covers, launched at T+300 as it
+    # starts: no host-launch time at all, so no warm-up share (never 0 / 0); its 2 later runs are queued ahead
+    ev = launch(T + 90, T + 100, 10, 1, name="first_kernel") + [rt("cudaStreamSynchronize", T + 50, 200)]
+    ev += [rt("cudaLaunchKernel", T + 300, 2, 2), kern(T + 300, 10, 2)]
+    ev += launch(T + 302, T + 310, 10, 3) + launch(T + 304, T + 320, 10, 4)
+    assert _causes(_one(ev)[1]) == {"host_sync": 190}
+    # first run 1 us late (launch call at T+110 as the GPU goes idle, the kernel at T+111), later runs queued: the
+    # whole 1 us is warm-up (median of the later ones 0)
+    ev = launch(T + 90, T + 100, 10, 1, name="first_kernel") + [rt("cudaLaunchKernel", T + 110, 0.5, 2), kern(T + 111, 10, 2)]
+    ev += launch(T + 112, T + 121, 10, 3) + launch(T + 114, T + 131, 10, 4)
+    assert _causes(_one(ev)[1]) == {"warmup": 1}
+
+
+def test_the_host_launch_split_keeps_the_steady_share_of_a_warm_up_gap():
+    # 5 runs of K: the first gap (4,890 us: 4,880 in aten::conv2d, 5 outside, 5 launch) is warm-up but for the
+    # later runs' median 50 us, so 50 / 4,890 of each of its parts stays host launch:
+    # in operators 4,880 x 50 / 4,890 + 4 x 36 = 193.9 us; outside 5 x 50 / 4,890 + 4 x 4 = 16.05 us;
+    # launch 5 x 50 / 4,890 + 4 x 10 = 40.05 us (250 us in all)
+    d = _one(_warm(4))[1]
+    hl = next(c for c in d.idle.causes if c.key == "host_launch")
+    assert hl.evidence[0] == ("5 gaps where the next launch came after the GPU had gone idle: 194 us with the host in CPU "
+                              "operators (top: aten::conv2d 194 us), 16.1 us outside any profiled operator (Python, sleep, "
+                              "I/O), 40.1 us from launch call to GPU start")
+    assert d.idle.outside_ops_s == pytest.approx((5 * 50 / 4890 + 16) * US, rel=1e-12)
+    assert _causes(d) == {"warmup": 4840, "host_launch": 250}
+
+
+# --- the host's share of a gap -----------------------------------------------------------------
+
+
+def test_host_operators_are_named_only_for_the_time_after_the_sync():
+    # .item() (T+12..T+2020) blocks in a 2,000 us sync that covers each gap's whole host window: no host operator
+    # is named as what the GPU waited for (it waited for the sync)
+    P = 3215.0
+    ev = []
+    for i in range(5):
+        t = T + i * P
+        ev += [rt("cudaLaunchKernel", t, 5, 10 * i), kern(t + 10, 1000, 10 * i)]
+        ev += [rt("cudaLaunchKernel", t + 6, 4, 10 * i + 1), kern(t + 1010, 1000, 10 * i + 1)]
+        ev += [op("aten::item", t + 12, 2008), rt("cudaStreamSynchronize", t + 15, 2000)]
+    d = _one(ev)[1]
+    assert _causes(d) == {"host_sync": 4 * 1205, "host_launch": 4 * 10}
+    assert d.idle.host_ops == ()
