@@ -23,7 +23,7 @@ def test_constants():
     assert TB.UNATTRIBUTED == "unattributed"
     assert set(TB.IDLE_REMEDIES) == {"host launch gaps", "synchronisation", "data loading", "cross-stream wait",
                                      "pageable copy"}
-    assert set(TB.BUSY_REMEDIES) == {"compute", "memory", "latency", "overhead"}
+    assert set(TB.BUSY_REMEDIES) == {"compute", "memory", "latency", "overhead", "issue"}
 
 
 # --- Amdahl ------------------------------------------------------------------------------------
@@ -247,3 +247,13 @@ def test_gpu_bound_under_ten_percent_idle_and_no_fix_of_ten_percent():
     assert not time_budget(10.0, {}, {"m": 10.0}, [KernelTime("k", 4.0, "memory", 75.0)]).gpu_bound
     assert time_budget(10.0, {}, {"m": 10.0}, [KernelTime("k", 4.0, "memory", 76.0)]).gpu_bound
     assert time_budget(10.0, {}, {"m": 10.0}).gpu_bound  # nothing removable at all
+
+
+def test_a_kernel_judged_at_a_cache_level_names_its_roof():
+    # 4 s of a 10 s window at 71% of its L2 roof: 1.16 s removable, at most 10 / 8.84 = 1.131x
+    b = time_budget(10.0, {}, {"memory-bound kernels": 10.0}, [KernelTime("k", 4.0, "memory", 71.0, "L2")])
+    (f,) = b.fixes
+    assert f.detail == "k: 40% of the window, memory-bound at 71% of its L2 roof"
+    assert f.removable_s == pytest.approx(4.0 * 0.29) and f.ceiling_x == pytest.approx(10 / (10 - 1.16))
+    (g,) = time_budget(10.0, {}, {"x": 10.0}, [KernelTime("k", 4.0, "issue", 50.0)]).fixes
+    assert g.detail.endswith("issue-bound at 50% of its roof") and g.remedies == TB.BUSY_REMEDIES["issue"]
