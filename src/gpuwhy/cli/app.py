@@ -191,11 +191,23 @@ def _interrupted() -> int:
     return _fail("interrupted (Ctrl-C)", 130)
 
 
+_CLICK: list = []
+
+
+def _click_command():
+    """``app`` as a click command, built once per process: typer builds the whole command tree (about
+    25 ms) each time it is asked, and a process that runs several commands (tests, a notebook) asks
+    at each. Call after ``register`` has attached the commands (``main`` does)."""
+    if not _CLICK:
+        import typer.main
+
+        _CLICK.append(typer.main.get_command(app))
+    return _CLICK[0]
+
+
 def _command_of(args: list[str]):
     """(the click command ``args`` run, the arguments after its name)."""
-    import typer.main
-
-    cmd, rest = typer.main.get_command(app), list(args)
+    cmd, rest = _click_command(), list(args)
     while hasattr(cmd, "commands"):
         i = next((k for k, a in enumerate(rest) if a in cmd.commands), None)
         if i is None:
@@ -236,7 +248,7 @@ def _run(args: list[str]) -> int:
         empty = _empty_value(args)
         if empty is not None:
             raise GpuwhyError(f"{empty} is empty; give it a value or leave {empty} out")
-        rv = app(args=args, prog_name="gpuwhy", standalone_mode=False)
+        rv = _click_command().main(args=args, prog_name="gpuwhy", standalone_mode=False)
         if _state.get("interrupted"):  # typer turns Ctrl-C into a silent exit code 130
             return _interrupted()
         _notes_at_the_end(True)
