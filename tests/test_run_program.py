@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -51,9 +52,9 @@ def test_budget_overlap_scaled_and_errors():
     assert b.shares_pct_total == pytest.approx(100.0)
     assert b.busy_s == pytest.approx(0.8)
     assert amdahl_ceiling(2.0, 2.0) == math.inf and amdahl_ceiling(2.0, 0.0) == 1.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^the window must be a positive number of seconds, not 0.0$"):
         time_budget(0.0, {}, {})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^idle time of 'x' must be a finite number >= 0, not -1.0$"):
         time_budget(1.0, {"x": -1.0}, {})
 
 
@@ -143,8 +144,10 @@ def test_run_python_exception_gives_1_and_restores_sys(tmp_path, capsys):
 def test_parse_program_forms():
     assert rp.parse_program(["python", "-m", "pkg.mod", "a"]) == (True, "pkg.mod", ["a"])
     assert rp.parse_program(["train.py", "--lr", "1"]) == (False, "train.py", ["--lr", "1"])
-    for bad in ([], ["python"], ["python", "-c", "x"], ["./a.out"], ["python", "-m"]):
-        with pytest.raises(UsageError):
+    for bad, says in (([], "no program given"), (["python"], "`python` with no script"),
+                      (["python", "-c", "x"], "python option '-c' is not run in-process"),
+                      (["./a.out"], "is not a Python program"), (["python", "-m"], "`-m` with no module name")):
+        with pytest.raises(UsageError, match=re.escape(says)):
             rp.parse_program(bad)
 
 
