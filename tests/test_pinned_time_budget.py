@@ -257,3 +257,7 @@ def test_a_kernel_judged_at_a_cache_level_names_its_roof():
     assert f.removable_s == pytest.approx(4.0 * 0.29) and f.ceiling_x == pytest.approx(10 / (10 - 1.16))
     (g,) = time_budget(10.0, {}, {"x": 10.0}, [KernelTime("k", 4.0, "issue", 50.0)]).fixes
     assert g.detail.endswith("issue-bound at 50% of its roof") and g.remedies == TB.BUSY_REMEDIES["issue"]
+
+    # an overhead-bound kernel is bound by its launch: the level of its nearest roof is not named
+    (h,) = time_budget(10.0, {}, {"x": 10.0}, [KernelTime("tiny", 1.0, "overhead", 0.0, "L2")]).fixes
+    assert h.detail == "tiny: 10% of the window, overhead-bound at 0% of its roof" and h.removable_s == 1.0

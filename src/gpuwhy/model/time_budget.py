@@ -71,7 +71,8 @@ class Share:
 @dataclass(frozen=True)
 class KernelTime:
     """A kernel's total time in the window (s), its regime and its % of its roof (``None``: not judged);
-    ``roof`` names the roof when it is not DRAM or compute (``L2``, ``L1``)."""
+    ``roof`` names the roof when it is not DRAM or compute (``L2``, ``L1``; not named for an
+    overhead-bound kernel, whose launch, not a memory level, bounds it)."""
 
     name: str
     total_s: float
@@ -228,7 +229,7 @@ def time_budget(
         kfix.append(Fix(
             f"kernel {k.name}", "kernel", r, 100.0 * r / window_s, amdahl_ceiling(window_s, r),
             f"{k.name}: {100.0 * k.total_s / window_s:.0f}% of the window, {k.regime}-bound at {k.roof_pct:.0f}% of its "
-            + (f"{k.roof} roof" if k.roof else "roof"),
+            + (f"{k.roof} roof" if k.roof and k.regime != "overhead" else "roof"),
             BUSY_REMEDIES.get(k.regime, ()),
         ))
     kfix.sort(key=lambda f: -f.removable_s)
