@@ -61,3 +61,12 @@ def test_the_same_rule_without_flop_counters():
     assert _kernel(9_990, drop).regime == "overhead"
     k = _kernel(41_200, drop)  # judged from utilisations: DRAM 4.9% against SM 10%: compute side, not overhead
     assert k.regime != "overhead" and k.basis == "utilisation"
+
+
+def test_launch_sized_at_the_cutoff_up_to_float_rounding():
+    from gpuwhy.model.roofline import launch_sized
+
+    mean = 10.0 * 1e-6  # 10 us in trace microseconds times 1e-6: 9.999999999999999e-06 in floats
+    assert mean < SHORT_KERNEL_S and not launch_sized(mean)  # equal to 10 us, so not below it
+    assert launch_sized(9.999e-6) and not launch_sized(10e-6) and not launch_sized(10.001e-6)
+    assert launch_sized(0.0) and not launch_sized(float("inf"))

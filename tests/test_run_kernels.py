@@ -344,12 +344,20 @@ def test_ncu_alone_for_a_program_that_is_not_python(work, cli):
     assert prof[prof.index("-c") + 1] == "8" and "--kernel-name" not in prof and prof[-3:] == [str(app), "--n", "3"]
     b = doc["budget"]
     total_s = sum(k[4] for k in KERNELS) * 1e-6  # the eight launches, each run alone
-    assert b["window_s"] == pytest.approx(total_s) and b["idle_s"] == 0
+    # ncu alone sees no idle time: the document says nothing of it (not 0, not GPU-bound)
+    assert b["window_s"] == pytest.approx(total_s) and b["idle_s"] is None and b["gpu_bound"] is None
+    assert b["verdict"] == b["fixes"][0]["what"]
     busy = {s["regime"]: s["seconds"] for s in b["busy"]}
     assert busy["compute-bound kernels"] == pytest.approx((_round_us(0) + _round_us(1) + _round_us(7)) * 1e-6)
     assert busy["issue-bound kernels"] == pytest.approx(_round_us(3) * 1e-6)
     assert b["shares_pct_total"] == pytest.approx(100.0)
     assert any("ncu alone" in n and "GPU idle time is not seen" in n for n in doc["notes"])
+    code, out, err = cli("run", "--ncu", str(ncu), "--out", "o", "-c", "8", "--", str(app))
+    assert code == 0 and "GPU idle time: not measured (ncu alone records no timeline)" in out and "GPU-bound" not in out
+    # a second run in the same folder numbers its files instead of refusing
+    code, out, err = cli("run", "--json", "--ncu", str(ncu), "--out", "o", "-c", "8", "--", str(app))
+    assert code == 0, err
+    assert json.loads(out)["kernel_pass"]["ncu"]["rep_path"].endswith("gpuwhy-run-ncu-2.ncu-rep")
 
 
 def test_no_pytorch_and_no_ncu_is_exit_3_naming_both(work, cli, monkeypatch):
@@ -461,3 +469,12 @@ def test_real_decode_run_the_ncu_pass_lands_on_the_traces_kernels():
     short = plan_pass(launches, targets, w.start_us)
     assert short.not_covered == () and short.count <= 60 and short.skip >= 963
     assert min(short.covered.values()) == 1
+
+
+def test_control_characters_in_kernel_names_never_reach_the_terminal():
+    from gpuwhy.importers.kernel_names import display_names, printable, short_kernel_name
+
+    evil = "void ns::k\x1b]0;pwned\x07<int>(int)\x9b2J"
+    assert printable(evil) == "void ns::k?]0;pwned?<int>(int)?2J"
+    assert short_kernel_name(evil) == "k?]0;pwned??2J"  # the text outside <...> and (...) is the name
+    assert not any(ord(c) < 32 or 127 <= ord(c) <= 159 for c in display_names([evil, "b\x07"])[evil])

@@ -218,3 +218,22 @@ def test_json_run_keeps_stdout_for_the_document(tmp_path, cli, monkeypatch):
     assert code == 0, err
     assert json.loads(out)["kind"] == "run"  # the program's print went to stderr
     assert "program output" in err
+
+
+def test_a_program_stopped_by_ctrl_c_is_judged_then_exits_130(tmp_path, cli, monkeypatch):
+    script = tmp_path / "stop.py"
+    script.write_text("raise KeyboardInterrupt\n")
+    monkeypatch.setattr(rp, "torch_profiler", lambda: FakeProfiler(REAL / "trace_item_sync.json.gz"))
+    code, out, err = cli("run", "--kernels", "--out", str(tmp_path / "o"), "--", "python", str(script))
+    assert code == 130 and "where the window went" in out  # the window until then, judged
+    assert err.strip().splitlines()[-1] == ("gpuwhy: error: the program was interrupted (Ctrl-C): what ran until then "
+                                            "is judged above")
+    assert "--kernels: no ncu pass: the program was interrupted (Ctrl-C)" in err
+
+
+def test_out_folder_that_cannot_be_made_is_one_line(tmp_path, cli):
+    script = tmp_path / "p.py"
+    script.write_text("print(1)\n")
+    (tmp_path / "f").write_text("x")
+    code, out, err = cli("run", "--out", str(tmp_path / "f" / "sub"), "--", "python", str(script))
+    assert code == 2 and "cannot be made" in err and len(err.strip().splitlines()) == 1

@@ -13,6 +13,7 @@ Exit codes (also listed in README.md):
 3     no usable GPU, driver or NVML (:class:`NoDeviceError`)
 4     a GPU error during a measurement (:class:`MeasurementError`)
 70    a bug in gpuwhy (the CLI's ``EXIT_INTERNAL``)
+130   interrupted (Ctrl-C), also after what ran until then was reported (:class:`Interrupted`)
 74    standard output cannot be written (the CLI's ``EXIT_OUTPUT``)
 ====  =====================================================
 """
@@ -24,6 +25,7 @@ EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
 EXIT_NO_DEVICE = 3
 EXIT_MEASUREMENT = 4
+EXIT_INTERRUPTED = 130
 
 
 class GpuwhyError(Exception):
@@ -77,3 +79,9 @@ def gpu_packages_missing(what: str) -> NoDeviceError:
         f"this command needs the GPU packages and {what} cannot be imported (the other commands need none); "
         f"install them (Linux and Windows) with: {GPU_PIP_LINE}"
     )
+
+
+class Interrupted(GpuwhyError):
+    """Ctrl-C stopped the work after part of it was reported (`gpuwhy run`: the window until then)."""
+
+    exit_code = EXIT_INTERRUPTED

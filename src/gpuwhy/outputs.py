@@ -22,9 +22,9 @@ def writable_output(path: str, what: str, marker: bytes | None = MARK, end: byte
     replaced. A symbolic link is never written through.
 
     Raises:
-        UsageError: ``path`` is empty, a folder, a symbolic link, its folder does not exist,
-            or it holds a file gpuwhy did not write or that was added to since (one line
-            naming the option and what to do).
+        UsageError: ``path`` is empty, a folder, a symbolic link, a device or pipe, its folder
+            does not exist, or it holds a file gpuwhy did not write or that was added to since
+            (one line naming the option and what to do).
     """
     if not str(path).strip():
         raise UsageError(f"{what} is empty; give a file name")
@@ -37,6 +37,8 @@ def writable_output(path: str, what: str, marker: bytes | None = MARK, end: byte
     if not p.parent.is_dir():
         why = "is a file, not a folder" if p.parent.exists() else "does not exist"
         raise UsageError(f"{what} {path!r}: folder {str(p.parent)!r} {why}")
+    if p.exists() and not p.is_file():  # a device (/dev/full, /dev/zero), a named pipe, a socket: never read or written
+        raise UsageError(f"{what} {path!r} is not a regular file (a device, pipe or socket); give a file name")
     if p.exists():
         head, tail = b"", b""
         try:

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import GpuwhyError, UsageError
-from ..importers.torch_trace import SHORT_KERNEL_S, TraceGpu, TraceReport, analyze_trace, load_trace_json
+from ..errors import GpuwhyError, Interrupted, UsageError
+from ..importers.torch_trace import TraceGpu, TraceReport, analyze_trace, load_trace_json
 from ..importers.trace_window import Window, choose_window, crop
+from ..model.roofline import launch_sized
 from ..model.time_budget import KernelTime, TimeBudget, time_budget
 from .run_kernels import KernelPass
 from .run_program import ProgramRun, Profiler, parse_program, run_python
@@ -123,7 +125,7 @@ def kernel_rows(gpu: TraceGpu, measured: KernelPass | None = None) -> list[Kerne
         if m is not None:
             rows.append(measured_row(k.name, k.total_s, k.count, k.mean_s, m))
         else:
-            why = ("launch-sized: its time is the launch overhead" if k.mean_s < SHORT_KERNEL_S else
+            why = ("launch-sized: its time is the launch overhead" if launch_sized(k.mean_s) else
                    "not measured: add --kernels" if measured is None else "not measured by the ncu pass")
             rows.append(KernelRow(k.name, k.full_name, k.total_s, k.count, k.mean_s, kernel_kind(k.full_name), why=why))
     return rows
@@ -153,7 +155,7 @@ def busy_shares(gpu: TraceGpu, rows: Sequence[KernelRow]) -> dict[str, float]:
     for r in rows:
         if r.measured_launches:
             add(regime_share(r.regime), r.total_s)
-        elif r.mean_s < SHORT_KERNEL_S:
+        elif launch_sized(r.mean_s):
             add(OVERHEAD_SIZED, r.total_s)
         else:
             add(f"{r.kind} kernels" + (" (regime not measured)" if any(x.measured_launches for x in rows) else ""),
@@ -188,21 +190,37 @@ def budget_of(report: TraceReport, window: Window, measured: KernelPass | None =
                             not_fixes=warm), rows
 
 
-def _trace_path(out_dir: Path) -> Path:
-    """``out_dir/gpuwhy-run-trace.json``, or ``-N`` when that exists (a user's file is never overwritten).
+def _out_folder(out_dir: Path) -> Path:
+    """``out_dir`` made absolute (the program may change directory) and created.
 
     Raises:
-        UsageError: ``out_dir`` is a file.
+        UsageError: it is a file, or cannot be made (one line, naming it).
     """
+    out_dir = Path(os.path.abspath(out_dir))
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {str(out_dir)!r} is a file, not a folder: give a folder for the trace")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "gpuwhy-run-trace.json"
-    n = 1
-    while path.exists():
-        path = out_dir / f"gpuwhy-run-trace-{n}.json"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {str(out_dir)!r} cannot be made ({exc.strerror or exc}): give a folder you can "
+                         "write") from None
+    return out_dir
+
+
+#: What one run writes into its --out folder: the trace, and the ncu pass's report, CSV and log.
+_RUN_FILES = (".json", ".ncu-rep", ".csv", ".log", ".first.log")
+
+
+def _run_names(out_dir: Path) -> tuple[Path, str]:
+    """``(trace path, ncu export base)`` of a new run in ``out_dir``, numbered together
+    (``gpuwhy-run-trace-N.json`` beside ``gpuwhy-run-ncu-N.*``) so that neither overwrites a file."""
+    n = 0
+    while True:
+        suffix = f"-{n}" if n else ""
+        trace, ncu = out_dir / f"gpuwhy-run-trace{suffix}.json", str(out_dir / f"gpuwhy-run-ncu{suffix}")
+        if not any(os.path.lexists(p) for p in (trace, *(ncu + e for e in _RUN_FILES))):
+            return trace, ncu
         n += 1
-    return path
 
 
 def python_argv(cmd: Sequence[str]) -> list[str]:
@@ -237,8 +255,8 @@ def run_program(
     """Profile ``cmd`` (a Python program) and build its budget; the trace is kept in ``out_dir``.
 
     ``out_dir`` is created when missing; the trace file is
-    ``gpuwhy-run-trace.json``, or ``gpuwhy-run-trace-N.json`` when that exists
-    (a user's file is never overwritten). With ``kernels``, the ``top``
+    ``gpuwhy-run-trace.json``, or ``gpuwhy-run-trace-N.json`` when that or its ncu files exist
+    (a user's file is never overwritten, nor a link written through). With ``kernels``, the ``top``
     kernels by time in the window are measured by an ncu pass (``measure``,
     default :func:`~gpuwhy.api.run_kernels.measure_top_kernels`; its files go
     beside the trace).
@@ -248,8 +266,7 @@ def run_program(
         NoDeviceError: no PyTorch or no GPU (from the profiler); with
             ``kernels``, no ncu.
     """
-    out_dir = Path(out_dir)
-    trace_path = _trace_path(out_dir)
+    trace_path, ncu_base = _run_names(_out_folder(Path(out_dir)))
     run = run_python(cmd, trace_path, profiler_factory=profiler_factory, stdout_to_stderr=stdout_to_stderr)
     if run.trace is None:
         raise UsageError(f"the program ran (exit {run.exit_code}) but the profiler wrote no trace")
@@ -259,20 +276,25 @@ def run_program(
                            timeline_us=(window.start_us, window.end_us))
     notes = [f"window: {window.how}, {fmt_num(window.seconds)} s"]
     kp, pass_error = None, None
+    if kernels and run.interrupted:
+        notes.append("--kernels: no ncu pass: the program was interrupted (Ctrl-C)")
     if kernels and run.exit_code == 0 and not run.interrupted:
         gpu0, _, rows0 = budget_of(report, window)
-        targets = [r.full_name for r in rows0 if r.mean_s >= SHORT_KERNEL_S][:top]
+        targets = [r.full_name for r in rows0 if not launch_sized(r.mean_s)][:top]
         if targets:
             from ..importers.trace.launches import kernel_launches
             from .run_kernels import measure_top_kernels
 
-            base = str(trace_path.with_suffix("")).replace("gpuwhy-run-trace", "gpuwhy-run-ncu")
             try:
                 kp = (measure or measure_top_kernels)(python_argv(cmd), kernel_launches(data), targets,
-                                                      window.start_us, export=base, ncu=ncu)
+                                                      window.start_us, export=ncu_base, ncu=ncu)
             except GpuwhyError as exc:
                 pass_error = exc
                 notes.append(f"--kernels: the ncu pass failed ({exc}); the budget is the trace's alone")
+            except KeyboardInterrupt:
+                pass_error = Interrupted("interrupted (Ctrl-C) during the ncu pass of --kernels: the budget above is "
+                                         "the trace's alone")
+                notes.append("--kernels: the ncu pass was interrupted (Ctrl-C); the budget is the trace's alone")
         if kp is None and pass_error is None:
             notes.append("--kernels: no kernel of the window runs longer than launch size: nothing for ncu to measure")
     gpu, budget, rows = budget_of(report, window, kp)
@@ -311,7 +333,7 @@ def run_under_ncu(cmd: list[str], out_dir: Path, *, launch_count: int = NCU_LAUN
     if not cmd:
         raise UsageError("no program given: write it after `--`, e.g. gpuwhy run --kernels -- ./app ARGS")
     argv = python_argv(cmd) if is_python(cmd) else list(cmd)
-    base = str(_trace_path(Path(out_dir)).with_suffix("")).replace("gpuwhy-run-trace", "gpuwhy-run-ncu")
+    _, base = _run_names(_out_folder(Path(out_dir)))
     if profile is None:
         from .run_kernels import profile_kernels as profile
     t0 = time.perf_counter()
@@ -416,16 +438,17 @@ def to_json(r: RunResult) -> dict:
         "kernel_pass_error": None if r.pass_error is None else str(r.pass_error),
     }
     if b is not None:
+        alone = r.mode == "ncu"  # no timeline: idle time was not measured, so nothing is said of it
         doc["budget"] = {
-            "window_s": b.window_s, "busy_s": b.busy_s, "idle_s": b.idle_s,
+            "window_s": b.window_s, "busy_s": b.busy_s, "idle_s": None if alone else b.idle_s,
             "idle": [{"cause": s.name, "seconds": s.seconds, "pct": s.pct} for s in b.idle],
             "busy": [{"regime": s.name, "seconds": s.seconds, "pct": s.pct} for s in b.busy],
             "idle_fix": None if b.idle_fix is None else {
                 "removable_s": b.idle_fix.removable_s, "share_pct": b.idle_fix.share_pct,
                 "ceiling_x": None if b.idle_fix.ceiling_x == float("inf") else b.idle_fix.ceiling_x},
             "not_judged": list(b.not_judged),
-            "verdict": "gpu-bound" if b.gpu_bound else (None if b.verdict is None else b.verdict.what),
-            "gpu_bound": b.gpu_bound,
+            "verdict": "gpu-bound" if b.gpu_bound and not alone else (None if b.verdict is None else b.verdict.what),
+            "gpu_bound": None if alone else b.gpu_bound,
             "fixes": [{"what": f.what, "kind": f.kind, "removable_s": f.removable_s, "share_pct": f.share_pct,
                        "ceiling_x": (None if f.ceiling_x == float("inf") else f.ceiling_x), "detail": f.detail,
                        "remedies": list(f.remedies)} for f in b.fixes],

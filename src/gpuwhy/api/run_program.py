@@ -5,7 +5,8 @@ module with ``-m``), its directory is first on ``sys.path``, and its exit
 code is passed back: ``sys.exit(n)`` gives ``n``, an uncaught exception gives
 1 with the traceback printed to stderr as Python prints it, Ctrl-C gives 130
 and the partial window is still exported. Everything the call changed in
-``sys`` is put back afterwards.
+``sys`` is put back afterwards, and the working folder. ``os._exit(n)`` in the
+program ends gpuwhy's process too (nothing is judged): it is not Python's exit.
 
 The profiler is a small protocol (:class:`Profiler`) so tests can run a
 script with a fake one; :func:`torch_profiler` is the real one (CPU and CUDA
@@ -188,6 +189,7 @@ def run_python(
             raise UsageError(f"{target!r} is not a file: give the path of the Python script to run")
     prof = (profiler_factory or torch_profiler)()
     saved_argv, saved_path, saved_main = sys.argv[:], sys.path[:], sys.modules.get("__main__")
+    saved_cwd = os.getcwd()  # a program may chdir; gpuwhy's own paths (the report) are the caller's
     code, error, interrupted = 0, None, False
     if is_module:
         sys.argv = [target, *args]
@@ -223,6 +225,10 @@ def run_python(
             if redirect is not None:
                 redirect.__exit__(None, None, None)
             sys.argv, sys.path = saved_argv, saved_path
+            try:
+                os.chdir(saved_cwd)
+            except OSError:
+                pass  # the folder is gone: stay where the program left us
             if saved_main is not None:
                 sys.modules["__main__"] = saved_main
     written: Path | None = None

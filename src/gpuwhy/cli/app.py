@@ -88,13 +88,23 @@ def _command_names() -> set[str]:
 
 def _json_after_command(args: list[str]) -> list[str]:
     """``gpuwhy --json COMMAND ...`` as ``gpuwhy COMMAND ... --json``: every command takes --json,
-    so the flag given before the command is honoured, not silently dropped."""
+    so the flag given before the command is honoured, not silently dropped. It goes before a
+    ``--`` (what follows is a program's own command line: `gpuwhy run -- python x.py`)."""
+    mine, program = _split_program(args)
     names = _command_names()
-    first = next((i for i, a in enumerate(args) if a in names), None)
-    if first is None or "--json" not in args[:first]:
+    first = next((i for i, a in enumerate(mine) if a in names), None)
+    if first is None or "--json" not in mine[:first]:
         return args
-    rest = [a for a in args[:first] if a != "--json"] + args[first:]
-    return rest if "--json" in args[first:] else rest + ["--json"]
+    rest = [a for a in mine[:first] if a != "--json"] + mine[first:]
+    return (rest if "--json" in mine[first:] else rest + ["--json"]) + program
+
+
+def _split_program(args: list[str]) -> tuple[list[str], list[str]]:
+    """``(gpuwhy's arguments, "--" and the program's)``: nothing after ``--`` is gpuwhy's."""
+    if "--" in args:
+        i = args.index("--")
+        return args[:i], args[i:]
+    return args, []
 
 
 def _quiet_stdout() -> None:
@@ -144,8 +154,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args = list(argv if argv is not None else sys.argv[1:])
     # --debug is global but users put it anywhere (`gpuwhy classify ... --debug`): take it out here.
-    _state["debug"] = "--debug" in args
-    args = _json_after_command([a for a in args if a != "--debug"])
+    mine, program = _split_program(args)
+    _state["debug"] = "--debug" in mine
+    args = _json_after_command([a for a in mine if a != "--debug"] + program)
     sanitize_columns()
     previous = _note_ctrl_c()
     try:

@@ -11,7 +11,7 @@ from .app import app
 from .common import JsonOpt
 
 
-@app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+@app.command("run", context_settings={"allow_extra_args": True,
                                       "allow_interspersed_args": False})
 def run_cmd(
     cmd: Optional[List[str]] = typer.Argument(None, metavar="-- PROGRAM [ARGS]...",
@@ -51,13 +51,6 @@ def run_cmd(
     cmd = list(cmd or [])
     result = profile_program(cmd, Path(out_dir), skip_first_s=skip, steps=n, kernels=kernels, top=n_top,
                              launch_count=c, ncu=ncu_path, stdout_to_stderr=json_out)
-    written = None
-    if report is not None:
-        opts = [*(["--skip-first", skip_first] if skip_first is not None else []),
-                *(["--steps", steps] if steps is not None else []), *(["--kernels"] if kernels else []),
-                *(["--top", top] if top != "5" else []), *(["-c", launch_count] if launch_count is not None else []),
-                "--out", out_dir, *(["--json"] if json_out else [])]
-        written = _write_report(report, result, ["gpuwhy", "run", *opts, "--report", report, "--", *cmd])
     if json_out:
         from ..render.jsonout import emit
 
@@ -66,12 +59,21 @@ def run_cmd(
         from ..render.run_view import render_run
 
         render_run(result)
-    if written is not None:
+    if report is not None:  # after the output: a refusal here (the program wrote that file) loses nothing printed
+        opts = [*(["--skip-first", skip_first] if skip_first is not None else []),
+                *(["--steps", steps] if steps is not None else []), *(["--kernels"] if kernels else []),
+                *(["--top", top] if top != "5" else []), *(["-c", launch_count] if launch_count is not None else []),
+                "--out", out_dir, *(["--json"] if json_out else [])]
+        written = _write_report(report, result, ["gpuwhy", "run", *opts, "--report", report, "--", *cmd])
         from ..render.console import note
 
         note(f"report written to {report} ({written / 1024:.0f} KiB)")
     if result.pass_error is not None:
         raise result.pass_error
+    if result.program.interrupted:
+        from ..errors import Interrupted
+
+        raise Interrupted("the program was interrupted (Ctrl-C): what ran until then is judged above")
 
 
 def _write_report(path: str, result, command: list[str]) -> int:
@@ -85,8 +87,9 @@ def _write_report(path: str, result, command: list[str]) -> int:
     from ..render.report_data import ReportInput
     from ..render.report_html import render_report
     from ..version import __version__
-    from .report import write_report
+    from .report import check_out_path, write_report
 
+    check_out_path(path, "--report")  # again: the program may have written that file since the first check
     doc = {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": "run", **to_plain(to_json(result))}
     line = shlex.join(command)
     generated = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()

@@ -51,6 +51,15 @@ def _demangle_itanium(name: str) -> str:
     return "::".join(parts) if parts else name
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (C0, DEL, C1: terminal escapes) shown as ``?``: a kernel name
+    from a file is printed literally, and must not drive the terminal."""
+    return _CONTROL.sub("?", text)
+
+
 def demangle(name: str) -> str:
     """The human-readable form of a kernel name.
 
@@ -122,7 +131,7 @@ def short_kernel_name(name: str, max_len: int = _MAX_SHORT) -> str:
     are, shortened to ``max_len`` characters in the middle (:func:`shorten_middle`).
     Mangled names are demangled first (:func:`demangle`).
     """
-    full = demangle(name)
+    full = printable(demangle(name))
     if not full:
         return "(unnamed kernel)"
     text = full.replace("(anonymous namespace)", "anon")
@@ -237,7 +246,7 @@ def display_names(full_names: list[str]) -> dict[str, str]:
     ``#3``, ... suffix (in the order given). A name longer than 64 characters with
     its hint is shortened in the middle (:func:`shorten_middle`), the hint kept.
     """
-    short = {f: short_kernel_name(f, max_len=10**9) for f in full_names}
+    short = {f: short_kernel_name(f, max_len=10**9) for f in full_names}  # printable: control characters as ?
     by_short: dict[str, list[str]] = {}
     for f in full_names:
         by_short.setdefault(short[f], []).append(f)
@@ -259,4 +268,4 @@ def display_names(full_names: list[str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["demangle", "display_names", "function_name", "short_kernel_name", "shorten_middle", "template_hint"]
+__all__ = ["demangle", "display_names", "function_name", "printable", "short_kernel_name", "shorten_middle", "template_hint"]

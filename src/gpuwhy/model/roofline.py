@@ -39,6 +39,12 @@ UNEXPLAINED_FACTOR = 2.0
 #: Kernels shorter than this (10 us) are launch-sized: overhead matters (the
 #: figure of gpuwhy.importers.torch_trace.SHORT_KERNEL_S).
 SHORT_KERNEL_S = 10e-6
+
+
+def launch_sized(mean_s: float) -> bool:
+    """True when a kernel's mean duration (s) is below :data:`SHORT_KERNEL_S`; a mean equal to it up to
+    float rounding (ten 1 us steps summed and divided: 9.999999999999999e-06) is not below it."""
+    return mean_s < SHORT_KERNEL_S and not math.isclose(mean_s, SHORT_KERNEL_S, rel_tol=1e-9, abs_tol=0.0)
 #: The "treat it as overhead-bound" rule of :func:`classify` covers workloads
 #: measured below this: 100 us, 10 x SHORT_KERNEL_S. With the default 5 us launch
 #: overhead the model predicts at least 5 us per launch, so a time more than 2x

@@ -177,7 +177,7 @@ def run_section(doc: dict) -> dict:
     out: dict = {"facts": facts, "trace": trace if isinstance(trace, str) and trace else None,
                  # the window's note is in the facts already
                  "notes": [str(n) for n in (doc.get("notes") or []) if isinstance(n, str) and not n.startswith("window: ")],
-                 "title": prog,
+                 "title": prog, "ncu_alone": doc.get("mode") == "ncu",
                  "budget": None, "strip": None, "fixes": [], "kernels": None, "verdict": None, "idle_fix": None}
     if b is None:
         return out
@@ -192,7 +192,10 @@ def run_section(doc: dict) -> dict:
         out["idle_fix"] = (f"GPU idle {100 * idle / window:.0f}% of the window: removing all of it gives "
                            f"{_ceiling(fix.get('ceiling_x'))}")
     fixes = records(b.get("fixes"))
-    if b.get("gpu_bound"):
+    if doc.get("mode") == "ncu":
+        out["verdict"] = (f"{txt(fixes[0].get('detail'))}: a faster version gives {_ceiling(fixes[0].get('ceiling_x'))} "
+                          "of the profiled kernel time (GPU idle time not measured: ncu alone)" if fixes else None)
+    elif b.get("gpu_bound"):
         busy = finite(b.get("busy_s"))
         out["verdict"] = (f"GPU-bound: busy {100 * busy / window:.0f}% of the window; the time is in the kernels"
                           if busy is not None and window else "GPU-bound: the time is in the kernels")

@@ -81,10 +81,12 @@ def render_run(r) -> None:
         for x in b.fixes:
             f.add_row(x.detail, f"{x.share_pct:.0f}%", _ceiling(x.ceiling_x))
         con.print(f)
-    if b.idle_fix is not None:
+    if r.mode == "ncu":
+        con.print(Text("GPU idle time: not measured (ncu alone records no timeline)"))
+    elif b.idle_fix is not None:
         con.print(Text(f"{b.idle_fix.detail}: removing all of it gives {_ceiling(b.idle_fix.ceiling_x)}"))
     v = b.verdict
-    if b.gpu_bound:
+    if b.gpu_bound and r.mode != "ncu":  # ncu alone sees no idle time: it says nothing of GPU-bound
         kinds = ", ".join(f"{s.name} {s.pct:.0f}%" for s in b.busy[:4])
         con.print(Text("verdict: ", style="bold") + Text(f"GPU-bound: busy {100 * b.busy_s / b.window_s:.0f}% of the window", style="bold green"))
         measured = any(k.measured_launches for k in r.kernels)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import UsageError
-from ...model.roofline import SHORT_KERNEL_S
+from ...model.roofline import launch_sized
 from ..kernel_names import display_names
 from .figures import LaunchFigures, launch_figures, precision_of
 from .identify import ExportGpu, export_gpu, local_choice, sheet_for_export
@@ -574,7 +574,7 @@ def _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedi
         c = dataclasses.replace(c, peak_flops=c.peak_flops * scale,
                                 source=f"{c.source}, compute peak scaled to the {extra['sm_clock_hz'] / 1e9:.2f} GHz SM clock")
     v = _verdict(flops, b, len(ok), t, c)
-    if v.regime == "overhead" and t / len(ok) >= SHORT_KERNEL_S:
+    if v.regime == "overhead" and not launch_sized(t / len(ok)):
         # a kernel that runs longer than launch size is not bound by launching it: its work decides
         lo, hi = sorted((v.t_compute_s, v.t_memory_s))
         v = dataclasses.replace(v, regime="compute" if v.t_compute_s >= v.t_memory_s else "memory",
@@ -668,7 +668,7 @@ def _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data
     what = f"the busiest arithmetic pipe ({extra['busiest_pipe']})" if pipe is not None else "ncu's SM throughput"
     compute = pipe if pipe is not None else _weighted(usable, "sm")
     memory_frac = b / t / c.bandwidth
-    launch_s = c.launch_overhead_s if t / len(usable) < SHORT_KERNEL_S else 0.0  # see _judge_roofline
+    launch_s = c.launch_overhead_s if launch_sized(t / len(usable)) else 0.0  # see _judge_roofline
     v = classify_utilisation(compute / 100.0, memory_frac, t, len(usable), launch_s)
     side_fraction = memory_frac if v.regime == "memory" else compute / 100.0
     side_roof = "DRAM" if v.regime == "memory" else (f"{extra['busiest_pipe']} pipe" if pipe is not None else "SM")
