@@ -237,3 +237,17 @@ def test_out_folder_that_cannot_be_made_is_one_line(tmp_path, cli):
     (tmp_path / "f").write_text("x")
     code, out, err = cli("run", "--out", str(tmp_path / "f" / "sub"), "--", "python", str(script))
     assert code == 2 and "cannot be made" in err and len(err.strip().splitlines()) == 1
+
+
+def test_json_and_debug_before_the_command_stay_gpuwhys_and_the_programs_own_pass_through(tmp_path, cli, monkeypatch):
+    script = tmp_path / "prog.py"
+    script.write_text(SCRIPT)
+    seen = tmp_path / "argv.json"
+    monkeypatch.setattr(rp, "torch_profiler", lambda: FakeProfiler(REAL / "trace_item_sync.json.gz"))
+    code, out, err = cli("--json", "run", "--out", str(tmp_path / "o"), "--", "python", str(script), str(seen), "0",
+                         "--json", "--debug")
+    assert code == 0, err
+    assert json.loads(out)["kind"] == "run"  # gpuwhy's --json, though it stood before the command
+    assert json.loads(seen.read_text()) == [str(script), str(seen), "0", "--json", "--debug"]  # the program's own
+    code, out, err = cli("run", "--export", "x", "--", "python", str(script))
+    assert code == 2 and "No such option: --export" in err

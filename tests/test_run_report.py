@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import one_line
+
 from gpuwhy.api import run_program as rp
 from gpuwhy.api.run import HOST_ONLY, run_program, to_json
 from gpuwhy.importers.torch_trace import CAUSE_LABELS
@@ -258,3 +260,36 @@ def test_report_run_refuses_other_documents(tmp_path, cli):
         assert code == 2 and len(err.strip().splitlines()) == 1 and words in err, err
         assert "--run" in err
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: {"kind": "run"}, "schema None"),
+    (lambda d: {**d, "schema": 999}, "schema 999, and this gpuwhy reads schema 1"),
+    (lambda d: {**d, "argv": "python x.py"}, "no 'argv' list"),
+    (lambda d: {**d, "budget": [1, 2]}, "'budget' is a list, not an object"),
+    (lambda d: {**d, "budget": {**d["budget"], "window_s": "lots"}}, "budget.window_s 'lots' is not a positive number"),
+    (lambda d: {**d, "budget": {**d["budget"], "window_s": 0}}, "budget.window_s 0 is not a positive number"),
+    (lambda d: {**d, "budget": {**d["budget"], "shares_pct_total": 250}}, "budget.shares_pct_total 250 is not the window's 100%"),
+    (lambda d: {**d, "kernels": [{**d["kernels"][0], "launches": -5}]}, "a kernel with a time or launch count"),
+    (lambda d: {**d, "timeline": {**d["timeline"], "bins": d["timeline"]["bins"] * 70}}, "more than 10,000 bins"),
+])
+def test_report_run_refuses_what_gpuwhy_run_did_not_write(tmp_path, cli, edit, says):
+    doc = _doc(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(edit(doc)))
+    code, out, err = cli("report", "--run", str(bad), "--out", str(tmp_path / "r.html"))
+    line = one_line(code, err)
+    assert says in line and "--run" in line
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_report_output_that_is_a_device_or_pipe_is_refused(tmp_path, cli):
+    import os
+
+    doc = tmp_path / "run.json"
+    doc.write_text(json.dumps(_doc(tmp_path)))
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for out in ("/dev/null", str(fifo)):
+        code, _, err = cli("report", "--run", str(doc), "--out", out)
+        assert "is not a regular file (a device, pipe or socket)" in one_line(code, err)

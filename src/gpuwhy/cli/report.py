@@ -51,6 +51,13 @@ def read_input(what: str, path: str) -> dict:
     if kind not in kinds:
         got = f"a {kind!r} document" if isinstance(kind, str) else "no gpuwhy 'kind'"
         raise UsageError(f"{flag} {path!r} holds {got}, not the output of `{how}`; pass that file")
+    if what == "run":
+        from ..render.report_run import run_document_problem
+
+        problem = run_document_problem(doc)
+        if problem is not None:
+            raise UsageError(f"{flag} {path!r} is not a `{how}` document gpuwhy can draw ({problem}); pass the file "
+                             f"`{how}` wrote")
     return doc
 
 

@@ -159,6 +159,64 @@ def _kernels_table(ks: list[dict], window_s: float | None) -> Table | None:
                  numeric=(1, 2, 3, 4, 6), wide=(0,))
 
 
+#: The most timeline bins a document may hold (`gpuwhy run` writes 160): more is not its output.
+MAX_BINS = 10_000
+
+
+def run_document_problem(doc: dict) -> str | None:
+    """What makes ``doc`` no `gpuwhy run --json` document this gpuwhy can draw, in a few words
+    (None when it is one): the schema version, the keys every such document has, and the
+    figures the page prints (finite, not negative, shares within their window). Older documents
+    without ``timeline``, ``kernels`` or ``mode`` pass."""
+    import math
+
+    from .jsonout import SCHEMA_VERSION
+
+    def bad(x, *, positive=False, none_ok=True) -> bool:
+        if x is None:
+            return not none_ok
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
+            return True
+        return positive and x == 0
+
+    if doc.get("schema") != SCHEMA_VERSION:
+        return f"schema {doc.get('schema')!r}, and this gpuwhy reads schema {SCHEMA_VERSION}"
+    for key, kind in (("argv", list), ("notes", list)):
+        if not isinstance(doc.get(key), kind):
+            return f"no {key!r} list"
+    if "exit_code" not in doc:
+        return "no 'exit_code'"
+    for key in ("window", "budget", "timeline", "kernel_pass"):
+        if doc.get(key) is not None and not isinstance(doc.get(key), dict):
+            return f"{key!r} is a {type(doc.get(key)).__name__}, not an object"
+    if "kernels" in doc and not isinstance(doc["kernels"], list):
+        return "'kernels' is not a list"
+    b = doc.get("budget")
+    if b is not None:
+        w = b.get("window_s")
+        if bad(w, positive=True, none_ok=False):
+            return f"budget.window_s {w!r} is not a positive number of seconds"
+        for key in ("busy_s", "idle_s"):
+            if bad(b.get(key)):
+                return f"budget.{key} {b.get(key)!r} is not a number of seconds >= 0"
+        for part in ("idle", "busy", "fixes"):
+            if not isinstance(b.get(part, []), list) or not all(isinstance(x, dict) for x in b.get(part, [])):
+                return f"budget.{part} is not a list of objects"
+        for x in [*b.get("idle", []), *b.get("busy", [])]:
+            if bad(x.get("seconds"), none_ok=False) or x["seconds"] > w * (1 + 1e-6):
+                return f"a share of {x.get('seconds')!r} s in a window of {w} s"
+        total = b.get("shares_pct_total")
+        if total is not None and (bad(total) or total > 100.0 + 1e-3):
+            return f"budget.shares_pct_total {total!r} is not the window's 100%"
+    for k in doc.get("kernels") or []:
+        if not isinstance(k, dict) or bad(k.get("total_s")) or bad(k.get("mean_s")) or bad(k.get("launches")):
+            return "a kernel with a time or launch count that is not a number >= 0"
+    t = doc.get("timeline")
+    if t is not None and (not isinstance(t.get("bins"), list) or len(t["bins"]) > MAX_BINS):
+        return f"a timeline of more than {MAX_BINS:,} bins, or none"
+    return None
+
+
 def run_section(doc: dict) -> dict:
     """The section's data from a `gpuwhy run --json` document (see the module docstring)."""
     argv = [str(a) for a in (doc.get("argv") or []) if a is not None]
