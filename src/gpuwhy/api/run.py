@@ -271,7 +271,10 @@ def run_program(
     if run.trace is None:
         raise UsageError(f"the program ran (exit {run.exit_code}) but the profiler wrote no trace")
     data = load_trace_json(run.trace)
-    window = choose_window(data, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
+    try:
+        window = choose_window(data, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
+    except UsageError as exc:
+        raise UsageError(f"{exc} (the trace is kept: {run.trace})") from None
     report = analyze_trace(crop(data, window), source=str(run.trace), top=100_000,
                            timeline_us=(window.start_us, window.end_us))
     notes = [f"window: {window.how}, {fmt_num(window.seconds)} s"]
@@ -417,7 +420,11 @@ def profile_program(
         r = run_under_ncu(cmd, out_dir, launch_count=launch_count or NCU_LAUNCHES, top=top, ncu=ncu)
         return dataclasses.replace(r, notes=("PyTorch is not importable: the program's kernels were profiled with ncu "
                                              "alone (no timeline)", *r.notes))
-    return run_under_ncu(cmd, out_dir, launch_count=launch_count or NCU_LAUNCHES, top=top, ncu=ncu)
+    r = run_under_ncu(cmd, out_dir, launch_count=launch_count or NCU_LAUNCHES, top=top, ncu=ncu)
+    if kernels:
+        r = dataclasses.replace(r, notes=(*r.notes, "--kernels adds nothing here: ncu alone measured every kernel "
+                                                    "launch it profiled"))
+    return r
 
 
 def to_json(r: RunResult) -> dict:
