@@ -75,6 +75,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "src/gpuwhy/model/gemm_shape.py": ("tests/test_pinned_gemm_shape.py", "tests/test_shapes.py"),
     # `gpuwhy run`'s budget (issue 18), the ncu figures (issue 14) and the trace's idle causes (issue 17).
     "src/gpuwhy/model/time_budget.py": ("tests/test_pinned_time_budget.py", "tests/test_run_program.py"),
+    # `gpuwhy run --kernels`: which launches the ncu pass asks for, and where they land (issue 18).
+    "src/gpuwhy/importers/ncu/kernel_pass.py": ("tests/test_run_kernels.py",),
     "src/gpuwhy/importers/ncu/figures.py": ("tests/test_pinned_ncu_figures.py", "tests/test_pinned_importers.py", "tests/test_ncu_import.py",
                                             "tests/test_ncu_real.py", "tests/test_real_fixtures.py"),
     "src/gpuwhy/importers/trace/causes.py": ("tests/test_pinned_trace_causes.py", "tests/test_torch_trace_causes.py",

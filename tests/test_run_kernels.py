@@ -478,3 +478,73 @@ def test_control_characters_in_kernel_names_never_reach_the_terminal():
     assert printable(evil) == "void ns::k?]0;pwned?<int>(int)?2J"
     assert short_kernel_name(evil) == "k?]0;pwned??2J"  # the text outside <...> and (...) is the name
     assert not any(ord(c) < 32 or 127 <= ord(c) <= 159 for c in display_names([evil, "b\x07"])[evil])
+
+
+# ------------------------------------------------------------------ the plan's edges (pinned)
+
+
+def _named(seq: list[str], start_us: float = 0.0) -> list[KernelLaunch]:
+    return [KernelLaunch(n, (1, 1, 1), (32, 1, 1), start_us + i, 1.0, i, 0) for i, n in enumerate(seq)]
+
+
+def test_plan_limits_at_one_and_the_documented_cap():
+    from gpuwhy.importers.ncu.kernel_pass import PASS_CAP, PER_KERNEL
+
+    assert (PER_KERNEL, PASS_CAP) == (2, 60)  # docs/run.md: 2 launches of each, at most 60
+    ls = _launches("AB")
+    plan = plan_pass(ls, ["void ns::A<int>(int)"], 0, per_kernel=1, cap=1)  # both limits at their least
+    assert (plan.skip, plan.count) == (0, 1)
+    with pytest.raises(ValueError, match=r"^per_kernel \(1\) and cap \(0\) must be at least 1$"):
+        plan_pass(ls, ["void ns::A<int>(int)"], 0, per_kernel=1, cap=0)
+
+
+def test_a_target_launched_only_before_the_window_is_not_asked_for():
+    A, B = "void ns::A<int>(int)", "void ns::B<int>(int)"
+    ls = _named([B, A, A])  # B at 0 (warm-up), A at 1 and 2
+    plan = plan_pass(ls, [A, B], window_start_us=1, per_kernel=2)
+    assert plan.covered == {A: 2} and plan.not_covered == () and (plan.skip, plan.count) == (1, 2)
+    # a target with one launch in the window: that one is enough
+    plan = plan_pass(_named([A, B, A]), [A, B], window_start_us=0, per_kernel=2)
+    assert plan.covered == {A: 2, B: 1} and (plan.skip, plan.count) == (0, 3)
+
+
+def test_a_shortest_stretch_of_exactly_the_cap_is_taken_whole():
+    A, B = "void ns::A<int>(int)", "void ns::B<int>(int)"
+    ls = _named([A, B, A, B])
+    plan = plan_pass(ls, [A, B], 0, per_kernel=2, cap=4)  # 2 of each needs all 4: 4 is not over the cap
+    assert (plan.count, plan.covered) == (4, {A: 2, B: 2})
+    plan = plan_pass(ls, [A, B], 0, per_kernel=2, cap=3)  # over it: one of each
+    assert (plan.count, plan.covered) == (2, {A: 1, B: 1})
+
+
+def test_the_first_cap_launches_end_at_their_last_target_launch():
+    A, B, other = "void ns::A<int>(int)", "void ns::B<int>(int)", "void ns::A<float>(int)"  # A<float>: A's function
+    ls = _named([A, other, other, other, B])
+    plan = plan_pass(ls, [A, B], 0, per_kernel=1, cap=3)  # one of each needs 5: the first 3, cut after A
+    assert (plan.skip, plan.count, plan.not_covered) == (0, 1, (B,))
+    plan = plan_pass(_named([other, A, other, other, B]), [A, B], 0, per_kernel=1, cap=3)
+    assert (plan.skip, plan.count, plan.covered) == (0, 2, {A: 1, B: 0})  # up to and with A, the last target in 3
+
+
+def test_more_profiled_launches_than_planned_are_placed_by_shape():
+    ls = _launches("AB")
+    plan = plan_pass(ls, ["void ns::A<int>(int)", "void ns::B<int>(int)"], 0, per_kernel=1)
+    m = match_launches(plan, [("1", "A", (1, 1, 1), (32, 1, 1)), ("2", "B", (1, 1, 1), (32, 1, 1)),
+                              ("3", "B", (1, 1, 1), (32, 1, 1))])
+    assert (m.by_order, m.by_shape, m.unmatched) == (2, 1, 0) and m.names["3"] == "void ns::B<int>(int)"
+
+
+def test_plan_edges_the_mutation_run_found():
+    A, B, other = "void ns::A<int>(int)", "void ns::B<int>(int)", "void ns::A<float>(int)"
+    # one launch of B in the window: 1 is asked of it, so A B A (3), not the whole A B A A (4)
+    plan = plan_pass(_named([A, B, A, A]), [A, B], 0, per_kernel=2)
+    assert (plan.skip, plan.count) == (0, 3)
+    # the shortest stretch B A A A B starts at launch 3: 5 launches, within a cap of 5
+    plan = plan_pass(_launches("AAABAAABAAAB"), ["void ns::A<int>(int)", "void ns::B<int>(int)"], 0, per_kernel=2, cap=5)
+    assert (plan.skip, plan.count) == (3, 5)
+    # the first 3 launches when even one of each does not fit: cut after the last target among them (A at 2)
+    plan = plan_pass(_named([A, other, A, other, other, B]), [A, B], 0, per_kernel=1, cap=3)
+    assert (plan.skip, plan.count, plan.covered) == (0, 3, {A: 2, B: 0})
+    # no target among the first 2: those 2, and both targets named as not covered
+    plan = plan_pass(_named([other, other, A, other, other, B]), [A, B], 0, per_kernel=1, cap=2)
+    assert (plan.count, plan.not_covered) == (2, (A, B))
