@@ -1,6 +1,7 @@
 """Checks of one `gpuwhy run --json --report` (issue 18), printed as one line: ok/FAIL, then
 run_s, bins, the largest bin error (each bin's busy + idle = its length), the largest
-relative share error (each idle share of the budget = the sum of its bins), the busy gap
+relative share error (each idle share of the budget = the sum of its bins; under 1e-8: float64
+rounding of timestamps near 5e12 us, 2.5e-9 seen on the H100 prefill run), the busy gap
 (timeline busy - (budget busy + unattributed), s), <rect> in the strip against the non-empty
 (bin, part) segments, whether `gpuwhy report --run` gives the same run section, whether every
 kernel name is escaped, and the verdict.
@@ -25,7 +26,7 @@ try:
     want = sum((x["busy_s"] > 0) + sum(v > 0 for v in x["idle_s"].values()) for x in bins)
     rects = sec(page).count("<rect ")
     raw = [k["name"] for k in d["kernels"] if "<" in k["name"] and k["name"] in page]
-    ok = worst_bin < 1e-12 and worst_share < 1e-9 and rects == want and sec(page) == sec(again) and not raw \
+    ok = worst_bin < 1e-12 and worst_share < 1e-8 and rects == want and sec(page) == sec(again) and not raw \
         and abs(busy_gap) < 1e-6 and rc == "0" and rc2 == "0"
     v = b["fixes"][0]["detail"][:44] if b["fixes"] else "gpu-bound"
     print(f"{'ok' if ok else 'FAIL'} {secs:>6} {len(bins):4d} {worst_bin:8.1e} {worst_share:8.1e} {busy_gap:9.1e} "
