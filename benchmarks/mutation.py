@@ -57,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULES: dict[str, tuple[str, ...]] = {
     "src/gpuwhy/model/roofline.py": (
         "tests/test_pinned_roofline.py",
+        "tests/test_ncu_launch_sized.py",
         "tests/test_roofline.py",
         "tests/test_classify_cli.py",
         "tests/test_user_errors.py",

@@ -70,3 +70,4 @@ def test_launch_sized_at_the_cutoff_up_to_float_rounding():
     assert mean < SHORT_KERNEL_S and not launch_sized(mean)  # equal to 10 us, so not below it
     assert launch_sized(9.999e-6) and not launch_sized(10e-6) and not launch_sized(10.001e-6)
     assert launch_sized(0.0) and not launch_sized(float("inf"))
+    assert launch_sized(10e-6 * (1 - 5e-9))  # 5 parts in 1e9 below: below it (rounding is parts in 1e16)
