@@ -64,6 +64,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
     "src/gpuwhy/model/llm.py": ("tests/test_pinned_llm.py", "tests/test_llm.py", "tests/test_llm_scaling.py"),
     "src/gpuwhy/model/llm_roofline.py": ("tests/test_pinned_llm.py", "tests/test_llm.py", "tests/test_llm_scaling.py"),
+    "src/gpuwhy/model/llm_scaling.py": ("tests/test_pinned_llm_scaling.py", "tests/test_pinned_llm.py", "tests/test_llm_scaling.py",
+                                        "tests/test_allreduce.py"),
     "src/gpuwhy/model/allreduce.py": ("tests/test_allreduce.py",),
     "src/gpuwhy/units.py": ("tests/test_pinned_units.py", "tests/test_units.py"),
     "src/gpuwhy/specs.py": ("tests/test_pinned_specs.py", "tests/test_specs.py", "tests/test_sheet_choice.py"),

@@ -422,11 +422,51 @@ def test_llm_uses_this_hosts_measured_allreduce(cli, tmp_path, monkeypatch):
     assert s["allreduce_latency_s"] == 25e-6
     assert s["allreduce_source"] == (f"measured: the 8 B all-reduce over 2 GPUs (bench --allreduce, 2026-12-05T10:00:00+00:00, "
                                      f"profile of NVIDIA H200 {uuid})")
-    # llama-3-8b has 32 layers: 2 x 32 x 25 us = 1.6 ms per step
-    assert s["allreduces_per_step"] == 64 and s["allreduce_time_s"] == pytest.approx(64 * 25e-6)
+    # llama-3-8b: 32 layers, 32 query heads x 128 = 4096 wide. At batch 1 each all-reduce moves 4096 x 2 B = 8 KiB;
+    # over 2 GPUs a ring moves 2(2-1)/2 = 1x that per GPU at the measured 350 GB/s bus bandwidth: 23.4 ns.
+    # 2 x 32 x (25 us + 8192 / 350e9 s) = 1.6015 ms per step
+    assert s["allreduce_busbw_gbs"] == 350.0
+    assert s["allreduces_per_step"] == 64 and s["allreduce_time_s"] == pytest.approx(64 * (25e-6 + 8192 / 350e9), rel=1e-12)
+    s8 = _llm(cli, "--num-gpus", "2", "--batch", "64")  # 64 tokens: 512 KiB each, 1.5 us of transfer
+    assert s8["allreduce_time_s"] == pytest.approx(64 * (25e-6 + 64 * 8192 / 350e9), rel=1e-12)
     s = _llm(cli, "--num-gpus", "4")
     assert s["allreduce_latency_s"] == 25e-6 and s["allreduce_source"].endswith("; 4 GPUs not measured, 2 is the nearest count measured")
     s = _llm(cli, "--num-gpus", "2", "--allreduce-latency", "5us")  # what the user gives wins
     assert s["allreduce_latency_s"] == pytest.approx(5e-6) and s["allreduce_source"] == "--allreduce-latency 5us"
+    assert s["allreduce_busbw_gbs"] is None and s["allreduce_time_s"] == pytest.approx(64 * 5e-6)
     code, out, err = cli("llm", "--model", "llama-3-8b", "--gpu", "H100", "--num-gpus", "2", "--json")
     assert json.loads(out)["scaling"]["allreduce_latency_s"] == 10e-6  # an H200's figure is not an H100's
+
+
+def test_allreduce_allowance_latency_plus_transfer_at_the_bus_bandwidth():
+    from gpuwhy.model.llm_roofline import AttentionShape
+    from gpuwhy.model.llm_scaling import Scaling, allreduce_message_bytes, allreduce_time
+
+    shape = AttentionShape(layers=32, kv_heads=8, head_dim=128, heads=32)
+    assert allreduce_message_bytes(4, shape) == 4 * 32 * 128 * 2  # 4 tokens x 4096 wide x 2 B = 32 KiB
+    assert allreduce_message_bytes(4, AttentionShape(layers=2, kv_heads=8, head_dim=64)) == 4 * 8 * 64 * 2  # MHA: kv heads
+    assert allreduce_message_bytes(4, None) == 0.0
+    # 8 GPUs: a ring moves 2 x 7/8 = 1.75 x the message per GPU; 1 MiB at 350 GB/s = 5.24 us, plus 30 us
+    n, t = allreduce_time(8, shape, 30e-6, 2**20, 350.0)
+    assert n == 64 and t == pytest.approx(64 * (30e-6 + 2**20 * 1.75 / 350e9), rel=1e-12)
+    assert allreduce_time(8, shape, 30e-6, 2**20, None) == (64, pytest.approx(64 * 30e-6))  # no bandwidth: latency
+    assert allreduce_time(1, shape, 30e-6, 2**20, 350.0) == (0, 0.0) and allreduce_time(8, None, 30e-6) == (0, 0.0)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(UsageError, match="the all-reduce bus bandwidth must be above 0 GB/s"):
+            Scaling(num_gpus=2, allreduce_busbw_gbs=bad)
+
+
+def test_the_nvlink_limit_from_the_topology_is_the_slowest_gpus_links():
+    from gpuwhy.model.allreduce import UNKNOWN_LIMIT, topology_limit
+    from gpuwhy.model.topology import GpuPlace, NvLinkEnd
+
+    def gpu(i, links, version=6):  # NVML's 6 is NVLink 4.0: 25 GB/s per link per direction
+        return GpuPlace(i, "NVIDIA H100", nvlinks=tuple(NvLinkEnd(k, version, None, "switch") for k in range(links)))
+
+    lim = topology_limit([gpu(0, 18), gpu(1, 18)])
+    assert lim.gbs == 18 * 25.0 and "18 links on GPU 0" in lim.source  # 450 GB/s one way (900 both ways)
+    assert topology_limit([gpu(0, 18), gpu(1, 12)]).gbs == 12 * 25.0  # the ring runs at its slowest GPU
+    assert topology_limit([gpu(0, 18), gpu(1, 0)]) == UNKNOWN_LIMIT  # one GPU on PCIe only: no NVLink limit
+    assert topology_limit([gpu(0, 18), gpu(1, 18, version=8)]) == UNKNOWN_LIMIT  # NVLink 6.0: no figure yet
+    assert topology_limit([gpu(0, 18)]) == UNKNOWN_LIMIT  # one GPU: nothing to all-reduce across
+    assert topology_limit([gpu(0, 18, 7), gpu(1, 18, 7)]).gbs == 900.0  # NVLink 5 (B200): 50 GB/s a link

@@ -527,8 +527,11 @@ def test_leaves_out_words_follow_the_options():
     quant = scaled_estimate(3e9, "int4", RTX5070, Scaling(quant_group=32, num_gpus=2)).estimate
     assert quant.leaves_out[1:] == (
         "the write of each new token's KV entries and sampling",
-        "kernel-launch and host overhead, and the all-reduces' transfer time (only their latency is counted)",
+        "kernel-launch and host overhead, and the all-reduces' transfer time (only their latency is counted: "
+        "`gpuwhy bench --allreduce` measures the bus bandwidth that adds it)",
     )
+    measured = scaled_estimate(3e9, "int4", RTX5070, Scaling(quant_group=32, num_gpus=2, allreduce_busbw_gbs=350.0)).estimate
+    assert measured.leaves_out[2] == "kernel-launch and host overhead"  # the transfer time is in the allowance
     per_param = scaled_estimate(3e9, "int4", RTX5070, Scaling(bytes_per_param=0.6)).estimate
     assert per_param.leaves_out[1] == "the write of each new token's KV entries and sampling"
 

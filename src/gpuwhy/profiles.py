@@ -592,17 +592,22 @@ def record_allreduce(uuid: str, gpus: int, entry: dict, folder: Path | None = No
     return _record_merged(uuid, lambda p: merge_allreduce_into_profile(p, gpus, entry), folder, name, sheet)
 
 
-def find_allreduce(sheet, gpus: int, *, folder: Path | None = None, spec_dirs: Iterable[str] = ()) -> tuple[float, str] | None:
-    """``(seconds, source)`` of the measured small-message all-reduce of this host for ``gpus``
-    GPUs of the ``sheet``'s model (the count nearest ``gpus`` when that one was not measured;
-    :func:`gpuwhy.model.allreduce.measured_latency`), from the newest profile that has one; None
-    when no profile has any."""
-    from .model.allreduce import measured_latency
+def find_allreduce(sheet, gpus: int, *, folder: Path | None = None,
+                   spec_dirs: Iterable[str] = ()) -> tuple[float, float | None, str] | None:
+    """``(seconds, bus bandwidth in GB/s or None, source)`` of the measured all-reduce of this host
+    for ``gpus`` GPUs of the ``sheet``'s model: the small message's time and the largest one's bus
+    bandwidth, of the count nearest ``gpus`` when that one was not measured
+    (:func:`gpuwhy.model.allreduce.measured_latency`, ``measured_busbw``), from the newest
+    profile that has one; None when no profile has any."""
+    from .model.allreduce import measured_busbw, measured_latency
 
     p = find_profile(sheet, need="allreduce_by_gpus", folder=folder, spec_dirs=spec_dirs)
     if p is None:
         return None
-    return measured_latency(p.allreduce_by_gpus, gpus, f"profile of {p.name} {p.uuid}")
+    found = measured_latency(p.allreduce_by_gpus, gpus, f"profile of {p.name} {p.uuid}")
+    if found is None:
+        return None
+    return found[0], measured_busbw(p.allreduce_by_gpus, gpus), found[1]
 
 
 def carry_compute(profile: DeviceProfile, folder: Path | None = None) -> DeviceProfile:

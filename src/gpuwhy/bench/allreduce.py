@@ -35,7 +35,7 @@ from typing import Callable, Sequence
 from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
 from ..model.allreduce import (
     BUSBW_SOURCE, DEFAULT_MAX_BYTES, DTYPE_BYTES, EXACT_RANKS_BF16, UNKNOWN_LIMIT, Limit, SizeTiming, busbw_factor,
-    check_dtype, check_max_size, sheet_limit, slowest_rank, sweep_sizes,
+    check_dtype, check_max_size, sheet_limit, slowest_rank, sweep_sizes, topology_limit,
 )
 
 #: Untimed all-reduces before each size's timed ones (nccl-tests' default ``-w 5``).
@@ -201,6 +201,21 @@ def _devices(device: str | None) -> tuple[tuple[RankDevice, ...], str]:
     return tuple(RankDevice(r, d.nvml_index, int(d.cuda_ordinal), d.uuid, d.name) for r, d in enumerate(sel.devices)), sel.note
 
 
+def _limit(devices: Sequence[RankDevice], sheet) -> Limit:
+    """What the largest all-reduce is compared with: the NVLinks NVML reports between these GPUs
+    (:func:`~gpuwhy.model.allreduce.topology_limit`), else the sheet's figure, else unknown."""
+    try:
+        from ..device.topology import read_topology
+
+        topo = read_topology(",".join(d.uuid for d in devices if d.uuid) or None)
+        limit = topology_limit(topo.gpus)
+    except GpuwhyError:
+        limit = UNKNOWN_LIMIT
+    if limit.gbs is None and sheet is not None:
+        limit = sheet_limit(sheet)
+    return limit
+
+
 def _sheet(devices: Sequence[RankDevice], gpu: str | None, spec_dirs: Sequence[str]):
     from ..device.sheet import sheet_for
 
@@ -257,7 +272,7 @@ def measure_allreduce(device: str | None = None, dtype: str | None = None, max_s
             raise
         return skipped(str(exc))
     rows = _rows(raw, n, DTYPE_BYTES[d])
-    limit = sheet_limit(sheet) if sheet is not None else UNKNOWN_LIMIT
+    limit = _limit(devices, sheet)
     result = AllreduceResult(devices, d, tuple(rows), limit, smoke, WARMUP, ITERS, raw.get("torch_version"),
                              raw.get("nccl_version"), getattr(sheet, "name", None), (), tuple(notes), date,
                              time.perf_counter() - t0)

@@ -104,9 +104,10 @@ def llm_cmd(
 
 
 def _measured_allreduce(plan, sheet, specs):
-    """``plan`` with this host's measured small all-reduce (`bench --allreduce`, saved in a profile
-    of a GPU of ``sheet``'s model; the GPU count nearest ``plan.num_gpus``) as its all-reduce
-    latency, its ``allreduce_source`` naming the profile; ``plan`` unchanged when none was measured."""
+    """``plan`` with this host's measured all-reduce (`bench --allreduce`, saved in a profile of a GPU
+    of ``sheet``'s model; the GPU count nearest ``plan.num_gpus``): the small message's time as the
+    all-reduce latency and the largest one's bus bandwidth for the transfer term, its
+    ``allreduce_source`` naming the profile; ``plan`` unchanged when none was measured."""
     from dataclasses import replace
 
     from ..profiles import find_allreduce
@@ -114,7 +115,8 @@ def _measured_allreduce(plan, sheet, specs):
     found = find_allreduce(sheet, plan.num_gpus, spec_dirs=specs)
     if found is None:
         return plan
-    return replace(plan, allreduce_latency_s=found[0], allreduce_source=found[1])
+    latency, busbw, source = found
+    return replace(plan, allreduce_latency_s=latency, allreduce_busbw_gbs=busbw, allreduce_source=source)
 
 
 def _serving_report(serve, scaled, req, plan, sheet, models):

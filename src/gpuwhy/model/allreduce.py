@@ -223,7 +223,7 @@ class Limit:
 
 
 #: The comparison when no link figure is known.
-UNKNOWN_LIMIT = Limit(None, "limit unknown: no NVLink figure for this GPU (the spec sheet has none)")
+UNKNOWN_LIMIT = Limit(None, "limit unknown: no NVLink figure for these GPUs (no NVLink in NVML's topology, and the spec sheet has none)")
 
 
 def sheet_limit(sheet) -> Limit:
@@ -236,6 +236,26 @@ def sheet_limit(sheet) -> Limit:
     return Limit(float(gbs), f"the {sheet.name} sheet's NVLink bandwidth, one way per GPU")
 
 
+def topology_limit(gpus) -> Limit:
+    """The limit from this host's topology (``gpus``: :class:`~gpuwhy.model.topology.GpuPlace` of the
+    ranks): each GPU's one-way NVLink bandwidth, its active links x their version's per-link rate
+    (:func:`allreduce_limit_gbs`), and the slowest GPU's is the ring's limit. :data:`UNKNOWN_LIMIT`
+    when a GPU has no NVLink or a link whose version gpuwhy has no figure for (the data then
+    crosses PCIe or an unknown link, and no NVLink limit applies)."""
+    from .links import nvlink_version
+
+    per_gpu = []
+    for g in gpus:
+        rates = [v.per_link_gbs if (v := nvlink_version(e.version)) is not None else None for e in g.nvlinks]
+        if not rates or any(r is None for r in rates):
+            return UNKNOWN_LIMIT
+        per_gpu.append((sum(rates), len(rates), g.index))
+    if len(per_gpu) < 2:
+        return UNKNOWN_LIMIT
+    gbs, links, idx = min(per_gpu)
+    return Limit(gbs, f"NVLink, one way per GPU: {links} links on GPU {idx} (the slowest), from NVML's topology")
+
+
 def nearest_count(counts: Sequence[int], want: int) -> int:
     """The GPU count of ``counts`` nearest ``want`` (the same one when present; a tie goes to the
     larger count, whose all-reduce is the slower: the safer guess).
@@ -246,6 +266,16 @@ def nearest_count(counts: Sequence[int], want: int) -> int:
     if not counts:
         raise ValueError("no measured GPU counts")
     return min(counts, key=lambda c: (abs(c - want), -c))
+
+
+def measured_busbw(entries: Mapping[str, Mapping], want: int) -> float | None:
+    """The largest all-reduce's bus bandwidth (GB/s) for the GPU count :func:`measured_latency` picks
+    for ``want`` (the same entry), or None when that entry has none."""
+    usable = {int(k): v for k, v in (entries or {}).items() if str(k).isdigit() and v.get("latency_s")}
+    if not usable:
+        return None
+    v = usable[nearest_count(sorted(usable), want)].get("busbw_gbs")
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
 
 def measured_latency(entries: Mapping[str, Mapping], want: int, where: str) -> tuple[float, str] | None:

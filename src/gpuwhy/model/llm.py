@@ -34,6 +34,7 @@ from .llm_scaling import (
     ALLREDUCES_PER_LAYER,
     DEFAULT_ALLREDUCE_SOURCE,
     Scaling,
+    allreduce_message_bytes,
     allreduce_time,
     effective_bytes_per_weight,
     group_gpu,
@@ -215,7 +216,8 @@ def scaled_estimate(
     warnings: list[str] = []
     grp = group_gpu(gpu, n)
     split = kv_split(n, shape)
-    n_ar, comm = allreduce_time(n, shape, s.allreduce_latency_s)
+    n_ar, comm = allreduce_time(n, shape, s.allreduce_latency_s, allreduce_message_bytes(batch, shape),
+                                s.allreduce_busbw_gbs)
     terms = StepTerms(bytes_per_weight=bpw, active_params=active, kv_copies=n / split, overhead_s=comm)
     if n > 1 and shape is None:
         warnings.append("--num-gpus without a model shape: the all-reduce allowance (2 per layer) is left out; give --model NAME or --layers/--kv-heads/--head-dim")
@@ -240,7 +242,8 @@ def scaled_estimate(
         if active < params:
             notes.append("prefill reads all the weights once: a long prompt's tokens reach every expert")
         if comm:
-            notes.append("prefill's all-reduces carry prompt x hidden activations; only their latency is counted, not the link's bandwidth")
+            notes.append("prefill's all-reduces carry prompt x hidden activations; the allowance is decode's (one token per "
+                         "sequence), so a long prompt's transfer time is left out")
     rows: tuple[DecodeStep, ...] = ()
     if sweep:
         sizes = sweep_batches(batch, ridge, max_b) if sweep is True else tuple(sweep)
@@ -311,7 +314,9 @@ def _leaves_out(s: Scaling) -> tuple[str, ...]:
         LEAVES_OUT[0],
         "the write of each new token's KV entries and sampling" + ("" if (s.quant_group or s.bytes_per_param) else ", and the scales of quantized formats (--quant-group counts them)"),
         "kernel-launch and host overhead"
-        + (", and the all-reduces' transfer time (only their latency is counted)" if s.num_gpus > 1 else ", and communication between GPUs"),
+        + ((", and the all-reduces' transfer time (only their latency is counted: `gpuwhy bench --allreduce` measures "
+            "the bus bandwidth that adds it)" if not s.allreduce_busbw_gbs else "") if s.num_gpus > 1
+           else ", and communication between GPUs"),
     )
 
 
@@ -344,7 +349,11 @@ def _arithmetic(rep: ScalingReport, grp: LlmGpu, shape: AttentionShape | None, r
     if n > 1 and shape is not None:
         s = rep.inputs
         why = "assumed; measure it with `gpuwhy bench --allreduce` or set --allreduce-latency" if s.allreduce_source == DEFAULT_ALLREDUCE_SOURCE else s.allreduce_source
-        lines.append(f"all-reduce allowance: {ALLREDUCES_PER_LAYER} per layer x {shape.layers} layers x {_fmt_t(s.allreduce_latency_s)} = {_fmt_t(comm)} per step ({why})")
+        each = _fmt_t(s.allreduce_latency_s)
+        if s.allreduce_busbw_gbs:
+            each = (f"({each} + {_fmt_b(allreduce_message_bytes(batch, shape))} x 2({n}-1)/{n} at "
+                    f"{fmt_g(s.allreduce_busbw_gbs)} GB/s bus bandwidth)")
+        lines.append(f"all-reduce allowance: {ALLREDUCES_PER_LAYER} per layer x {shape.layers} layers x {each} = {_fmt_t(comm)} per step ({why})")
     comm_txt = f" + {_fmt_t(comm)}" if comm else ""
     lines.append(
         f"step: max({_fmt_t(step.t_memory_s)}, {_fmt_t(step.t_compute_s)}){comm_txt} = {_fmt_t(step.step_time_s)} -> "

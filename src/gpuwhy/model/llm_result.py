@@ -219,6 +219,7 @@ class ScalingReport:
             "allreduces_per_step": self.allreduces_per_step,
             "allreduce_latency_s": self.inputs.allreduce_latency_s,
             "allreduce_source": self.inputs.allreduce_source,
+            "allreduce_busbw_gbs": self.inputs.allreduce_busbw_gbs,
             "allreduce_time_s": self.allreduce_time_s,
             "step_time_s": self.step.step_time_s,
             "step_time_max_s": self.step_spread.step_time_s,

@@ -27,7 +27,8 @@ two all-reduces of the activations per transformer block (one after attention,
 one after the MLP: Shoeybi et al., "Megatron-LM", arXiv:1909.08053, section 3),
 so each step gets an allowance of::
 
-    t_allreduce = 2 x layers x allreduce_latency          (N > 1, shape known)
+    t_allreduce = 2 x layers x (allreduce_latency          (N > 1, shape known)
+                  + bytes x 2(N-1)/N / busbw)              (busbw: measured by bench --allreduce)
 
 A decode step's messages are small (batch x hidden x 2 bytes), so the latency
 term dominates; ``allreduce_latency`` defaults to :data:`DEFAULT_ALLREDUCE_LATENCY_S`.
@@ -108,6 +109,8 @@ class Scaling:
         scale_bits: bits per scale (default 16).
         allreduce_latency_s: seconds per all-reduce (default 10 us, assumed).
         allreduce_source: where ``allreduce_latency_s`` came from.
+        allreduce_busbw_gbs: the all-reduce's bus bandwidth (GB/s = 1e9 B/s) for the transfer term,
+            from a `gpuwhy bench --allreduce` profile; None: the latency alone (small messages).
     """
 
     active_params: float | None = None
@@ -117,6 +120,7 @@ class Scaling:
     scale_bits: float = DEFAULT_SCALE_BITS
     allreduce_latency_s: float = DEFAULT_ALLREDUCE_LATENCY_S
     allreduce_source: str = DEFAULT_ALLREDUCE_SOURCE
+    allreduce_busbw_gbs: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.num_gpus, bool) or not isinstance(self.num_gpus, int) or self.num_gpus < 1:
@@ -127,6 +131,8 @@ class Scaling:
             raise UsageError(f"--bytes-per-param must be above 0 and at most 8 (bytes per weight, e.g. 0.5625), got {self.bytes_per_param!r}")
         if not (self.allreduce_latency_s >= 0 and math.isfinite(self.allreduce_latency_s)):
             raise UsageError(f"--allreduce-latency must be zero or more seconds, got {self.allreduce_latency_s!r}")
+        if self.allreduce_busbw_gbs is not None and not (self.allreduce_busbw_gbs > 0 and math.isfinite(self.allreduce_busbw_gbs)):
+            raise UsageError(f"the all-reduce bus bandwidth must be above 0 GB/s, got {self.allreduce_busbw_gbs!r}")
 
     @property
     def is_default(self) -> bool:
@@ -173,12 +179,29 @@ def kv_split(num_gpus: int, shape: AttentionShape | None) -> int:
     return num_gpus if shape is None else min(num_gpus, shape.kv_heads)
 
 
-def allreduce_time(num_gpus: int, shape: AttentionShape | None, latency_s: float) -> tuple[int, float]:
-    """``(all-reduces per step, seconds)``: 2 x layers x latency for N > 1 with a shape, else (0, 0)."""
+def allreduce_time(num_gpus: int, shape: AttentionShape | None, latency_s: float, message_bytes: float = 0.0,
+                   busbw_gbs: float | None = None) -> tuple[int, float]:
+    """``(all-reduces per step, seconds)`` for N > 1 GPUs with a shape, else (0, 0): 2 x layers
+    all-reduces, each ``latency_s`` plus, with a measured bus bandwidth, its transfer time
+    ``message_bytes x 2(N-1)/N / busbw`` (the bytes each GPU moves in a ring all-reduce over the
+    bus bandwidth: nccl-tests' PERFORMANCE.md convention, busbw = algbw x 2(N-1)/N)."""
     if num_gpus <= 1 or shape is None:
         return 0, 0.0
     n = ALLREDUCES_PER_LAYER * shape.layers
-    return n, n * latency_s
+    transfer = message_bytes * 2 * (num_gpus - 1) / num_gpus / (busbw_gbs * 1e9) if busbw_gbs else 0.0
+    return n, n * (latency_s + transfer)
+
+
+#: Bytes per activation element an all-reduce of tensor parallelism moves (bf16/fp16 activations).
+ACTIVATION_BYTES = 2
+
+
+def allreduce_message_bytes(batch: int, shape: AttentionShape | None) -> float:
+    """Bytes of one decode step's all-reduce: ``batch`` tokens x the model width (query heads x head
+    size) x :data:`ACTIVATION_BYTES`; 0 without a shape."""
+    if shape is None:
+        return 0.0
+    return float(batch * (shape.heads or shape.kv_heads) * shape.head_dim * ACTIVATION_BYTES)
 
 
 __all__ = [
@@ -186,6 +209,8 @@ __all__ = [
     "DEFAULT_ALLREDUCE_LATENCY_S",
     "DEFAULT_SCALE_BITS",
     "Scaling",
+    "ACTIVATION_BYTES",
+    "allreduce_message_bytes",
     "allreduce_time",
     "bits_per_weight",
     "effective_bytes_per_weight",
