@@ -251,3 +251,14 @@ def test_json_and_debug_before_the_command_stay_gpuwhys_and_the_programs_own_pas
     assert json.loads(seen.read_text()) == [str(script), str(seen), "0", "--json", "--debug"]  # the program's own
     code, out, err = cli("run", "--export", "x", "--", "python", str(script))
     assert code == 2 and "No such option: --export" in err
+
+
+def test_float_residue_at_the_window_edges_is_no_host_only_share():
+    from types import SimpleNamespace
+
+    from gpuwhy.api.run import HOST_ONLY, idle_by_cause
+
+    idle = SimpleNamespace(causes=())
+    gpu = SimpleNamespace(idle=idle, span_s=0.0286)
+    assert HOST_ONLY not in idle_by_cause(gpu, 0.0286 + 3.5e-18)[0]  # 1.2e-16 of the window: rounding (seen on the H100)
+    assert idle_by_cause(gpu, 0.0286 * (1 + 2e-9))[0][HOST_ONLY] == pytest.approx(0.0286 * 2e-9)  # just above: kept

@@ -104,7 +104,7 @@ def idle_by_cause(gpu: TraceGpu, window_s: float) -> tuple[dict[str, float], dic
     causes = {c.label: c.time_s for c in gpu.idle.causes if c.time_s > 0}
     remedies = {c.label: tuple(c.remedies) for c in gpu.idle.causes}
     outside = max(window_s - gpu.span_s, 0.0)
-    if outside > 0:
+    if outside > 1e-9 * window_s:  # below that it is float rounding of the window's edges, not host time
         causes[HOST_ONLY] = causes.get(HOST_ONLY, 0.0) + outside
     return causes, remedies
 

@@ -146,7 +146,7 @@ def _kernels_table(ks: list[dict], window_s: float | None) -> Table | None:
         total = finite(k.get("total_s"))
         n = finite(k.get("launches"))
         if isinstance(regime, str) and regime:
-            shown = f"{regime} ({level})" if level in ("L2", "L1") else regime
+            shown = f"{regime} ({level})" if level in ("L2", "L1") and regime in ("memory", "latency") else regime
         else:
             shown = "not measured" if not k.get("measured_launches") else "not classified"
         rows.append([code(k.get("name")), f"{int(n):,}" if n is not None else "n/a", fmt_time(total),

@@ -18,7 +18,7 @@ def _ceiling(x: float) -> str:
 def _regime_cell(k) -> str:
     if k.regime is None:
         return "not classified" if k.measured_launches else "-"
-    level = f" ({k.level})" if k.level in ("L2", "L1") else ""
+    level = f" ({k.level})" if k.level in ("L2", "L1") and k.regime in ("memory", "latency") else ""
     return f"{k.regime}{level}"
 
 
@@ -74,7 +74,8 @@ def render_run(r) -> None:
     if kt is not None:
         con.print(kt)
     if b.fixes:
-        f = Table(title="fixes by what they can remove (Amdahl ceiling of the window)", title_justify="left", pad_edge=False)
+        of = "the profiled kernel time" if r.mode == "ncu" else "the window"
+        f = Table(title=f"fixes by what they can remove (Amdahl ceiling of {of})", title_justify="left", pad_edge=False)
         f.add_column("share to remove", overflow="fold")
         f.add_column("removes", justify="right")
         f.add_column("speed-up", justify="right")
