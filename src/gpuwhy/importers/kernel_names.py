@@ -122,35 +122,6 @@ def _top_level(name: str) -> tuple[str, list[str]]:
     return "".join(out), groups
 
 
-def short_kernel_name(name: str, max_len: int = _MAX_SHORT) -> str:
-    """A short display name for a kernel: no return type, namespaces, templates or parameters.
-
-    ``void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, ...>(int, T2, T3)``
-    becomes ``vectorized_elementwise_kernel``; plain names (cuBLAS, Triton:
-    ``sm90_xmma_gemm_bf16bf16...``, ``triton_poi_fused_add_0``) stay as they
-    are, shortened to ``max_len`` characters in the middle (:func:`shorten_middle`).
-    Mangled names are demangled first (:func:`demangle`).
-    """
-    full = printable(demangle(name))
-    if not full:
-        return "(unnamed kernel)"
-    text = full.replace("(anonymous namespace)", "anon")
-    top, _ = _top_level(text)
-    top = top.strip()
-    # The last whitespace-separated token is the qualified name ("void ns::f" -> "ns::f").
-    tokens = top.split()
-    qual = tokens[-1] if tokens else top
-    base = qual.rsplit("::", 1)[-1] or qual
-    if not base:
-        base = full
-    if base in _GENERIC:
-        # cutlass::Kernel2<cutlass_80_tensorop_...>: the template argument is the real name.
-        longer = [i for i in _template_idents(full) if len(i) >= 8]
-        if longer:
-            base = longer[0]
-    return shorten_middle(base, max_len)
-
-
 def function_name(name: str) -> str:
     """The kernel's function name as Nsight Compute's ``--kernel-name-base function`` has it: the
     unqualified identifier, without return type, namespaces, template or parameter lists.
@@ -167,9 +138,31 @@ def function_name(name: str) -> str:
     if not full:
         return ""
     top, _ = _top_level(full.replace("(anonymous namespace)", "anon"))
+    # The last whitespace-separated token is the qualified name ("void ns::f" -> "ns::f").
     tokens = top.split()
     qual = tokens[-1] if tokens else top
     return qual.rsplit("::", 1)[-1] or qual
+
+
+def short_kernel_name(name: str, max_len: int = _MAX_SHORT) -> str:
+    """A short display name for a kernel: no return type, namespaces, templates or parameters.
+
+    ``void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, ...>(int, T2, T3)``
+    becomes ``vectorized_elementwise_kernel``; plain names (cuBLAS, Triton:
+    ``sm90_xmma_gemm_bf16bf16...``, ``triton_poi_fused_add_0``) stay as they
+    are, shortened to ``max_len`` characters in the middle (:func:`shorten_middle`).
+    Mangled names are demangled first (:func:`demangle`).
+    """
+    full = printable(demangle(name))
+    if not full:
+        return "(unnamed kernel)"
+    base = function_name(full) or full
+    if base in _GENERIC:
+        # cutlass::Kernel2<cutlass_80_tensorop_...>: the template argument is the real name.
+        longer = [i for i in _template_idents(full) if len(i) >= 8]
+        if longer:
+            base = longer[0]
+    return shorten_middle(base, max_len)
 
 
 def _tail_group(text: str) -> str:
