@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from gpuwhy.api.run import RunResult, budget_of, to_json
+from gpuwhy.api.run import TOP_KERNELS, RunResult, budget_of, to_json
 from gpuwhy.api.run_program import ProgramRun
 from gpuwhy.importers.torch_trace import analyze_trace, load_trace_json
 from gpuwhy.importers.trace_window import choose_window, crop
@@ -29,14 +29,14 @@ def main(trace: str, out: str) -> None:
     data = load_trace_json(trace)
     window = choose_window(data, from_first_gpu=True)
     report = analyze_trace(crop(data, window), source=trace, top=100_000, timeline_us=(window.start_us, window.end_us))
-    gpu, budget = budget_of(report, window)
+    gpu, budget, rows = budget_of(report, window)
     program = ProgramRun(("python3", "benchmarks/make_real_exports.py", "OUT"), 0, None, Path(trace))
     notes = (f"window: {window.how}, {fmt_num(window.seconds)} s",
              f"made by benchmarks/run_report_fixture.py from the trace {trace}, recorded on an H200 by "
              "benchmarks/make_real_exports.py (tests/fixtures/real/EXPORTS.md); no program was run for this page, "
              "and the wall time of the recording is not known")
     doc = {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": "run",
-           **to_json(RunResult(program, window, report, gpu, budget, notes))}
+           **to_json(RunResult(program, window, report, gpu, budget, notes, tuple(rows[:TOP_KERNELS])))}
     Path(out).write_text(json.dumps(doc, indent=2) + "\n")
 
 

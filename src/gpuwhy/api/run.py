@@ -140,9 +140,10 @@ def measured_row(name: str, total_s: float, launches: int, mean_s: float, m) -> 
                      m.deciding_level, m.launches, "" if m.regime is not None else (m.reason or "not classifiable"))
 
 
-def busy_shares(gpu: TraceGpu, rows: Sequence[KernelRow]) -> dict[str, float]:
+def busy_shares(rows: Sequence[KernelRow], kinds: Sequence = ()) -> dict[str, float]:
     """Seconds of GPU busy time: measured kernels by regime, launch-sized kernels apart, the rest by
-    kind of work (from kernel names), copies and memsets as themselves.
+    kind of work (from kernel names), and the copies and memsets of ``kinds`` (a trace's
+    :attr:`TraceGpu.kinds`) as themselves.
 
     The seconds are summed durations (streams that overlap count twice: the
     budget scales busy shares down to the busy union)."""
@@ -152,15 +153,15 @@ def busy_shares(gpu: TraceGpu, rows: Sequence[KernelRow]) -> dict[str, float]:
         if s > 0:
             parts[name] = parts.get(name, 0.0) + s
 
+    unmeasured = " (regime not measured)" if any(r.measured_launches for r in rows) else ""
     for r in rows:
         if r.measured_launches:
             add(regime_share(r.regime), r.total_s)
         elif launch_sized(r.mean_s):
             add(OVERHEAD_SIZED, r.total_s)
         else:
-            add(f"{r.kind} kernels" + (" (regime not measured)" if any(x.measured_launches for x in rows) else ""),
-                r.total_s)
-    for k in gpu.kinds:
+            add(f"{r.kind} kernels{unmeasured}", r.total_s)
+    for k in kinds:
         if k.kind in ("memcpy", "memset"):
             add(k.kind, k.time_s)
     return parts
@@ -173,20 +174,25 @@ def kernel_times(rows: Sequence[KernelRow]) -> list[KernelTime]:
             for r in rows if r.roof_pct is not None and r.regime is not None]
 
 
+def busiest_gpu(report: TraceReport) -> TraceGpu | None:
+    """The GPU of ``report`` with the most busy time (None when the trace has none)."""
+    return max(report.devices, key=lambda d: d.busy_s) if report.devices else None
+
+
 def budget_of(report: TraceReport, window: Window, measured: KernelPass | None = None
               ) -> tuple[TraceGpu | None, TimeBudget | None, list[KernelRow]]:
     """The busiest GPU of ``report``, its budget over ``window`` and its kernels
     (``(None, None, [])`` when no GPU worked)."""
-    if not report.devices:
+    gpu = busiest_gpu(report)
+    if gpu is None:
         return None, None, []
-    gpu = max(report.devices, key=lambda d: d.busy_s)
     if gpu.busy_s <= 0:
         return gpu, None, []
     w = max(window.seconds, gpu.span_s)
     rows = kernel_rows(gpu, measured)
     idle, remedies = idle_by_cause(gpu, w)
     warm = [c.label for c in gpu.idle.causes if c.key == "warmup"]
-    return gpu, time_budget(w, idle, busy_shares(gpu, rows), kernel_times(rows), idle_remedies=remedies,
+    return gpu, time_budget(w, idle, busy_shares(rows, gpu.kinds), kernel_times(rows), idle_remedies=remedies,
                             not_fixes=warm), rows
 
 
@@ -282,7 +288,8 @@ def run_program(
     if kernels and run.interrupted:
         notes.append("--kernels: no ncu pass: the program was interrupted (Ctrl-C)")
     if kernels and run.exit_code == 0 and not run.interrupted:
-        gpu0, _, rows0 = budget_of(report, window)
+        gpu0 = busiest_gpu(report)
+        rows0 = kernel_rows(gpu0) if gpu0 is not None and gpu0.busy_s > 0 else []
         targets = [r.full_name for r in rows0 if not launch_sized(r.mean_s)][:top]
         if targets:
             from ..importers.trace.launches import kernel_launches
@@ -354,10 +361,7 @@ def run_under_ncu(cmd: list[str], out_dir: Path, *, launch_count: int = NCU_LAUN
              f"regimes judged against {kp.roofline}", *kp.notes]
     if total <= 0:
         return RunResult(program, None, None, None, None, tuple(notes), tuple(rows[:top]), kp, "ncu")
-    busy: dict[str, float] = {}
-    for r in rows:
-        busy[regime_share(r.regime)] = busy.get(regime_share(r.regime), 0.0) + r.total_s
-    budget = time_budget(total, {}, busy, kernel_times(rows))
+    budget = time_budget(total, {}, busy_shares(rows), kernel_times(rows))  # every row measured: by regime
     return RunResult(program, None, None, None, budget, tuple(notes), tuple(rows[:top]), kp, "ncu")
 
 
@@ -392,10 +396,11 @@ def profile_program(
     if not cmd:
         raise UsageError("no program given: write it after `--`, e.g. gpuwhy run -- python train.py --epochs 1")
     window = skip_first_s is not None or steps is not None
-    if not is_python(cmd) and window:
+    python = is_python(cmd)
+    if not python and window:
         raise UsageError("--skip-first and --steps pick a window of a torch.profiler trace, which only a Python "
                          "program gets: drop them (ncu alone takes -c N)")
-    if is_python(cmd):
+    if python:
         if launch_count is not None and importlib.util.find_spec("torch") is not None:
             raise UsageError("-c/--launch-count applies to ncu alone (a program that is not Python, or no "
                              "PyTorch); with a trace, --kernels measures the --top kernels a few launches each")
