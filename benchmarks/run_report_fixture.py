@@ -20,9 +20,8 @@ from gpuwhy.api.run import TOP_KERNELS, RunResult, budget_of, to_json
 from gpuwhy.api.run_program import ProgramRun
 from gpuwhy.importers.torch_trace import analyze_trace, load_trace_json
 from gpuwhy.importers.trace_window import choose_window, crop
-from gpuwhy.render.jsonout import SCHEMA_VERSION
+from gpuwhy.render.jsonout import document
 from gpuwhy.units import fmt_num
-from gpuwhy.version import __version__
 
 
 def main(trace: str, out: str) -> None:
@@ -35,8 +34,7 @@ def main(trace: str, out: str) -> None:
              f"made by benchmarks/run_report_fixture.py from the trace {trace}, recorded on an H200 by "
              "benchmarks/make_real_exports.py (tests/fixtures/real/EXPORTS.md); no program was run for this page, "
              "and the wall time of the recording is not known")
-    doc = {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": "run",
-           **to_json(RunResult(program, window, report, gpu, budget, notes, tuple(rows[:TOP_KERNELS])))}
+    doc = document("run", to_json(RunResult(program, window, report, gpu, budget, notes, tuple(rows[:TOP_KERNELS]))))
     Path(out).write_text(json.dumps(doc, indent=2) + "\n")
 
 

@@ -108,12 +108,11 @@ def run_one_gpu(mode: str, fields: dict, device: str) -> dict:
     carries for after printing (exit code and message; 0 and '' when none)."""
     from ..bench.modes import BenchRequest, RunHooks, failure
     from ..bench.modes import mode as mode_named
-    from ..render.jsonout import SCHEMA_VERSION, to_plain
-    from ..version import __version__
+    from ..render.jsonout import document
 
     m = mode_named(mode)
     result = m.run(BenchRequest(**{**fields, "device": device}), RunHooks())
-    doc = {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": m.json_kind, **to_plain(m.document(result))}
+    doc = document(m.json_kind, m.document(result))
     problem = failure(result)
     return {"document": doc, "exit_code": problem.exit_code if problem else 0, "error": str(problem) if problem else ""}
 

@@ -83,14 +83,14 @@ def _write_report(path: str, result, command: list[str]) -> int:
     import shlex
 
     from ..api.run import to_json
-    from ..render.jsonout import SCHEMA_VERSION, to_plain
+    from ..render.jsonout import document
     from ..render.report_data import ReportInput
     from ..render.report_html import render_report
     from ..version import __version__
     from .report import check_out_path, write_report
 
     check_out_path(path, "--report")  # again: the program may have written that file since the first check
-    doc = {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": "run", **to_plain(to_json(result))}
+    doc = document("run", to_json(result))
     line = shlex.join(command)
     generated = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     inp = ReportInput(version=__version__, commands=(line,), generated=generated, run=doc,

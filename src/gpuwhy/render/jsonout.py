@@ -32,8 +32,9 @@ def to_plain(obj: Any) -> Any:
     return obj
 
 
-def emit(kind: str, payload: Any, stream=None) -> None:
-    """Write ``{"gpuwhy": version, "schema": 1, "kind": kind, **payload}`` as one JSON document."""
+def document(kind: str, payload: Any) -> dict:
+    """``{"gpuwhy": version, "schema": 1, "kind": kind, **payload}`` in plain data (a payload that is
+    no mapping goes under ``result``): the document ``--json`` prints, and a file gpuwhy saves."""
     from ..version import __version__
 
     doc = {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": kind}
@@ -42,6 +43,12 @@ def emit(kind: str, payload: Any, stream=None) -> None:
         doc.update(plain)
     else:
         doc["result"] = plain
+    return doc
+
+
+def emit(kind: str, payload: Any, stream=None) -> None:
+    """Write :func:`document` of ``kind`` and ``payload`` as one JSON document."""
+    doc = document(kind, payload)
     out = stream or sys.stdout
     out.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
     out.flush()
