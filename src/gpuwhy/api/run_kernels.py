@@ -67,19 +67,15 @@ def judge(table: NcuTable, spec_dirs: Sequence[str] = ()) -> tuple[NcuReport, st
     it exists, else against its sheet: ``(report, what the roofline was)``.
 
     Raises:
-        UsageError: see :func:`~gpuwhy.importers.ncu.analyse.analyze` (other than a missing profile).
+        UsageError: see :func:`~gpuwhy.importers.ncu.analyse.analyze`.
     """
-    try:
-        report = analyze(table, top=10**6, spec_dirs=spec_dirs, measured=True, measured_peaks=True)
-    except UsageError as exc:
-        if "no bench profile" not in str(exc):
-            raise
-        report = analyze(table, top=10**6, spec_dirs=spec_dirs)
-        sheet = report.devices[0].sheet if report.devices else "its"
-        return report, f"the {sheet} spec sheet (no `gpuwhy bench --sweep` profile of this GPU: run it to judge against the measured roofline)"
+    report = analyze(table, top=10**6, spec_dirs=spec_dirs, measured=True, measured_peaks=True, measured_optional=True)
     dev = report.devices[0] if report.devices else None
     src = dev.ceilings.get("source", "") if dev is not None else ""
-    return report, f"the measured roofline ({src})" if src.startswith("measured") else f"the {dev.sheet if dev else ''} spec sheet"
+    if src.startswith("measured"):
+        return report, f"the measured roofline ({src})"
+    return report, (f"the {dev.sheet if dev else 'GPU'} spec sheet (no `gpuwhy bench --sweep` profile of this GPU: run it "
+                    "to judge against the measured roofline)")
 
 
 def _kernels(report: NcuReport) -> dict[str, NcuKernel]:

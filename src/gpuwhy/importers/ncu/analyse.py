@@ -241,6 +241,7 @@ def analyze(
     local_gpu: bool | Callable[[], object] = True,
     measured: bool = False,
     measured_peaks: bool = False,
+    measured_optional: bool = False,
 ) -> NcuReport:
     """Group ``table``'s launches by GPU and kernel name and give each group a regime.
 
@@ -264,11 +265,14 @@ def analyze(
             precision from that profile too (the whole measured roofline, as
             ``classify --measured`` has it: :func:`gpuwhy.model.ceilings.ceilings_from_profile`;
             a precision the profile did not measure keeps the sheet's peak, said in the notes).
+        measured_optional: with ``measured``, a GPU with no profile is judged against its
+            sheet instead of refused (`gpuwhy run --kernels`: the measured roofline where there is one).
 
     Raises:
         UsageError: unknown sheet or dtype; a GPU the export does not identify and
             no --gpu (:class:`~gpuwhy.importers.ncu.identify.GpuNotIdentified`);
-            ``device`` matching nothing; ``measured`` and no profile for a GPU.
+            ``device`` matching nothing; ``measured`` and no profile for a GPU (unless
+            ``measured_optional``).
     """
     from ...model.ceilings import ceilings_from_profile, ceilings_from_sheet
     from ...model.remedies import load_remedies
@@ -304,7 +308,7 @@ def analyze(
         if gpu is not None and info.name and not _same_gpu(sheet, info.name):
             notes.append(f"device {dev_key} is a {info.name}, judged against the {sheet.name} sheet (--gpu)")
         ceil_cache: dict[str, object] = {}
-        profile = _profile_for(sheet, spec_dirs) if measured else None
+        profile = _profile_for(sheet, spec_dirs, required=not measured_optional) if measured else None
 
         def ceilings(prec: str):
             if prec not in ceil_cache:
@@ -401,16 +405,17 @@ def _device(dev_key, info: ExportGpu, choice, sheet, kernels: list[NcuKernel], l
     )
 
 
-def _profile_for(sheet, spec_dirs):
-    """The newest bench profile of ``sheet``'s GPU (for ``measured``).
+def _profile_for(sheet, spec_dirs, required: bool = True):
+    """The newest bench profile of ``sheet``'s GPU (for ``measured``); None when there is none and
+    it is not ``required``.
 
     Raises:
-        UsageError: no profile of a GPU of that sheet.
+        UsageError: no profile of a GPU of that sheet, and ``required``.
     """
     from ...profiles import find_profile
 
     prof = find_profile(sheet, spec_dirs=spec_dirs)
-    if prof is None:
+    if prof is None and required:
         raise UsageError(f"no bench profile for the {sheet.name}; run `gpuwhy bench --sweep` on that GPU first, "
                          "or drop --measured")
     return prof
