@@ -17,6 +17,7 @@ import shlex
 from typing import Any
 
 from ..units import fmt_time
+from .cells import kernel_regime
 from .numfmt import finite, num
 from .report_data import get, records
 from .report_sections import Table, code, table, txt
@@ -145,10 +146,7 @@ def _kernels_table(ks: list[dict], window_s: float | None) -> Table | None:
         regime, roof, level = k.get("regime"), finite(k.get("roof_pct")), k.get("deciding_level")
         total = finite(k.get("total_s"))
         n = finite(k.get("launches"))
-        if isinstance(regime, str) and regime:
-            shown = f"{regime} ({level})" if level in ("L2", "L1") and regime in ("memory", "latency") else regime
-        else:
-            shown = "not measured" if not k.get("measured_launches") else "not classified"
+        shown = kernel_regime(regime, level, bool(k.get("measured_launches")), missing="not measured")
         rows.append([code(k.get("name")), f"{int(n):,}" if n is not None else "n/a", fmt_time(total),
                      fmt_time(finite(k.get("mean_s"))),
                      _pct(100.0 * total / window_s if total is not None and window_s else None),

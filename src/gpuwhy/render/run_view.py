@@ -8,18 +8,12 @@ from rich.text import Text
 
 from ..importers.kernel_names import shorten_middle
 from ..units import fmt_num, fmt_time
+from .cells import kernel_regime
 from .console import note, out
 
 
 def _ceiling(x: float) -> str:
     return "all of it" if x == float("inf") else f"at most {fmt_num(x)}x"
-
-
-def _regime_cell(k) -> str:
-    if k.regime is None:
-        return "not classified" if k.measured_launches else "-"
-    level = f" ({k.level})" if k.level in ("L2", "L1") and k.regime in ("memory", "latency") else ""
-    return f"{k.regime}{level}"
 
 
 def _kernels_table(r) -> Table | None:
@@ -34,7 +28,7 @@ def _kernels_table(r) -> Table | None:
     t.add_column("regime", overflow="fold")
     t.add_column("% roof", justify="right")
     for k in r.kernels:
-        t.add_row(shorten_middle(k.name, 36), fmt_time(k.total_s), f"{k.launches:,}", fmt_time(k.mean_s), _regime_cell(k),
+        t.add_row(shorten_middle(k.name, 36), fmt_time(k.total_s), f"{k.launches:,}", fmt_time(k.mean_s), kernel_regime(k.regime, k.level, bool(k.measured_launches)),
                   "-" if k.roof_pct is None else f"{k.roof_pct:.0f}%")
     return t
 
