@@ -8,6 +8,7 @@ code. Heavy imports (pandas, cuda, NVML) happen inside command bodies only.
 from __future__ import annotations
 
 import errno
+import os
 import sys
 
 import typer
@@ -327,6 +328,20 @@ _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 
 
 def entry() -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    After Ctrl-C (exit 130) the streams are flushed and the process ends at once, without the
+    interpreter's shutdown: native work the interrupt abandoned (an NVRTC compile cannot be
+    stopped, only left to finish; its program is never freed) made that shutdown crash with
+    SIGSEGV or a glibc/LLVM abort about 1 run in 8. The files a command writes are closed before
+    it returns, so only atexit handlers and finalizers are skipped."""
     _state["own_process"] = True
-    sys.exit(main())
+    code = main()
+    if code == 130:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
