@@ -220,7 +220,7 @@ def main() -> int:
     from gpuwhy.bench.cache_bandwidth import clock_ceiling, l2_working_sets, time_l2_read, time_shared
     from gpuwhy.errors import MeasurementError
     from gpuwhy.device.sample import ClockSampler
-    from gpuwhy.model.hierarchy import shared_clock_limit
+    from gpuwhy.model.roofline.hierarchy import shared_clock_limit
 
     t_start = time.perf_counter()
     doc: dict = {"rounds": args.rounds}

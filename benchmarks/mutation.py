@@ -27,7 +27,7 @@ in the parent). Run it on a quiet machine:
     PYTHONPATH=src python3 benchmarks/mutation.py                        # every module in MODULES
     PYTHONPATH=src python3 benchmarks/mutation.py src/gpuwhy/units.py    # one module, its tests from MODULES
     PYTHONPATH=src python3 benchmarks/mutation.py src/gpuwhy/x.py --tests tests/test_x.py
-    python3 benchmarks/mutation.py --list src/gpuwhy/model/roofline.py   # the edits, nothing run
+    python3 benchmarks/mutation.py --list src/gpuwhy/model/roofline/classify.py   # the edits, nothing run
     python3 benchmarks/mutation.py --tree /tmp/old-checkout ...          # mutate and test another tree
     ... --survivors-of last.json --json now.json                         # after adding tests: rerun the survivors
 
@@ -55,41 +55,41 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Module (relative to the tree) -> the tests that exercise it, fastest first
 #: (pytest runs them in this order and stops at the first failure).
 MODULES: dict[str, tuple[str, ...]] = {
-    "src/gpuwhy/model/roofline.py": (
+    "src/gpuwhy/model/roofline/classify.py": (
         "tests/test_pinned_roofline.py",
         "tests/test_ncu_launch_sized.py",
         "tests/test_roofline.py",
         "tests/test_classify_cli.py",
         "tests/test_user_errors.py",
     ),
-    "src/gpuwhy/model/llm.py": ("tests/test_pinned_llm.py", "tests/test_llm.py", "tests/test_llm_scaling.py"),
-    "src/gpuwhy/model/llm_roofline.py": ("tests/test_pinned_llm.py", "tests/test_llm.py", "tests/test_llm_scaling.py"),
-    "src/gpuwhy/model/llm_scaling.py": ("tests/test_pinned_llm_scaling.py", "tests/test_pinned_llm.py", "tests/test_llm_scaling.py",
+    "src/gpuwhy/model/llm/estimate.py": ("tests/test_pinned_llm.py", "tests/test_llm.py", "tests/test_llm_scaling.py"),
+    "src/gpuwhy/model/llm/roofline.py": ("tests/test_pinned_llm.py", "tests/test_llm.py", "tests/test_llm_scaling.py"),
+    "src/gpuwhy/model/llm/scaling.py": ("tests/test_pinned_llm_scaling.py", "tests/test_pinned_llm.py", "tests/test_llm_scaling.py",
                                         "tests/test_allreduce.py"),
-    "src/gpuwhy/model/allreduce.py": ("tests/test_allreduce.py",),
+    "src/gpuwhy/model/multi_gpu/allreduce.py": ("tests/test_allreduce.py",),
     "src/gpuwhy/units.py": ("tests/test_pinned_units.py", "tests/test_units.py"),
     "src/gpuwhy/specs.py": ("tests/test_pinned_specs.py", "tests/test_specs.py", "tests/test_sheet_choice.py"),
     "src/gpuwhy/device/sheet.py": ("tests/test_pinned_specs.py", "tests/test_sheet_choice.py", "tests/test_specs.py"),
     "src/gpuwhy/importers/ncu/counters.py": ("tests/test_pinned_importers.py", "tests/test_ncu_import.py", "tests/test_real_fixtures.py"),
     # The memory-hierarchy (issue 15) and shapes (issue 16) modules.
-    "src/gpuwhy/model/hierarchy.py": ("tests/test_pinned_hierarchy.py", "tests/test_hierarchy.py"),
-    "src/gpuwhy/model/level_verdict.py": ("tests/test_pinned_hierarchy.py", "tests/test_hierarchy.py"),
-    "src/gpuwhy/model/shapes.py": ("tests/test_shapes.py",),
-    "src/gpuwhy/model/gemm_shape.py": ("tests/test_pinned_gemm_shape.py", "tests/test_shapes.py"),
+    "src/gpuwhy/model/roofline/hierarchy.py": ("tests/test_pinned_hierarchy.py", "tests/test_hierarchy.py"),
+    "src/gpuwhy/model/roofline/level_verdict.py": ("tests/test_pinned_hierarchy.py", "tests/test_hierarchy.py"),
+    "src/gpuwhy/model/kernels/shapes.py": ("tests/test_shapes.py",),
+    "src/gpuwhy/model/kernels/gemm_shape.py": ("tests/test_pinned_gemm_shape.py", "tests/test_shapes.py"),
     # `gpuwhy run`'s budget (issue 18), the ncu figures (issue 14) and the trace's idle causes (issue 17).
-    "src/gpuwhy/model/time_budget.py": ("tests/test_pinned_time_budget.py", "tests/test_run_program.py"),
+    "src/gpuwhy/model/timeline/budget.py": ("tests/test_pinned_time_budget.py", "tests/test_run_program.py"),
     # `gpuwhy run --kernels`: which launches the ncu pass asks for, and where they land (issue 18).
     "src/gpuwhy/importers/ncu/kernel_pass.py": ("tests/test_run_kernels.py",),
     "src/gpuwhy/importers/ncu/figures.py": ("tests/test_pinned_ncu_figures.py", "tests/test_pinned_importers.py", "tests/test_ncu_import.py",
                                             "tests/test_ncu_real.py", "tests/test_real_fixtures.py"),
     "src/gpuwhy/importers/trace/causes.py": ("tests/test_pinned_trace_causes.py", "tests/test_torch_trace_causes.py",
                                              "tests/test_torch_trace.py", "tests/test_torch_trace_real.py"),
-    "src/gpuwhy/model/timeline.py": ("tests/test_run_timeline.py",),
+    "src/gpuwhy/model/timeline/bins.py": ("tests/test_run_timeline.py",),
     # Several GPUs (issue 21): 100% of 69, 98.8% of 82 (one equivalent), 100% of 50, 100% of 46 edits.
-    "src/gpuwhy/model/links.py": ("tests/test_topology.py", "tests/test_link.py"),
-    "src/gpuwhy/model/topology.py": ("tests/test_topology.py",),
-    "src/gpuwhy/model/p2p.py": ("tests/test_p2p.py",),
-    "src/gpuwhy/model/schedule.py": ("tests/test_multi_gpu.py",),
+    "src/gpuwhy/model/multi_gpu/links.py": ("tests/test_topology.py", "tests/test_link.py"),
+    "src/gpuwhy/model/multi_gpu/topology.py": ("tests/test_topology.py",),
+    "src/gpuwhy/model/multi_gpu/p2p.py": ("tests/test_p2p.py",),
+    "src/gpuwhy/model/multi_gpu/schedule.py": ("tests/test_multi_gpu.py",),
 }
 
 #: Third-party modules imported once in the parent so that each forked run skips them.

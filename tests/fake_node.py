@@ -91,7 +91,7 @@ class FakeNode(FakeGpu):
             return super().run(name, grid, args)
         if not name.startswith("p2p_"):
             return super().run(name, grid, args)
-        from gpuwhy.model.p2p import pattern_words
+        from gpuwhy.model.multi_gpu.p2p import pattern_words
 
         self.launches.append(name)
         if name == self.fault:

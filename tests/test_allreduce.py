@@ -13,7 +13,7 @@ import pytest
 
 from fake_ranks import FakeRanks
 from gpuwhy.errors import UsageError
-from gpuwhy.model import allreduce as ar
+from gpuwhy.model.multi_gpu import allreduce as ar
 
 GiB = 2**30
 
@@ -439,8 +439,8 @@ def test_llm_uses_this_hosts_measured_allreduce(cli, tmp_path, monkeypatch):
 
 
 def test_allreduce_allowance_latency_plus_transfer_at_the_bus_bandwidth():
-    from gpuwhy.model.llm_roofline import AttentionShape
-    from gpuwhy.model.llm_scaling import Scaling, allreduce_message_bytes, allreduce_time
+    from gpuwhy.model.llm.roofline import AttentionShape
+    from gpuwhy.model.llm.scaling import Scaling, allreduce_message_bytes, allreduce_time
 
     shape = AttentionShape(layers=32, kv_heads=8, head_dim=128, heads=32)
     assert allreduce_message_bytes(4, shape) == 4 * 32 * 128 * 2  # 4 tokens x 4096 wide x 2 B = 32 KiB
@@ -457,8 +457,8 @@ def test_allreduce_allowance_latency_plus_transfer_at_the_bus_bandwidth():
 
 
 def test_the_nvlink_limit_from_the_topology_is_the_slowest_gpus_links():
-    from gpuwhy.model.allreduce import UNKNOWN_LIMIT, topology_limit
-    from gpuwhy.model.topology import GpuPlace, NvLinkEnd
+    from gpuwhy.model.multi_gpu.allreduce import UNKNOWN_LIMIT, topology_limit
+    from gpuwhy.model.multi_gpu.topology import GpuPlace, NvLinkEnd
 
     def gpu(i, links, version=6):  # NVML's 6 is NVLink 4.0: 25 GB/s per link per direction
         return GpuPlace(i, "NVIDIA H100", nvlinks=tuple(NvLinkEnd(k, version, None, "switch") for k in range(links)))

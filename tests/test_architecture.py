@@ -11,7 +11,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "gpuwhy"
 
 #: Bottom up; a module may import its own layer and those below.
 LAYERS = [
-    ("errors", "units", "resources", "version", "archs", "inputs", "outputs"),
+    ("errors", "na", "units", "resources", "version", "archs", "inputs", "outputs"),
     ("specs",),
     ("model",),
     ("device", "engine"),

@@ -419,7 +419,7 @@ def test_the_l2_figure_saved_beside_a_failed_family_judges_l2_resident_work(monk
 
     from gpuwhy.api.classify import run_classify
     from gpuwhy.engine.timing import Measurement
-    from gpuwhy.model.roofline import Workload
+    from gpuwhy.model.roofline.classify import Workload
     from gpuwhy.profiles import DeviceProfile, latest_profile, record_caches, save_profile
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

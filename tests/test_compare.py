@@ -11,7 +11,7 @@ import pytest
 
 from conftest import run_cli
 from gpuwhy.errors import UsageError
-from gpuwhy.model.compare import assign_costs, compare_roofline, parse_cost_list
+from gpuwhy.model.roofline.compare import assign_costs, compare_roofline, parse_cost_list
 from gpuwhy.render.compare_view import text_roofline
 from gpuwhy.specs import library
 
@@ -237,7 +237,7 @@ def test_cli_bad_input_subprocess():
 def test_model_module_is_pure():
     import inspect
 
-    from gpuwhy.model import compare as mod
+    from gpuwhy.model.roofline import compare as mod
 
     src = inspect.getsource(mod)
     for word in ("open(", "print(", "import yaml", "pynvml", "cuda.bindings"):

@@ -13,7 +13,7 @@ from fleet_synth import make_fleet
 
 from gpuwhy.check.fleet import gather, summarize
 from gpuwhy.check.policy import load_policy
-from gpuwhy.model.spread import Spread, is_outlier, mad, median, spread
+from gpuwhy.model.multi_gpu.spread import Spread, is_outlier, mad, median, spread
 
 SEEDS = (1, 2, 3, 4, 5)
 

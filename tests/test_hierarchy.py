@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from gpuwhy.api.classify import run_classify
-from gpuwhy.model import hierarchy as H
-from gpuwhy.model.roofline import Workload
+from gpuwhy.model.roofline import hierarchy as H
+from gpuwhy.model.roofline.classify import Workload
 from gpuwhy.profiles import DeviceProfile
 from gpuwhy.specs import library
 
@@ -157,8 +157,8 @@ def test_launch_shape_names_the_cause():
     prof = h200_profile(latency_s={"L1": 16e-9, "L2": 144e-9, "L2 far": 275e-9, "DRAM": 347e-9},
                         latency_date="2026-12-02T00:00:00+00:00")
     sheet = library().match("H200")
-    from gpuwhy.model.ceilings import ceilings_from_profile
-    from gpuwhy.model.level_verdict import judge_workload
+    from gpuwhy.model.roofline.ceilings import ceilings_from_profile
+    from gpuwhy.model.roofline.level_verdict import judge_workload
 
     ce, _ = ceilings_from_profile(prof, sheet)
     n = 2**28

@@ -1,4 +1,4 @@
-"""gpuwhy.model.issue_bound: the SM, not memory, limits a kernel the FLOP roofline puts on the
+"""gpuwhy.model.roofline.issue_bound: the SM, not memory, limits a kernel the FLOP roofline puts on the
 memory side (no GPU). The figures are those of the H200 exports in tests/fixtures/real/."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gpuwhy.importers.ncu.sol import NcuSol
-from gpuwhy.model import issue_bound as ib
-from gpuwhy.model.issue_bound import issue_diagnosis, refine_regime
+from gpuwhy.model.roofline import issue_bound as ib
+from gpuwhy.model.roofline.issue_bound import issue_diagnosis, refine_regime
 
 #: cunn_SoftMaxForwardReg, --set full (ncu_full_raw.csv)
 SOFTMAX = {"sm": 73.6, "pipe": 32.3, "issue": 73.6, "memory": 37.7, "dram": 37.7, "l2": 49.3, "l1": 27.7}
@@ -108,7 +108,7 @@ def test_ncu_agreement_for_the_new_regimes():
 
 
 def test_issue_sm_remedies_block():
-    from gpuwhy.model.remedies import load_remedies, regime_block
+    from gpuwhy.model.roofline.remedies import load_remedies, regime_block
 
     block = regime_block("issue_sm", load_remedies())
     assert any("Fewer instructions per element" in (h if isinstance(h, str) else h["text"]) for h in block["helps"])
@@ -116,7 +116,7 @@ def test_issue_sm_remedies_block():
 
 
 def test_a_replacement_remedies_file_without_issue_sm_falls_back(tmp_path, monkeypatch):
-    from gpuwhy.model.remedies import load_remedies, regime_block, remedies_path
+    from gpuwhy.model.roofline.remedies import load_remedies, regime_block, remedies_path
     from gpuwhy.specs import load_yaml
 
     import yaml

@@ -13,7 +13,7 @@ import pytest
 from conftest import nvrtc_available
 from gpuwhy.bench import latency as LT
 from gpuwhy.errors import MeasurementError
-from gpuwhy.model.littles_law import course_example, littles_law
+from gpuwhy.model.roofline.littles_law import course_example, littles_law
 from gpuwhy.resources import bundled_dir
 
 KIB, MIB = 1024, 2**20

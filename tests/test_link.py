@@ -74,7 +74,7 @@ def test_probe_link_never_raises_without_a_gpu(monkeypatch):
 
 def test_probe_link_reads_the_probe_report(monkeypatch):
     from gpuwhy.device import probe
-    from gpuwhy.device.nvml import NA
+    from gpuwhy.na import NA
 
     def report(gen_max, width_max, name="NVIDIA H200"):
         health = types.SimpleNamespace(pcie_gen_max=gen_max, pcie_width_max=width_max, pcie_gen_current=1,

@@ -14,10 +14,10 @@ import pytest
 
 from conftest import run_cli
 from gpuwhy.errors import SpecError, UsageError
-from gpuwhy.model import llm, llm_dtypes, llm_result, llm_roofline
-from gpuwhy.model.llm import estimate
-from gpuwhy.model.llm_dtypes import compute_precision, parse_params
-from gpuwhy.model.llm_roofline import (
+from gpuwhy.model.llm import estimate as llm, dtypes as llm_dtypes, result as llm_result, roofline as llm_roofline
+from gpuwhy.model.llm.estimate import estimate
+from gpuwhy.model.llm.dtypes import compute_precision, parse_params
+from gpuwhy.model.llm.roofline import (
     AttentionShape,
     LlmGpu,
     attention_flops_decode,
@@ -30,7 +30,7 @@ from gpuwhy.model.llm_roofline import (
     max_batch_fit,
     prefill,
 )
-from gpuwhy.model.llm_models import load_models, validate_model
+from gpuwhy.model.llm.models import load_models, validate_model
 
 RTX5070_PEAKS = {"fp32": 30.9, "fp16": 61.7, "bf16": 61.7, "fp8": 123.5, "fp4": 493.9}  # TFLOP/s dense
 H200_PEAKS = {"fp32": 67.0, "fp16": 989.5, "bf16": 989.5, "fp8": 1979.0, "int8": 1979.0}

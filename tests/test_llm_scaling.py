@@ -10,11 +10,11 @@ import json
 import pytest
 
 from gpuwhy.errors import UsageError
-from gpuwhy.model import llm as L
-from gpuwhy.model.llm import scaled_estimate
-from gpuwhy.model.llm_models import load_model
-from gpuwhy.model.llm_roofline import gpu_from_sheet
-from gpuwhy.model.llm_scaling import Scaling, bits_per_weight, effective_bytes_per_weight, kv_split
+from gpuwhy.model.llm import estimate as L
+from gpuwhy.model.llm.estimate import scaled_estimate
+from gpuwhy.model.llm.models import load_model
+from gpuwhy.model.llm.roofline import gpu_from_sheet
+from gpuwhy.model.llm.scaling import Scaling, bits_per_weight, effective_bytes_per_weight, kv_split
 from gpuwhy.specs import library
 
 H100 = library().match("H100 SXM")
@@ -202,7 +202,7 @@ def test_cli_bad_input_exit_2_one_line(args, needle, cli):
 def test_module_is_pure():
     import inspect
 
-    from gpuwhy.model import llm_scaling as mod
+    from gpuwhy.model.llm import scaling as mod
 
     src = inspect.getsource(mod)
     for word in ("open(", "print(", "import yaml", "pynvml", "cuda.bindings"):

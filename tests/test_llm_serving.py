@@ -7,10 +7,10 @@ import re
 import pytest
 
 from gpuwhy.errors import UsageError
-from gpuwhy.model.llm_cost import cost_batches, usd_per_million
-from gpuwhy.model.llm_roofline import LlmGpu, decode_step
-from gpuwhy.model.llm_speculative import expected_tokens, speculative
-from gpuwhy.model.mfu import MfuShape, mfu
+from gpuwhy.model.llm.cost import cost_batches, usd_per_million
+from gpuwhy.model.llm.roofline import LlmGpu, decode_step
+from gpuwhy.model.llm.speculative import expected_tokens, speculative
+from gpuwhy.model.llm.mfu import MfuShape, mfu
 
 H200 = LlmGpu("H200 SXM", bandwidth=4.8e12, peak_flops=989.5e12, precision="fp16", memory_bytes=141e9)
 

@@ -16,7 +16,7 @@ import fanout_workers as W
 from fakes import Machine, h200_node
 from gpuwhy.bench import fanout
 from gpuwhy.errors import MeasurementError, UsageError
-from gpuwhy.model.schedule import SHARED, ordered_pairs, plan_runs, slowest_gpu, unordered_pairs
+from gpuwhy.model.multi_gpu.schedule import SHARED, ordered_pairs, plan_runs, slowest_gpu, unordered_pairs
 
 # --------------------------------------------------------------------------- the plan
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from gpuwhy.device.sheet import sheet_for
-from gpuwhy.model.utilisation import classify_utilisation
+from gpuwhy.model.roofline.utilisation import classify_utilisation
 
 
 def test_compute_capability_alone_lists_every_fit():

@@ -16,7 +16,7 @@ import io
 import pytest
 
 from gpuwhy.importers.ncu import analyze, read_ncu_csv
-from gpuwhy.model.roofline import SHORT_KERNEL_S
+from gpuwhy.model.roofline.classify import SHORT_KERNEL_S
 
 COLUMNS = ["ID", "Kernel Name", "Device", "device__attribute_display_name", "gpu__time_duration.sum",
            "dram__bytes_read.sum", "dram__bytes_write.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
@@ -64,7 +64,7 @@ def test_the_same_rule_without_flop_counters():
 
 
 def test_launch_sized_at_the_cutoff_up_to_float_rounding():
-    from gpuwhy.model.roofline import launch_sized
+    from gpuwhy.model.roofline.classify import launch_sized
 
     mean = 10.0 * 1e-6  # 10 us in trace microseconds times 1e-6: 9.999999999999999e-06 in floats
     assert mean < SHORT_KERNEL_S and not launch_sized(mean)  # equal to 10 us, so not below it

@@ -10,7 +10,7 @@ ncu's throughputs (sm__throughput vs gpu__compute_memory_throughput, same run). 
 (11% of kernel time) sits on the memory side of the FLOP roofline (4.98 FLOP/B against a
 ridge of ~10) at 38% of the DRAM roof, while ncu's SM throughput (74%, equal to its issue
 slots busy: instruction issue, exp on the XU pipe) is far above every memory unit (L2 49%,
-DRAM 38%): gpuwhy calls it issue-bound (gpuwhy.model.issue_bound), on the compute side as
+DRAM 38%): gpuwhy calls it issue-bound (gpuwhy.model.roofline.issue_bound), on the compute side as
 ncu does. Before that rule it was "memory" and agreement was 89.0% (--set full), 88.9%
 (percentages, .ncu-rep); now 100%. Without an SM utilisation (the NERSC list) the softmax
 stays "memory": latency and issue cannot be told apart there.

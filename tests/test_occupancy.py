@@ -19,7 +19,7 @@ import pytest
 
 from conftest import run_cli
 from gpuwhy.errors import SpecError, UsageError
-from gpuwhy.model.occupancy import (
+from gpuwhy.model.kernels.occupancy import (
     active_blocks,
     arch_limits,
     limits_from_data,
@@ -245,7 +245,7 @@ def test_cli_device_without_gpu_is_one_line(cli):
 def test_model_module_is_pure():
     import inspect
 
-    from gpuwhy.model import occupancy as mod
+    from gpuwhy.model.kernels import occupancy as mod
 
     src = inspect.getsource(mod)
     for word in ("open(", "print(", "import yaml", "pynvml", "cuda.bindings"):

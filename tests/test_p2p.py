@@ -12,7 +12,7 @@ import re
 import pytest
 
 from gpuwhy.errors import MeasurementError
-from gpuwhy.model.p2p import (
+from gpuwhy.model.multi_gpu.p2p import (
     MEASURED, NO_PEER, NOT_MEASURED, assemble_matrix, bidirectional_gbs, fraction, pattern_words, unidirectional_gbs,
 )
 

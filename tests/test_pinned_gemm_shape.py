@@ -13,8 +13,8 @@ import re
 import pytest
 
 from gpuwhy.errors import UsageError
-from gpuwhy.model.gemm_shape import GUIDE_URL, Misalignment, alignment, gemm_advice, typical_tile, waves
-from gpuwhy.model.shapes import Gemm
+from gpuwhy.model.kernels.gemm_shape import GUIDE_URL, Misalignment, alignment, gemm_advice, typical_tile, waves
+from gpuwhy.model.kernels.shapes import Gemm
 
 # --- alignment: 16 bytes of the operand type ---------------------------------------------------
 

@@ -14,9 +14,9 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from gpuwhy.model import hierarchy as H
-from gpuwhy.model.level_verdict import TENSOR_PRECISIONS, judge_workload
-from gpuwhy.model.roofline import Ceilings, Workload
+from gpuwhy.model.roofline import hierarchy as H
+from gpuwhy.model.roofline.level_verdict import TENSOR_PRECISIONS, judge_workload
+from gpuwhy.model.roofline.classify import Ceilings, Workload
 
 MiB, GiB = 2**20, 2**30
 LAT, SMS, THREADS = 500e-9, 125, 2048

@@ -16,9 +16,9 @@ import math
 import pytest
 
 from gpuwhy.errors import UsageError
-from gpuwhy.model.llm import _fmt_b, _fmt_flop, _fmt_n, _fmt_t, estimate, scaled_estimate, sweep_batches
-from gpuwhy.model.llm_result import ceiling_sentence, fmt_rate
-from gpuwhy.model.llm_roofline import (
+from gpuwhy.model.llm.estimate import _fmt_b, _fmt_flop, _fmt_n, _fmt_t, estimate, scaled_estimate, sweep_batches
+from gpuwhy.model.llm.result import ceiling_sentence, fmt_rate
+from gpuwhy.model.llm.roofline import (
     AttentionShape,
     LlmGpu,
     StepTerms,
@@ -31,7 +31,7 @@ from gpuwhy.model.llm_roofline import (
     max_batch_fit,
     prefill,
 )
-from gpuwhy.model.llm_scaling import Scaling
+from gpuwhy.model.llm.scaling import Scaling
 
 P8B = 8_030_261_248
 LLAMA3_8B = AttentionShape(layers=32, kv_heads=8, head_dim=128, heads=32)

@@ -8,8 +8,8 @@ import math
 import pytest
 
 from gpuwhy.errors import UsageError
-from gpuwhy.model.llm_roofline import AttentionShape
-from gpuwhy.model.llm_scaling import Scaling, allreduce_time, bits_per_weight
+from gpuwhy.model.llm.roofline import AttentionShape
+from gpuwhy.model.llm.scaling import Scaling, allreduce_time, bits_per_weight
 
 
 def test_group_scales_add_their_bits_per_weight():

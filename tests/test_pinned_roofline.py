@@ -19,8 +19,8 @@ import pytest
 import gpuwhy
 from gpuwhy.api.classify import run_classify
 from gpuwhy.errors import UsageError
-from gpuwhy.model import roofline
-from gpuwhy.model.roofline import Ceilings, Workload, arithmetic_intensity, attainable_flops, classify, ridge_point
+from gpuwhy.model.roofline import classify as roofline
+from gpuwhy.model.roofline.classify import Ceilings, Workload, arithmetic_intensity, attainable_flops, classify, ridge_point
 
 H200_BW = 4800e9  # B/s
 H200_BF16 = 989.5e12  # FLOP/s

@@ -476,7 +476,7 @@ def test_mig_slice_scales_the_sheet():
 
 
 def test_mig_slice_with_unknown_shares_gets_no_sheet():
-    from gpuwhy.device.nvml import NA
+    from gpuwhy.na import NA
 
     c = sheet_for("H200", mig=mig(memory_share=NA("not supported")))
     assert c.sheet is None and c.full_sheet_name == "H200 SXM" and "share of SMs/memory is unknown" in c.note

@@ -12,8 +12,8 @@ import math
 
 import pytest
 
-from gpuwhy.model import time_budget as TB
-from gpuwhy.model.time_budget import KernelTime, Share, amdahl_ceiling, time_budget
+from gpuwhy.model.timeline import budget as TB
+from gpuwhy.model.timeline.budget import KernelTime, Share, amdahl_ceiling, time_budget
 
 # --- the documented constants ------------------------------------------------------------------
 

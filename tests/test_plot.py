@@ -217,7 +217,7 @@ def test_classify_plot(cli, tmp_path, cache):
     assert code == 0, err
     assert json.loads(out)["kind"] == "classify" and g.stat().st_size > 10_000
     ch = plot.chart_from_classification(__import__("gpuwhy.api.classify", fromlist=["x"]).run_classify(
-        __import__("gpuwhy.model.roofline", fromlist=["x"]).Workload(2.7e8, 3.2e9, name="v"), "H200", measured=True))
+        __import__("gpuwhy.model.roofline.classify", fromlist=["x"]).Workload(2.7e8, 3.2e9, name="v"), "H200", measured=True))
     assert [r.kind for r in ch.roofs] == ["spec", "measured"]
 
 

@@ -136,7 +136,7 @@ def test_spec_only_and_classify_plots_keep_labels_apart():
     check_drawing(plot.build_chart(library().match("H100 PCIe"), ["fp32", "fp64", "bf16"],
                                    workloads=[("saxpy", 2e8, 1.2e9, None), ("gemm", 2.2e12, 4e8, 3.1e-3, "bf16")]))
     from gpuwhy.api.classify import run_classify
-    from gpuwhy.model.roofline import Workload
+    from gpuwhy.model.roofline.classify import Workload
 
     c = run_classify(Workload(8e6, 32 * 2**20, time_s=9e-6, name="l2k"), "H100 PCIe", working_set=32 * 2**20)
     ch = plot.chart_from_classification(c)

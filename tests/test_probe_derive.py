@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpuwhy.device import derive
-from gpuwhy.device.nvml import is_na
+from gpuwhy.na import is_na
 from gpuwhy.device.software import is_wsl2, perf_counter_access
 from gpuwhy.device.visible import cvd_hides_all_message
 

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from gpuwhy.device import probe as probe_mod
-from gpuwhy.device.nvml import is_na
+from gpuwhy.na import is_na
 from gpuwhy.errors import NoDeviceError, UsageError
 
 from fakes import (  # the fake NVML, CUDA driver and NVRTC (shared with the other device tests)

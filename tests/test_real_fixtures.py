@@ -175,7 +175,7 @@ def test_measure_sheet_roof_records_classify_again_to_the_same_figures():
 
 
 def test_measure_measured_roof_records_classify_again_on_the_profile_ceilings():
-    from gpuwhy.model.roofline import Ceilings, Workload, classify
+    from gpuwhy.model.roofline.classify import Ceilings, Workload, classify
 
     m = _measure()
     add = m["torch.add 2^28 fp32 [measured roof]"]["result"]

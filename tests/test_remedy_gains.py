@@ -5,7 +5,7 @@ import pytest
 
 import gpuwhy
 from gpuwhy.errors import SpecError
-from gpuwhy.model.remedies import STAGES, load_remedies
+from gpuwhy.model.roofline.remedies import STAGES, load_remedies
 
 H200_BW = 4.8e12
 LO = 5e-6  # the default launch overhead

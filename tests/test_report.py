@@ -215,7 +215,7 @@ class _Dev:
 def _latency_doc() -> dict:
     """A `bench --latency --json` document built by the real result classes (figures made up, not measured)."""
     from gpuwhy.bench.latency import LatencyPoint, LatencyResult, Level
-    from gpuwhy.model.littles_law import littles_law
+    from gpuwhy.model.roofline.littles_law import littles_law
     from gpuwhy.render.jsonout import to_plain
 
     pts = (LatencyPoint(4096, 32, 16384, 3, 2.6e-7, 2.5e-7, 2.7e-7, 515.0, 1980.0, "L2"),

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from gpuwhy.model.roofline import Ceilings, Workload, arithmetic_intensity, attainable_flops, classify, ridge_point
+from gpuwhy.model.roofline.classify import Ceilings, Workload, arithmetic_intensity, attainable_flops, classify, ridge_point
 
 RTX5070_BW = 672e9  # B/s
 

@@ -441,7 +441,7 @@ def test_real_decode_run_the_ncu_pass_lands_on_the_traces_kernels():
     from gpuwhy.importers.ncu.rep import read_export
     from gpuwhy.importers.torch_trace import analyze_trace, load_trace_json
     from gpuwhy.importers.trace_window import choose_window, crop
-    from gpuwhy.model.roofline import SHORT_KERNEL_S
+    from gpuwhy.model.roofline.classify import SHORT_KERNEL_S
 
     data = load_trace_json(RUN_TRACE)
     w = choose_window(data, steps=4)

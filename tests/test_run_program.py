@@ -15,7 +15,7 @@ from gpuwhy.api import run_program as rp
 from gpuwhy.api.run import run_program
 from gpuwhy.errors import UsageError
 from gpuwhy.importers.trace_window import choose_window, crop
-from gpuwhy.model.time_budget import KernelTime, amdahl_ceiling, time_budget
+from gpuwhy.model.timeline.budget import KernelTime, amdahl_ceiling, time_budget
 
 REAL = Path(__file__).parent / "fixtures" / "real"
 

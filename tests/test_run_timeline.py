@@ -12,8 +12,8 @@ import pytest
 from gpuwhy.api.run import HOST_ONLY, RunResult, budget_of, timeline_json, timeline_of
 from gpuwhy.importers.torch_trace import CAUSE_LABELS, analyze_trace, load_trace_json
 from gpuwhy.importers.trace_window import choose_window, crop
-from gpuwhy.model import timeline as T
-from gpuwhy.model.time_budget import UNATTRIBUTED
+from gpuwhy.model.timeline import bins as T
+from gpuwhy.model.timeline.budget import UNATTRIBUTED
 
 REAL = Path(__file__).parent / "fixtures" / "real"
 US = 1e-6

@@ -8,8 +8,8 @@ import pytest
 
 import gpuwhy
 from gpuwhy.errors import UsageError
-from gpuwhy.model.gemm_shape import alignment, gemm_advice, typical_tile, waves
-from gpuwhy.model.shapes import Attention, Elementwise, Gemm, shape_from_options
+from gpuwhy.model.kernels.gemm_shape import alignment, gemm_advice, typical_tile, waves
+from gpuwhy.model.kernels.shapes import Attention, Elementwise, Gemm, shape_from_options
 from gpuwhy.units import parse_dimension, parse_shape
 
 MiB = 2**20
@@ -289,7 +289,7 @@ def test_shape_options_refuse_mixtures():
 
 
 def test_element_bytes_per_dtype_and_unknown_dtype():
-    from gpuwhy.model.shapes import element_bytes
+    from gpuwhy.model.kernels.shapes import element_bytes
 
     # fp64 8 B (also on tensor cores), fp32/tf32 4, fp16/bf16 2, fp8/int8 1, fp4 half a byte
     assert [element_bytes(d) for d in ("fp64", "fp64_tensor", "FP32", " tf32 ", "fp16", "bf16", "fp8", "int8", "fp4")] == \
@@ -299,7 +299,7 @@ def test_element_bytes_per_dtype_and_unknown_dtype():
 
 
 def test_whole_number_guard_at_its_limits():
-    from gpuwhy.model.shapes import _whole
+    from gpuwhy.model.kernels.shapes import _whole
 
     assert _whole(1, "M") == 1 and _whole(0, "I", minimum=0) == 0
     with pytest.raises(UsageError, match="M must be a whole number greater than zero, got 0"):
@@ -312,7 +312,7 @@ def test_whole_number_guard_at_its_limits():
 
 
 def test_exact_count_text_up_to_2_to_the_53():
-    from gpuwhy.model.shapes import _n
+    from gpuwhy.model.kernels.shapes import _n
 
     # whole numbers below 2^53 = 9,007,199,254,740,992 are exact, with separators
     assert _n(12345.0) == "12,345"

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from fakes import Machine, h200_node
-from gpuwhy.model import links as L
-from gpuwhy.model.topology import GpuPlace, NvLinkEnd, assemble, connect, cpu_ranges, cpus_from_mask, legend_text
+from gpuwhy.model.multi_gpu import links as L
+from gpuwhy.model.multi_gpu.topology import GpuPlace, NvLinkEnd, assemble, connect, cpu_ranges, cpus_from_mask, legend_text
 
 # NVML's topology levels (nvmlGpuTopologyLevel_t) and NVLink remote types
 PIX, PXB, PHB, NODE, SYS = 10, 20, 30, 40, 50

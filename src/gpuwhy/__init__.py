@@ -50,7 +50,7 @@ def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches
         tensor_cores: use tensor-core peaks for tf32 and narrower types.
         launch_overhead: seconds per launch (default: 5 us, see roofline.py).
         shape: instead of ``flops`` and ``bytes``, the keywords of `gpuwhy classify`'s
-            shapes (:func:`gpuwhy.model.shapes.shape_from_options`): ``gemm="MxNxK"``
+            shapes (:func:`gpuwhy.model.kernels.shapes.shape_from_options`): ``gemm="MxNxK"``
             (or a tuple) with ``batch``, ``accumulate`` and ``tile=(TM, TN)``;
             ``attention="B,H,S,D"`` (or a tuple) with ``causal``, ``kv_heads``, ``q_len``;
             ``elementwise=N`` with ``inputs``, ``outputs``, ``flops_per_element``.
@@ -74,7 +74,7 @@ def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches
         1099511627776.0
     """
     from .api.classify import run_classify
-    from .model.roofline import Workload
+    from .model.roofline.classify import Workload
     from .units import parse_count, parse_quantity, parse_time
 
     if shape:
@@ -153,16 +153,16 @@ def llm(params=None, gpu=None, *, model=None, weight_dtype=None, batch=1, contex
         sweep_batch: add decode steps at batch 1, 8, 32, ... (``.sweep``).
 
     Returns:
-        gpuwhy.model.llm_result.LlmEstimate (``.decode.tokens_per_s_per_seq``, ``.batch_ridge``, ...).
+        gpuwhy.model.llm.result.LlmEstimate (``.decode.tokens_per_s_per_seq``, ``.batch_ridge``, ...).
 
     Raises:
         UsageError: what ``gpuwhy llm`` refuses (the same one-line messages).
     """
     from .cli.llm_options import LlmText
     from .device.probe import gpu_sheet
-    from .model.llm import scaled_estimate
-    from .model.llm_roofline import gpu_from_sheet
-    from .model.llm_scaling import Scaling
+    from .model.llm.estimate import scaled_estimate
+    from .model.llm.roofline import gpu_from_sheet
+    from .model.llm.scaling import Scaling
 
     text = LlmText(params=_text(params), weight_dtype=weight_dtype, context=_text(context), prompt_len=_text(prompt_len),
                    model=model, layers=_text(layers), kv_heads=_text(kv_heads), head_dim=_text(head_dim), heads=_text(heads),
@@ -185,13 +185,13 @@ def compare(gpus, intensity=None, *, flops=None, bytes=None, dtype="fp32", costs
         per_watt: add throughput per watt of the sheets' board power.
 
     Returns:
-        gpuwhy.model.compare.GpuComparison (``.rows``, ``.ranking``; ``to_dict()``).
+        gpuwhy.model.roofline.compare.GpuComparison (``.rows``, ``.ranking``; ``to_dict()``).
 
     Raises:
         UsageError: unknown GPUs or dtype, a GPU listed twice, a bad or missing workload.
     """
     from .device.sheet import sheet_for
-    from .model.compare import assign_costs, compare_roofline
+    from .model.roofline.compare import assign_costs, compare_roofline
     from .units import parse_quantity
 
     if isinstance(gpus, str) or not gpus:
@@ -218,14 +218,14 @@ def occupancy(block_size, registers, shared_mem=0, *, gpu=None, arch=None, carve
         gpu: a sheet name; or ``arch`` (``"sm_90"``). carveout: KiB of shared memory preferred.
 
     Returns:
-        gpuwhy.model.occupancy.Occupancy (``.active_blocks`` per SM, ``.occupancy_pct``, ``.binding``, ``.suggestions``).
+        gpuwhy.model.kernels.occupancy.Occupancy (``.active_blocks`` per SM, ``.occupancy_pct``, ``.binding``, ``.suggestions``).
 
     Raises:
         UsageError: neither or both of gpu and arch, an unknown architecture, impossible inputs.
     """
     from .device.sheet import sheet_for
-    from .model.occupancy import arch_key, arch_limits, load_arch_limits
-    from .model.occupancy import occupancy as _occupancy
+    from .model.kernels.occupancy import arch_key, arch_limits, load_arch_limits
+    from .model.kernels.occupancy import occupancy as _occupancy
 
     if (gpu is None) == (arch is None):
         raise UsageError("gpuwhy.occupancy needs one of gpu='H200' or arch='sm_90'")

@@ -9,7 +9,7 @@ and keeps the newest :data:`KEEP` per GPU. ``--measured`` commands ask
 :func:`find_profile` for a GPU's newest profile (by UUID, else by its spec
 sheet) and judge against its measured ceilings (DRAM bandwidth in B/s,
 launch overhead in s, compute peaks) instead of the sheet's
-(:func:`gpuwhy.model.ceilings.ceilings_from_profile`).
+(:func:`gpuwhy.model.roofline.ceilings.ceilings_from_profile`).
 
 Fields (JSON, SI units in the names): ``schema``, ``uuid``, ``name``, ``arch``,
 ``driver_version``, ``driver_cuda_version``, ``date`` (ISO 8601 UTC),
@@ -597,9 +597,9 @@ def find_allreduce(sheet, gpus: int, *, folder: Path | None = None,
     """``(seconds, bus bandwidth in GB/s or None, source)`` of the measured all-reduce of this host
     for ``gpus`` GPUs of the ``sheet``'s model: the small message's time and the largest one's bus
     bandwidth, of the count nearest ``gpus`` when that one was not measured
-    (:func:`gpuwhy.model.allreduce.measured_latency`, ``measured_busbw``), from the newest
+    (:func:`gpuwhy.model.multi_gpu.allreduce.measured_latency`, ``measured_busbw``), from the newest
     profile that has one; None when no profile has any."""
-    from .model.allreduce import measured_busbw, measured_latency
+    from .model.multi_gpu.allreduce import measured_busbw, measured_latency
 
     p = find_profile(sheet, need="allreduce_by_gpus", folder=folder, spec_dirs=spec_dirs)
     if p is None:

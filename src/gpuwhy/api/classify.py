@@ -12,10 +12,10 @@ from typing import Any, Iterable
 
 from ..device.sheet import sheet_for
 from ..errors import SpecError, UsageError
-from ..model.ceilings import ceilings_from_profile, ceilings_from_sheet, sheet_precision
-from ..model.level_verdict import judge_workload
-from ..model.remedies import Remedies, remedies_for
-from ..model.roofline import Verdict, Workload
+from ..model.roofline.ceilings import ceilings_from_profile, ceilings_from_sheet, sheet_precision
+from ..model.roofline.level_verdict import judge_workload
+from ..model.roofline.remedies import Remedies, remedies_for
+from ..model.roofline.classify import Verdict, Workload
 from ..resources import bundled_dir
 from ..specs import Sheet, load_yaml
 
@@ -31,9 +31,9 @@ class Classification:
     example: str | None = None
     spec_ridge_point: float | None = None
     notes: tuple[str, ...] = ()
-    counts: Any = None  # gpuwhy.model.shapes.WorkCount: the shape the FLOPs and bytes were counted from
-    shape_advice: Any = None  # gpuwhy.model.gemm_shape.GemmAdvice: alignment, tiles, waves of a GEMM
-    #: How the memory hierarchy judged it (:class:`~gpuwhy.model.level_verdict.LevelJudgement`).
+    counts: Any = None  # gpuwhy.model.kernels.shapes.WorkCount: the shape the FLOPs and bytes were counted from
+    shape_advice: Any = None  # gpuwhy.model.kernels.gemm_shape.GemmAdvice: alignment, tiles, waves of a GEMM
+    #: How the memory hierarchy judged it (:class:`~gpuwhy.model.roofline.level_verdict.LevelJudgement`).
     hierarchy: object = None
 
     def to_dict(self) -> dict:
@@ -111,7 +111,7 @@ def run_classify(
     ``working_set`` (bytes the workload touches) judges an L2-resident workload against
     the L2 roof; ``launch`` ``(grid, block)`` and ``bytes_per_thread`` (bytes each thread
     has in flight) sharpen the latency-bound diagnosis
-    (:func:`gpuwhy.model.level_verdict.judge_workload`).
+    (:func:`gpuwhy.model.roofline.level_verdict.judge_workload`).
 
     Raises:
         UsageError: unknown/ambiguous GPU, unknown dtype, a precision the sheet
@@ -156,7 +156,7 @@ def run_classify(
 def _sm_limits(sheet: Sheet, spec_dirs: Iterable[str]) -> tuple[int | None, int | None]:
     """(resident threads, resident blocks) per SM of the sheet's architecture, or (None, None)."""
     from ..errors import GpuwhyError
-    from ..model.occupancy import arch_limits, load_arch_limits
+    from ..model.kernels.occupancy import arch_limits, load_arch_limits
 
     try:
         lim = arch_limits(sheet.compute_capability, load_arch_limits(tuple(spec_dirs)))
@@ -178,8 +178,8 @@ def run_classify_shape(
     measured: bool = False,
     working_set: float | None = None,
 ) -> Classification:
-    """Count the FLOPs and minimum bytes of ``shape`` (a :class:`~gpuwhy.model.shapes.Gemm`,
-    :class:`~gpuwhy.model.shapes.Attention` or :class:`~gpuwhy.model.shapes.Elementwise`) in
+    """Count the FLOPs and minimum bytes of ``shape`` (a :class:`~gpuwhy.model.kernels.shapes.Gemm`,
+    :class:`~gpuwhy.model.kernels.shapes.Attention` or :class:`~gpuwhy.model.kernels.shapes.Elementwise`) in
     ``dtype`` and classify them as :func:`run_classify` does; the result carries the
     counts and, for a GEMM, its alignment, tile and wave quantization on the sheet's SM
     count (``tile`` (TM, TN) overrides the typical tile of the architecture).
@@ -187,8 +187,8 @@ def run_classify_shape(
     Raises:
         UsageError: what :func:`run_classify` raises; a bad shape or tile.
     """
-    from ..model.gemm_shape import gemm_advice
-    from ..model.shapes import Gemm
+    from ..model.kernels.gemm_shape import gemm_advice
+    from ..model.kernels.shapes import Gemm
 
     counts = shape.count(str(dtype).lower().strip())
     result = run_classify(counts.workload(launches, time_s), gpu, dtype, tensor_cores, launch_overhead_s, spec_dirs,
@@ -208,7 +208,7 @@ def classify_shape_options(shape: dict, flops=None, bytes_=None, gpu=None, dtype
     Raises:
         UsageError: an unknown keyword, a shape with ``flops``/``bytes``, no shape, or a bad value.
     """
-    from ..model.shapes import shape_from_options
+    from ..model.kernels.shapes import shape_from_options
     from ..units import parse_count, parse_shape, parse_time
 
     kw = dict(shape)

@@ -20,7 +20,7 @@ How it measures:
 - Before every repetition (outside the events) a buffer of at least twice the
   L2 size is overwritten, so each repetition starts with a cold L2 and
   reads its inputs from DRAM; except when ``working_set`` fits in the L2
-  (:func:`gpuwhy.model.hierarchy.place_working_set`): then the L2 is left warm and
+  (:func:`gpuwhy.model.roofline.hierarchy.place_working_set`): then the L2 is left warm and
   the call is judged against the L2 roof.
 - FLOPs, when ``flops`` is not given, for PyTorch callables: the operator
   formulas of ``torch.utils.flop_counter.FlopCounterMode`` (matmul,
@@ -108,7 +108,7 @@ class MeasuredClassification(Classification):
 
     def summary(self) -> str:
         """One line: the regime, the achieved rates and the share of the roof."""
-        from ..model.hierarchy import regime_text
+        from ..model.roofline.hierarchy import regime_text
         from ..units import fmt_si, fmt_time
 
         v = self.verdict
@@ -302,7 +302,7 @@ def _resolve_sheet(gpu, index: int, spec_dirs):
     """(sheet, uuid or None) for the measured device: ``gpu``'s sheet, else the probed device's."""
     if gpu is not None:
         return sheet_for(gpu, spec_dirs=spec_dirs).sheet, None
-    from ..device.nvml import is_na
+    from ..na import is_na
     from ..device.probe import device_sheet
 
     try:
@@ -412,7 +412,7 @@ def measure(
         >>> r.verdict.regime
         'compute'
     """
-    from ..model.roofline import Workload
+    from ..model.roofline.classify import Workload
     from ..units import parse_count, parse_quantity
 
     if not callable(fn):
@@ -463,7 +463,7 @@ def measure(
     dev_uuid, l2 = device_identity(index, via_torch=is_torch)
     l2_resident = False
     if ws_given is not None:
-        from ..model.hierarchy import place_working_set
+        from ..model.roofline.hierarchy import place_working_set
 
         l2_resident = place_working_set(ws_given, l2 or int(sheet.l2_bytes)).level == "L2"
     if flush_l2 is None:

@@ -3,7 +3,7 @@
 The steps: run the program under torch.profiler (:mod:`gpuwhy.api.run_program`),
 crop the trace to the window (:mod:`gpuwhy.importers.trace_window`), analyse
 the timeline (:mod:`gpuwhy.importers.torch_trace`), and put every second of
-the window in one share (:mod:`gpuwhy.model.time_budget`): GPU idle by cause,
+the window in one share (:mod:`gpuwhy.model.timeline.budget`): GPU idle by cause,
 GPU busy by regime.
 
 Busy time from a trace alone is split by kind of work (GEMM, attention,
@@ -31,8 +31,8 @@ from typing import Callable, Sequence
 from ..errors import GpuwhyError, Interrupted, UsageError
 from ..importers.torch_trace import TraceGpu, TraceReport, analyze_trace, load_trace_json
 from ..importers.trace_window import Window, choose_window, crop
-from ..model.roofline import launch_sized
-from ..model.time_budget import KernelTime, TimeBudget, time_budget
+from ..model.roofline.classify import launch_sized
+from ..model.timeline.budget import KernelTime, TimeBudget, time_budget
 from .run_kernels import KernelPass
 from .run_program import ProgramRun, Profiler, parse_program, run_python
 from ..units import fmt_num
@@ -472,7 +472,7 @@ def to_json(r: RunResult) -> dict:
 
 
 def timeline_of(r: RunResult):
-    """The window's :class:`~gpuwhy.model.timeline.Timeline` (busy and idle by cause per bin) of the
+    """The window's :class:`~gpuwhy.model.timeline.bins.Timeline` (busy and idle by cause per bin) of the
     budget's GPU, its idle parts named as the budget's idle shares; None without a budget."""
     from ..importers.torch_trace import CAUSE_LABELS
     from ..importers.trace.timeline import HOST_ONLY as HOST_ONLY_KEY

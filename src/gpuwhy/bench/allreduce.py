@@ -8,7 +8,7 @@ Each rank runs :mod:`gpuwhy.engine.allreduce_worker`: per message size from 8 B 
 sum first, then the in-place all-reduce is timed with CUDA events (warm-up, then
 :data:`ITERS` iterations each between two events; :func:`gpuwhy.engine.timing.time_gpu`).
 Here every iteration counts at its slowest rank and the median of those is the time t;
-algbw = S / t and busbw = algbw x 2(n-1)/n (:mod:`gpuwhy.model.allreduce`, nccl-tests'
+algbw = S / t and busbw = algbw x 2(n-1)/n (:mod:`gpuwhy.model.multi_gpu.allreduce`, nccl-tests'
 convention). The largest size's busbw is compared with the NVLink limit when one is known.
 
 On one GPU there is nothing to all-reduce across: the result says so and, when PyTorch is
@@ -33,9 +33,21 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
-from ..model.allreduce import (
-    BUSBW_SOURCE, DEFAULT_MAX_BYTES, DTYPE_BYTES, EXACT_RANKS_BF16, UNKNOWN_LIMIT, Limit, SizeTiming, busbw_factor,
-    check_dtype, check_max_size, sheet_limit, slowest_rank, sweep_sizes, topology_limit,
+from ..model.multi_gpu.allreduce import (
+    BUSBW_SOURCE,
+    DEFAULT_MAX_BYTES,
+    DTYPE_BYTES,
+    EXACT_RANKS_BF16,
+    UNKNOWN_LIMIT,
+    Limit,
+    SizeTiming,
+    busbw_factor,
+    check_dtype,
+    check_max_size,
+    sheet_limit,
+    slowest_rank,
+    sweep_sizes,
+    topology_limit,
 )
 
 #: Untimed all-reduces before each size's timed ones (nccl-tests' default ``-w 5``).
@@ -74,9 +86,9 @@ class AllreduceResult:
     Attributes:
         devices: one per rank, in rank order.
         dtype: ``bf16`` or ``fp32``.
-        rows: one :class:`~gpuwhy.model.allreduce.SizeTiming` per size, smallest first (empty
+        rows: one :class:`~gpuwhy.model.multi_gpu.allreduce.SizeTiming` per size, smallest first (empty
             when nothing ran: one GPU without PyTorch).
-        limit: what the largest size's busbw is compared with (:class:`~gpuwhy.model.allreduce.Limit`).
+        limit: what the largest size's busbw is compared with (:class:`~gpuwhy.model.multi_gpu.allreduce.Limit`).
         smoke_test: True on one GPU (the rows time NCCL's one-rank all-reduce).
         warmup, iters: per size.
         torch_version, nccl_version: of the ranks (None when nothing ran).
@@ -203,7 +215,7 @@ def _devices(device: str | None) -> tuple[tuple[RankDevice, ...], str]:
 
 def _limit(devices: Sequence[RankDevice], sheet) -> Limit:
     """What the largest all-reduce is compared with: the NVLinks NVML reports between these GPUs
-    (:func:`~gpuwhy.model.allreduce.topology_limit`), else the sheet's figure, else unknown."""
+    (:func:`~gpuwhy.model.multi_gpu.allreduce.topology_limit`), else the sheet's figure, else unknown."""
     try:
         from ..device.topology import read_topology
 

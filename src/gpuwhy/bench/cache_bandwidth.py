@@ -22,7 +22,7 @@ Conventions (each row carries its own :attr:`CacheRow.convention`):
   reading 16-byte vectors of 32 KiB of shared memory without bank conflicts; bytes = bytes
   loaded (8 x 16 per thread per rep, exactly the loads the loop makes). Its clock-derived
   limit is 128 B/clk/SM x SMs x the SM clock NVML reported while the row was timed
-  (:func:`gpuwhy.model.hierarchy.shared_clock_limit`).
+  (:func:`gpuwhy.model.roofline.hierarchy.shared_clock_limit`).
 - L1: ``l1_read_b*``, the same pattern from a 16 KiB global buffer every block of an SM
   shares (plain ``ld.global``: L1 hits after the first touch); bytes = bytes loaded. L1
   and shared memory are one SRAM per SM, so the same 128 B/clk/SM is its limit.
@@ -58,7 +58,7 @@ import numpy as np
 
 from ..engine.timing import Measurement
 from ..errors import MeasurementError
-from ..model.hierarchy import SHARED_BYTES_PER_CLOCK, SHARED_LIMIT_SOURCE, shared_clock_limit
+from ..model.roofline.hierarchy import SHARED_BYTES_PER_CLOCK, SHARED_LIMIT_SOURCE, shared_clock_limit
 from ..units import fmt_num
 
 SOURCE = "cache.cu"
@@ -238,7 +238,7 @@ def load_pipe_bytes(row: CacheRow) -> int:
 def over_limit(row: CacheRow, sm_count: int, clock_mhz: float | None) -> str | None:
     """Why ``row`` must not be reported, or None when it is plausible.
 
-    The SMs load at most 128 B/clk/SM (:data:`~gpuwhy.model.hierarchy.SHARED_BYTES_PER_CLOCK`)
+    The SMs load at most 128 B/clk/SM (:data:`~gpuwhy.model.roofline.hierarchy.SHARED_BYTES_PER_CLOCK`)
     from shared memory, L1 or any level behind them: a row whose load-pipe bytes
     (:func:`load_pipe_bytes`) per second exceed that x ``sm_count`` x ``clock_mhz`` (the
     highest SM clock seen while it ran) by more than :data:`LIMIT_TOLERANCE` measured a

@@ -43,7 +43,7 @@ comparison), mma.sync on sm_80/86/89/120, and "not measured" on sm_100/103/110
 
 Pure parts need no GPU and are tested without one: FLOP counts and verify
 comparisons (:mod:`gpuwhy.bench.compute_cases`), operand formats, fragment layouts
-and swizzling (:mod:`gpuwhy.model.mma_fragments`, :mod:`gpuwhy.model.number_formats`),
+and swizzling (:mod:`gpuwhy.model.kernels.mma_fragments`, :mod:`gpuwhy.model.kernels.number_formats`),
 peaks (here). This module chooses the cases for an architecture and times them.
 """
 
@@ -58,7 +58,7 @@ import numpy as np
 from ..archs import parse_arch
 from ..device.sample import ClockSampler
 from ..errors import UsageError
-from ..model.mma_fragments import (  # noqa: F401  (importable from here, as before the split)
+from ..model.kernels.mma_fragments import (
     ELEM_BITS,
     MMA_ACC,
     WG_KSTEPS,
@@ -69,7 +69,7 @@ from ..model.mma_fragments import (  # noqa: F401  (importable from here, as bef
     unswizzle_128b,
     wgmma_kstep_elems,
 )
-from ..model.number_formats import bf16_bits, bf16_to_float, e4m3_to_float, half2_word, random_e4m3, tf32_round  # noqa: F401
+from ..model.kernels.number_formats import bf16_bits, bf16_to_float, e4m3_to_float, half2_word, random_e4m3, tf32_round  # noqa: F401
 from .compute_cases import (  # noqa: F401
     FMA_CHAINS,
     FMA_UNROLL,

@@ -7,7 +7,7 @@ FLOPs one launch does, and a verify step that runs the kernel on small random in
 and compares with numpy (float64 reference; :data:`VERIFY_BOUND` relative Frobenius
 error). A wrong result raises :class:`~gpuwhy.errors.MeasurementError` (exit 4).
 Choosing and timing the cases is :mod:`gpuwhy.bench.compute`; operand formats and
-fragment layouts are :mod:`gpuwhy.model.mma_fragments`.
+fragment layouts are :mod:`gpuwhy.model.kernels.mma_fragments`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import MeasurementError, UsageError
-from ..model.mma_fragments import (
+from ..model.kernels.mma_fragments import (
     ELEM_BITS,
     MMA_ACC,
     WG_KSTEPS,
@@ -35,7 +35,7 @@ from ..model.mma_fragments import (
     wgmma_tiles,
     wgmma_unpack_acc,
 )
-from ..model.number_formats import half2_word
+from ..model.kernels.number_formats import half2_word
 from ..units import fmt_g, fmt_num
 
 FMA_SOURCE = "compute_fma.cu"
@@ -44,7 +44,7 @@ WGMMA_SOURCE = "compute_wgmma.cu"
 
 #: Mirrors of the kernels' compile-time constants (tests/test_compute_kernels.py
 #: reads the .cu files and checks these stay in step; MMA_ACC, WG_KSTEPS and
-#: WG_THREADS are in :mod:`gpuwhy.model.mma_fragments`).
+#: WG_THREADS are in :mod:`gpuwhy.model.kernels.mma_fragments`).
 FMA_CHAINS = 8
 FMA_UNROLL = {"fp32": 64, "fp64": 32, "fp16_nontensor": 64}
 MMA_UNROLL = 2

@@ -1,4 +1,4 @@
-"""Run one measurement on several GPUs as :func:`gpuwhy.model.schedule.plan_runs` plans it.
+"""Run one measurement on several GPUs as :func:`gpuwhy.model.multi_gpu.schedule.plan_runs` plans it.
 
 The GPUs of a stage run at once, each in a worker process of its own (started with
 ``spawn``: a CUDA context does not survive ``fork``, and one process per GPU keeps each
@@ -161,7 +161,7 @@ def _in_processes(jobs: Sequence[tuple[int, Callable, tuple, Sequence[int]]]) ->
 def run_plan(plan, worker: Callable, args: Sequence[tuple], cpus: Sequence[Sequence[int]] | None = None,
              mode: str | None = None) -> list[Outcome]:
     """Run ``worker(*args[i])`` for every GPU position i of ``plan`` (a
-    :class:`~gpuwhy.model.schedule.Plan`), stage by stage; ``cpus[i]`` are GPU i's close CPUs
+    :class:`~gpuwhy.model.multi_gpu.schedule.Plan`), stage by stage; ``cpus[i]`` are GPU i's close CPUs
     (empty: no pinning). ``mode``: ``process`` or ``inline`` (default :func:`workers_mode`).
     Returns the Outcomes in position order.
 

@@ -1,21 +1,21 @@
 """The mixed-intensity sweep (`gpuwhy bench --roofline`): the measured roofline, point by point.
 
 The kernel family (``microbench/intensity.cu``) and the arithmetic of FLOPs, bytes and
-intensity per launch are in :mod:`gpuwhy.model.intensity_sweep`; ``fmas``, the FMA
+intensity per launch are in :mod:`gpuwhy.model.roofline.intensity_sweep`; ``fmas``, the FMA
 instructions per 16-byte vector, sets the intensity (fp32: fmas / 16 FLOP/byte; fp16 and
 bf16 half pairs: fmas / 8).
 
 The sweep runs two points per octave from 1/8 to 1024 FLOP/byte
-(:func:`~gpuwhy.model.intensity_sweep.sweep_fmas`) over arrays of at least
-:data:`~gpuwhy.model.intensity_sweep.WS_FACTOR` x L2 (so every byte comes from DRAM). At each point it
+(:func:`~gpuwhy.model.roofline.intensity_sweep.sweep_fmas`) over arrays of at least
+:data:`~gpuwhy.model.roofline.intensity_sweep.WS_FACTOR` x L2 (so every byte comes from DRAM). At each point it
 reports the achieved FLOP/s and GB/s and the % of the roofline
 min(peak, bandwidth x intensity), with the ceilings the device profile measured
 (``gpuwhy bench`` and ``bench --compute``) where it has them, else the spec
 sheet's. fp16/bf16 here are CUDA-core half2 arithmetic, so their compute roof is
 the ``fp16_nontensor``/``bf16_nontensor`` ceiling, not the tensor-core peak.
 
-The empirical ridge point and the knee: :func:`gpuwhy.model.ridge_fit.fit_ridge`
-(two roofs fitted in log-log space; :data:`~gpuwhy.model.ridge_fit.RIDGE_METHOD`).
+The empirical ridge point and the knee: :func:`gpuwhy.model.roofline.ridge_fit.fit_ridge`
+(two roofs fitted in log-log space; :data:`~gpuwhy.model.roofline.ridge_fit.RIDGE_METHOD`).
 
 Before timing, every kernel is run on random non-zero host data at awkward sizes
 (:data:`CHECK_WORDS`) and compared with a numpy emulation of the same chains
@@ -34,8 +34,8 @@ Usage::
     sweep.curve("fp32").fit.ridge      # FLOP/byte
 
 The pure parts (intensity arithmetic, FLOP counts and sizing in
-:mod:`gpuwhy.model.intensity_sweep`, the ridge fit in :mod:`gpuwhy.model.ridge_fit`,
-the word formats in :mod:`gpuwhy.model.number_formats`) and the emulation here need
+:mod:`gpuwhy.model.roofline.intensity_sweep`, the ridge fit in :mod:`gpuwhy.model.roofline.ridge_fit`,
+the word formats in :mod:`gpuwhy.model.kernels.number_formats`) and the emulation here need
 no GPU and are tested without one.
 """
 
@@ -49,7 +49,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import MeasurementError, UsageError
-from ..model.intensity_sweep import (  # noqa: F401  (the sweep's arithmetic, importable from here too)
+from ..model.roofline.intensity_sweep import (
     BLOCK,
     CEILING_KEY,
     CONVENTION,
@@ -71,14 +71,14 @@ from ..model.intensity_sweep import (  # noqa: F401  (the sweep's arithmetic, im
     sweep_words,
     wave_words,
 )
-from ..model.number_formats import (  # noqa: F401
+from ..model.kernels.number_formats import (
     bf16_round,
     round_to_format as _round,
     scalar_word,
     values_to_words as _encode,
     words_to_values as _decode,
 )
-from ..model.ridge_fit import RIDGE_METHOD, RidgeFit, fit_ridge  # noqa: F401
+from ..model.roofline.ridge_fit import RIDGE_METHOD, RidgeFit, fit_ridge  # noqa: F401
 from ..units import fmt_num
 
 SOURCE = "intensity.cu"

@@ -47,8 +47,8 @@ L2/2. Telling the two apart needs a chase that spreads a small set over many
 pages (not done here).
 
 Pure parts need no GPU: sizes, permutation and addresses in
-:mod:`gpuwhy.model.pointer_chase`, level detection and Little's law at the DRAM
-latency in :mod:`gpuwhy.model.latency_levels`.
+:mod:`gpuwhy.model.roofline.pointer_chase`, level detection and Little's law at the DRAM
+latency in :mod:`gpuwhy.model.roofline.latency_levels`.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import MeasurementError, UsageError
-from ..model.latency_levels import Level, detect_levels, dram_littles_law  # noqa: F401  (importable from here too)
-from ..model.pointer_chase import (  # noqa: F401
+from ..model.roofline.latency_levels import Level, detect_levels, dram_littles_law  # noqa: F401  (importable from here too)
+from ..model.roofline.pointer_chase import (
     ELEM_BYTES,
     LINE_BYTES,
     NODE_BYTES,
@@ -422,7 +422,7 @@ def measure_latency(
     """
     from ..device.sample import ClockSampler, health_warnings, sample
     from ..engine.context import open_device
-    from ..model.littles_law import course_example
+    from ..model.roofline.littles_law import course_example
     from .compute import sample_summary
     from .preflight import open_and_sample
 

@@ -55,7 +55,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import MeasurementError
-from ..model.links import PCIE_ENCODING, PCIE_GT_PER_S, PCIE_SOURCE, pcie_theoretical_gbs  # noqa: F401  (their home is model/links)
+from ..model.multi_gpu.links import PCIE_ENCODING, PCIE_GT_PER_S, PCIE_SOURCE, pcie_theoretical_gbs  # noqa: F401  (their home is model/links)
 from ..units import fmt_g, fmt_num
 
 #: NVLink-C2C between Grace and the GPU: 900 GB/s total, both directions
@@ -567,7 +567,7 @@ def probe_link(device: str | None, spec_dirs: Sequence[str] = ()) -> LinkInfo:
     """The host link of ``device`` (index or UUID) from ``gpuwhy probe``; an
     ``unknown`` LinkInfo with the reason when it cannot be probed (never raises)."""
     try:
-        from ..device.nvml import is_na
+        from ..na import is_na
         from ..device.probe import probe_devices
 
         rep = probe_devices(device, spec_dirs, full=True)

@@ -1,11 +1,11 @@
 """`gpuwhy bench -i all` (or a list): one bench mode on several GPUs, merged into one result.
 
-The GPUs run as :func:`gpuwhy.model.schedule.plan_runs` plans the mode (all at once for the
+The GPUs run as :func:`gpuwhy.model.multi_gpu.schedule.plan_runs` plans the mode (all at once for the
 DRAM bandwidth, compute, caches and latency; one after another for the host link), through
 :mod:`gpuwhy.bench.fanout`; each GPU's run is the mode's own single-GPU run and its document
 is kept whole (what ``bench -i N --json`` prints). From each document a few headline figures
 (:data:`FIGURES`) make one line per GPU, and the slowest GPU is named
-(:func:`gpuwhy.model.schedule.slowest_gpu`).
+(:func:`gpuwhy.model.multi_gpu.schedule.slowest_gpu`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..model.schedule import Slowest, plan_runs, slowest_gpu
+from ..model.multi_gpu.schedule import Slowest, plan_runs, slowest_gpu
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ peer access is a property of two contexts of one process), each with a source bu
 :data:`NBYTES` filled with its own check pattern (``p2p_fill`` in ``microbench/p2p.cu``, a
 hash of the word index and the GPU's seed) and a destination buffer. For every ordered pair
 (source, destination), one pair at a time (pairs share NVSwitches, PCIe switches and copy
-engines, :func:`gpuwhy.model.schedule.plan_runs`), with peer access enabled for the
+engines, :func:`gpuwhy.model.multi_gpu.schedule.plan_runs`), with peer access enabled for the
 destination to read the source (``cuCtxEnablePeerAccess``; a pair the driver refuses is
 marked "no peer access" and not measured):
 
@@ -22,7 +22,7 @@ marked "no peer access" and not measured):
 - both ways at once (each unordered pair): each GPU pulls the other's buffer at the same
   time, on its own stream, joined by events; timed on the first GPU's stream;
 - latency: ``chase_cg`` of ``microbench/latency.cu`` run on the reader over a chain of
-  64-bit addresses in the owner's memory (:mod:`gpuwhy.model.pointer_chase`; at least
+  64-bit addresses in the owner's memory (:mod:`gpuwhy.model.roofline.pointer_chase`; at least
   :data:`CHASE_BYTES`, twice the owner's L2), one dependent load after another: each load
   goes to the other GPU and its data comes back, so the figure is a remote load's round
   trip (the one-way time is not measured; half of it only for a symmetric link).
@@ -32,8 +32,8 @@ repetition is timed by :func:`gpuwhy.engine.timing.time_gpu` (CUDA events on the
 GPU's stream); outside the events the destination is poisoned before each copy and checked
 word by word against the source's pattern after it (``p2p_check``): a wrong or missing word
 raises MeasurementError naming the pair. Each figure is compared with the pair's theoretical
-rate (:mod:`gpuwhy.model.topology`: NVLink version x links, or the slower PCIe link).
-Convention (:data:`gpuwhy.model.topology.CONVENTION`): unidirectional GB/s = bytes copied one
+rate (:mod:`gpuwhy.model.multi_gpu.topology`: NVLink version x links, or the slower PCIe link).
+Convention (:data:`gpuwhy.model.multi_gpu.topology.CONVENTION`): unidirectional GB/s = bytes copied one
 way / time; bidirectional = bytes moved both ways together / time.
 """
 
@@ -48,12 +48,25 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import MeasurementError
-from ..model.p2p import (
-    MEASURED, NO_PEER, Matrix, assemble_matrix, bidirectional_gbs, fraction, unidirectional_gbs,
+from ..model.multi_gpu.p2p import (
+    MEASURED,
+    NO_PEER,
+    Matrix,
+    assemble_matrix,
+    bidirectional_gbs,
+    fraction,
+    unidirectional_gbs,
 )
-from ..model.pointer_chase import ELEM_BYTES, NODE_BYTES, STRIDE_ELEMS, chain_addresses, chase_order, expected_address
-from ..model.schedule import SHARED, ordered_pairs, unordered_pairs
-from ..model.topology import CONVENTION
+from ..model.roofline.pointer_chase import (
+    ELEM_BYTES,
+    NODE_BYTES,
+    STRIDE_ELEMS,
+    chain_addresses,
+    chase_order,
+    expected_address,
+)
+from ..model.multi_gpu.schedule import SHARED, ordered_pairs, unordered_pairs
+from ..model.multi_gpu.topology import CONVENTION
 
 SOURCE = "p2p.cu"
 #: Bytes per copy, each way (64 MiB: above every L2, tens of microseconds over NVLink).
@@ -92,7 +105,7 @@ class P2pGpu:
 class Copy:
     """One copy figure: ``src`` -> ``dst`` (positions; equal on the diagonal), ``method`` (``ce``,
     ``sm``), ``direction`` (``uni``, ``bidir``: then both ways, src < dst), ``status``
-    (:data:`~gpuwhy.model.p2p.MEASURED`, :data:`~gpuwhy.model.p2p.NO_PEER`), ``gbs`` (by
+    (:data:`~gpuwhy.model.multi_gpu.p2p.MEASURED`, :data:`~gpuwhy.model.multi_gpu.p2p.NO_PEER`), ``gbs`` (by
     :data:`DIRECTIONS`' convention), the timing, the pair's theoretical rate in the same
     convention, and a note."""
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import UsageError
-from ..model.spread import median, relative_change, worse_by
+from ..model.multi_gpu.spread import median, relative_change, worse_by
 from .figures import (
     UNIT_SUFFIX,
     RunRecord,

@@ -24,9 +24,9 @@ SLOWEST_FIGURES = {"dram_bandwidth_gbs": True, "fp32_tflops": True, "tensor_tflo
 
 
 def slowest_device(observations: list[Observations]) -> dict | None:
-    """The GPU furthest below the others (:func:`gpuwhy.model.schedule.slowest_gpu` over
+    """The GPU furthest below the others (:func:`gpuwhy.model.multi_gpu.schedule.slowest_gpu` over
     :data:`SLOWEST_FIGURES`) as the document holds it, or None (one GPU, or no figure on two)."""
-    from ..model.schedule import slowest_gpu
+    from ..model.multi_gpu.schedule import slowest_gpu
 
     s = slowest_gpu([{k: getattr(o, k) for k in SLOWEST_FIGURES} for o in observations], SLOWEST_FIGURES)
     if s is None:

@@ -10,7 +10,7 @@ model (the NVML name) and a method (``check`` or ``bench``). A GPU seen in sever
 one method (by UUID) counts once there: its newest run (by the document's ``date``).
 
 Per group and figure: the median, the median absolute deviation (MAD), the
-lowest and highest value (:mod:`gpuwhy.model.spread`). A GPU is an *outlier* on a figure when
+lowest and highest value (:mod:`gpuwhy.model.multi_gpu.spread`). A GPU is an *outlier* on a figure when
 it is worse than its model's median by more than ``mads`` MADs (default 5, about 3.4 standard
 deviations for normal noise) *and* by more than the figure's tolerance in the policy's
 ``baseline`` section (5 % bandwidth, 5 % FLOP/s, 20 % launch overhead): the second condition
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import UsageError
-from ..model.spread import Spread, is_outlier, mads_off, spread, worse_by
+from ..model.multi_gpu.spread import Spread, is_outlier, mads_off, spread, worse_by
 from .figures import RunRecord, figure, figure_order, model_key, read_records
 from .policy import Policy
 
@@ -154,7 +154,7 @@ class Outlier:
 
 @dataclass(frozen=True)
 class FigureSummary:
-    """One figure of one model: its :class:`~gpuwhy.model.spread.Spread`, the outlier floor
+    """One figure of one model: its :class:`~gpuwhy.model.multi_gpu.spread.Spread`, the outlier floor
     (a fraction of the median) and whether there were enough GPUs to call outliers."""
 
     key: str

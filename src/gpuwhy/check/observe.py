@@ -26,13 +26,13 @@ FAILING_CLOCK_EVENTS = ("hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdo
 
 
 def _val(v):
-    from ..device.nvml import is_na
+    from ..na import is_na
 
     return None if is_na(v) else v
 
 
 def _why(v, default: str) -> str:
-    from ..device.nvml import is_na
+    from ..na import is_na
 
     return v.reason if is_na(v) else default
 

@@ -96,7 +96,7 @@ def check_cmd(
 
 
 def _observe_all(sel, pol, specs, gpu):
-    """Measure every GPU of ``sel`` as :func:`gpuwhy.model.schedule.plan_runs` plans ``check``: all
+    """Measure every GPU of ``sel`` as :func:`gpuwhy.model.multi_gpu.schedule.plan_runs` plans ``check``: all
     at once, one worker process per GPU, each pinned to its GPU's CPUs (one GPU: in this process).
 
     Returns ``(observations, seconds each, schedule or None, failed)``: the GPUs that measured, in
@@ -111,7 +111,7 @@ def _observe_all(sel, pol, specs, gpu):
     from ..bench.fanout import error_of, run_plan, schedule_record, usable_cpus
     from ..check import observe
     from ..device.topology import close_cpus
-    from ..model.schedule import plan_runs
+    from ..model.multi_gpu.schedule import plan_runs
 
     devs = sel.devices
     targets = [d.uuid or f"cuda:{d.cuda_ordinal}" for d in devs]

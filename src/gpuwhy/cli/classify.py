@@ -53,7 +53,7 @@ def classify_cmd(
         return
     from ..api.classify import example_workload, run_classify
     from ..errors import UsageError
-    from ..model.roofline import Workload
+    from ..model.roofline.classify import Workload
     from ..units import parse_count, parse_quantity, parse_time
 
     refuse_unused("without --ncu", top=top != "10")

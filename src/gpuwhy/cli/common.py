@@ -77,7 +77,7 @@ def parse_point(text: str, allow_dtype: bool = False):
         UsageError: wrong field count, an empty name, or a bad number (one line naming it).
     """
     from ..errors import UsageError
-    from ..model.ceilings import DTYPES
+    from ..model.roofline.ceilings import DTYPES
     from ..units import parse_quantity, parse_time
 
     parts = str(text).split(":")

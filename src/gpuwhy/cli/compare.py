@@ -64,7 +64,7 @@ def compare_cmd(
 
     from ..device.sheet import sheet_for
     from ..errors import UsageError
-    from ..model.compare import assign_costs, compare_llm, compare_roofline, parse_cost_list
+    from ..model.roofline.compare import assign_costs, compare_llm, compare_roofline, parse_cost_list
     from ..units import parse_quantity
 
     if not gpus:

@@ -53,8 +53,8 @@ def llm_cmd(
 ) -> None:
     """What can this GPU do for this model? Decode and prefill on the roofline: the tokens/s ceiling, the batch ridge, the KV cache."""
     from ..errors import UsageError
-    from ..model.llm import scaled_estimate
-    from ..model.llm_roofline import gpu_from_sheet
+    from ..model.llm.estimate import scaled_estimate
+    from ..model.llm.roofline import gpu_from_sheet
 
     if measured:
         raise UsageError("llm --measured is not built yet (classify, compare and roofline read bench profiles; llm uses the sheet): drop --measured and use --gpu NAME")
@@ -70,7 +70,7 @@ def llm_cmd(
         raise UsageError(f"--heads {req.shape.heads} must be a multiple of --kv-heads {req.shape.kv_heads}")
     if req.shape is None and models:
         # Still validate the folders the user named, so a typo does not pass silently.
-        from ..model.llm_models import load_models
+        from ..model.llm.models import load_models
 
         load_models(models)
 
@@ -120,18 +120,18 @@ def _measured_allreduce(plan, sheet, specs):
 
 
 def _serving_report(serve, scaled, req, plan, sheet, models):
-    """The :class:`~gpuwhy.model.llm_report.LlmReport` of the estimate with the speculative
+    """The :class:`~gpuwhy.model.llm.report.LlmReport` of the estimate with the speculative
     decoding and cost the options ask for (the plain estimate's document without scaling options)."""
-    from ..model.llm_report import LlmReport, cost_for
+    from ..model.llm.report import LlmReport, cost_for
 
     spec = cost = None
     e = scaled.estimate
     if serve.k is not None:
-        from ..model.llm_speculative import speculative
+        from ..model.llm.speculative import speculative
 
         draft_params, draft_shape, name = serve.draft_params, None, None
         if serve.draft_model is not None:
-            from ..model.llm_models import load_model
+            from ..model.llm.models import load_model
 
             m = load_model(serve.draft_model, models)
             draft_params, draft_shape, name = m.params, m.attention(), m.name

@@ -49,16 +49,16 @@ class ScalingText:
         return [flag for name, flag, _, _ in _SCALING_OPTIONS if getattr(self, name) is not None]
 
     def parse(self):
-        """The :class:`~gpuwhy.model.llm_scaling.Scaling` the text asks for.
+        """The :class:`~gpuwhy.model.llm.scaling.Scaling` the text asks for.
 
         Raises:
             UsageError: a value that is not a number of the right kind (a count,
                 bytes, seconds), ``--scale-bits`` without ``--quant-group``, or what
-                :class:`~gpuwhy.model.llm_scaling.Scaling` refuses.
+                :class:`~gpuwhy.model.llm.scaling.Scaling` refuses.
         """
         from ..errors import UsageError
-        from ..model.llm_dtypes import parse_params
-        from ..model.llm_scaling import DEFAULT_SCALE_BITS, Scaling
+        from ..model.llm.dtypes import parse_params
+        from ..model.llm.scaling import DEFAULT_SCALE_BITS, Scaling
         from ..units import parse_count, parse_quantity, parse_time
 
         kw: dict = {}
@@ -135,8 +135,8 @@ class ServingText:
                 whole number >= 1, A outside 0-1, a bad parameter count or price.
         """
         from ..errors import UsageError
-        from ..model.llm_dtypes import parse_params
-        from ..model.llm_speculative import check_speculative
+        from ..model.llm.dtypes import parse_params
+        from ..model.llm.speculative import check_speculative
         from ..units import parse_count, parse_quantity
 
         if self.speculative is None:
@@ -171,7 +171,7 @@ class LlmRequest:
 
     ``params`` is a parameter count (None until the model's is known),
     ``weight_dtype`` None until defaulted; ``shape`` an
-    :class:`~gpuwhy.model.llm_roofline.AttentionShape`, ``max_context`` tokens,
+    :class:`~gpuwhy.model.llm.roofline.AttentionShape`, ``max_context`` tokens,
     ``model`` the model's name; ``notes`` sentences for the reader.
     """
 
@@ -187,7 +187,7 @@ class LlmRequest:
     notes: tuple[str, ...] = ()
 
     def estimate_kwargs(self) -> dict[str, Any]:
-        """The keywords of :func:`gpuwhy.model.llm.scaled_estimate` after ``scaling`` (without notes)."""
+        """The keywords of :func:`gpuwhy.model.llm.estimate.scaled_estimate` after ``scaling`` (without notes)."""
         return dict(batch=self.batch, shape=self.shape, kv_dtype=self.kv_dtype, context=self.context,
                     prompt_len=self.prompt_len, max_context=self.max_context, model=self.model)
 
@@ -229,7 +229,7 @@ class LlmText:
                 (checked in the order batch, prompt length, context, weight dtype, KV dtype, params).
         """
         from ..errors import UsageError
-        from ..model.llm_dtypes import normalize_dtype, parse_params
+        from ..model.llm.dtypes import normalize_dtype, parse_params
         from ..units import parse_count, parse_quantity
 
         given = self._shape_given()
@@ -267,13 +267,13 @@ class LlmText:
                 count that is not a whole number above zero.
         """
         from ..errors import UsageError
-        from ..model.llm_roofline import AttentionShape
+        from ..model.llm.roofline import AttentionShape
         from ..units import parse_count
 
         notes = list(req.notes)
         params, wd = req.params, req.weight_dtype
         if self.model is not None:
-            from ..model.llm_models import load_model
+            from ..model.llm.models import load_model
 
             m = load_model(self.model, self.models)
             req = replace(req, shape=m.attention(), max_context=m.max_context, model=m.name)

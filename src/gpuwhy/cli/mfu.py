@@ -27,9 +27,9 @@ def mfu_cmd(
 ) -> None:
     """Model FLOPs utilisation: FLOPs per token x tokens/s over the GPUs' dense peak; below 30% is a cost emergency."""
     from ..errors import UsageError
-    from ..model.ceilings import sheet_precision
-    from ..model.llm_dtypes import parse_params
-    from ..model.mfu import MfuShape, mfu
+    from ..model.roofline.ceilings import sheet_precision
+    from ..model.llm.dtypes import parse_params
+    from ..model.llm.mfu import MfuShape, mfu
     from ..units import parse_count, parse_quantity
 
     if params is None or tokens_per_s is None:

@@ -63,7 +63,7 @@ def occupancy_cmd(
 
     Exit 1 (after the output) when no block fits on an SM: that launch fails."""
     from ..errors import UsageError
-    from ..model.occupancy import arch_key, arch_limits, load_arch_limits, occupancy
+    from ..model.kernels.occupancy import arch_key, arch_limits, load_arch_limits, occupancy
 
     chosen = [n for n, v in (("--gpu", gpu), ("--arch", arch), ("--device", device)) if v is not None]
     if len(chosen) > 1:

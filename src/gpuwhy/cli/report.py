@@ -174,7 +174,7 @@ def report_cmd(
 
     from ..version import __version__
     from ..errors import NoDeviceError, UsageError
-    from ..model.ceilings import DTYPES
+    from ..model.roofline.ceilings import DTYPES
     from ..render.report_data import ReportInput
     from ..render.report_html import render_report
 
@@ -297,7 +297,7 @@ def _sheet(gpu: str | None, docs: dict, spec_dirs, dtype: str) -> dict | None:
 
     if gpu is not None:
         sheet = sheet_for(gpu, spec_dirs=spec_dirs).sheet
-        from ..model.ceilings import sheet_precision
+        from ..model.roofline.ceilings import sheet_precision
 
         sheet_precision(sheet, dtype)
         return sheet.to_dict()

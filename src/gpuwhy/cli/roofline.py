@@ -18,7 +18,7 @@ def parse_dtypes(values, sheet) -> list[str]:
         UsageError: an unknown dtype.
     """
     from ..errors import UsageError
-    from ..model.ceilings import DTYPES
+    from ..model.roofline.ceilings import DTYPES
 
     out: list[str] = []
     for v in values or ():

@@ -30,7 +30,7 @@ _SHAPE_OPTIONS = (
 
 @dataclass(frozen=True)
 class ShapeRequest:
-    """A parsed shape (:mod:`gpuwhy.model.shapes`) and the ``tile`` (TM, TN) asked for, or None."""
+    """A parsed shape (:mod:`gpuwhy.model.kernels.shapes`) and the ``tile`` (TM, TN) asked for, or None."""
 
     shape: Any
     tile: tuple[int, int] | None
@@ -58,11 +58,11 @@ class ShapeText:
         """The shape asked for, or None when no shape option was given.
 
         Raises:
-            UsageError: what :func:`gpuwhy.model.shapes.shape_from_options` refuses;
+            UsageError: what :func:`gpuwhy.model.kernels.shapes.shape_from_options` refuses;
                 ``--tile`` without ``--gemm`` or a bad tile.
         """
         from ..errors import UsageError
-        from ..model.shapes import shape_from_options
+        from ..model.kernels.shapes import shape_from_options
         from ..units import parse_shape
 
         shape = shape_from_options(self.gemm, self.attention, self.elementwise, batch=self.batch, accumulate=self.accumulate,

@@ -6,7 +6,7 @@ device attributes NVML lacks (threads and shared memory per SM, L2), as the
 fallback where NVML fails, and to map CUDA ordinals to NVML devices by UUID.
 
 Like :mod:`gpuwhy.device.nvml`, every query returns a value or an
-:class:`~gpuwhy.device.nvml.NA`; nothing raises. ``cuda.bindings`` is imported
+:class:`~gpuwhy.na.NA`; nothing raises. ``cuda.bindings`` is imported
 inside functions (via ``importlib``, so tests can replace
 ``sys.modules["cuda.bindings.driver"]``).
 """
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .derive import format_uuid_hex
-from .nvml import NA, is_na, positive, text
+from ..na import NA, is_na
+from .nvml import positive, text
 
 #: Attributes read per device: our name -> (CUdevice_attribute member, unit divisor).
 #: Clock attributes are in kHz; we keep MHz.

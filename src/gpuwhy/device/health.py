@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from . import derive
-from .nvml import NA, is_na
+from ..na import NA, is_na
 from .probe_report import GpuProcess, Health, MigSlice
 from .procfs import read_proc
 from .visible import NvGpu

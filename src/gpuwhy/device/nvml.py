@@ -1,6 +1,6 @@
-"""NVML access for gpuwhy: the one choke point, and the :class:`NA` value.
+"""NVML access for gpuwhy: the one choke point.
 
-Every query returns a value or an :class:`NA` naming why the value is missing:
+Every query returns a value or an :class:`~gpuwhy.na.NA` naming why the value is missing:
 NOT_SUPPORTED, no permission, a function the driver's NVML lacks, a clock or size
 that reads 0. A missing value is never 0. Text that is not UTF-8 is decoded
 leniently (:class:`Lenient`: replaced bytes shown as ``\\xNN``), never an error.
@@ -14,30 +14,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class NA:
-    """A value that could not be read, and why (``reason`` is one short phrase).
-
-    ``kind`` is a machine-readable tag: ``not_supported``, ``no_permission``,
-    ``missing_function``, ``undecodable``, ``zero``, ``library_not_found``,
-    ``driver_not_loaded``, ``no_device``, ``not_installed``, ``unavailable``, ``error``.
-    """
-
-    reason: str
-    kind: str = "error"
-
-    def __str__(self) -> str:
-        return f"n/a: {self.reason}"
-
-    def to_dict(self) -> dict:
-        """``{"n/a": reason}``: how a stray NA looks in JSON."""
-        return {"n/a": self.reason}
-
-
-def is_na(value: Any) -> bool:
-    """True when ``value`` is an :class:`NA`."""
-    return isinstance(value, NA)
+from ..na import NA, is_na
 
 
 # NVML return codes (nvml.h nvmlReturn_t) -> (words, kind).
@@ -541,7 +518,7 @@ class Nvml:
     def cpu_affinity(self, h: Any, cpus: int) -> tuple[int, ...] | NA:
         """The CPUs close to the GPU (``nvmlDeviceGetCpuAffinity``), for a machine of ``cpus``
         CPUs; NA when unread or empty."""
-        from ..model.topology import cpus_from_mask
+        from ..model.multi_gpu.topology import cpus_from_mask
 
         words = max(1, -(-int(cpus) // 64))
         v = self.call("nvmlDeviceGetCpuAffinity", h, words)

@@ -11,7 +11,7 @@ the CUDA driver applies ``CUDA_VISIBLE_DEVICES``, each CUDA device is matched to
 NVML device by UUID (MIG devices by their ``MIG-`` UUID), and devices are listed in
 nvidia-smi's order (NVML index) with each one's CUDA ordinal beside.
 
-Every field is a value or an :class:`~gpuwhy.device.nvml.NA` with its reason;
+Every field is a value or an :class:`~gpuwhy.na.NA` with its reason;
 a value NVML cannot give is taken from the CUDA driver where it has one.
 Health is read by :mod:`gpuwhy.device.health`, software facts by
 :mod:`gpuwhy.device.software`.
@@ -29,7 +29,8 @@ from typing import Any, Iterable
 from ..errors import NoDeviceError, UsageError
 from . import derive
 from .health import nvml_query, read_health
-from .nvml import NA, is_lenient, is_na
+from ..na import NA, is_na
+from .nvml import is_lenient
 from .probe_report import (
     Derived,
     DeviceReport,

@@ -1,7 +1,7 @@
 """What `gpuwhy probe` reports: per device its identity, shape, derived peaks and
 health (:class:`DeviceReport`), and the machine's software (:class:`Software`).
 
-Every field is a value or an :class:`~gpuwhy.device.nvml.NA` with its reason;
+Every field is a value or an :class:`~gpuwhy.na.NA` with its reason;
 ``to_dict`` gives plain data for ``--json`` (an NA as null, its reason under
 ``"n/a"``). :func:`pick` takes a field from the first source that has it.
 """
@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import derive
-from .nvml import NA, is_lenient, is_na
+from ..na import NA, is_na
+from .nvml import is_lenient
 from .sheet import SheetChoice
 
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .derive import CLOCK_EVENT_REASONS, clock_event_keys
-from .nvml import is_na, open_nvml
+from ..na import is_na
+from .nvml import open_nvml
 
 
 #: Clock-event reason keys that hold the clocks down (power, thermal, hardware slowdowns):

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 from ..errors import NoDeviceError, UsageError
 from . import derive
-from .nvml import is_na
+from ..na import is_na
 
 #: nvidia-smi(1), ``-i, --id=ID``: a 0-based index "in the natural enumeration returned by
 #: the driver", a UUID, or a PCI bus id (domain:bus:device.function, hex).
@@ -381,7 +381,7 @@ def visible_targets():
         if drv is not None:
             n = drv.count()
             if is_na(n) or n == 0:
-                from .nvml import NA
+                from ..na import NA
 
                 raise NoDeviceError(no_device_message(nv_na, n if is_na(n) else NA("CUDA driver sees 0 devices", "no_device"), cvd, nvml_count))
             targets = match_driver_devices([drv.device(i) for i in range(n)], gpus, nv)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..errors import UsageError
-from .nvml import is_na
+from ..na import is_na
 
 RULES = ("given", "nvml_name+pci_id", "pci_id", "nvml_name", "name", "attributes", "none")
 #: A device's reported memory (GiB, after ECC and driver reservations) against a sheet's

@@ -9,7 +9,8 @@ import re
 from typing import Any
 
 from . import derive
-from .nvml import NA, is_lenient, is_na
+from ..na import NA, is_na
+from .nvml import is_lenient
 from .probe_report import Software, pick
 from .procfs import read_proc
 

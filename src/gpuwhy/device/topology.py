@@ -2,7 +2,7 @@
 
 Per GPU: its active NVLinks (:meth:`~gpuwhy.device.nvml.Nvml.nvlinks`), PCIe link, NUMA
 node and CPU affinity; per pair: the nearest common ancestor on the PCIe tree. The
-assembly into a matrix is :func:`gpuwhy.model.topology.assemble` (pure). Every value
+assembly into a matrix is :func:`gpuwhy.model.multi_gpu.topology.assemble` (pure). Every value
 NVML cannot give is left out with a note, never guessed. A MIG device stands for its
 GPU (links belong to the GPU); each GPU is listed once.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..model.topology import GpuPlace, NvLinkEnd, Topology, assemble
-from .nvml import is_na
+from ..model.multi_gpu.topology import GpuPlace, NvLinkEnd, Topology, assemble
+from ..na import is_na
 from .select import choose, pci_key, visible_targets
 
 
@@ -34,7 +34,7 @@ def _int(v: Any) -> int | None:
 
 
 def read_topology(device: str | None = "all") -> Topology:
-    """The :class:`~gpuwhy.model.topology.Topology` of the GPUs ``device`` names (``-i`` forms;
+    """The :class:`~gpuwhy.model.multi_gpu.topology.Topology` of the GPUs ``device`` names (``-i`` forms;
     None or ``all``: every visible GPU), in the order chosen.
 
     Raises:

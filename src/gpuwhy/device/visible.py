@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from . import derive
-from .nvml import NA, MigDevice, is_na
+from ..na import NA, is_na
+from .nvml import MigDevice
 
 #: CUDA's documented rules for CUDA_VISIBLE_DEVICES (indices, UUIDs and prefixes, MIG UUIDs).
 CVD_SOURCE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables"

@@ -9,7 +9,7 @@ checked and timed. Started by :mod:`gpuwhy.bench.allreduce` (through
 (``bf16``/``fp32``), ``sizes_bytes``, ``warmup``, ``iters``, ``timeout_s`` (the process group's),
 ``out_dir``.
 
-Per size, in order: fill the buffer with the rank's pattern (:mod:`gpuwhy.model.allreduce`),
+Per size, in order: fill the buffer with the rank's pattern (:mod:`gpuwhy.model.multi_gpu.allreduce`),
 all-reduce it (sum, in place), compare every element with the expected sum, agree across ranks
 that all were right (an all-reduce of the flags with MIN, so every rank stops together on a
 wrong result), then time it with :func:`gpuwhy.engine.timing.time_gpu` on PyTorch's current
@@ -54,7 +54,7 @@ def _fail(out: Path, rank: int, kind: str, message: str) -> int:
 
 def _pattern(torch, elements: int, dtype, device):
     """``c_i`` for i < elements: (1, 2, 4) repeated (the correctness pattern's per-element factor)."""
-    from ..model.allreduce import PATTERN
+    from ..model.multi_gpu.allreduce import PATTERN
 
     base = torch.tensor(PATTERN, dtype=dtype, device=device)
     return base.repeat(math.ceil(elements / len(PATTERN)))[:elements]
@@ -90,7 +90,7 @@ def run(cfg: dict, rank: int, world: int) -> int:
 def _measure(cfg: dict, rank: int, world: int, out: Path, torch, dist) -> int:
     import datetime
 
-    from ..model.allreduce import DTYPE_BYTES, expected_sum, rank_value
+    from ..model.multi_gpu.allreduce import DTYPE_BYTES, expected_sum, rank_value
     from .timing import TorchEvents, TorchStream, time_gpu
 
     device = torch.device("cuda", int(cfg["devices"][rank]))

@@ -18,7 +18,7 @@ def _gpus(result) -> str:
 def render_allreduce(result) -> None:
     """Print the run: what ran and how it was timed, one row per size (time, algbw, busbw,
     spreads), the largest size against the limit, notes, and the summary line last."""
-    from ..model.allreduce import BUSBW_DOC, busbw_factor
+    from ..model.multi_gpu.allreduce import BUSBW_DOC, busbw_factor
 
     con = out()
     head = Table(show_header=False, box=None, pad_edge=False, title="gpuwhy bench --allreduce", title_justify="left")

@@ -94,12 +94,12 @@ def _num(x: float | None, scale: float = 1.0) -> str:
 
 
 def roofline_series(c) -> list[tuple[str, float, float]]:
-    """``(name, peak FLOP/s, bandwidth B/s)`` of each row of a :class:`~gpuwhy.model.compare.GpuComparison` with figures."""
+    """``(name, peak FLOP/s, bandwidth B/s)`` of each row of a :class:`~gpuwhy.model.roofline.compare.GpuComparison` with figures."""
     return [(r.gpu, r.peak_flops, r.bandwidth) for r in c.rows if r.peak_flops]
 
 
 def render_compare(c, plot: bool = True) -> None:
-    """Print a :class:`~gpuwhy.model.compare.GpuComparison`: one row per GPU, the
+    """Print a :class:`~gpuwhy.model.roofline.compare.GpuComparison`: one row per GPU, the
     sentence that says what decides the ranking, notes, and (``plot``) the
     overlaid text roofline."""
     from rich.table import Table
@@ -242,7 +242,7 @@ def save_roofline_plot(c, path: str) -> str:
 
 
 def render_occupancy(o) -> None:
-    """Print an :class:`~gpuwhy.model.occupancy.Occupancy`: the result, each
+    """Print an :class:`~gpuwhy.model.kernels.occupancy.Occupancy`: the result, each
     resource's limit with its arithmetic (the binding ones marked), notes and suggestions."""
     from rich.table import Table
     from rich.text import Text

@@ -28,7 +28,7 @@ def _kb(n: float) -> str:
 
 
 def littles_lines(ll, title: str) -> list[Text]:
-    """Little's-law sentences for a :class:`~gpuwhy.model.littles_law.LittlesLaw`."""
+    """Little's-law sentences for a :class:`~gpuwhy.model.roofline.littles_law.LittlesLaw`."""
     lines = [Text(title, style="bold")]
     lines.append(Text(
         f"  {ll.bandwidth_gbs:,.0f} GB/s x {ll.latency_s * 1e9:,.0f} ns = {_kb(ll.bytes_in_flight)} in flight "

@@ -47,7 +47,7 @@ def _regime(regime: str, ratio: float) -> Text:
 
 
 def render_llm(e) -> None:
-    """Print a :class:`~gpuwhy.model.llm_result.LlmEstimate`: the decode step and its
+    """Print a :class:`~gpuwhy.model.llm.result.LlmEstimate`: the decode step and its
     ceiling, the batch ridge and the largest batch that fits, the KV cache, the
     prefill, the optional batch sweep, then notes, warnings and what the model
     leaves out."""
@@ -158,7 +158,7 @@ def render_llm(e) -> None:
 
 
 def render_llm_scaling(rep) -> None:
-    """Print a :class:`~gpuwhy.model.llm_result.ScalingReport`: the arithmetic of
+    """Print a :class:`~gpuwhy.model.llm.result.ScalingReport`: the arithmetic of
     mixture-of-experts, several GPUs and quantization scales, line by line."""
     t = _kv_table("the arithmetic (active params, GPUs, scales)")
     for line in rep.lines:
@@ -171,7 +171,7 @@ def render_llm_scaling(rep) -> None:
 
 
 def render_speculative(sp) -> None:
-    """Print a :class:`~gpuwhy.model.llm_speculative.Speculative`: tokens per step, the
+    """Print a :class:`~gpuwhy.model.llm.speculative.Speculative`: tokens per step, the
     draft's cost, the speed-up and the ceiling with speculation, with its arithmetic."""
     con = out()
     t = _kv_table(f"speculative decoding: K = {sp.k} drafted tokens, acceptance {fmt_g(sp.acceptance)}")
@@ -184,7 +184,7 @@ def render_speculative(sp) -> None:
 
 
 def render_llm_cost(c) -> None:
-    """Print a :class:`~gpuwhy.model.llm_cost.CostTable`: USD per 1M generated tokens per
+    """Print a :class:`~gpuwhy.model.llm.cost.CostTable`: USD per 1M generated tokens per
     weight dtype and batch, at the ceiling and at what real engines reach."""
     lo, hi = c.efficiency
     gpus = f"{c.num_gpus} x {fmt_g(c.usd_per_hour)}" if c.num_gpus > 1 else f"{fmt_g(c.usd_per_hour)}"

@@ -12,7 +12,7 @@ _VERDICT_STYLE = {"cost emergency": "bold red", "impossible": "bold yellow", "ok
 
 
 def render_mfu(m) -> None:
-    """Print a :class:`~gpuwhy.model.mfu.Mfu`: the arithmetic, the MFU and its verdict, then notes."""
+    """Print a :class:`~gpuwhy.model.llm.mfu.Mfu`: the arithmetic, the MFU and its verdict, then notes."""
     con = out()
     what = "training" if m.mode == "train" else "inference"
     t = Table(title=f"model FLOPs utilisation: {what}, {fmt_num(m.params / 1e9)}B parameters on {m.gpus} x {m.gpu}",

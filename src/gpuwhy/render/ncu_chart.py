@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..model.ceilings import DTYPES
+from ..model.roofline.ceilings import DTYPES
 
 #: Kernels drawn (the top by time): more labels do not fit beside each other on one chart.
 MAX_POINTS = 5

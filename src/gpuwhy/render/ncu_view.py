@@ -171,7 +171,7 @@ def _roof_cell(p) -> str:
 
 
 def _hierarchy(con, d) -> None:
-    from ..model.hierarchy import LEVEL_TEXT
+    from ..model.roofline.hierarchy import LEVEL_TEXT
 
     ks = [k for k in d.kernels if k.hierarchy is not None]
     if not ks:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..model.p2p import MEASURED, NO_PEER
-from ..model.topology import CONVENTION
+from ..model.multi_gpu.p2p import MEASURED, NO_PEER
+from ..model.multi_gpu.topology import CONVENTION
 from ..bench.p2p import NOTHING_TO_PAIR
 from ..units import fmt_bytes
 from .console import out

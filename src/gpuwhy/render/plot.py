@@ -16,7 +16,7 @@ Conventions in both: x = arithmetic intensity (FLOP/byte), y = FLOP/s with SI
 prefixes (OP/s for integer precisions), both logarithmic; spec-sheet ceilings
 dashed, measured ceilings solid; ridge points marked on their roof; the
 mixed-intensity sweep as a line of dots; workload points labelled with their
-verdict (:func:`gpuwhy.model.roofline.classify`).
+verdict (:func:`gpuwhy.model.roofline.classify.classify`).
 
 Building a chart is pure (no I/O): :func:`build_chart` takes a sheet, optional
 measured ceilings from a device profile and workload points.
@@ -230,7 +230,7 @@ class SweepSeries:
 class WorkloadPoint:
     """A user's workload on the chart with its verdict.
 
-    ``verdict`` is a :class:`~gpuwhy.model.roofline.Verdict`; the point sits at its
+    ``verdict`` is a :class:`~gpuwhy.model.roofline.classify.Verdict`; the point sits at its
     achieved FLOP/s when a time was given, else on the roof (attainable).
     """
 
@@ -331,14 +331,14 @@ class RooflineChart:
 
 
 def ceiling_key(dtype: str, tensor_cores: bool = True) -> str:
-    """The ``peak_tflops`` key bounding ``dtype`` work (as :func:`~gpuwhy.model.ceilings.sheet_precision`,
+    """The ``peak_tflops`` key bounding ``dtype`` work (as :func:`~gpuwhy.model.roofline.ceilings.sheet_precision`,
     without needing a sheet that lists it).
 
     Raises:
         UsageError: an unknown dtype, or a tensor-only type with ``tensor_cores=False``.
     """
     from ..errors import UsageError
-    from ..model.ceilings import DTYPES
+    from ..model.roofline.ceilings import DTYPES
 
     d = str(dtype).lower().strip()
     if d not in DTYPES:
@@ -374,8 +374,8 @@ def _point(w) -> PointSpec:
 def chart_slopes(sheet, profile=None) -> list[LevelSlope]:
     """The L2 and L1/shared slopes to draw: the sheet's published L2 figure and the
     clock-derived shared-memory limit (dashed), and the profile's measured ones (solid)
-    (:func:`gpuwhy.model.hierarchy.level_roofs`; a level with no figure is left out)."""
-    from ..model.hierarchy import level_roofs
+    (:func:`gpuwhy.model.roofline.hierarchy.level_roofs`; a level with no figure is left out)."""
+    from ..model.roofline.hierarchy import level_roofs
 
     out: list[LevelSlope] = []
     for prof in (None, profile):
@@ -415,7 +415,13 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
             bad workload figures, a profile without DRAM bandwidth.
     """
     from ..errors import UsageError
-    from ..model.roofline import DEFAULT_LAUNCH_OVERHEAD_S, DEFAULT_LAUNCH_OVERHEAD_SOURCE, Ceilings, Workload, classify
+    from ..model.roofline.classify import (
+        DEFAULT_LAUNCH_OVERHEAD_S,
+        DEFAULT_LAUNCH_OVERHEAD_SOURCE,
+        Ceilings,
+        Workload,
+        classify,
+    )
 
     notes: list[str] = []
     roofs: list[Roof] = []
@@ -445,12 +451,12 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
                 notes.append(f"the profile has no measured {k} peak (run `gpuwhy bench --compute`); "
                              "its measured roof uses the sheet's dense peak")
         if not any(r.precision == k for r in roofs):
-            from ..model.ceilings import missing_peak
+            from ..model.roofline.ceilings import missing_peak
 
             raise missing_peak(sheet, k, " and no measured one")
     sweeps: list[SweepSeries] = []
     if profile is not None:
-        from ..model.intensity_sweep import CEILING_KEY
+        from ..model.roofline.intensity_sweep import CEILING_KEY
 
         pts = getattr(profile, "roofline_points", None) or {}
         ridges = getattr(profile, "roofline_ridge", None) or {}
@@ -491,7 +497,7 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
                          "to place them at their achieved rate")
     slopes = tuple(chart_slopes(sheet, profile)) if levels else ()
     if levels and not any(sl.level == "L2" for sl in slopes):
-        from ..model.hierarchy import how_to_measure_l2
+        from ..model.roofline.hierarchy import how_to_measure_l2
 
         notes.append(how_to_measure_l2(sheet.name) + "; no L2 slope is drawn")
     return RooflineChart(gpu=sheet.name, roofs=tuple(roofs), sweeps=tuple(sweeps), workloads=tuple(wl),
@@ -834,8 +840,8 @@ def render_roofline_sweep(sweep, sheet=None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ..model.intensity_sweep import CONVENTION
-    from ..model.ridge_fit import RIDGE_METHOD
+    from ..model.roofline.intensity_sweep import CONVENTION
+    from ..model.roofline.ridge_fit import RIDGE_METHOD
     from ..units import fmt_time
     from .console import out
 

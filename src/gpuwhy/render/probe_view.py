@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..device.nvml import is_na
+from ..na import is_na
 from ..units import fmt_bytes, fmt_g, fmt_num, fmt_si
 from .console import out
 

@@ -258,7 +258,7 @@ def gpu_name(inp: ReportInput, spec: Spec | None) -> str:
 @dataclass(frozen=True)
 class PlacedPoint:
     """A :class:`ReportPoint` with its verdict (``verdict`` is a
-    :class:`gpuwhy.model.roofline.Verdict`)."""
+    :class:`gpuwhy.model.roofline.classify.Verdict`)."""
 
     point: ReportPoint
     verdict: Any
@@ -273,10 +273,10 @@ class PlacedPoint:
 
 
 def point_ceilings(inp: ReportInput, spec: Spec | None, meas: Measured | None):
-    """The :class:`~gpuwhy.model.roofline.Ceilings` the points are classified against:
+    """The :class:`~gpuwhy.model.roofline.classify.Ceilings` the points are classified against:
     measured bandwidth and launch overhead where known, the measured peak for
     ``inp.dtype`` where known, the sheet's otherwise. None without any bandwidth and peak."""
-    from ..model.roofline import DEFAULT_LAUNCH_OVERHEAD_S, DEFAULT_LAUNCH_OVERHEAD_SOURCE, Ceilings
+    from ..model.roofline.classify import DEFAULT_LAUNCH_OVERHEAD_S, DEFAULT_LAUNCH_OVERHEAD_SOURCE, Ceilings
 
     prec = inp.dtype
     bw = meas.bandwidth_gbs if meas and meas.bandwidth_gbs else (spec.bandwidth_gbs if spec else None)
@@ -298,12 +298,12 @@ def point_ceilings(inp: ReportInput, spec: Spec | None, meas: Measured | None):
 
 
 def place_points(points: Sequence[ReportPoint], ceilings) -> list[PlacedPoint]:
-    """Classify every point against ``ceilings`` (see :func:`gpuwhy.model.roofline.classify`).
+    """Classify every point against ``ceilings`` (see :func:`gpuwhy.model.roofline.classify.classify`).
 
     Raises:
         ValueError: a point with non-positive FLOPs, bytes or time.
     """
-    from ..model.roofline import Workload, classify
+    from ..model.roofline.classify import Workload, classify
 
     out = []
     for p in points:
@@ -336,7 +336,7 @@ def slopes_for(inp: ReportInput) -> list[LevelSlope]:
     """The L2 and L1/shared slopes to draw: the sheet's published L2 figure and its
     clock-derived shared-memory limit (128 B/clk/SM x SMs x boost clock), dashed; the
     measured cache ceilings of a profile or a ``bench --sweep`` document (``caches``), solid."""
-    from ..model.hierarchy import shared_clock_limit
+    from ..model.roofline.hierarchy import shared_clock_limit
 
     out: list[LevelSlope] = []
     shape = get(first_device(inp.probe), "shape", default={})

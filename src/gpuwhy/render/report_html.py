@@ -41,7 +41,7 @@ def render_report(inp: ReportInput) -> str:
 
     Raises:
         ValueError: a point with non-positive FLOPs, bytes or time (see
-            :func:`gpuwhy.model.roofline.classify`).
+            :func:`gpuwhy.model.roofline.classify.classify`).
     """
     from . import report_sections as S
     from .report_run import run_section

@@ -34,7 +34,7 @@ def roofline_svg(roofs: Sequence[Roof], points: Sequence = (), sweep: Sequence[t
     Args:
         roofs: the roofs, in the order their colours are given.
         points: the user's classified points: anything with ``label`` and ``verdict``
-            (a :class:`~gpuwhy.model.roofline.Verdict`), e.g. a
+            (a :class:`~gpuwhy.model.roofline.classify.Verdict`), e.g. a
             :class:`~gpuwhy.render.report_data.PlacedPoint`.
         sweep: measured (FLOP/byte, FLOP/s) pairs drawn as small dots.
         size: the viewBox (width, height) in px at 12-13 px text; below 440 wide the

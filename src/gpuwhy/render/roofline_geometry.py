@@ -180,7 +180,7 @@ def slope_text(level: str, slopes: Sequence, spec_word: str = "spec") -> str:
 
 def drawn_at(verdict) -> float:
     """FLOP/s at which a classified point is drawn: its achieved rate when it was timed,
-    else the attainable rate on the roof (``verdict``: a :class:`~gpuwhy.model.roofline.Verdict`)."""
+    else the attainable rate on the roof (``verdict``: a :class:`~gpuwhy.model.roofline.classify.Verdict`)."""
     return verdict.achieved_flops if verdict.achieved_flops else verdict.attainable_flops
 
 

@@ -23,8 +23,8 @@ def _lines_table(title: str, lines) -> Table:
 
 
 def render_counts(counts, advice=None) -> None:
-    """Print a :class:`~gpuwhy.model.shapes.WorkCount`'s arithmetic, line by line, and a
-    :class:`~gpuwhy.model.gemm_shape.GemmAdvice` when given."""
+    """Print a :class:`~gpuwhy.model.kernels.shapes.WorkCount`'s arithmetic, line by line, and a
+    :class:`~gpuwhy.model.kernels.gemm_shape.GemmAdvice` when given."""
     con = out()
     con.print(_lines_table(f"counted from the shape: {counts.label}", counts.lines))
     if advice is not None:

@@ -59,7 +59,7 @@ def render_classification(c) -> None:
             t.add_row("unexplained", f"{100 * v.unexplained_fraction:.0f}% of the measured time")
     con.print(t)
     ratio = "" if v.bound_ratio == float("inf") else f" ({fmt_num(v.bound_ratio)}x the next term)"
-    from ..model.hierarchy import regime_text
+    from ..model.roofline.hierarchy import regime_text
 
     verdict = Text("verdict: ", style="bold")
     verdict.append(regime_text(v.regime), style=_REGIME_STYLE.get(v.regime, "bold"))
@@ -84,9 +84,9 @@ def _gain_cell(step) -> str:
 
 
 def render_remedies(r) -> None:
-    """Print :class:`~gpuwhy.model.remedies.Remedies`: what helps in stage order, each with the
+    """Print :class:`~gpuwhy.model.roofline.remedies.Remedies`: what helps in stage order, each with the
     most it can gain here (and the roof that stops it), then what does not help."""
-    from ..model.remedies import STAGE_WORDS
+    from ..model.roofline.remedies import STAGE_WORDS
 
     con = out()
     rem = Table(show_header=True, box=None, pad_edge=False, title_justify="left",

@@ -1,4 +1,4 @@
-"""Rich rendering of a :class:`~gpuwhy.model.topology.Topology` (``gpuwhy probe --topo``): the
+"""Rich rendering of a :class:`~gpuwhy.model.multi_gpu.topology.Topology` (``gpuwhy probe --topo``): the
 matrix ``nvidia-smi topo -m`` prints, with each GPU's NUMA node and CPU affinity, the legend
 with each connection's theoretical rate, and the byte convention. When the matrix is wider
 than the terminal (more GPUs than fit), one line per pair instead."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..model.topology import CONVENTION, cpu_ranges
+from ..model.multi_gpu.topology import CONVENTION, cpu_ranges
 from .console import out
 
 

@@ -1,21 +1,21 @@
 """Judging an Nsight Compute export: launches grouped by GPU and kernel name, each group's
 time, FLOPs and bytes added up and given a regime (:func:`analyze`).
 
-A kernel is judged on the roofline (:func:`gpuwhy.model.roofline.classify`) when its
+A kernel is judged on the roofline (:func:`gpuwhy.model.roofline.classify.classify`) when its
 time, DRAM bytes and FLOPs are known, counted or estimated
 (:mod:`~gpuwhy.importers.ncu.figures` says how each was derived), and with its L2 and
 L1 bytes where the export has them on the hierarchical roofline
 (:mod:`~gpuwhy.importers.ncu.levels`: the level whose roof is nearest decides; a level
 without a roof is shown, not judged); else from its utilisations
-(:func:`gpuwhy.model.utilisation.classify_utilisation`: the busiest arithmetic pipe, or
+(:func:`gpuwhy.model.roofline.utilisation.classify_utilisation`: the busiest arithmetic pipe, or
 ncu's SM throughput, against DRAM) as Nsight Compute's Speed-of-Light section does;
 else it is "not classifiable" with the metric that is missing. Either way the regime is
-then checked against the SM (:func:`gpuwhy.model.issue_bound.refine_regime`): a kernel on
+then checked against the SM (:func:`gpuwhy.model.roofline.issue_bound.refine_regime`): a kernel on
 the memory side far below its roof while ncu's SM utilisation is high and clearly above
 every memory unit's is ``issue``-bound; ``latency`` (memory latency-bound, Little's law)
 is kept only where the SM is idle. ``overhead`` (the launch costs more than the work) is
 kept only for launch-sized kernels (mean duration below
-:data:`~gpuwhy.model.roofline.SHORT_KERNEL_S`, 10 us): a longer kernel is bound by its own
+:data:`~gpuwhy.model.roofline.classify.SHORT_KERNEL_S`, 10 us): a longer kernel is bound by its own
 work, however little of it there is. The compute peak is scaled to the SM clock the
 kernel ran at when the export gives it (ncu locks clocks to base unless
 ``--clock-control none``). The sheet of each GPU comes from
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import UsageError
-from ...model.roofline import launch_sized
+from ...model.roofline.classify import launch_sized
 from ..kernel_names import display_names
 from .figures import LaunchFigures, launch_figures, precision_of
 from .identify import ExportGpu, export_gpu, local_choice, sheet_for_export
@@ -62,10 +62,10 @@ class NcuKernel:
     ``l2``, ``l1``, ``issue``, ``occupancy``), ``busiest_pipe`` the pipe behind ``pipe``;
     ``sm_clock_hz`` the SM clock and ``compute_peak_scale`` the factor applied to the
     sheet's compute peak (None when not scaled). ``ncu_sol`` is ncu's own verdict from
-    the same run. ``hierarchy`` is the :class:`~gpuwhy.model.hierarchy.HierarchyVerdict`
+    the same run. ``hierarchy`` is the :class:`~gpuwhy.model.roofline.hierarchy.HierarchyVerdict`
     (each level's intensity and share of its roof) and ``deciding_level`` its nearest roof
     (``DRAM``, ``L2``, ``L1`` or ``compute``), None without FLOPs; ``issue`` the
-    :class:`~gpuwhy.model.issue_bound.IssueDiagnosis` of an SM-issue-bound kernel;
+    :class:`~gpuwhy.model.roofline.issue_bound.IssueDiagnosis` of an SM-issue-bound kernel;
     ``waves`` ncu's waves per SM.
     """
 
@@ -86,7 +86,7 @@ class NcuKernel:
     regime: str | None
     bound_ratio: float | None
     top_remedy: str | None
-    remedies: object | None = None  # gpuwhy.model.remedies.Remedies
+    remedies: object | None = None  # gpuwhy.model.roofline.remedies.Remedies
     reason: str = ""
     notes: tuple[str, ...] = ()
     basis: str = ""
@@ -99,8 +99,8 @@ class NcuKernel:
     compute_peak_scale: float | None = None
     ncu_sol: NcuSol | None = None
     deciding_level: str | None = None
-    hierarchy: object | None = None  # gpuwhy.model.hierarchy.HierarchyVerdict
-    issue: object | None = None  # gpuwhy.model.issue_bound.IssueDiagnosis
+    hierarchy: object | None = None  # gpuwhy.model.roofline.hierarchy.HierarchyVerdict
+    issue: object | None = None  # gpuwhy.model.roofline.issue_bound.IssueDiagnosis
     waves: float | None = None
 
     @property
@@ -202,7 +202,7 @@ def _verdict(flops: float, bytes_: float, launches: int, time_s: float, ceilings
     A zero is replaced by one FLOP/byte for the model (negligible next to the
     other term) and the reported intensity and rates are put back to the true values.
     """
-    from ...model.roofline import Workload, attainable_flops, classify
+    from ...model.roofline.classify import Workload, attainable_flops, classify
 
     f = flops if flops > 0 else 1.0
     b = bytes_ if bytes_ > 0 else 1.0
@@ -263,7 +263,7 @@ def analyze(
             compute roofs stay the sheet's, unless ``measured_peaks``:
         measured_peaks: with ``measured``, the DRAM bandwidth and the compute peak of each
             precision from that profile too (the whole measured roofline, as
-            ``classify --measured`` has it: :func:`gpuwhy.model.ceilings.ceilings_from_profile`;
+            ``classify --measured`` has it: :func:`gpuwhy.model.roofline.ceilings.ceilings_from_profile`;
             a precision the profile did not measure keeps the sheet's peak, said in the notes).
         measured_optional: with ``measured``, a GPU with no profile is judged against its
             sheet instead of refused (`gpuwhy run --kernels`: the measured roofline where there is one).
@@ -274,8 +274,8 @@ def analyze(
             ``device`` matching nothing; ``measured`` and no profile for a GPU (unless
             ``measured_optional``).
     """
-    from ...model.ceilings import ceilings_from_profile, ceilings_from_sheet
-    from ...model.remedies import load_remedies
+    from ...model.roofline.ceilings import ceilings_from_profile, ceilings_from_sheet
+    from ...model.roofline.remedies import load_remedies
 
     if top < 1:
         raise UsageError(f"--top {top} must be at least 1")
@@ -345,7 +345,7 @@ def analyze(
                          "their compute peaks are scaled to it")
         if any(k.hierarchy is not None and k.hierarchy.point("L2") is not None and k.hierarchy.point("L2").roof is None
                for k in kernels):
-            from ...model.hierarchy import how_to_measure_l2
+            from ...model.roofline.hierarchy import how_to_measure_l2
 
             notes.append(f"GPU {dev_key}: {how_to_measure_l2(sheet.name)}; the L2 bytes and intensities are shown, "
                          "not judged")
@@ -554,9 +554,9 @@ L2_HEAVY_RATIO = 3.0
 
 
 def _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedies_data, scale, profile=None) -> NcuKernel:
-    from ...model.hierarchy import LEVEL_TEXT, hierarchy_remedy_hint, regime_text
-    from ...model.issue_bound import refine_regime, sm_utilisation
-    from ...model.remedies import remedies_for
+    from ...model.roofline.hierarchy import LEVEL_TEXT, hierarchy_remedy_hint, regime_text
+    from ...model.roofline.issue_bound import refine_regime, sm_utilisation
+    from ...model.roofline.remedies import remedies_for
     from .levels import judge_kernel_levels, level_roofs_for
 
     n = len(figs)
@@ -659,9 +659,9 @@ def _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedi
 
 
 def _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data) -> NcuKernel:
-    from ...model.issue_bound import refine_regime
-    from ...model.remedies import Remedies, regime_block
-    from ...model.utilisation import classify_utilisation
+    from ...model.roofline.issue_bound import refine_regime
+    from ...model.roofline.remedies import Remedies, regime_block
+    from ...model.roofline.utilisation import classify_utilisation
 
     n = len(figs)
     if len(usable) < n:

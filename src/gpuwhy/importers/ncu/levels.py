@@ -1,9 +1,9 @@
 """One ncu kernel on the hierarchical roofline: its DRAM, L2 and L1 bytes judged against a
-roof per level (:func:`gpuwhy.model.hierarchy.judge_levels`), as Nsight Compute's
+roof per level (:func:`gpuwhy.model.roofline.hierarchy.judge_levels`), as Nsight Compute's
 hierarchical roofline draws it.
 
 Roofs (:func:`level_roofs_for`): DRAM is the bandwidth the kernel's roofline verdict
-used (the sheet's); L2 and L1/shared come from :func:`gpuwhy.model.hierarchy.level_roofs`:
+used (the sheet's); L2 and L1/shared come from :func:`gpuwhy.model.roofline.hierarchy.level_roofs`:
 measured by ``gpuwhy bench --sweep`` when a profile is given (``gpuwhy ncu --measured``),
 else the sheet's L2 figure with its source, else none (the L2 roof is unknown: its bytes
 are shown, not judged); L1/shared falls back to the clock-derived 128 B/clk/SM, taken at
@@ -15,7 +15,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...model.hierarchy import HierarchyVerdict, LevelRoof, judge_levels, level_roofs, levels_from_bytes, shared_clock_limit
+from ...model.roofline.hierarchy import (
+    HierarchyVerdict,
+    LevelRoof,
+    judge_levels,
+    level_roofs,
+    levels_from_bytes,
+    shared_clock_limit,
+)
 
 #: Resident threads per SM when the architecture is not in the limits table: 2,048, the
 #: limit of compute capability 7.0, 8.0, 9.0 and 10.0 (1,024 on 7.5, 1,536 on 8.6, 8.9 and
@@ -30,7 +37,7 @@ def max_threads_per_sm(compute_capability: str | None) -> int:
     if not compute_capability:
         return DEFAULT_MAX_THREADS_PER_SM
     from ...errors import GpuwhyError
-    from ...model.occupancy import arch_limits, load_arch_limits
+    from ...model.kernels.occupancy import arch_limits, load_arch_limits
 
     try:
         return int(arch_limits(str(compute_capability), load_arch_limits()).max_threads_per_sm)
@@ -58,7 +65,7 @@ def level_roofs_for(sheet, ceilings, profile=None, sm_clock_hz: float | None = N
 def judge_kernel_levels(memory_levels: dict, flops: float, time_s: float, roofs: dict[str, LevelRoof], peak_flops: float,
                         sheet, *, tensor: bool = False, waves: float | None = None,
                         occupancy_pct: float | None = None) -> HierarchyVerdict | None:
-    """The kernel's :class:`~gpuwhy.model.hierarchy.HierarchyVerdict`, or None when no level has bytes.
+    """The kernel's :class:`~gpuwhy.model.roofline.hierarchy.HierarchyVerdict`, or None when no level has bytes.
 
     ``memory_levels`` maps ``dram``/``l2``/``l1`` to ``{"bytes": ...}`` (the kernel's
     ``memory_levels``); ``flops`` FLOPs, ``time_s`` seconds, ``peak_flops`` FLOP/s (the

@@ -175,7 +175,7 @@ def _gpu_name() -> str:
     Raises:
         NoDeviceError: no GPU, driver or NVML (one line saying which).
     """
-    from ...device.nvml import is_na
+    from ...na import is_na
     from ...device.probe import probe_devices
 
     d = probe_devices(None, full=False).devices[0]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...model.issue_bound import BUSY_PCT
+from ...model.roofline.issue_bound import BUSY_PCT
 
 #: Below this (percent of peak) on both throughputs ncu's rule reports latency issues.
 LATENCY_PCT = BUSY_PCT

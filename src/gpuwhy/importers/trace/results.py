@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ...model.timeline import Timeline
+    from ...model.timeline.bins import Timeline
 
 #: The idle causes, in the order they are described (docs/diagnose.md), with their labels.
 CAUSE_LABELS = {
@@ -165,7 +165,7 @@ class TraceGpu:
     ``zero_duration_kernels`` are kernels recorded with ``dur: 0`` (their
     time is below the trace's resolution, ``time_resolution``): counted, no time.
     ``timeline``: busy and idle by cause per bin of a window
-    (:class:`gpuwhy.model.timeline.Timeline`), when the analysis was asked for one
+    (:class:`gpuwhy.model.timeline.bins.Timeline`), when the analysis was asked for one
     (`gpuwhy run`); not part of ``to_dict()``.
     """
 

@@ -2,18 +2,18 @@
 
 The idle gaps are those :func:`.causes.classify` found and the split by cause is
 :func:`.causes.split_gaps`'s: each gap is cut at the bin edges
-(:func:`gpuwhy.model.timeline.cut`) and each piece split as the gap is, so the
+(:func:`gpuwhy.model.timeline.bins.cut`) and each piece split as the gap is, so the
 bins of a cause add up to its total in the trace's idle breakdown. Busy time is
 the union of the GPU's work; host-only time is the binned range outside the GPU's
 first-to-last work (what `gpuwhy run` lists as host work with nothing queued).
-Times in us inside, seconds in the :class:`~gpuwhy.model.timeline.Timeline`.
+Times in us inside, seconds in the :class:`~gpuwhy.model.timeline.bins.Timeline`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...model.timeline import Timeline, bin_count, bin_edges, cover, cut, overlap, per_bin, timeline
+from ...model.timeline.bins import Timeline, bin_count, bin_edges, cover, cut, overlap, per_bin, timeline
 from .causes import CAUSES, Gaps, split_gaps
 from .host import HostView
 from .intervals import union
@@ -28,7 +28,7 @@ def gpu_timeline(gaps: Gaps, view: HostView, st: np.ndarray, en: np.ndarray, win
 
     ``gaps``/``view``: the GPU's classified gaps and host view; ``st``/``en``: its work's
     start and end (us, any order); ``bins``: how many (default
-    :func:`gpuwhy.model.timeline.bin_count` of the range). Idle parts are keyed by
+    :func:`gpuwhy.model.timeline.bins.bin_count` of the range). Idle parts are keyed by
     :data:`.causes.CAUSES` and :data:`HOST_ONLY`. None when the window and the span have no length.
     """
     span_lo, span_hi = float(st.min()), float(en.max())

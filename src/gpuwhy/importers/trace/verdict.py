@@ -26,7 +26,7 @@ from ...units import fmt_g, fmt_num
 IDLE_OVERHEAD_PCT = 30.0
 #: Share of kernels (percent) shorter than SHORT_KERNEL_S from which "most kernels are launch-sized".
 SHORT_MAJORITY_PCT = 50.0
-#: Kernels shorter than this are launch-sized (the same 10 us as gpuwhy.model.roofline.SHORT_KERNEL_S).
+#: Kernels shorter than this are launch-sized (the same 10 us as gpuwhy.model.roofline.classify.SHORT_KERNEL_S).
 SHORT_KERNEL_S = 10e-6
 #: Fewer GPU activities than this, or a span shorter than MIN_SPAN_S, is too little to judge.
 MIN_GPU_EVENTS = 4

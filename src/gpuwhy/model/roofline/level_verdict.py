@@ -1,0 +1,191 @@
+"""One workload's verdict per memory level: the roofline verdict of
+:func:`gpuwhy.model.roofline.classify.classify`, judged against the level its working set lives in,
+and said in full where it sits far below that roof (Little's law). Pure: no GPU, no I/O.
+
+:func:`judge_workload` is what ``gpuwhy classify --working-set`` and
+``gpuwhy.measure(..., working_set=...)`` call (through :func:`gpuwhy.api.classify.run_classify`):
+
+- a working set that fits in the L2 (:func:`~gpuwhy.model.roofline.hierarchy.place_working_set`)
+  is judged against the L2 roof: measured (the profile), else the sheet's figure with its
+  source; when neither exists, the L2 roof is unknown: no share of any roof is given, and
+  the lines say how to measure it (never an invented figure);
+- DRAM bytes that would put a timed kernel above the DRAM roof, with no working set given,
+  say that the data must come from the L2 (or the counts are wrong), not "above the roof";
+- a timed kernel on the memory side below :data:`~gpuwhy.model.roofline.hierarchy.LATENCY_FRACTION`
+  of its roof (or with a launch shape Little's law calls too small) is
+  ``latency`` (memory latency-bound: too few bytes in flight); a tensor-core kernel below
+  :data:`~gpuwhy.model.roofline.hierarchy.ISSUE_FRACTION` of its compute roof is ``issue``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .hierarchy import (
+    DEFAULT_LATENCY_S,
+    DEFAULT_LATENCY_SOURCE,
+    ISSUE_FRACTION,
+    LEVEL_TEXT,
+    LatencyDiagnosis,
+    LevelRoof,
+    Placement,
+    how_to_measure_l2,
+    is_latency_bound,
+    latency_diagnosis,
+    level_roofs,
+    place_working_set,
+)
+from .classify import Ceilings, Verdict, Workload, classify
+from ...units import fmt_num
+
+#: Precisions that run on tensor cores (the ``issue`` verdict applies to them).
+TENSOR_PRECISIONS = ("tf32", "fp16", "bf16", "fp8", "int8", "fp4", "fp64_tensor")
+_ABOVE_ROOF = "the measured time is faster than the roofline allows"
+
+
+@dataclass(frozen=True)
+class LevelJudgement:
+    """How a workload was judged against the memory hierarchy.
+
+    Attributes:
+        level: the level the verdict's memory roof belongs to (``DRAM`` or ``L2``).
+        placement: where its working set lives (None without ``working_set``).
+        roof: that level's :class:`~gpuwhy.model.roofline.hierarchy.LevelRoof` (None: unknown).
+        dram_roof: the DRAM roof (B/s), for the "x the DRAM roof" figure.
+        times_dram: achieved bandwidth / the DRAM roof (timed workloads), or None.
+        latency: the Little's-law diagnosis when the verdict is ``latency``.
+        lines: what to tell the user, in order.
+    """
+
+    level: str
+    placement: Placement | None = None
+    roof: LevelRoof | None = None
+    dram_roof: float | None = None
+    times_dram: float | None = None
+    latency: LatencyDiagnosis | None = None
+    lines: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"level": self.level, "placement": self.placement.to_dict() if self.placement else None,
+                "roof": self.roof.to_dict() if self.roof else None,
+                "l2_roof_known": self.roof is not None if self.level == "L2" else None,
+                "dram_roof_gbs": None if self.dram_roof is None else self.dram_roof / 1e9,
+                "dram_roof_ratio": self.times_dram, "latency": self.latency.to_dict() if self.latency else None,
+                "lines": list(self.lines)}
+
+
+def _gbs(b: float) -> str:
+    return f"{b / 1e9:,.0f} GB/s"
+
+
+def _latency_for(level: str, profile) -> tuple[float, str]:
+    """(s, source): the profile's measured latency of ``level`` (the near L2 for L2), else the default."""
+    measured = (getattr(profile, "latency_s", None) or {}) if profile is not None else {}
+    if measured.get(level):
+        return float(measured[level]), f"measured by gpuwhy bench --latency ({getattr(profile, 'latency_date', '')})"
+    lat = DEFAULT_LATENCY_S[level]
+    return lat, DEFAULT_LATENCY_SOURCE.format(ns=lat * 1e9, level=LEVEL_TEXT[level])
+
+
+def judge_workload(
+    workload: Workload,
+    ceilings: Ceilings,
+    sheet,
+    profile=None,
+    *,
+    working_set: float | None = None,
+    grid: int | None = None,
+    block: int | None = None,
+    bytes_per_thread: float | None = None,
+    max_threads_per_sm: int | None = None,
+    max_blocks_per_sm: int | None = None,
+) -> tuple[Verdict, LevelJudgement]:
+    """The verdict of ``workload`` judged against its memory level, and how it was judged.
+
+    Args:
+        workload, ceilings: as for :func:`~gpuwhy.model.roofline.classify.classify` (``ceilings``
+            holds the DRAM bandwidth, from the sheet or the profile).
+        sheet: the :class:`~gpuwhy.specs.Sheet` (L2 size and figure, SM count).
+        profile: the :class:`~gpuwhy.profiles.DeviceProfile` the ceilings came from
+            (measured L2 bandwidth and latencies), or None for sheet ceilings.
+        working_set: distinct bytes the workload touches (None: not given).
+        grid, block, bytes_per_thread: the launch, for the Little's-law diagnosis.
+        max_threads_per_sm, max_blocks_per_sm: the SM's limits (default 2,048 threads).
+
+    Raises:
+        ValueError: as :func:`~gpuwhy.model.roofline.classify.classify`; a working set that is not positive.
+    """
+    roofs = level_roofs(sheet, profile, measured=profile is not None)
+    lines: list[str] = []
+    placement = None
+    level, roof = "DRAM", LevelRoof("DRAM", ceilings.bandwidth, "measured" if profile is not None else "spec",
+                                    ceilings.source)
+    dram_bw = ceilings.bandwidth
+    if working_set is not None:
+        l2_size = (getattr(profile, "l2_bytes", None) if profile is not None else None) or sheet.l2_bytes
+        placement = place_working_set(working_set, l2_size)
+        if placement.level == "L2":
+            level = "L2"
+            roof = roofs.get("L2")
+            if roof is not None:
+                ceilings = replace(ceilings, bandwidth=roof.bandwidth, level="L2")  # its source: roof.source
+                lines.append(f"working set {_mib(working_set)} {placement.reason}: judged against the L2 roof, "
+                             f"{_gbs(roof.bandwidth)} ({roof.source})")
+            else:
+                lines.append(f"working set {_mib(working_set)} {placement.reason}: judged against the L2; "
+                             + how_to_measure_l2(sheet.name))
+        else:
+            lines.append(f"working set {_mib(working_set)} {placement.reason}")
+    verdict = classify(workload, ceilings)
+    timed = workload.time_s is not None
+    times_dram = verdict.achieved_bandwidth / dram_bw if timed else None
+    if level == "L2" and roof is None:
+        # No L2 roof: no share of a roof is given (a DRAM share would mislead), the DRAM
+        # "above the roof" warning becomes what it means.
+        warns = tuple(w for w in verdict.warnings if not w.startswith(_ABOVE_ROOF))
+        verdict = replace(verdict, sol_pct=None, memory_sol_pct=None, unexplained_fraction=None, warnings=warns)
+        if timed:
+            lines.append(f"the achieved {_gbs(verdict.achieved_bandwidth)} is {fmt_num(times_dram)}x the DRAM roof "
+                         f"({_gbs(dram_bw)}){': only the L2 can deliver that' if times_dram > 1 else ''}")
+    elif level == "L2" and timed:
+        lines.append(f"the achieved {_gbs(verdict.achieved_bandwidth)} is {fmt_num(times_dram)}x the DRAM roof ({_gbs(dram_bw)}), "
+                     f"{verdict.memory_sol_pct:.0f}% of the L2 roof")
+    elif timed and working_set is None and verdict.memory_sol_pct is not None and verdict.memory_sol_pct > 100 \
+            and (verdict.compute_sol_pct or 0) <= 100:
+        warns = tuple(w for w in verdict.warnings if not w.startswith(_ABOVE_ROOF))
+        l2 = roofs.get("L2")
+        head = (f"{_ABOVE_ROOF} on DRAM bytes alone ({fmt_num(times_dram)}x the DRAM roof: {_gbs(verdict.achieved_bandwidth)} "
+                f"of {_gbs(dram_bw)})")
+        if l2 is not None and verdict.achieved_bandwidth > l2.bandwidth:
+            msg = (f"{head}, and faster than even the L2 roof ({_gbs(l2.bandwidth)}): check the byte and FLOP counts, "
+                   "their units and that the right GPU sheet is used")
+        else:
+            msg = (f"{head}: the data must be coming from the L2 (or the byte count is wrong); give the working set "
+                   "(--working-set BYTES) to judge it against the L2 roof")
+        verdict = replace(verdict, warnings=warns + (msg,))
+    latency = None
+    if timed and verdict.regime == "memory" and verdict.memory_sol_pct is not None and roof is not None:
+        lat, src = _latency_for(level, profile)
+        threads = max_threads_per_sm or 2048
+        diag = latency_diagnosis(level, verdict.achieved_bandwidth, ceilings.bandwidth, lat, int(sheet.sm_count), threads,
+                                 latency_source=src, bandwidth_source=roof.source, grid=grid, block=block,
+                                 bytes_per_thread=bytes_per_thread, max_blocks_per_sm=max_blocks_per_sm)
+        if is_latency_bound(verdict.memory_sol_pct / 100, diag):
+            latency = diag
+            verdict = replace(verdict, regime="latency")
+            lines.append(f"why: {diag.reason}")
+    elif timed and verdict.regime == "compute" and ceilings.precision in TENSOR_PRECISIONS \
+            and verdict.compute_sol_pct is not None and verdict.compute_sol_pct < 100 * ISSUE_FRACTION:
+        verdict = replace(verdict, regime="issue")
+        lines.append(f"why: {verdict.compute_sol_pct:.0f}% of the {ceilings.precision} "
+                     "tensor-core roof - the tensor cores wait on issue (too few warps issuing MMAs, dependent MMA "
+                     "chains, operands not staged ahead), not on memory")
+    return verdict, LevelJudgement(level, placement, roof, dram_bw, times_dram, latency, tuple(lines))
+
+
+def _mib(n: float) -> str:
+    if n >= 2**30:
+        return f"{fmt_num(n / 2**30)} GiB"
+    if n >= 2**20:
+        return f"{fmt_num(n / 2**20)} MiB"
+    return f"{fmt_num(n / 2**10)} KiB"
