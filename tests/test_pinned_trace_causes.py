@@ -1,4 +1,4 @@
-"""The idle-cause rules of `gpuwhy trace` (importers/trace/causes.py) at their edges, on small traces built
+"""The idle-cause rules of `gpuwhy trace` (importers/timeline/gaps.py) at their edges, on small traces built
 here with the figures worked out by hand (us, as kineto writes them): the gaps before the first and after
 the last GPU work inside a profiled step, when a launch counts as late, which wait made queued work wait,
 and the warm-up rule's count and median. tests/test_torch_trace_causes.py holds one worked case per rule;

@@ -28,7 +28,8 @@ from gpuwhy.importers.kernel_names import function_name
 from gpuwhy.importers.ncu import rep as rep_mod
 from gpuwhy.importers.ncu import runner
 from gpuwhy.importers.ncu.kernel_pass import kernel_name_filter, match_launches, plan_pass
-from gpuwhy.importers.trace.launches import KernelLaunch, dim3, kernel_launches
+from gpuwhy.importers.kineto import trace_timeline
+from gpuwhy.importers.timeline.launches import KernelLaunch, dim3, kernel_launches
 
 from test_schema import check_document
 
@@ -196,7 +197,7 @@ def test_launches_in_launch_order_with_their_shapes():
           {"ph": "X", "cat": "kernel", "name": "a", "ts": 7, "dur": 2, "args": {"correlation": 3, "grid": "x"}},
           {"ph": "X", "cat": "kernel", "name": "c", "ts": 1, "dur": 1},
           {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 0, "dur": 1}]
-    got = kernel_launches({"traceEvents": ev})
+    got = kernel_launches(trace_timeline({"traceEvents": ev}))
     assert [k.name for k in got] == ["a", "b", "c"]  # by correlation id; none last
     assert got[0].grid is None and got[1].grid == (2, 1, 1) and got[1].block == (64, 1, 1) and got[2].correlation == -1
     assert dim3("(65,536, 1, 1)") is None and dim3("(128, 1, 1)") == (128, 1, 1) and dim3([1.5, 1, 1]) is None
@@ -439,15 +440,17 @@ def test_real_decode_run_the_ncu_pass_lands_on_the_traces_kernels():
     from gpuwhy.api.run import budget_of
     from gpuwhy.importers.ncu.kernel_pass import PassPlan
     from gpuwhy.importers.ncu.rep import read_export
-    from gpuwhy.importers.torch_trace import analyze_trace, load_trace_json
-    from gpuwhy.importers.trace_window import choose_window, crop
+    from gpuwhy.importers.kineto import read_timeline
+    from gpuwhy.importers.timeline.activities import crop
+    from gpuwhy.importers.timeline.analyze import analyze
+    from gpuwhy.importers.timeline.window import choose_window
     from gpuwhy.model.roofline.classify import SHORT_KERNEL_S
 
-    data = load_trace_json(RUN_TRACE)
-    w = choose_window(data, steps=4)
-    _, _, rows = budget_of(analyze_trace(crop(data, w), top=100_000), w)
+    tl = read_timeline(RUN_TRACE)
+    w = choose_window(tl, steps=4)
+    _, _, rows = budget_of(analyze(crop(tl, w.start_us, w.end_us), top=100_000), w)
     targets = [r.full_name for r in rows if r.mean_s >= SHORT_KERNEL_S][:5]
-    launches = kernel_launches(data)
+    launches = kernel_launches(tl)
     functions = {function_name(t) for t in targets}
     assert functions == {"sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
                          "sgemm_largek_lds64", "fmha_cutlassF_f32_aligned_64x64_rf_sm80",

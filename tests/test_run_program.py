@@ -14,7 +14,9 @@ import pytest
 from gpuwhy.api import run_program as rp
 from gpuwhy.api.run import run_program
 from gpuwhy.errors import UsageError
-from gpuwhy.importers.trace_window import choose_window, crop
+from gpuwhy.importers.kineto import trace_timeline
+from gpuwhy.importers.timeline.activities import crop
+from gpuwhy.importers.timeline.window import choose_window
 from gpuwhy.model.timeline.budget import KernelTime, amdahl_ceiling, time_budget
 
 REAL = Path(__file__).parent / "fixtures" / "real"
@@ -59,28 +61,31 @@ def test_budget_overlap_scaled_and_errors():
 
 
 def _trace(events):
-    return {"traceEvents": events}
+    return trace_timeline({"traceEvents": events})
 
 
 def test_window_skip_and_steps_and_crop():
+    # The clock starts at T (a timestamp of 0 is no timestamp to the trace reader).
+    T = 1000
     ev = [
-        {"ph": "X", "name": "ProfilerStep#1", "ts": 0, "dur": 100, "cat": "user_annotation"},
-        {"ph": "X", "name": "ProfilerStep#2", "ts": 100, "dur": 100, "cat": "user_annotation"},
-        {"ph": "X", "name": "ProfilerStep#3", "ts": 200, "dur": 100, "cat": "user_annotation"},
-        {"ph": "X", "name": "k", "ts": 150, "dur": 100, "cat": "kernel"},
+        {"ph": "X", "name": "ProfilerStep#1", "ts": T + 0, "dur": 100, "cat": "user_annotation"},
+        {"ph": "X", "name": "ProfilerStep#2", "ts": T + 100, "dur": 100, "cat": "user_annotation"},
+        {"ph": "X", "name": "ProfilerStep#3", "ts": T + 200, "dur": 100, "cat": "user_annotation"},
+        {"ph": "X", "name": "k", "ts": T + 150, "dur": 100, "cat": "kernel"},
         {"ph": "M", "name": "process_name", "args": {"name": "x"}},
     ]
     w = choose_window(_trace(ev), steps=2)
-    assert (w.start_us, w.end_us) == (100, 300) and "2 of 3" in w.how
+    assert (w.start_us, w.end_us) == (T + 100, T + 300) and "2 of 3" in w.how
     w = choose_window(_trace(ev), skip_first_s=175e-6)
-    assert w.start_us == 175
-    c = crop(_trace(ev), w)["traceEvents"]
-    k = [e for e in c if e.get("name") == "k"][0]
-    assert (k["ts"], k["dur"]) == (175, 75)  # clipped to the window
-    assert any(e.get("ph") == "M" for e in c)
-    assert ev[3]["ts"] == 150  # the input is not changed
+    assert w.start_us == T + 175
+    tl = _trace(ev)
+    c = crop(tl, w.start_us, w.end_us)
+    assert (c.gpu_start[0], c.gpu_dur[0]) == (T + 175, 75)  # clipped to the window
+    assert [c.range_names[i] for i in c.range_name] == ["ProfilerStep#2", "ProfilerStep#3"]  # step 1 ends before it
+    assert (c.range_start[0], c.range_dur[0]) == (T + 175, 25)
+    assert tl.gpu_start[0] == T + 150  # the input is not changed
     w = choose_window(_trace(ev), from_first_gpu=True)  # start-up before the first kernel not judged
-    assert w.start_us == 150 and "not judged" in w.how
+    assert w.start_us == T + 150 and "not judged" in w.how
     with pytest.raises(UsageError, match="only 3 steps"):
         choose_window(_trace(ev), steps=4)
     with pytest.raises(UsageError, match="skips the whole trace"):
@@ -203,11 +208,12 @@ def test_gpu_bound_window_has_no_idle_verdict():
 
 def test_steps_count_host_ranges_and_reach_the_gpu_work():
     # host ranges at 0, 100, 200 (90 us each); the GPU-track copy of each runs 50 us later and longer
-    ev = [{"ph": "X", "name": f"ProfilerStep#{i}", "ts": 100 * i, "dur": 90, "cat": "user_annotation"} for i in range(3)]
-    ev += [{"ph": "X", "name": f"ProfilerStep#{i}", "ts": 100 * i + 50, "dur": 120, "cat": "gpu_user_annotation"}
+    T = 1000  # (a timestamp of 0 is no timestamp to the trace reader)
+    ev = [{"ph": "X", "name": f"ProfilerStep#{i}", "ts": T + 100 * i, "dur": 90, "cat": "user_annotation"} for i in range(3)]
+    ev += [{"ph": "X", "name": f"ProfilerStep#{i}", "ts": T + 100 * i + 50, "dur": 120, "cat": "gpu_user_annotation"}
            for i in range(3)]
     w = choose_window(_trace(ev), steps=2)
-    assert "2 of 3 steps" in w.how and (w.start_us, w.end_us) == (100, 370)
+    assert "2 of 3 steps" in w.how and (w.start_us, w.end_us) == (T + 100, T + 370)
 
 
 def test_json_run_keeps_stdout_for_the_document(tmp_path, cli, monkeypatch):

@@ -15,7 +15,7 @@ from conftest import one_line
 
 from gpuwhy.api import run_program as rp
 from gpuwhy.api.run import HOST_ONLY, run_program, to_json
-from gpuwhy.importers.torch_trace import CAUSE_LABELS
+from gpuwhy.importers.timeline.results import CAUSE_LABELS
 from gpuwhy.model.timeline.budget import UNATTRIBUTED
 from gpuwhy.render.report_data import ReportInput
 from gpuwhy.render.report_html import GENERATOR_MARK, REPORT_END, render_report

@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 
 from gpuwhy.api.run import HOST_ONLY, RunResult, budget_of, timeline_json, timeline_of
-from gpuwhy.importers.torch_trace import CAUSE_LABELS, analyze_trace, load_trace_json
-from gpuwhy.importers.trace_window import choose_window, crop
+from gpuwhy.importers.kineto import analyze_trace, read_timeline
+from gpuwhy.importers.timeline.activities import crop
+from gpuwhy.importers.timeline.analyze import analyze
+from gpuwhy.importers.timeline.results import CAUSE_LABELS
+from gpuwhy.importers.timeline.window import choose_window
 from gpuwhy.model.timeline import bins as T
 from gpuwhy.model.timeline.budget import UNATTRIBUTED
 
@@ -121,7 +124,7 @@ SMALL = [_rt("cudaLaunchKernel", T0, 5, 1), _kern("k1", T0 + 10, 30, 1),
 
 
 def _gpu(events, window_us, bins=None):
-    from gpuwhy.importers.trace import analyze as A
+    from gpuwhy.importers.timeline import analyze as A
 
     if bins is None:
         return analyze_trace({"traceEvents": events}, timeline_us=window_us).devices[0]
@@ -186,9 +189,9 @@ TRACES = sorted(p.name for p in REAL.glob("trace_*.json*"))
 
 
 def _run_of(name, **window):
-    data = load_trace_json(REAL / name)
-    w = choose_window(data, from_first_gpu=True, **window)
-    rep = analyze_trace(crop(data, w), top=100_000, timeline_us=(w.start_us, w.end_us))
+    tl = read_timeline(REAL / name)
+    w = choose_window(tl, from_first_gpu=True, **window)
+    rep = analyze(crop(tl, w.start_us, w.end_us), top=100_000, timeline_us=(w.start_us, w.end_us))
     gpu, budget, _ = budget_of(rep, w)
     return RunResult(None, w, rep, gpu, budget, ())
 

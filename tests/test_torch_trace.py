@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from gpuwhy.errors import UsageError
-from gpuwhy.importers.torch_trace import analyze_trace, load_trace
+from gpuwhy.importers.kineto import analyze_trace, load_trace
 
 FIX = Path(__file__).parent / "fixtures" / "trace"
 US = 1e-6

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuwhy.importers.torch_trace import analyze_trace
-from gpuwhy.importers.trace.kinds import kernel_kind
-from gpuwhy.importers.trace.verdict import amdahl_x
+from gpuwhy.importers.kineto import analyze_trace
+from gpuwhy.importers.timeline.kinds import kernel_kind
+from gpuwhy.importers.timeline.verdict import amdahl_x
 
 US = 1e-6
 PID, TID = 77, 77

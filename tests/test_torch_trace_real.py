@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpuwhy.errors import UsageError
-from gpuwhy.importers.torch_trace import analyze_trace, idle_breakdown, load_trace
+from gpuwhy.importers.kineto import analyze_trace, idle_breakdown, load_trace
 
 HERE = Path(__file__).parent
 REAL = HERE / "fixtures" / "real"

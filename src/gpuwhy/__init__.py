@@ -261,12 +261,12 @@ def read_trace(path, *, top=10):
     """A torch.profiler Chrome trace (``.json`` or ``.json.gz``) per GPU, as ``gpuwhy trace``.
 
     Returns:
-        gpuwhy.importers.torch_trace.TraceReport (``.verdict``, ``.devices``; ``to_dict()``).
+        gpuwhy.importers.timeline.results.TraceReport (``.verdict``, ``.devices``; ``to_dict()``).
 
     Raises:
         UsageError: an unreadable or non-trace file.
     """
-    from .importers.torch_trace import load_trace
+    from .importers.kineto import load_trace
 
     return load_trace(path, top=int(top))
 

@@ -1,8 +1,9 @@
 """`gpuwhy run`: profile a program, crop the window, and build its one time budget.
 
 The steps: run the program under torch.profiler (:mod:`gpuwhy.api.run_program`),
-crop the trace to the window (:mod:`gpuwhy.importers.trace_window`), analyse
-the timeline (:mod:`gpuwhy.importers.torch_trace`), and put every second of
+read its trace as a timeline (:mod:`gpuwhy.importers.kineto`), crop it to the window
+(:mod:`gpuwhy.importers.timeline.window`), analyse it
+(:mod:`gpuwhy.importers.timeline.analyze`), and put every second of
 the window in one share (:mod:`gpuwhy.model.timeline.budget`): GPU idle by cause,
 GPU busy by regime.
 
@@ -29,8 +30,11 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import GpuwhyError, Interrupted, UsageError
-from ..importers.torch_trace import TraceGpu, TraceReport, analyze_trace, load_trace_json
-from ..importers.trace_window import Window, choose_window, crop
+from ..importers.kineto import read_timeline
+from ..importers.timeline.activities import crop
+from ..importers.timeline.analyze import analyze
+from ..importers.timeline.results import TraceGpu, TraceReport
+from ..importers.timeline.window import Window, choose_window
 from ..model.roofline.classify import launch_sized
 from ..model.timeline.budget import KernelTime, TimeBudget, time_budget
 from .run_kernels import KernelPass
@@ -116,7 +120,7 @@ def regime_share(regime: str | None) -> str:
 
 def kernel_rows(gpu: TraceGpu, measured: KernelPass | None = None) -> list[KernelRow]:
     """Every kernel of ``gpu`` (largest total time first) with the regime ncu measured for it, if any."""
-    from ..importers.trace.kinds import kernel_kind
+    from ..importers.timeline.kinds import kernel_kind
 
     got = measured.kernels if measured is not None else {}
     rows = []
@@ -134,7 +138,7 @@ def kernel_rows(gpu: TraceGpu, measured: KernelPass | None = None) -> list[Kerne
 def measured_row(name: str, total_s: float, launches: int, mean_s: float, m) -> KernelRow:
     """A kernel's row with what ncu measured of it (``m``, an :class:`~gpuwhy.importers.ncu.analyse.NcuKernel`);
     ``total_s``/``launches``/``mean_s`` are the window's (the trace's, or ncu's own for ncu alone)."""
-    from ..importers.trace.kinds import kernel_kind
+    from ..importers.timeline.kinds import kernel_kind
 
     return KernelRow(name, m.full_name, total_s, launches, mean_s, kernel_kind(m.full_name), m.regime, m.roof_pct,
                      m.deciding_level, m.launches, "" if m.regime is not None else (m.reason or "not classifiable"))
@@ -276,13 +280,13 @@ def run_program(
     run = run_python(cmd, trace_path, profiler_factory=profiler_factory, stdout_to_stderr=stdout_to_stderr)
     if run.trace is None:
         raise UsageError(f"the program ran (exit {run.exit_code}) but the profiler wrote no trace")
-    data = load_trace_json(run.trace)
+    tl = read_timeline(run.trace)
     try:
-        window = choose_window(data, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
+        window = choose_window(tl, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
     except UsageError as exc:
         raise UsageError(f"{exc} (the trace is kept: {run.trace})") from None
-    report = analyze_trace(crop(data, window), source=str(run.trace), top=100_000,
-                           timeline_us=(window.start_us, window.end_us))
+    report = analyze(crop(tl, window.start_us, window.end_us), source=str(run.trace), top=100_000,
+                     timeline_us=(window.start_us, window.end_us))
     notes = [f"window: {window.how}, {fmt_num(window.seconds)} s"]
     kp, pass_error = None, None
     if kernels and run.interrupted:
@@ -292,11 +296,11 @@ def run_program(
         rows0 = kernel_rows(gpu0) if gpu0 is not None and gpu0.busy_s > 0 else []
         targets = [r.full_name for r in rows0 if not launch_sized(r.mean_s)][:top]
         if targets:
-            from ..importers.trace.launches import kernel_launches
+            from ..importers.timeline.launches import kernel_launches
             from .run_kernels import measure_top_kernels
 
             try:
-                kp = (measure or measure_top_kernels)(python_argv(cmd), kernel_launches(data), targets,
+                kp = (measure or measure_top_kernels)(python_argv(cmd), kernel_launches(tl), targets,
                                                       window.start_us, export=ncu_base, ncu=ncu)
             except GpuwhyError as exc:
                 pass_error = exc
@@ -472,10 +476,10 @@ def to_json(r: RunResult) -> dict:
 
 
 def timeline_of(r: RunResult):
-    """The window's :class:`~gpuwhy.model.timeline.bins.Timeline` (busy and idle by cause per bin) of the
+    """The window's :class:`~gpuwhy.model.timeline.bins.BinnedWindow` (busy and idle by cause per bin) of the
     budget's GPU, its idle parts named as the budget's idle shares; None without a budget."""
-    from ..importers.torch_trace import CAUSE_LABELS
-    from ..importers.trace.timeline import HOST_ONLY as HOST_ONLY_KEY
+    from ..importers.timeline.bins import HOST_ONLY as HOST_ONLY_KEY
+    from ..importers.timeline.results import CAUSE_LABELS
 
     if r.budget is None or r.gpu is None or r.gpu.timeline is None:
         return None

@@ -20,7 +20,7 @@ def trace_cmd(
 ) -> None:
     """Per GPU of a torch.profiler trace: busy vs idle, why it was idle (host launch, syncs, DataLoader, pageable copies,
     other streams, warm-up), per step, kernel time by kind, the verdict and its remedies."""
-    from ..importers.trace import load_trace
+    from ..importers.kineto import load_trace
     from ..units import parse_count
 
     n = parse_count(top, "--top")

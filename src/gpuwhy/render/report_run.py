@@ -26,7 +26,7 @@ from .report_sections import Table, code, table, txt
 STRIP_W, STRIP_H = 1000.0, 100.0
 #: GPU busy time's colour (Okabe-Ito blue).
 BUSY_COLOR = "#0072b2"
-#: Each idle share's colour, by the budget's names (api/run.py, importers/trace/results.py CAUSE_LABELS);
+#: Each idle share's colour, by the budget's names (api/run.py, importers/timeline/results.py CAUSE_LABELS);
 #: Okabe-Ito hues for the causes, greys for what is not the GPU's to fix.
 CAUSE_COLORS = {
     "waiting on the host to launch": "#e69f00",

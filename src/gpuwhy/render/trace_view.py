@@ -38,7 +38,7 @@ def _x(v: float | None) -> str:
 
 
 def _label(key: str | None) -> str:
-    from ..importers.trace import CAUSE_LABELS
+    from ..importers.timeline.results import CAUSE_LABELS
 
     return CAUSE_LABELS.get(key, key or "-")
 
@@ -153,7 +153,7 @@ def _top(con, d) -> None:
 
 
 def render_trace(report) -> None:
-    """Print a :class:`~gpuwhy.importers.trace.TraceReport`: per GPU, busy vs idle, idle by cause,
+    """Print a :class:`~gpuwhy.importers.timeline.results.TraceReport`: per GPU, busy vs idle, idle by cause,
     steps, kinds, top kernels, the verdict and its remedies."""
     con = out()
     con.print(Text(f"{report.source}: {report.events:,} events, {report.gpu_events:,} on the GPU"

@@ -1,14 +1,14 @@
 """What the host was doing, as interval sets over time (us): the input of the idle-cause split.
 
-Per process (the one that launched a GPU's work), from the runtime calls and
-host ranges of :class:`~gpuwhy.importers.trace.scan.Scan`:
+Per process (the one that launched a GPU's work), from the API calls and
+host ranges of a :class:`~gpuwhy.importers.timeline.activities.Timeline`:
 
-- *sync calls*: blocking runtime calls (``cudaStreamSynchronize``,
+- *sync calls*: blocking API calls (``cudaStreamSynchronize``,
   ``cudaDeviceSynchronize``, ``cudaEventSynchronize``, blocking ``cudaMemcpy``)
-  and copies to pageable host memory (``Memcpy DtoH (Device -> Pageable)``:
+  and copies to pageable host memory (device-to-host into pageable memory:
   ``tensor.cpu()``), which return only when the GPU is done;
-- *pageable copy calls*: the runtime calls of ``Memcpy HtoD (Pageable -> Device)``
-  copies, during which the host stages the data through a pinned buffer;
+- *pageable copy calls*: the API calls of host-to-device copies from pageable
+  memory, during which the host stages the data through a pinned buffer;
 - *data loading*: ``enumerate(DataLoader)#..._next__`` ranges (any range whose
   name holds ``DataLoader``);
 - *CPU work*: every operator and annotation (``ProfilerStep#N`` aside) and every
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .intervals import Coverage, merge, nested_order, top_level, union
-from .scan import GRAPH_LAUNCH_NAMES, MALLOC_NAMES, SYNC_NAMES, WAIT_NAMES
+from .activities import GRAPH_LAUNCH_NAMES, MALLOC_NAMES, SYNC_NAMES, WAIT_NAMES, Timeline
 
 STEP_PREFIX = "ProfilerStep#"
 
@@ -36,7 +36,7 @@ def is_dataloader(name) -> bool:
 
 @dataclass
 class HostArrays:
-    """The scan's host lists as numpy arrays (us), with names by id."""
+    """A timeline's API calls (``r_*``) and host ranges (``h_*``) that are judged, as numpy arrays (us)."""
 
     r_ts: np.ndarray
     r_end: np.ndarray
@@ -54,24 +54,19 @@ class HostArrays:
     wait_stream: dict
 
     @classmethod
-    def build(cls, s, r_ts, r_end, r_name, r_thread, h_ts, h_end, r_keep=None, h_keep=None) -> HostArrays:
-        """From a :class:`~gpuwhy.importers.trace.scan.Scan` and the arrays already made of it (us),
-        keeping the runtime calls and host ranges that ``r_keep`` / ``h_keep`` mark."""
-        h_name = np.asarray(s.h_name, dtype=np.int64)
-        h_kind = np.asarray(s.h_kind, dtype=np.int8)
-        h_thread = np.asarray(s.h_thread, dtype=np.int64)
-        r_corr = s.r_corr
-        if r_keep is not None and not r_keep.all():
+    def build(cls, t: Timeline, r_keep: np.ndarray, h_keep: np.ndarray) -> HostArrays:
+        """The API calls and host ranges of ``t`` that ``r_keep`` / ``h_keep`` mark."""
+        r_ts, r_end = t.api_start, t.api_start + t.api_dur
+        r_name, r_thread, r_corr = t.api_name, t.api_thread, t.api_corr
+        h_ts, h_end = t.range_start, t.range_start + t.range_dur
+        h_name, h_kind, h_thread = t.range_name, t.range_kind, t.range_thread
+        if not r_keep.all():
             r_ts, r_end, r_name, r_thread = r_ts[r_keep], r_end[r_keep], r_name[r_keep], r_thread[r_keep]
             r_corr = [c for c, k in zip(r_corr, r_keep.tolist()) if k]
-        if h_keep is not None and not h_keep.all():
+        if not h_keep.all():
             h_ts, h_end, h_name, h_kind, h_thread = h_ts[h_keep], h_end[h_keep], h_name[h_keep], h_kind[h_keep], h_thread[h_keep]
-
-        def by_id(d):
-            return [k for k, _ in sorted(d.items(), key=lambda kv: kv[1])]
-
-        return cls(r_ts, r_end, r_name, r_thread, r_corr, by_id(s.r_names), h_ts, h_end, h_name, h_kind,
-                   h_thread, by_id(s.h_names), list(s.thread_pid), dict(s.wait_stream))
+        return cls(r_ts, r_end, r_name, r_thread, r_corr, list(t.api_names), h_ts, h_end, h_name, h_kind,
+                   h_thread, list(t.range_names), list(t.thread_pid), dict(t.wait_stream))
 
     def runtime_ids(self, names) -> np.ndarray:
         return np.asarray([i for i, n in enumerate(self.r_names) if n in names], dtype=np.int64)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .host import HostView
+from .track import GpuTrack
 
 CAUSES = ("host_launch", "host_sync", "data_loading", "pageable_copy", "stream_wait", "queued", "warmup", "unexplained")
 _HOST, _QUEUED, _WAIT, _UNEXPLAINED = 0, 1, 2, 3
@@ -68,25 +69,22 @@ class Gaps:
     prev_last: np.ndarray  # the event that finished last before the gap (-1 for none)
 
 
-def classify(st, en, cm, stream, lau, lau_end, name, graph, pageable_next, view: HostView, raw_streams=(),
-             outer_lo=None, outer_hi=None, warmup: bool = True) -> Gaps:
-    """Classify the gaps of one GPU's sorted work (``st``/``en`` start/end, ``cm`` running max of ends).
+def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warmup: bool = True) -> Gaps:
+    """Classify the idle gaps of one GPU's ``track`` (its gaps are the track's busy union's).
 
-    ``lau``/``lau_end``: launch call start/end per event (NaN when unlinked);
-    ``stream``: integer stream codes; ``name``: name ids; ``graph``: launched by
-    a CUDA-graph replay; ``pageable_next``: the event is a pageable H2D copy.
-    ``raw_streams``: the trace's stream id of each code (to match ``cuda_sync`` waits);
     ``outer_lo``/``outer_hi``: add a gap from there to the first work / from the
     last work (for steps that begin before or end after the GPU's span);
     ``warmup``: whether a kernel's first launch in the trace can be its first call
     (False when the program ran steps before the profiled ones).
     """
+    st, en, cm, stream = track.start, track.end, track.running_end, track.stream
+    lau, lau_end, name = track.launch, track.launch_end, track.name
     n = st.size
-    gi = np.flatnonzero(st[1:] > cm[:-1])
-    g0 = cm[gi]
-    g1 = st[gi + 1]
+    gi = track.gap_index
+    g0 = track.gap_start
+    g1 = track.gap_end
     nxt = gi + 1
-    # The event that finished last before each gap (holds the running max of ends).
+    # The activity that finished last before each gap (holds the running max of ends).
     sets = np.where(en >= cm, np.arange(n), -1)
     last = np.maximum.accumulate(sets)
     prev_last = last[gi]
@@ -135,7 +133,7 @@ def classify(st, en, cm, stream, lau, lau_end, name, graph, pageable_next, view:
             waited = np.zeros(qi.size, dtype=bool)
             for s_code in np.unique(stream[w]).tolist():
                 m = stream[w] == s_code
-                raw = str(raw_streams[s_code]) if s_code < len(raw_streams) else None
+                raw = str(track.streams[s_code]) if s_code < len(track.streams) else None
                 exact = np.asarray([x == raw for x in ws], dtype=bool)
                 for mask, need_other in ((exact, False), (unknown_w, True)):
                     ts_s = view.wait_ts[mask]
@@ -156,9 +154,9 @@ def classify(st, en, cm, stream, lau, lau_end, name, graph, pageable_next, view:
         d = view.sync_time(g0[late_i], wl[late_i])
         sync[late_i] = np.minimum(d, wl[late_i] - g0[late_i])
     pg_next = np.zeros(g0.size, dtype=bool)
-    pg_next[has_next] = pageable_next[nx[has_next]]
+    pg_next[has_next] = track.pageable_h2d[nx[has_next]]
     after_graph = np.zeros(g0.size, dtype=bool)
-    after_graph[has_next] = graph[nx[has_next]]
+    after_graph[has_next] = track.graph[nx[has_next]]
 
     gaps = Gaps(g0, g1, inner, nxt, cls, wl, sync, pg_next, np.zeros(g0.size), after_graph, prev_last)
     h = np.flatnonzero((cls == _HOST) & inner & (nxt >= 0))

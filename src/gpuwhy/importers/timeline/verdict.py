@@ -20,7 +20,8 @@
 """
 
 from __future__ import annotations
-from ...units import fmt_g, fmt_num
+from ...units import fmt_g, fmt_num, fmt_time
+from .results import CAUSE_LABELS
 
 #: Idle share of the span (percent) from which a GPU is starved.
 IDLE_OVERHEAD_PCT = 30.0
@@ -145,6 +146,71 @@ def choose(kind_counts: int, span_s: float, steady_idle_pct: float, steady_cause
     return "gpu-bound", None
 
 
+def _fmt_us(us: float) -> str:
+    return fmt_time(us * 1e-6)
+
+
+def reasons_of(verdict, cause, causes, f) -> tuple[list[str], list[str]]:
+    """The reason lines and remedies of one GPU's verdict: ``causes`` its :class:`~.results.IdleCause`
+    list, ``f`` its figures (span, idle shares, steps, kernels; us and percent)."""
+    span_us, idle_pct = f["span_us"], f["idle_pct"]
+    reasons: list[str] = []
+    remedies: list[str] = []
+    if verdict == "too-little-to-judge":
+        reasons.append(f"{f['n_events']} GPU activities over {_fmt_us(span_us)}: too little to judge "
+                       f"(a verdict needs {MIN_GPU_EVENTS} and {fmt_time(MIN_SPAN_S)})")
+        return reasons, list(TOO_LITTLE_NEXT)
+    head = f"idle {idle_pct:.0f}% of its {_fmt_us(span_us)} span"
+    if f["idle_us"] > 0 and f["warm_us"] >= 0.05 * f["idle_us"] and idle_pct - f["steady_idle_pct"] >= 1.0:
+        head += (f"; {100 * f['warm_us'] / f['idle_us']:.0f}% of that idle time is warm-up, "
+                 f"idle {f['steady_idle_pct']:.0f}% without it")
+    if f["step_idle_pct"] is not None:
+        head += f"; the median of its {len(f['steps'])} steps is idle {f['step_idle_pct']:.0f}%"
+    by = {c.key: c for c in causes}
+    if cause == "pageable_copy" and cause in by and f["steady_idle_pct"] < IDLE_OVERHEAD_PCT:
+        c = by[cause]
+        reasons.append(f"busy {100 - idle_pct:.0f}% of its {_fmt_us(span_us)} span, {f['pageable_busy_pct']:.0f}% of the GPU "
+                       "time in host-to-device copies from pageable memory")
+        reasons.extend(c.evidence)
+        remedies.extend(c.remedies)
+    elif cause in by:
+        c = by[cause]
+        reasons.append(f"{head}; the largest cause: {c.label}, {c.span_pct:.0f}% of the span")
+        reasons.extend(c.evidence)
+        remedies.extend(c.remedies)
+        others = [x for x in causes if x.key != cause and x.key != "warmup" and x.span_pct >= 10.0]
+        for x in others[:1]:
+            reasons.append(f"next: {x.label}, {x.span_pct:.0f}% of the span")
+            remedies.extend(x.remedies[:1])
+    elif cause == "short_kernels":
+        reasons.append(f"{head}; {f['short_pct']:.0f}% of the {f['n_k']} kernels are shorter than 10 us "
+                       f"(median {_fmt_us(f['median_k'] * 1e6)}): launch-sized, the launch overhead is the work")
+        remedies.extend(REMEDIES["host_launch"])
+    elif f["short_in_graphs"]:
+        q = by.get("queued")
+        reasons.append(f"busy {100 - idle_pct:.0f}% of its {_fmt_us(span_us)} span: the time is in the kernels, "
+                       f"{f['short_pct']:.0f}% of its {f['n_k']:,} kernels shorter than 10 us (median {_fmt_us(f['median_k'] * 1e6)}) "
+                       f"and mostly replayed from CUDA graphs ({f['graph_launches']:,} graph launches): the graphs already "
+                       "took the host's launch cost away; what is left is on the GPU, in the small kernels themselves"
+                       + (f" and the gaps between graph nodes ({q.span_pct:.0f}% of the span, at most {q.max_speedup_x:.2f}x)"
+                          if q is not None else ""))
+        remedies.extend(REMEDIES["short_kernels_in_graphs"])
+        remedies.extend(GPU_BOUND_NEXT)
+    else:
+        if f["step_idle_pct"] is not None:
+            slow = max(f["steps"], key=lambda x: x.wall_s)
+            reasons.append(f"busy {100 - idle_pct:.0f}% of its {_fmt_us(span_us)} span, and the median of its {len(f['steps'])} "
+                           f"steps is busy {100 - f['step_idle_pct']:.0f}%: the time is in the kernels; the slowest step, "
+                           f"{slow.name} ({fmt_time(slow.wall_s)}), is idle {slow.idle_pct:.0f}% ({CAUSE_LABELS.get(slow.first_cause, 'none')})")
+        else:
+            reasons.append(f"busy {100 - idle_pct:.0f}% of its {_fmt_us(span_us)} span; the time is in the kernels"
+                           + (f" (idle {f['steady_idle_pct']:.0f}% after warm-up)" if idle_pct - f["steady_idle_pct"] >= 1.0 else ""))
+        remedies.extend(GPU_BOUND_NEXT)
+    if "warmup" in by and by["warmup"].span_pct >= 5.0:
+        remedies.extend(REMEDIES["warmup"])
+    return reasons, remedies
+
+
 __all__ = [
     "GPU_BOUND_NEXT",
     "H200_PAGEABLE_H2D_GBS",
@@ -161,4 +227,5 @@ __all__ = [
     "VERDICT_OF_CAUSE",
     "amdahl_x",
     "choose",
+    "reasons_of",
 ]

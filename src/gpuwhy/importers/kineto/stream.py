@@ -18,7 +18,7 @@ candidate (after :data:`RETRIES` misses the rest of the list is parsed at once).
 Anything unusual (malformed text, top-level keys in an unexpected shape, a
 second ``traceEvents`` key, a list with no trace events in its first piece)
 raises :class:`NotStreamable`: the caller then reads the whole text the plain
-way (:func:`~gpuwhy.importers.trace.read.parse_trace_text`), which accepts or
+way (:func:`~gpuwhy.importers.kineto.read.parse_trace_text`), which accepts or
 refuses it with its usual message.
 """
 
@@ -53,7 +53,7 @@ def _value(text: str, i: int):
 
 def event_pieces(text: str, piece_chars: int = PIECE_CHARS) -> Iterator[list]:
     """The events of a trace's JSON ``text`` as lists, in order (their concatenation is the event list
-    ``json.loads`` and :func:`~gpuwhy.importers.trace.read.events_of` give).
+    ``json.loads`` and :func:`~gpuwhy.importers.kineto.read.events_of` give).
 
     Raises:
         NotStreamable: the text is not valid JSON or not in the usual shape; pieces already

@@ -27,6 +27,7 @@ import math
 from array import array
 from dataclasses import dataclass, field
 
+
 _GPU_CATS = {
     "kernel": 0, "gpu_kernel": 0, "cuda_kernel": 0,
     "memcpy": 1, "gpu_memcpy": 1, "cuda_memcpy": 1,
@@ -44,23 +45,12 @@ OTHER_DEVICE_CATS = {
     "mlu_memcpy": "MLU", "mlu_memset": "MLU", "mlu_runtime": "MLU", "gcu_memcpy": "GCU",
     "gcu_memset": "GCU", "gcu_runtime": "GCU",
 }
-SYNC_NAMES = frozenset({
-    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpy2D",
-    "cudaMemcpyFromSymbol", "cudaMemcpyToSymbol", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
-    "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH", "cuMemcpyHtoD", "cudaStreamWaitEvent_host",
-    "hipDeviceSynchronize", "hipStreamSynchronize", "hipEventSynchronize", "hipMemcpy", "hipMemcpyDtoH",
-    "hipMemcpyHtoD", "hipMemcpyWithStream", "hipCtxSynchronize",
-})
-WAIT_NAMES = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent"})
-GRAPH_LAUNCH_NAMES = frozenset({"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch", "cudaGraphLaunch_v10000"})
-MALLOC_NAMES = frozenset({"cudaMalloc", "cudaHostAlloc", "cudaMallocHost", "cudaFree", "cuMemAlloc_v2", "cuMemCreate",
-                          "hipMalloc", "hipHostMalloc", "hipFree", "cudaMallocAsync"})
 WINDOW_START = "Iteration Start: PyTorch Profiler"
 WINDOW_END = "Record Window End"
 _OTHER = -1
 #: Kind codes of a category (small ints: the pass compares them millions of times): GPU work
 #: 0-2, then these; runtime calls and host ranges last, so one comparison picks them.
-_FLOW, _SYNC, _OVERHEAD, _DEVICE, _RUNTIME, _OP, _ANNOTATION, _FRAME = 3, 4, 5, 6, 9, 10, 11, 12
+_FLOW, _SYNC, _OVERHEAD, _DEVICE, _GPU_RANGE, _RUNTIME, _OP, _ANNOTATION, _FRAME = 3, 4, 5, 6, 7, 9, 10, 11, 12
 _HOST_CODE = {0: _OP, 1: _ANNOTATION, 2: _FRAME}
 
 
@@ -88,6 +78,8 @@ def _cat_kind(cat) -> int:
         return _OVERHEAD
     if c in OTHER_DEVICE_CATS:
         return _DEVICE
+    if c == "gpu_user_annotation":
+        return _GPU_RANGE
     return _OTHER
 
 
@@ -138,6 +130,18 @@ def device_of(args: dict, pid) -> str:
     return str(d)
 
 
+def _bounds_of(s, ev) -> None:
+    """Widen ``s.other_lo``/``s.other_hi`` to a timed event the pass keeps nothing else of (rare: the
+    profiler's own span, instant events), so the capture's extent counts it."""
+    ts = _num(ev.get("ts"))
+    if ts is None:
+        return
+    d = _num(ev.get("dur"))
+    end = ts + (d if d is not None and d > 0 else 0.0)
+    s.other_lo = ts if s.other_lo is None else min(s.other_lo, ts)
+    s.other_hi = end if s.other_hi is None else max(s.other_hi, end)
+
+
 @dataclass
 class Scan:
     """What the pass keeps, in file order (times in us): index ``i`` of the ``g_*`` fields is one GPU
@@ -153,6 +157,8 @@ class Scan:
     g_name: array = field(default_factory=lambda: array("q"))
     g_stream: list = field(default_factory=list)
     g_ext: list = field(default_factory=list)
+    g_grid: list = field(default_factory=list)
+    g_block: list = field(default_factory=list)
     g_bytes: dict = field(default_factory=dict)  # GPU index of a memcpy -> bytes
     flow_key: dict = field(default_factory=dict)  # GPU index without correlation -> (pid, tid, ts)
     names: dict = field(default_factory=dict)  # GPU work name -> id
@@ -184,6 +190,11 @@ class Scan:
     host_bad_ts: int = 0
     win_start: float | None = None
     win_end: float | None = None
+    #: Ranges of the GPU track (``gpu_user_annotation``: torch.profiler's copy of each step), (name, start, end).
+    gpu_ranges: list = field(default_factory=list)
+    #: First start and last end (us) of the timed events of no other use (the profiler's own span), or None.
+    other_lo: float | None = None
+    other_hi: float | None = None
 
 
 def scan(events, into: Scan | None = None) -> Scan:
@@ -211,7 +222,7 @@ def scan(events, into: Scan | None = None) -> Scan:
     dropped = s.dropped
     ext_flops = s.ext_flops
     flow_start, flow_end = s.flow_start, s.flow_end
-    RUNTIME, OP, SYNC, OVERHEAD, FLOW, DEVICE, MAX = _RUNTIME, _OP, _SYNC, _OVERHEAD, _FLOW, _DEVICE, _MAX_US
+    RUNTIME, OP, SYNC, OVERHEAD, FLOW, DEVICE, GPU_RANGE, MAX = _RUNTIME, _OP, _SYNC, _OVERHEAD, _FLOW, _DEVICE, _GPU_RANGE, _MAX_US
     type_, float_, int_, str_, dict_ = type, float, int, str, dict  # locals: read ~10 times per event
     for ev in events:
         try:
@@ -290,6 +301,7 @@ def scan(events, into: Scan | None = None) -> Scan:
                             ext_flops[x] = ext_flops.get(x, 0.0) + fv
                 continue
             if k > 2:
+                _bounds_of(s, ev)
                 if k == SYNC:
                     args = ev.get("args")
                     if type_(args) is not dict_:
@@ -310,8 +322,13 @@ def scan(events, into: Scan | None = None) -> Scan:
                 elif k == DEVICE:
                     acc = OTHER_DEVICE_CATS[cat.strip().lower()]
                     s.other_devices[acc] = s.other_devices.get(acc, 0) + 1
+                elif k == GPU_RANGE:
+                    ts, d = _num(ev.get("ts")), _num(ev.get("dur"))
+                    if ts is not None and d is not None:
+                        s.gpu_ranges.append((str(ev.get("name", "")), ts, ts + d))
                 continue  # (a flow category on a complete event: nothing)
             if k < 0:
+                _bounds_of(s, ev)
                 continue
             # GPU work (k: 0 kernel, 1 memcpy, 2 memset)
             ts = ev.get("ts")
@@ -372,6 +389,12 @@ def scan(events, into: Scan | None = None) -> Scan:
             g_stream(st if type_(st) is int_ else _key(st))
             x = args.get("External id")
             g_ext(x if type_(x) is int_ else _key(x))
+            if k == 0:
+                s.g_grid.append(args.get("grid"))
+                s.g_block.append(args.get("block"))
+            else:
+                s.g_grid.append(None)
+                s.g_block.append(None)
         elif ph == "s" or ph == "f" or ph == "t":
             cat = ev.get("cat")
             if type_(cat) is not str_:
@@ -395,6 +418,7 @@ def scan(events, into: Scan | None = None) -> Scan:
                 pid, tid = ev.get("pid"), ev.get("tid")
                 flow_end[(pid if type_(pid) is int_ else _key(pid), tid if type_(tid) is int_ else _key(tid), ts)] = fid
         elif ph == "i" or ph == "I" or ph == "R":
+            _bounds_of(s, ev)
             nm = ev.get("name")
             if nm == WINDOW_START or nm == WINDOW_END:
                 ts = _num(ev.get("ts"))
@@ -403,6 +427,8 @@ def scan(events, into: Scan | None = None) -> Scan:
                         s.win_start = ts if s.win_start is None else min(s.win_start, ts)
                     else:
                         s.win_end = ts if s.win_end is None else max(s.win_end, ts)
+        elif ph != "M" and ph is not None:  # counters and other timed events: only the capture's extent
+            _bounds_of(s, ev)
     s.events += len(events)
     s.runtime += n_rt - n_rt0 + bad_runtime
     s.host_bad_ts += bad_host
@@ -410,11 +436,7 @@ def scan(events, into: Scan | None = None) -> Scan:
 
 
 __all__ = [
-    "GRAPH_LAUNCH_NAMES",
-    "MALLOC_NAMES",
     "OTHER_DEVICE_CATS",
-    "SYNC_NAMES",
-    "WAIT_NAMES",
     "Scan",
     "device_of",
     "scan",

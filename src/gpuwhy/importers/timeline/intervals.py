@@ -9,6 +9,16 @@ from __future__ import annotations
 import numpy as np
 
 
+def sorted_gaps(starts, ends):
+    """For intervals sorted by start: ``(running_end, gap_index)``, the running maximum of the ends
+    and the indices ``i`` where interval ``i + 1`` starts after every earlier one has ended (a gap
+    from ``running_end[i]`` to ``starts[i + 1]``). The one busy-interval union of gpuwhy: every
+    union, span and idle gap is built on it."""
+    s = np.asarray(starts, dtype=np.float64)
+    cm = np.maximum.accumulate(np.asarray(ends, dtype=np.float64))
+    return cm, np.flatnonzero(s[1:] > cm[:-1])
+
+
 def union(starts, ends):
     """The union of intervals ``[starts[i], ends[i])`` as a sorted disjoint set ``(a, b)``.
 
@@ -22,11 +32,8 @@ def union(starts, ends):
         return np.empty(0), np.empty(0)
     order = np.argsort(s, kind="stable")
     s, e = s[order], e[order]
-    cm = np.maximum.accumulate(e)
-    new = np.empty(s.size, dtype=bool)
-    new[0] = True
-    new[1:] = s[1:] > cm[:-1]
-    first = np.flatnonzero(new)
+    cm, gi = sorted_gaps(s, e)
+    first = np.concatenate(([0], gi + 1))
     last = np.append(first[1:] - 1, s.size - 1)
     return s[first], cm[last]
 
@@ -106,4 +113,4 @@ def top_level(starts, ends):
     return out
 
 
-__all__ = ["Coverage", "merge", "nested_order", "top_level", "union"]
+__all__ = ["Coverage", "merge", "nested_order", "sorted_gaps", "top_level", "union"]

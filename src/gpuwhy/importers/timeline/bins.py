@@ -1,43 +1,43 @@
 """One GPU's window as a timeline: per bin, GPU busy time, idle time by cause, and host-only time.
 
-The idle gaps are those :func:`.causes.classify` found and the split by cause is
-:func:`.causes.split_gaps`'s: each gap is cut at the bin edges
+The idle gaps are those :func:`.gaps.classify` found and the split by cause is
+:func:`.gaps.split_gaps`'s: each gap is cut at the bin edges
 (:func:`gpuwhy.model.timeline.bins.cut`) and each piece split as the gap is, so the
 bins of a cause add up to its total in the trace's idle breakdown. Busy time is
-the union of the GPU's work; host-only time is the binned range outside the GPU's
+the track's busy union; host-only time is the binned range outside the GPU's
 first-to-last work (what `gpuwhy run` lists as host work with nothing queued).
-Times in us inside, seconds in the :class:`~gpuwhy.model.timeline.bins.Timeline`.
+Times in us inside, seconds in the :class:`~gpuwhy.model.timeline.bins.BinnedWindow`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...model.timeline.bins import Timeline, bin_count, bin_edges, cover, cut, overlap, per_bin, timeline
-from .causes import CAUSES, Gaps, split_gaps
+from ...model.timeline.bins import BinnedWindow, bin_count, bin_edges, cover, cut, overlap, per_bin, timeline
+from .gaps import CAUSES, Gaps, split_gaps
 from .host import HostView
-from .intervals import union
+from .track import GpuTrack
 
-#: The idle part outside the GPU's first-to-last work (a key beside :data:`.causes.CAUSES`).
+#: The idle part outside the GPU's first-to-last work (a key beside :data:`.gaps.CAUSES`).
 HOST_ONLY = "host_only"
 
 
-def gpu_timeline(gaps: Gaps, view: HostView, st: np.ndarray, en: np.ndarray, window_us: tuple[float, float],
-                 bins: int | None = None) -> Timeline | None:
+def gpu_timeline(gaps: Gaps, view: HostView, track: GpuTrack, window_us: tuple[float, float],
+                 bins: int | None = None) -> BinnedWindow | None:
     """The timeline of one GPU over ``window_us`` (trace clock, us), widened to hold the GPU's span.
 
-    ``gaps``/``view``: the GPU's classified gaps and host view; ``st``/``en``: its work's
-    start and end (us, any order); ``bins``: how many (default
+    ``gaps``/``view``: the GPU's classified gaps and host view; ``track``: its work and busy
+    union; ``bins``: how many (default
     :func:`gpuwhy.model.timeline.bins.bin_count` of the range). Idle parts are keyed by
-    :data:`.causes.CAUSES` and :data:`HOST_ONLY`. None when the window and the span have no length.
+    :data:`.gaps.CAUSES` and :data:`HOST_ONLY`. None when the window and the span have no length.
     """
-    span_lo, span_hi = float(st.min()), float(en.max())
+    span_lo, span_hi = float(track.start.min()), float(track.end.max())
     lo, hi = cover(float(window_us[0]), float(window_us[1]), span_lo, span_hi)
     if not hi > lo:  # a window and span of no length (one dur-0 kernel): nothing to bin
         return None
     n = bins if bins is not None else bin_count((hi - lo) * 1e-6)
     edges = bin_edges(lo, hi, n)
-    a, b = union(st, en)
+    a, b = track.busy_intervals()
     busy = overlap(edges, a, b)
     inner = np.flatnonzero(gaps.inner)
     src, where, p_lo, p_hi = cut(edges, gaps.g0[inner], gaps.g1[inner])

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ...model.timeline.bins import Timeline
+    from ...model.timeline.bins import BinnedWindow
 
 #: The idle causes, in the order they are described (docs/diagnose.md), with their labels.
 CAUSE_LABELS = {
@@ -156,7 +156,7 @@ class TraceKernel:
 class TraceGpu:
     """The timeline of one GPU (seconds; percentages 0-100 of ``span_s``).
 
-    span, busy and idle: see :mod:`gpuwhy.importers.trace`. ``host_wait_s``,
+    span, busy and idle: see :mod:`gpuwhy.importers.timeline.track`. ``host_wait_s``,
     ``back_to_back_s`` and ``unattributed_idle_s`` are the plain three-way
     split of idle time by whether the launch that ended each gap came after
     the GPU went idle; ``idle`` holds the finer breakdown by cause.
@@ -165,7 +165,7 @@ class TraceGpu:
     ``zero_duration_kernels`` are kernels recorded with ``dur: 0`` (their
     time is below the trace's resolution, ``time_resolution``): counted, no time.
     ``timeline``: busy and idle by cause per bin of a window
-    (:class:`gpuwhy.model.timeline.bins.Timeline`), when the analysis was asked for one
+    (:class:`gpuwhy.model.timeline.bins.BinnedWindow`), when the analysis was asked for one
     (`gpuwhy run`); not part of ``to_dict()``.
     """
 
@@ -204,7 +204,7 @@ class TraceGpu:
     cause: str | None
     reasons: tuple[str, ...]
     remedies: tuple[str, ...]
-    timeline: Timeline | None = field(default=None, repr=False, compare=False)
+    timeline: BinnedWindow | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         d = asdict(replace(self, timeline=None))
