@@ -141,3 +141,19 @@ def test_no_import_loop_outside_the_cli():
         if v not in index:
             visit(v)
     assert not loops, loops
+
+
+def test_one_busy_interval_union():
+    """The running maximum of ends (the union of busy intervals, spans and idle gaps) is computed in
+    importers/timeline/intervals.py alone; everything else asks it."""
+    bad = [p.relative_to(SRC).as_posix() for p in SRC.rglob("*.py")
+           if "maximum.accumulate" in p.read_text() and p.relative_to(SRC).as_posix() != "importers/timeline/intervals.py"]
+    assert not bad, bad
+
+
+def test_the_timeline_analysis_knows_no_source():
+    """importers/timeline takes only the Timeline structure: no module of it imports a reader."""
+    readers = ("importers.kineto", "importers.ncu")
+    bad = [f"{m} -> {t}" for m, ts in _graph().items() if m.startswith("importers.timeline")
+           for t in ts if t.startswith(readers)]
+    assert not bad, bad

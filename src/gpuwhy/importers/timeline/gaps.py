@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .host import HostView
+from .intervals import last_finished
 from .track import GpuTrack
 
 CAUSES = ("host_launch", "host_sync", "data_loading", "pageable_copy", "stream_wait", "queued", "warmup", "unexplained")
@@ -85,9 +86,7 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
     g1 = track.gap_end
     nxt = gi + 1
     # The activity that finished last before each gap (holds the running max of ends).
-    sets = np.where(en >= cm, np.arange(n), -1)
-    last = np.maximum.accumulate(sets)
-    prev_last = last[gi]
+    prev_last = last_finished(en, cm)[gi]
     inner = np.ones(gi.size, dtype=bool)
     if outer_lo is not None and outer_lo < st[0]:
         g0 = np.concatenate(([outer_lo], g0))

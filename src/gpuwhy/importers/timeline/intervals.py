@@ -19,6 +19,14 @@ def sorted_gaps(starts, ends):
     return cm, np.flatnonzero(s[1:] > cm[:-1])
 
 
+def last_finished(ends, running_end) -> np.ndarray:
+    """For intervals sorted by start: index of the interval that holds the running maximum of the ends
+    at each position (the one that finished last so far)."""
+    e = np.asarray(ends, dtype=np.float64)
+    holds = np.where(e >= running_end, np.arange(e.size), -1)
+    return np.maximum.accumulate(holds)
+
+
 def union(starts, ends):
     """The union of intervals ``[starts[i], ends[i])`` as a sorted disjoint set ``(a, b)``.
 
@@ -113,4 +121,4 @@ def top_level(starts, ends):
     return out
 
 
-__all__ = ["Coverage", "merge", "nested_order", "sorted_gaps", "top_level", "union"]
+__all__ = ["Coverage", "last_finished", "merge", "nested_order", "sorted_gaps", "top_level", "union"]
