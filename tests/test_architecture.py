@@ -14,6 +14,7 @@ LAYERS = [
     ("errors", "na", "units", "resources", "version", "archs", "inputs", "outputs"),
     ("specs",),
     ("model",),
+    ("verdict",),
     ("device", "engine"),
     ("profiles",),
     ("bench", "importers"),

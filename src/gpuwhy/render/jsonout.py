@@ -8,7 +8,7 @@ import math
 import sys
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def to_plain(obj: Any) -> Any:
@@ -33,7 +33,7 @@ def to_plain(obj: Any) -> Any:
 
 
 def document(kind: str, payload: Any) -> dict:
-    """``{"gpuwhy": version, "schema": 1, "kind": kind, **payload}`` in plain data (a payload that is
+    """``{"gpuwhy": version, "schema": SCHEMA_VERSION, "kind": kind, **payload}`` in plain data (a payload that is
     no mapping goes under ``result``): the document ``--json`` prints, and a file gpuwhy saves."""
     from ..version import __version__
 

@@ -34,6 +34,8 @@ NOT_A_COPY, HTOD, DTOH, DTOD, HTOH, PTOP, OTHER_COPY = 0, 1, 2, 3, 4, 5, 6
 COPY_NAMES = {HTOD: "HtoD", DTOH: "DtoH", DTOD: "DtoD", HTOH: "HtoH", PTOP: "PtoP", OTHER_COPY: "copy"}
 #: Host memory a copy reads or writes (``gpu_memory``).
 UNKNOWN_MEMORY, PAGEABLE, PINNED, DEVICE_MEMORY, MANAGED = 0, 1, 2, 3, 4
+MEMORY_NAMES = {UNKNOWN_MEMORY: "unknown", PAGEABLE: "pageable", PINNED: "pinned", DEVICE_MEMORY: "device",
+                MANAGED: "managed"}
 #: Host range kinds (``range_kind``).
 OPERATOR, ANNOTATION, FRAME = 0, 1, 2
 
@@ -264,6 +266,6 @@ def crop(t: Timeline, lo: float, hi: float) -> Timeline:
 
 __all__ = [
     "ANNOTATION", "COPY_NAMES", "DEVICE_MEMORY", "DTOD", "DTOH", "FRAME", "GRAPH_LAUNCH_NAMES", "HTOD", "HTOH",
-    "KERNEL", "MALLOC_NAMES", "MANAGED", "MEMCPY", "MEMSET", "NOT_A_COPY", "OPERATOR", "OTHER_COPY", "PAGEABLE",
+    "KERNEL", "MALLOC_NAMES", "MANAGED", "MEMORY_NAMES", "MEMCPY", "MEMSET", "NOT_A_COPY", "OPERATOR", "OTHER_COPY", "PAGEABLE",
     "PINNED", "PTOP", "SYNC_NAMES", "Timeline", "UNKNOWN_MEMORY", "WAIT_NAMES", "crop", "extent", "from_activities",
 ]

@@ -3,9 +3,9 @@
 The idle gaps are those :func:`.gaps.classify` found and the split by cause is
 :func:`.gaps.split_gaps`'s: each gap is cut at the bin edges
 (:func:`gpuwhy.model.timeline.bins.cut`) and each piece split as the gap is, so the
-bins of a cause add up to its total in the trace's idle breakdown. Busy time is
-the track's busy union; host-only time is the binned range outside the GPU's
-first-to-last work (what `gpuwhy run` lists as host work with nothing queued).
+bins of a cause add up to its total in the diagnosis of the window. Busy time is
+the track's busy union; the window before the GPU's first work and after its last is
+split by cause as the gaps there are (what the host did).
 Times in us inside, seconds in the :class:`~gpuwhy.model.timeline.bins.BinnedWindow`.
 """
 
@@ -18,10 +18,6 @@ from .gaps import CAUSES, Gaps, split_gaps
 from .host import HostView
 from .track import GpuTrack
 
-#: The idle part outside the GPU's first-to-last work (a key beside :data:`.gaps.CAUSES`).
-HOST_ONLY = "host_only"
-
-
 def gpu_timeline(gaps: Gaps, view: HostView, track: GpuTrack, window_us: tuple[float, float],
                  bins: int | None = None) -> BinnedWindow | None:
     """The timeline of one GPU over ``window_us`` (trace clock, us), widened to hold the GPU's span.
@@ -29,7 +25,7 @@ def gpu_timeline(gaps: Gaps, view: HostView, track: GpuTrack, window_us: tuple[f
     ``gaps``/``view``: the GPU's classified gaps and host view; ``track``: its work and busy
     union; ``bins``: how many (default
     :func:`gpuwhy.model.timeline.bins.bin_count` of the range). Idle parts are keyed by
-    :data:`.gaps.CAUSES` and :data:`HOST_ONLY`. None when the window and the span have no length.
+    :data:`.gaps.CAUSES`. None when the window and the span have no length.
     """
     span_lo, span_hi = float(track.start.min()), float(track.end.max())
     lo, hi = cover(float(window_us[0]), float(window_us[1]), span_lo, span_hi)
@@ -39,12 +35,11 @@ def gpu_timeline(gaps: Gaps, view: HostView, track: GpuTrack, window_us: tuple[f
     edges = bin_edges(lo, hi, n)
     a, b = track.busy_intervals()
     busy = overlap(edges, a, b)
-    inner = np.flatnonzero(gaps.inner)
-    src, where, p_lo, p_hi = cut(edges, gaps.g0[inner], gaps.g1[inner])
-    parts = split_gaps(gaps, view, inner[src], p_lo, p_hi)
+    every = np.arange(gaps.g0.size)
+    src, where, p_lo, p_hi = cut(edges, gaps.g0, gaps.g1)
+    parts = split_gaps(gaps, view, every[src], p_lo, p_hi)
     idle = {k: per_bin(n, where, parts[k]) for k in CAUSES}
-    idle[HOST_ONLY] = overlap(edges, [lo, span_hi], [span_lo, hi])
     return timeline(edges, busy, idle, unit_s=1e-6)
 
 
-__all__ = ["HOST_ONLY", "gpu_timeline"]
+__all__ = ["gpu_timeline"]

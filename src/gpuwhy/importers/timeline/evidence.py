@@ -7,13 +7,13 @@ from collections import Counter
 
 import numpy as np
 
-from ...units import fmt_g, fmt_num, fmt_time
+from ...units import fmt_num, fmt_time
 from ..kernel_names import display_names
 from .activities import KERNEL, Timeline
-from .gaps import Gaps
-from .host import HostArrays, HostView, callers
+from .gaps import QUEUE_LATENCY_US, WAIT_CLASS, WAITED_FOR, Gaps
+from .host import HOST_WORK_MIN_US, HostArrays, HostView, callers
 from .track import GpuTrack
-from .verdict import H200_PAGEABLE_H2D_GBS, H200_PINNED_H2D_GBS, SHORT_KERNEL_S
+from ...verdict.figures import LAUNCH_SIZED_S
 
 #: With DataLoader workers, the GPU idle in DataLoader calls from this share of the span on says the workers lag.
 DATA_WAIT_SHARE = 0.05
@@ -34,7 +34,7 @@ class Evidence:
     """
 
     def __init__(self, t: Timeline, host: HostArrays, view: HostView, track: GpuTrack, gaps: Gaps,
-                 inner: np.ndarray, parts: dict, tot: dict, host_ops, warm_ops, copies: dict):
+                 inner: np.ndarray, parts: dict, tot: dict, host_ops, warm_ops, copies):
         self.t, self.host, self.view, self.track, self.gaps, self.inner = t, host, view, track, gaps, inner
         self.parts, self.tot, self.host_ops, self.warm_ops, self.copies = parts, tot, host_ops, warm_ops, copies
 
@@ -44,20 +44,31 @@ class Evidence:
     def _n(self, key):
         return int((self.parts[key] > 1e-9).sum())
 
-    def _host_launch(self):
+    def _launch_overhead(self):
         t = self.tot
         ops = ", ".join(f"{o.name} {fmt_time(o.time_s)}" for o in self.host_ops[:3])
-        lines = [f"{self._n('host_launch')} gaps where the next launch came after the GPU had gone idle: "
-                 f"{fmt_time_us(t['_in_ops'])} with the host in CPU operators"
+        lines = [f"{self._n('launch_overhead')} gaps where the next launch came after the GPU had gone idle: "
+                 f"{fmt_time_us(t['_in_ops'])} in launch calls and the operators that make them"
                  + (f" (top: {ops})" if ops else "")
-                 + f", {fmt_time_us(t['_outside_ops'])} outside any profiled operator (Python, sleep, I/O), "
-                 f"{fmt_time_us(t['_launch'])} from launch call to GPU start"]
+                 + f", {fmt_time_us(t['_dispatch'])} in stretches under {fmt_time_us(HOST_WORK_MIN_US)} between them "
+                 f"(dispatch, Python glue), {fmt_time_us(t['_launch'])} from launch call to GPU start"]
         k = self.track.kind == KERNEL
         if k.any():
             kd = self.track.dur[k]
-            short = float((kd < SHORT_KERNEL_S * 1e6).mean()) * 100
-            lines.append(f"{short:.0f}% of the {int(k.sum()):,} kernels are shorter than 10 us (median {fmt_time_us(float(np.median(kd)))})")
+            short = float((kd < LAUNCH_SIZED_S * 1e6).mean()) * 100
+            lines.append(f"{short:.0f}% of the {int(k.sum()):,} kernels are shorter than 10 us "
+                         f"(median {fmt_time_us(float(np.median(kd)))})")
+        if self.view.graph_launches:
+            lines.append(f"the trace already replays CUDA graphs ({self.view.graph_launches:,} graph launches): the "
+                         "eager launches between replays are what the GPU waits for")
         return lines
+
+    def _host_work(self):
+        ops = ", ".join(f"{o.name} {fmt_time(o.time_s)}" for o in self.host_ops[:3])
+        return [f"{self._n('host_work')} gaps where the host spent {fmt_time_us(self.tot['host_work'])} issuing no GPU "
+                f"work, in stretches of {fmt_time_us(HOST_WORK_MIN_US)} or more (Python work, I/O, logging, CPU-tensor "
+                "ops, sleeps): a CUDA graph would not remove it"
+                + (f"; host operations while the GPU waited: {ops}" if ops else "")]
 
     def _host_sync(self):
         v, host = self.view, self.host
@@ -110,51 +121,72 @@ class Evidence:
         return lines
 
     def _pageable_copy(self):
-        c = self.copies
         lines = []
-        if c["pg_n"]:
-            rate = c["pg_bytes"] / (c["pg_us"] * 1e-6) / 1e9 if c["pg_us"] > 0 else None
-            line = f"{c['pg_n']:,} host-to-device copies from pageable memory, {fmt_num(c['pg_bytes'] / 1e6)} MB in {fmt_time_us(c['pg_us'])}"
-            if rate:
-                line += f" ({fmt_num(rate)} GB/s)"
-            lines.append(line)
-            if c["pin_us"] > 0 and c["pin_bytes"] > 0:
-                pin = c["pin_bytes"] / (c["pin_us"] * 1e-6) / 1e9
-                src = "the pinned copies in this trace"
-            else:
-                pin = H200_PINNED_H2D_GBS
-                src = (f"pinned copies on the H200 (gpuwhy bench --link; {fmt_g(H200_PAGEABLE_H2D_GBS)} GB/s from pageable "
-                       "memory there)")
-            if rate and pin > rate:
-                lines.append(f"at the {fmt_num(pin)} GB/s of {src} they would take {fmt_time_us(c['pg_bytes'] / (pin * 1e9) * 1e6)}")
+        for c in self.copies:
+            if c.memory != "pageable":
+                continue
+            line = f"{c.count:,} {c.direction} copies from pageable memory"
+            if c.bytes:
+                line += f", {fmt_num(c.bytes / 1e6)} MB"
+            line += f" in {fmt_time(c.time_s)}"
+            if c.gbs:
+                line += f" ({fmt_num(c.gbs)} GB/s)"
+            lines.append(line + (f", {fmt_time(c.exposed_s)} of it not hidden under kernels" if c.exposed_s < c.time_s
+                                 else ""))
+        for c in self.copies:
+            if c.memory == "pinned" and c.gbs:
+                lines.append(f"the {c.count:,} pinned {c.direction} copies in the trace ran at {fmt_num(c.gbs)} GB/s")
         if self.tot["pageable_copy"] > 0:
             lines.append(f"the GPU was idle {fmt_time_us(self.tot['pageable_copy'])} while the host staged pageable copies")
         return lines
 
-    def _stream_wait(self):
-        gp, inner = self.gaps, self.inner
-        w = inner[self.parts["stream_wait"] > 1e-9]
-        pairs = Counter()
-        for i in w.tolist():
-            a = self.track.stream[gp.prev_last[i]] if gp.prev_last[i] >= 0 else None
-            b = self.track.stream[gp.nxt[i]]
-            pairs[(self.track.streams[a] if a is not None else "?", self.track.streams[b])] += 1
-        lens = gp.g1[w] - gp.g0[w]
-        pp = "; ".join(f"stream {b} waited for stream {a} x{n}" for (a, b), n in pairs.most_common(3))
-        return [(f"{w.size} gaps where work already queued waited on another stream's event "
-                f"(median {fmt_time_us(float(np.median(lens)) if lens.size else 0.0)}): {pp}"),
-                f"{self.view.wait_ts.size:,} cudaStreamWaitEvent calls in the trace"]
+    def _copy(self):
+        return [f"{c.count:,} {c.direction} copies ({c.memory} memory), {fmt_time(c.exposed_s)} not hidden under kernels"
+                + (f", {fmt_num(c.gbs)} GB/s" if c.gbs else "") for c in self.copies
+                if c.memory != "pageable" and c.exposed_s > 0]
 
-    def _queued(self):
+    def _dependency_wait(self):
         gp, inner = self.gaps, self.inner
-        q = inner[self.parts["queued"] > 1e-9]
+        w = inner[self.parts["dependency_wait"] > 1e-9]
+        lens = gp.g1[w] - gp.g0[w]
+        lines = [(f"{w.size:,} gaps of {fmt_time_us(float(lens.sum()))} where work already queued did not start for "
+                  f"longer than launch latency ({fmt_time_us(QUEUE_LATENCY_US)}; median "
+                  f"{fmt_time_us(float(np.median(lens)) if lens.size else 0.0)}, largest "
+                  f"{fmt_time_us(float(lens.max()) if lens.size else 0.0)})")]
+        what = Counter()
+        for code, length in zip(gp.waited_for[w].tolist(), lens.tolist()):
+            what[code] += length
+        lines.append("it waited for: " + "; ".join(f"{WAITED_FOR[c]} {fmt_time_us(s)}" for c, s in what.most_common()))
+        events = w[gp.waited_for[w] == WAITED_FOR.index("another stream's event")]
+        if events.size:
+            lines.append(self._stream_pairs(events)
+                         + f" ({self.view.wait_ts.size:,} cudaStreamWaitEvent calls in the trace)")
+        return lines
+
+    def _queue_latency(self):
+        gp, inner = self.gaps, self.inner
+        q = inner[self.parts["queue_latency"] > 1e-9]
         lens = gp.g1[q] - gp.g0[q]
-        lines = [f"{q.size:,} gaps between work already queued (median {fmt_time_us(float(np.median(lens)) if lens.size else 0.0)}, "
-                 "largest " + fmt_time_us(float(lens.max()) if lens.size else 0.0) + "): GPU-side launch latency"]
+        lines = [f"{q.size:,} gaps of at most {fmt_time_us(QUEUE_LATENCY_US)} between work already queued (median "
+                 f"{fmt_time_us(float(np.median(lens)) if lens.size else 0.0)}): GPU-side launch latency"]
         g = int(gp.after_graph[q].sum())
         if g:
             lines.append(f"{g:,} of them inside CUDA-graph replays ({self.view.graph_launches:,} graph launches)")
+        waits = q[gp.cls[q] == WAIT_CLASS]
+        if waits.size:
+            lines.append(f"{waits.size:,} of them after a stream waited on another's event: "
+                         + self._stream_pairs(waits) + f" ({self.view.wait_ts.size:,} cudaStreamWaitEvent calls in the trace)")
         return lines
+
+    def _stream_pairs(self, idx) -> str:
+        """"stream B waited for stream A xN" for the commonest pairs of the gaps ``idx``."""
+        gp = self.gaps
+        pairs = Counter()
+        for i in idx.tolist():
+            a = self.track.stream[gp.prev_last[i]] if gp.prev_last[i] >= 0 else None
+            b = self.track.stream[gp.nxt[i]]
+            pairs[(self.track.streams[a] if a is not None else "?", self.track.streams[b])] += 1
+        return "; ".join(f"stream {b} waited for stream {a} x{n}" for (a, b), n in pairs.most_common(3))
 
     def _warmup(self):
         gp, inner = self.gaps, self.inner

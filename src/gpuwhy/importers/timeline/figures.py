@@ -1,36 +1,84 @@
-"""Figures of one GPU's track beside its idle split: host-to-device copies by host memory, the host
-operations that ran while the GPU waited, and the top kernels (with FLOPs where the operators
-that launched them carry a count). Times in us inside, seconds in the results."""
+"""Figures of one GPU's track beside its idle split: its busy time by what ran (kernels, collectives,
+memsets, copies by direction and host memory), the host operations that ran while the GPU waited,
+and the top kernels (with FLOPs where the operators that launched them carry a count). Times in
+us inside, seconds in the results."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ...verdict.causes import Cause
+from ...verdict.figures import CopyFigure, KernelFigure
 from ..kernel_names import display_names
-from .activities import HTOD, KERNEL, MEMCPY, PAGEABLE, PINNED, Timeline
+from .activities import COPY_NAMES, KERNEL, MEMCPY, MEMORY_NAMES, MEMSET, PAGEABLE, Timeline
 from .gaps import Gaps, host_windows
 from .host import HostArrays, HostView, is_dataloader
-from .intervals import Coverage
+from .intervals import Coverage, merge, union
+from .kinds import kernel_kind
 from .results import HostOp, TraceKernel
 from .track import GpuTrack
 
 
-def copy_stats(t: Timeline, track: GpuTrack) -> dict:
-    """Host-to-device copies of one GPU: count, bytes and time (us) from pageable (``pg_*``) and from
-    pinned memory (``pin_*``); copies of unknown size add no bytes."""
-    out = {"pg_n": 0, "pg_bytes": 0.0, "pg_us": 0.0, "pin_n": 0, "pin_bytes": 0.0, "pin_us": 0.0}
+def busy_figures(t: Timeline, track: GpuTrack, top: int | None = None):
+    """The GPU's busy union split by what ran, each instant given once: kernels (collectives aside),
+    then the collectives, memsets and copies not hidden under what comes before them.
+
+    Returns ``(busy, kernels, copies)``: ``busy`` the seconds of ``communication``, ``memset``,
+    ``pageable_copy`` and ``copy`` (:class:`~gpuwhy.verdict.causes.Cause`) exposed; ``kernels`` a
+    :class:`~gpuwhy.verdict.figures.KernelFigure` per kernel name, largest first (the ``top`` of them,
+    all when None), their ``total_s`` the kernels' union shared by summed duration; ``copies`` a
+    :class:`~gpuwhy.verdict.figures.CopyFigure` per direction and host memory. The parts add up to
+    the track's busy time.
+    """
+    st, en, kind, comm = track.start, track.end, track.kind, track.communication
+    covered = union(st[(kind == KERNEL) & ~comm], en[(kind == KERNEL) & ~comm])
+    kernel_us = float((covered[1] - covered[0]).sum())
+
+    def exposed(mask):
+        """us of ``mask``'s union outside what is covered so far; then covered grows by it."""
+        nonlocal covered
+        own = union(st[mask], en[mask])
+        hidden = float(Coverage(*covered).within(own[0], own[1]).sum())
+        covered = merge(covered, own)
+        return float((own[1] - own[0]).sum()) - hidden
+
+    busy = {Cause.COMMUNICATION: exposed(comm), Cause.MEMSET: exposed(kind == MEMSET)}
     idx = track.order
-    for j in np.flatnonzero((track.kind == MEMCPY) & (t.gpu_copy[idx] == HTOD)).tolist():
-        mem = int(t.gpu_memory[idx[j]])
-        key = "pg" if mem == PAGEABLE else "pin" if mem == PINNED else None
-        if key is None:
-            continue
-        out[key + "_n"] += 1
-        out[key + "_us"] += float(track.dur[j])
-        b = float(t.gpu_bytes[idx[j]])
-        if not np.isnan(b):
-            out[key + "_bytes"] += b
-    return out
+    copies = []
+    groups = sorted({(int(t.gpu_copy[i]), int(t.gpu_memory[i])) for i in idx[kind == MEMCPY].tolist()},
+                    key=lambda g: (g[1] != PAGEABLE, g))
+    for d, m in groups:
+        sel = (kind == MEMCPY) & (t.gpu_copy[idx] == d) & (t.gpu_memory[idx] == m)
+        ex = exposed(sel)
+        b = t.gpu_bytes[idx[sel]]
+        nbytes = float(np.nansum(b)) if (~np.isnan(b)).any() else None
+        copies.append(CopyFigure(COPY_NAMES.get(d, "copy"), MEMORY_NAMES.get(m, "unknown"), int(sel.sum()), nbytes,
+                                 float(track.dur[sel].sum()) * 1e-6, ex * 1e-6))
+        key = Cause.PAGEABLE_COPY if m == PAGEABLE else Cause.COPY
+        busy[key] = busy.get(key, 0.0) + ex
+    return ({c: s * 1e-6 for c, s in busy.items()}, _kernel_figures(t, track, kernel_us, top), tuple(copies))
+
+
+def _kernel_figures(t: Timeline, track: GpuTrack, kernel_us: float, top: int | None) -> tuple[KernelFigure, ...]:
+    """One figure per kernel name (collectives aside), their times sharing the kernels' union ``kernel_us``."""
+    is_k = (track.kind == KERNEL) & ~track.communication
+    if not is_k.any():
+        return ()
+    kd = track.dur[is_k]
+    kn = track.name[is_k]
+    tot = np.bincount(kn, weights=kd)
+    cnt = np.bincount(kn)
+    summed = float(kd.sum())
+    scale = kernel_us / summed if summed > 0 else 0.0
+    fl, fl_cnt = _kernel_flops(t, track, is_k, kd, len(tot))
+    ids = [int(i) for i in np.argsort(-tot, kind="stable") if cnt[i] > 0]
+    out = []
+    for i in ids[:top] if top is not None else ids:
+        name = t.gpu_names[i]
+        flops = float(fl[i]) if fl is not None and fl_cnt[i] == cnt[i] and fl[i] > 0 else None
+        out.append(KernelFigure(name, float(tot[i]) * scale * 1e-6, int(cnt[i]), float(tot[i] / cnt[i]) * 1e-6,
+                                kernel_kind(name), flops=flops))
+    return tuple(out)
 
 
 def host_ops(gaps: Gaps, view: HostView, host: HostArrays, inner: np.ndarray, warm: bool, n: int = 5) -> list[HostOp]:
@@ -104,4 +152,4 @@ def top_kernels(t: Timeline, track: GpuTrack, top: int, busy_us: float) -> tuple
     return tuple(out)
 
 
-__all__ = ["copy_stats", "host_ops", "top_kernels"]
+__all__ = ["busy_figures", "host_ops", "top_kernels"]

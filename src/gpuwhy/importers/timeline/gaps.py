@@ -2,13 +2,18 @@
 
 Each idle *gap* (the GPU runs nothing on any stream) ends when some work W
 starts; W's launch call (linked by correlation id or flow event) started at L.
+The causes are :data:`gpuwhy.verdict.causes.IDLE`'s.
 
 - **No launch linked** to W: *unexplained*.
-- **Launched ahead** (the launch call had returned before the GPU went idle):
-  *waiting on another stream* when W's stream had a ``cudaStreamWaitEvent``
-  queued since its previous work and the work that finished last ran on
-  another stream (the event it waited for); else *gaps between queued work*
-  (GPU-side launch latency, inside CUDA-graph replays too).
+- **Launched ahead** (the launch call had returned before the GPU went idle): the
+  work was queued and did not start. A gap of at most :data:`QUEUE_LATENCY_US` is
+  *queue latency* (GPU-side launch latency between dependent work, inside CUDA-graph
+  replays too); a longer one is a *dependency wait*: the work waited on something,
+  and what the trace says of it is kept per gap (:data:`WAITED_FOR`): another
+  stream's event (W's stream had a ``cudaStreamWaitEvent`` queued since its previous
+  work and, unless the trace names the stream the wait made wait, the work that
+  finished last ran on another stream), a collective (the last or next work is a
+  communication kernel), a host callback (one was queued meanwhile), or nothing.
 - **Launched late** (L after the GPU went idle, or the launch call still
   running then): the host was the bottleneck. The window from idle to L is
   split by what the host did, first claim first:
@@ -17,15 +22,19 @@ starts; W's launch call (linked by correlation id or flow event) started at L.
      returned inside the window. Without them the host would have reached its
      launch D sooner, so the first min(D, window) of the gap is theirs (a sync
      that returns at once, because the GPU was already idle, costs its few us);
-  2. *copies from pageable memory*: time inside the runtime call of a pageable
+  2. *copies from pageable memory*: time inside the API call of a pageable
      host-to-device copy (and, when W is such a copy, its launch-to-start time);
   3. *data loading*: time inside a DataLoader ``__next__`` range;
-  4. *waiting on the host to launch*: the rest, in CPU operators (named by the
-     top ones), outside any profiled operator (Python, sleep, I/O), and the
-     launch call to start (launch latency).
+  4. *host work*: stretches of at least :data:`HOST_WORK_MIN_US` in which the host
+     issued no GPU work (no API call, no operator that makes one: Python work, I/O,
+     logging, CPU-tensor ops, sleeps; what a CUDA graph would not remove);
+  5. *launch overhead*: the rest: in API calls and the operators that make them
+     (named by the top ones), in the shorter stretches between them (the
+     framework's dispatch and Python glue), and from the launch call to the start
+     (launch latency).
 
   *Warm-up*: when W is the first launch of a kernel that runs at least three
-  times, the part of its host-launch time (4.) beyond the median of its later
+  times, the part of its host time (4. and 5.) beyond the median of its later
   launches' is a one-time cost (lazy module loading, library handles,
   allocator growth) and is counted as warm-up. Not in a trace whose first
   ``ProfilerStep#N`` has N > 0 (``schedule(wait=..., warmup=...)``): the
@@ -39,12 +48,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .host import HostView
+from ...verdict.causes import IDLE
+from .host import HOST_WORK_MIN_US, HostView
 from .intervals import last_finished
 from .track import GpuTrack
 
-CAUSES = ("host_launch", "host_sync", "data_loading", "pageable_copy", "stream_wait", "queued", "warmup", "unexplained")
+CAUSES = tuple(c.value for c in IDLE)
 _HOST, _QUEUED, _WAIT, _UNEXPLAINED = 0, 1, 2, 3
+#: The class (:attr:`Gaps.cls`) of queued work whose stream waited on another stream's event.
+WAIT_CLASS = _WAIT
+#: Queued work that starts within this (us) of the GPU going idle waited only on GPU-side launch latency
+#: (1-4 us between dependent kernels on current GPUs, a few more inside graphs); longer, on a dependency.
+QUEUE_LATENCY_US = 10.0
+#: What a dependency wait waited for, as the trace says it (codes of :attr:`Gaps.waited_for`).
+WAITED_FOR = ("the trace does not say", "another stream's event", "a collective", "a host callback")
+_UNSAID, _EVENT, _COLLECTIVE, _CALLBACK = 0, 1, 2, 3
 #: A kernel must run at least this many times for its first launch to count as warm-up.
 WARMUP_MIN_COUNT = 3
 
@@ -68,6 +86,7 @@ class Gaps:
     warm_frac: np.ndarray
     after_graph: np.ndarray
     prev_last: np.ndarray  # the event that finished last before the gap (-1 for none)
+    waited_for: np.ndarray  # a dependency wait's WAITED_FOR code (0 elsewhere)
 
 
 def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warmup: bool = True) -> Gaps:
@@ -157,12 +176,39 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
     after_graph = np.zeros(g0.size, dtype=bool)
     after_graph[has_next] = track.graph[nx[has_next]]
 
-    gaps = Gaps(g0, g1, inner, nxt, cls, wl, sync, pg_next, np.zeros(g0.size), after_graph, prev_last)
+    waited_for = _waited_for(track, view, cls, g0, g1, nx, prev_last, L, has_next)
+    gaps = Gaps(g0, g1, inner, nxt, cls, wl, sync, pg_next, np.zeros(g0.size), after_graph, prev_last, waited_for)
     h = np.flatnonzero((cls == _HOST) & inner & (nxt >= 0))
     if h.size and warmup:
-        _, _, _, in_ops, outside, launch = _pieces(gaps, view, h, -np.inf, np.inf)
-        gaps.warm_frac[h] = _warmup_fraction(in_ops + outside + launch, nxt[h], name)
+        _, _, _, in_ops, dispatch, work, launch = _pieces(gaps, view, h, -np.inf, np.inf)
+        gaps.warm_frac[h] = _warmup_fraction(in_ops + dispatch + work + launch, nxt[h], name)
     return gaps
+
+
+def _waited_for(track: GpuTrack, view: HostView, cls, g0, g1, nx, prev_last, L, has_next) -> np.ndarray:
+    """Per gap, the :data:`WAITED_FOR` code of a dependency wait (queued, longer than queue latency)."""
+    out = np.zeros(g0.size, dtype=np.int8)
+    long = np.flatnonzero(((cls == _QUEUED) | (cls == _WAIT)) & (g1 - g0 > QUEUE_LATENCY_US))
+    if long.size == 0:
+        return out
+    out[long[cls[long] == _WAIT]] = _EVENT
+    rest = long[out[long] == _UNSAID]
+    comm = track.communication
+    touches = np.zeros(rest.size, dtype=bool)
+    if comm.any() and rest.size:
+        before, after = prev_last[rest], nx[rest]
+        touches = ((before >= 0) & comm[np.clip(before, 0, None)]) | (has_next[rest] & comm[after])
+        out[rest[touches]] = _COLLECTIVE
+    rest = rest[~touches]
+    if rest.size and view.callback_ts.size:
+        # a host function queued between the launch of the previous work on W's stream and W's own
+        prev = _previous_same_stream(track.start, track.stream)[nx[rest]]
+        lp = np.where(prev >= 0, track.launch[np.clip(prev, 0, None)], -np.inf)
+        lp = np.where(np.isnan(lp), -np.inf, lp)
+        queued = (np.searchsorted(view.callback_ts, L[rest], side="right")
+                  > np.searchsorted(view.callback_ts, lp, side="right"))
+        out[rest[queued]] = _CALLBACK
+    return out
 
 
 def _previous_same_stream(st, stream):
@@ -207,7 +253,8 @@ def _warmup_fraction(hl, nxt, name):
 
 
 def _pieces(gaps: Gaps, view: HostView, h: np.ndarray, lo, hi):
-    """For launched-late gaps ``h`` clipped to ``[lo, hi]`` (us): sync, pageable, data, in-ops, outside, launch pieces."""
+    """For launched-late gaps ``h`` clipped to ``[lo, hi]`` (us): the sync, pageable, data, in-ops,
+    short-outside, long-outside (host work) and launch pieces."""
     g0, g1 = gaps.g0[h], gaps.g1[h]
     c0 = np.maximum(g0, lo)
     c1 = np.minimum(g1, hi)
@@ -223,16 +270,18 @@ def _pieces(gaps: Gaps, view: HostView, h: np.ndarray, lo, hi):
     data = with_data - pg
     in_ops = with_cpu - with_data
     outside = np.clip(win - with_cpu, 0.0, None)
+    work = np.minimum(view.host_work.within(a, b), outside)
     launch = np.clip(c1 - np.maximum(wl, c0), 0.0, None)
     pgn = gaps.pageable_next[h]
     pg = pg + np.where(pgn, launch, 0.0)
     launch = np.where(pgn, 0.0, launch)
-    return sync, pg, data, in_ops, outside, launch
+    return sync, pg, data, in_ops, outside - work, work, launch
 
 
 def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.inf) -> dict:
     """Idle time (us) by cause of each gap in ``idx``, clipped to ``[lo, hi]``: a dict of arrays
-    over ``idx``, with the sub-split of host-launch time in ``_in_ops``, ``_outside_ops``, ``_launch``.
+    over ``idx``, with the sub-split of launch overhead in ``_in_ops``, ``_dispatch`` (short stretches
+    outside operators) and ``_launch``.
 
     ``lo``/``hi`` are scalars, or arrays over ``idx`` (one clip per entry: a gap listed
     several times with the pieces of a partition of it gives its time split over them,
@@ -240,7 +289,7 @@ def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.in
     """
     z = np.zeros(idx.size)
     out = {c: z.copy() for c in CAUSES}
-    out.update(_in_ops=z.copy(), _outside_ops=z.copy(), _launch=z.copy())
+    out.update(_in_ops=z.copy(), _dispatch=z.copy(), _launch=z.copy())
     if idx.size == 0:
         return out
     lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), idx.shape)
@@ -250,27 +299,31 @@ def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.in
     c1 = np.minimum(g1, hi)
     length = np.clip(c1 - c0, 0.0, None)
     cls = gaps.cls[idx]
-    for key, code in (("unexplained", _UNEXPLAINED), ("queued", _QUEUED), ("stream_wait", _WAIT)):
-        out[key] = np.where(cls == code, length, 0.0)
+    queued = (cls == _QUEUED) | (cls == _WAIT)
+    dependency = queued & (g1 - g0 > QUEUE_LATENCY_US)
+    out["unexplained"] = np.where(cls == _UNEXPLAINED, length, 0.0)
+    out["dependency_wait"] = np.where(dependency, length, 0.0)
+    out["queue_latency"] = np.where(queued & ~dependency, length, 0.0)
     h = np.flatnonzero(cls == _HOST)
     if h.size == 0:
         return out
-    sync, pg, data, in_ops, outside, launch = _pieces(gaps, view, idx[h], lo[h], hi[h])
+    sync, pg, data, in_ops, dispatch, work, launch = _pieces(gaps, view, idx[h], lo[h], hi[h])
     wf = gaps.warm_frac[idx][h]
     keep = 1.0 - wf
     out["host_sync"][h] = sync
     out["pageable_copy"][h] = pg
     out["data_loading"][h] = data
-    out["warmup"][h] = (in_ops + outside + launch) * wf
+    out["warmup"][h] = (in_ops + dispatch + work + launch) * wf
+    out["host_work"][h] = work * keep
     out["_in_ops"][h] = in_ops * keep
-    out["_outside_ops"][h] = outside * keep
+    out["_dispatch"][h] = dispatch * keep
     out["_launch"][h] = launch * keep
-    out["host_launch"][h] = (in_ops + outside + launch) * keep
+    out["launch_overhead"][h] = (in_ops + dispatch + launch) * keep
     return out
 
 
 def split(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.inf) -> dict:
-    """:func:`split_gaps` summed over the gaps: idle us by cause (and the host-launch sub-split)."""
+    """:func:`split_gaps` summed over the gaps: idle us by cause (and the launch-overhead sub-split)."""
     return {k: float(v.sum()) for k, v in split_gaps(gaps, view, idx, lo, hi).items()}
 
 
@@ -283,4 +336,5 @@ def host_windows(gaps: Gaps, idx: np.ndarray):
     return a[keep], b[keep], h[keep]
 
 
-__all__ = ["CAUSES", "WARMUP_MIN_COUNT", "Gaps", "classify", "host_windows", "split", "split_gaps"]
+__all__ = ["CAUSES", "HOST_WORK_MIN_US", "QUEUE_LATENCY_US", "WAIT_CLASS", "WAITED_FOR", "WARMUP_MIN_COUNT", "Gaps", "classify",
+           "host_windows", "split", "split_gaps"]

@@ -11,8 +11,12 @@ host ranges of a :class:`~gpuwhy.importers.timeline.activities.Timeline`:
   memory, during which the host stages the data through a pinned buffer;
 - *data loading*: ``enumerate(DataLoader)#..._next__`` ranges (any range whose
   name holds ``DataLoader``);
-- *CPU work*: every operator and annotation (``ProfilerStep#N`` aside) and every
-  other runtime call; ``python_function`` frames are kept for naming callers only;
+- *issuing GPU work*: every other API call, and every framework operator inside
+  which its thread made one (an operator that launches nothing, a CPU-tensor op, is
+  host work like Python); annotations and ``python_function`` frames are kept for
+  naming callers and steps only;
+- *host work*: the stretches outside all of these of at least :data:`HOST_WORK_MIN_US`;
+- *callbacks*: host functions queued on a stream (``cudaLaunchHostFunc``);
 - *wait calls*: ``cudaStreamWaitEvent`` (with the stream it made wait when the
   trace has ``cuda_sync`` events).
 """
@@ -27,6 +31,14 @@ from .intervals import Coverage, merge, nested_order, top_level, union
 from .activities import GRAPH_LAUNCH_NAMES, MALLOC_NAMES, SYNC_NAMES, WAIT_NAMES, Timeline
 
 STEP_PREFIX = "ProfilerStep#"
+#: Host time in which the host issued no GPU work (no API call, no operator that makes one) and did not
+#: sync, stage a copy or load data, in a stretch this long (us) or longer, is host work (Python, I/O,
+#: CPU-tensor ops, sleeps); shorter stretches between launches are the framework's dispatch and Python
+#: glue (PyTorch's host cost per operator is 5-50 us).
+HOST_WORK_MIN_US = 100.0
+#: API calls that queue a host function on a stream (the stream waits for it to return).
+CALLBACK_NAMES = frozenset({"cudaLaunchHostFunc", "cuLaunchHostFunc", "cudaStreamAddCallback", "cuStreamAddCallback",
+                            "hipLaunchHostFunc", "hipStreamAddCallback"})
 
 
 def is_dataloader(name) -> bool:
@@ -79,9 +91,11 @@ class HostArrays:
 class HostView:
     """The host state of one process as interval sets and call lists (us).
 
-    ``pageable``, ``data``, ``cpu``: coverages of nested unions (pageable
-    copy calls; those plus data loading; those plus all CPU work), so a window's
-    time splits by priority with two subtractions. ``sync_end``/``sync_cum``:
+    ``pageable``, ``with_data``, ``with_cpu``: coverages of nested unions (pageable
+    copy calls; those plus data loading; those plus the host issuing GPU work: API
+    calls and the operators that make them), so a window's time splits by priority
+    with two subtractions; ``host_work``: the stretches of at least
+    :data:`HOST_WORK_MIN_US` outside all of these and the syncs. ``sync_end``/``sync_cum``:
     sync calls sorted by end and the running sum of their durations.
     """
 
@@ -105,6 +119,8 @@ class HostView:
     graph_launches: int
     malloc_s: float
     malloc_calls: int
+    host_work: Coverage
+    callback_ts: np.ndarray
 
     def sync_time(self, lo, hi):
         """Summed duration of the sync calls that end in ``[lo, hi]``, per window (us)."""
@@ -115,11 +131,37 @@ class HostView:
         return self.sync_cum[i1] - self.sync_cum[i0]
 
 
-def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pid: bool) -> HostView:
+def issues_calls(starts, ends, threads, call_ts, call_threads) -> np.ndarray:
+    """Mask of the ranges (``starts``/``ends``, us, on ``threads``) inside which their thread made at
+    least one of the calls (``call_ts`` on ``call_threads``)."""
+    out = np.zeros(starts.size, dtype=bool)
+    for th in np.unique(threads).tolist():
+        sel = np.flatnonzero(threads == th)
+        calls = np.sort(call_ts[call_threads == th])
+        if calls.size:
+            out[sel] = np.searchsorted(calls, ends[sel], side="right") > np.searchsorted(calls, starts[sel], side="left")
+    return out
+
+
+def _long_stretches(covered: tuple[np.ndarray, np.ndarray], bounds: tuple[float, float]) -> Coverage:
+    """The stretches of ``bounds`` (us) outside the sorted disjoint set ``covered`` that last
+    :data:`HOST_WORK_MIN_US` or longer."""
+    a, b = covered
+    lo, hi = bounds
+    starts = np.concatenate(([lo], b))
+    ends = np.concatenate((a, [hi]))
+    keep = ends - starts >= HOST_WORK_MIN_US
+    return Coverage(starts[keep], ends[keep])
+
+
+def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pid: bool,
+               bounds: tuple[float, float]) -> HostView:
     """The :class:`HostView` of process ``pid`` (all processes when ``with_pid`` is False).
 
     ``pageable_h2d`` / ``pageable_d2h``: correlation ids of the runtime calls
-    whose GPU copy is host-to-device from / device-to-host to pageable memory.
+    whose GPU copy is host-to-device from / device-to-host to pageable memory;
+    ``bounds``: the timeline's first and last time (us), the ends of the host's first and
+    last stretches outside any call or range.
     """
     if with_pid:
         threads = h.threads_of(pid)
@@ -155,10 +197,11 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
 
     pg_set = union(r_ts[pg], r_end[pg])
     data_set = union(hs[is_data], he[is_data])
-    work = ~is_step & ~is_data & ~is_frame
-    cpu_set = merge(union(hs[work], he[work]), union(r_ts[~sync & ~pg], r_end[~sync & ~pg]))
+    # The host issuing GPU work: the API calls that queue it, and the framework operators that make them.
+    ops = (hk == 0) & ~is_data & issues_calls(hs, he, ht, r_ts[~sync], h.r_thread[r_idx][~sync])
+    launch_set = merge(union(hs[ops], he[ops]), union(r_ts[~sync & ~pg], r_end[~sync & ~pg]))
     with_data = merge(pg_set, data_set)
-    with_cpu = merge(with_data, cpu_set)
+    with_cpu = merge(with_data, launch_set)
 
     wait = np.isin(r_name, h.runtime_ids(WAIT_NAMES))
     wj = np.flatnonzero(wait)
@@ -188,6 +231,7 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
     step_name = [names[i] for i in hn[is_step][so].tolist()]
 
     graph = int(np.isin(r_name, h.runtime_ids(GRAPH_LAUNCH_NAMES)).sum())
+    callback = np.sort(r_ts[np.isin(r_name, h.runtime_ids(CALLBACK_NAMES))])
     mal = np.isin(r_name, h.runtime_ids(MALLOC_NAMES))
     return HostView(
         sync_idx=r_idx[sync_j], sync_end=sync_end, sync_cum=sync_cum,
@@ -197,6 +241,7 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
         top_start=top_start, top_end=top_end, top_name=top_name, top_thread=top_thread,
         step_start=step_start, step_end=step_end, step_name=step_name,
         graph_launches=graph, malloc_s=float((r_end[mal] - r_ts[mal]).sum()) * 1e-6, malloc_calls=int(mal.sum()),
+        host_work=_long_stretches(merge(with_cpu, union(r_ts[sync], r_end[sync])), bounds), callback_ts=callback,
     )
 
 
@@ -241,4 +286,5 @@ def callers(h: HostArrays, runtime_idx: np.ndarray, depth: int = 64) -> list[tup
     return out
 
 
-__all__ = ["STEP_PREFIX", "HostArrays", "HostView", "build_view", "callers", "is_dataloader"]
+__all__ = ["CALLBACK_NAMES", "HOST_WORK_MIN_US", "STEP_PREFIX", "HostArrays", "HostView", "build_view", "callers",
+           "is_dataloader", "issues_calls"]

@@ -9,20 +9,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from ...verdict.causes import IDLE, LABEL
+from ...verdict.engine import Diagnosis
+from ...verdict.figures import WindowFigures
+
 if TYPE_CHECKING:
     from ...model.timeline.bins import BinnedWindow
 
 #: The idle causes, in the order they are described (docs/diagnose.md), with their labels.
-CAUSE_LABELS = {
-    "host_launch": "waiting on the host to launch",
-    "host_sync": "host blocked in a sync",
-    "data_loading": "data loading (DataLoader)",
-    "pageable_copy": "copies from pageable memory",
-    "stream_wait": "waiting on another stream",
-    "queued": "gaps between queued work",
-    "warmup": "warm-up (first calls)",
-    "unexplained": "unexplained (no launch linked)",
-}
+CAUSE_LABELS = {c.value: LABEL[c] for c in IDLE}
 
 
 @dataclass(frozen=True)
@@ -31,9 +26,8 @@ class IdleCause:
 
     ``time_s``: idle seconds put down to it; ``span_pct`` / ``idle_pct``: that
     time as a share of the GPU's span / idle time; ``gaps``: idle gaps that hold
-    some of it; ``max_speedup_x``: the most the whole span could shrink if this
-    time went to zero (Amdahl: span / (span - time)); ``evidence``: what in the
-    trace shows it; ``remedies``: what to try, most effective first.
+    some of it; ``evidence``: what in the trace shows it. What removing it is
+    worth is the remedies' (:attr:`TraceGpu.diagnosis`).
     """
 
     key: str
@@ -42,9 +36,7 @@ class IdleCause:
     span_pct: float
     idle_pct: float
     gaps: int
-    max_speedup_x: float
     evidence: tuple[str, ...] = ()
-    remedies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -164,6 +156,9 @@ class TraceGpu:
     (queueing included), over the kernels linked to a launch event.
     ``zero_duration_kernels`` are kernels recorded with ``dur: 0`` (their
     time is below the trace's resolution, ``time_resolution``): counted, no time.
+    ``diagnosis``: the verdict engine's time budget of the GPU's span (of the analysis window when
+    one was given), ``figures`` what it was given (for a caller that adds measured kernels; not part
+    of ``to_dict()``).
     ``timeline``: busy and idle by cause per bin of a window
     (:class:`gpuwhy.model.timeline.bins.BinnedWindow`), when the analysis was asked for one
     (`gpuwhy run`); not part of ``to_dict()``.
@@ -204,11 +199,14 @@ class TraceGpu:
     cause: str | None
     reasons: tuple[str, ...]
     remedies: tuple[str, ...]
+    diagnosis: Diagnosis | None = None
+    figures: WindowFigures | None = field(default=None, repr=False, compare=False)
     timeline: BinnedWindow | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        d = asdict(replace(self, timeline=None))
-        del d["timeline"]
+        d = asdict(replace(self, timeline=None, diagnosis=None, figures=None))
+        del d["timeline"], d["figures"]
+        d["diagnosis"] = self.diagnosis.to_dict() if self.diagnosis is not None else None
         return d
 
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .activities import GRAPH_LAUNCH_NAMES, HTOD, MEMCPY, PAGEABLE, Timeline
+from .activities import GRAPH_LAUNCH_NAMES, HTOD, KERNEL, MEMCPY, PAGEABLE, Timeline
 from .clean import Cleaned
 from .intervals import sorted_gaps
+from .kinds import kernel_kind
 
 
 @dataclass
@@ -26,7 +27,8 @@ class GpuTrack:
     ``stream``: small codes in order of first appearance, ``streams`` the timeline's stream id of
     each code; ``launch``/``launch_end``: the launch call's start and end (NaN unknown),
     ``launch_api`` its index (-1 none); ``graph``: launched by a CUDA-graph replay;
-    ``pageable_h2d``: a host-to-device copy from pageable memory; ``running_end``: the running
+    ``pageable_h2d``: a host-to-device copy from pageable memory; ``communication``: a collective's
+    kernel (NCCL, RCCL: :func:`~.kinds.kernel_kind`); ``running_end``: the running
     maximum of the ends. ``gap_index`` ``i`` marks an idle gap between activity ``i`` (and all
     before it) and ``i + 1``: from ``gap_start`` to ``gap_end``. ``pid``: the process that launched
     most of the work (None when no launch is linked).
@@ -46,6 +48,7 @@ class GpuTrack:
     launch_api: np.ndarray
     graph: np.ndarray
     pageable_h2d: np.ndarray
+    communication: np.ndarray
     running_end: np.ndarray
     gap_index: np.ndarray
     gap_start: np.ndarray
@@ -100,9 +103,16 @@ def gpu_track(t: Timeline, c: Cleaned, device: str, sel: np.ndarray) -> GpuTrack
     return GpuTrack(
         device=str(device), order=order, start=st, end=en, dur=du, kind=kind, name=t.gpu_name[order], stream=stream,
         streams=list(codes), launch=c.launch_us[order], launch_end=c.launch_end_us[order], launch_api=lau_i,
-        graph=graph, pageable_h2d=pageable & has_corr, running_end=cm, gap_index=gi, gap_start=cm[gi],
+        graph=graph, pageable_h2d=pageable & has_corr, communication=_communication(t, t.gpu_name[order], kind),
+        running_end=cm, gap_index=gi, gap_start=cm[gi],
         gap_end=st[gi + 1], pid=pid,
     )
+
+
+def _communication(t: Timeline, name: np.ndarray, kind: np.ndarray) -> np.ndarray:
+    """Mask of the collective kernels (their name's family is communication)."""
+    comm_ids = np.asarray([i for i, n in enumerate(t.gpu_names) if kernel_kind(n) == "communication"], dtype=np.int64)
+    return (kind == KERNEL) & np.isin(name, comm_ids)
 
 
 __all__ = ["GpuTrack", "gpu_track"]
