@@ -165,3 +165,13 @@ def render_roofline_run(run) -> None:
     from .plot import render_roofline_sweep
 
     render_roofline_sweep(run.sweep, run.sheet)
+
+
+def render_main_job(job) -> None:
+    """A bare `gpuwhy` with a GPU (:class:`~gpuwhy.api.main_job.MainJob`): the probe, the quick
+    bench, and what to run next."""
+    from .probe_view import render_probe
+
+    render_probe(job.probe)
+    render_bench(job.bench)
+    note("next: `gpuwhy bench --sweep` for the full sweep and compute ceilings; `gpuwhy classify --measured` to use them")

@@ -28,14 +28,13 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..outputs import PLOT_SUFFIXES, check_plot_path  # noqa: F401  (the path check lives with the file guard)
 from ..units import fmt_num, fmt_pct, fmt_si
 from .fit import chart_columns
 from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Roof, drawn_at, rate_unit, x_tick_text, y_tick_text
 
 #: The one line every plotting path raises when matplotlib is missing.
 MISSING_MATPLOTLIB = "plots need matplotlib: pip install 'gpuwhy[plot]'"
-#: File types the plotting paths write.
-PLOT_SUFFIXES = (".png", ".svg")
 
 
 # ---------------------------------------------------------------------------
@@ -141,26 +140,6 @@ class LogCanvas:
 # ---------------------------------------------------------------------------
 # matplotlib
 # ---------------------------------------------------------------------------
-
-
-def check_plot_path(path: str, option: str = "--out") -> str:
-    """``path`` if it ends in .png or .svg and can be written without losing a user's file.
-
-    Raises:
-        UsageError: any other suffix, a missing folder, or an existing file gpuwhy
-            did not write (one line naming the option).
-    """
-    from ..errors import UsageError
-    from .outputs import writable_output
-
-    from pathlib import Path
-
-    if Path(path).is_dir():
-        writable_output(path, option)  # the folder line
-    if not str(path).lower().endswith(PLOT_SUFFIXES):
-        raise UsageError(f"{option} {path!r} must end in .png or .svg")
-    writable_output(path, option)
-    return path
 
 
 def require_pyplot(missing: str = MISSING_MATPLOTLIB):
