@@ -134,11 +134,6 @@ def probe(device=None, spec_dirs=(), full=True):
     return probe_devices(device, spec_dirs, full=full)
 
 
-def _text(v):
-    """An argument as the command line would give it (None stays None)."""
-    return None if v is None else str(v)
-
-
 def llm(params=None, gpu=None, *, model=None, weight_dtype=None, batch=1, context=None, prompt_len=None, kv_dtype=None,
         layers=None, kv_heads=None, head_dim=None, heads=None, sweep_batch=False, spec_dirs=(), models=()):
     """The roofline model of LLM inference on ``gpu``, as ``gpuwhy llm`` computes it.
@@ -158,20 +153,11 @@ def llm(params=None, gpu=None, *, model=None, weight_dtype=None, batch=1, contex
     Raises:
         UsageError: what ``gpuwhy llm`` refuses (the same one-line messages).
     """
-    from .cli.llm_options import LlmText
-    from .device.probe import gpu_sheet
-    from .model.llm.estimate import scaled_estimate
-    from .model.llm.roofline import gpu_from_sheet
-    from .model.llm.scaling import Scaling
+    from .api.llm import estimate_values
 
-    text = LlmText(params=_text(params), weight_dtype=weight_dtype, context=_text(context), prompt_len=_text(prompt_len),
-                   model=model, layers=_text(layers), kv_heads=_text(kv_heads), head_dim=_text(head_dim), heads=_text(heads),
-                   kv_dtype=kv_dtype, batch=str(batch), models=tuple(models))
-    req = text.load_shape(text.parse("gpuwhy.llm needs params (e.g. params='8B') or model (e.g. model='llama-3-8b')"))
-    sheet = gpu_sheet(gpu, tuple(spec_dirs)).sheet
-    g = gpu_from_sheet(sheet, req.weight_dtype)
-    return scaled_estimate(req.params, req.weight_dtype, g, Scaling(), sweep=sweep_batch, notes=req.notes, plain_wording=True,
-                           **req.estimate_kwargs()).estimate
+    return estimate_values(params, gpu, model=model, weight_dtype=weight_dtype, batch=batch, context=context,
+                           prompt_len=prompt_len, kv_dtype=kv_dtype, layers=layers, kv_heads=kv_heads, head_dim=head_dim,
+                           heads=heads, sweep_batch=sweep_batch, spec_dirs=spec_dirs, models=models)
 
 
 def compare(gpus, intensity=None, *, flops=None, bytes=None, dtype="fp32", costs=None, per_watt=False, spec_dirs=()):
@@ -190,24 +176,10 @@ def compare(gpus, intensity=None, *, flops=None, bytes=None, dtype="fp32", costs
     Raises:
         UsageError: unknown GPUs or dtype, a GPU listed twice, a bad or missing workload.
     """
-    from .device.sheet import sheet_for
-    from .model.roofline.compare import assign_costs, compare_roofline
-    from .units import parse_quantity
+    from .api.compare import compare_values
 
-    if isinstance(gpus, str) or not gpus:
-        raise UsageError("gpuwhy.compare needs a list of GPU names, e.g. ['H100', 'H200']")
-    i = None if intensity is None else parse_quantity(intensity, "intensity")
-    f = None if flops is None else parse_quantity(flops, "flops")
-    b = None if bytes is None else parse_quantity(bytes, "bytes")
-    dirs = tuple(spec_dirs)
-    sheets = []
-    for g in gpus:
-        s = sheet_for(g, spec_dirs=dirs).sheet
-        if s in sheets:
-            raise UsageError(f"the {s.name} is listed twice ({g!r}); list each GPU once")
-        sheets.append(s)
-    priced = assign_costs(list((costs or {}).items()), [s.name for s in sheets], lambda n: sheet_for(n, spec_dirs=dirs).sheet)
-    return compare_roofline(sheets, dtype, i, f, b, priced, per_watt)
+    return compare_values(gpus, intensity, flops=flops, bytes_=bytes, dtype=dtype, costs=costs, per_watt=per_watt,
+                          spec_dirs=spec_dirs)
 
 
 def occupancy(block_size, registers, shared_mem=0, *, gpu=None, arch=None, carveout=None, spec_dirs=()):
@@ -223,21 +195,9 @@ def occupancy(block_size, registers, shared_mem=0, *, gpu=None, arch=None, carve
     Raises:
         UsageError: neither or both of gpu and arch, an unknown architecture, impossible inputs.
     """
-    from .device.sheet import sheet_for
-    from .model.kernels.occupancy import arch_key, arch_limits, load_arch_limits
-    from .model.kernels.occupancy import occupancy as _occupancy
+    from .api.occupancy import occupancy_values
 
-    if (gpu is None) == (arch is None):
-        raise UsageError("gpuwhy.occupancy needs one of gpu='H200' or arch='sm_90'")
-    name = sms = None
-    if gpu is not None:
-        sheet = sheet_for(gpu, spec_dirs=tuple(spec_dirs)).sheet
-        key, name, sms = arch_key(sheet.compute_capability), sheet.name, sheet.sm_count
-    else:
-        key = arch_key(arch)
-    lim = arch_limits(key, load_arch_limits(tuple(spec_dirs)))
-    return _occupancy(lim, int(block_size), int(registers), int(shared_mem), None if carveout is None else int(carveout),
-                      gpu=name, sm_count=sms)
+    return occupancy_values(block_size, registers, shared_mem, gpu=gpu, arch=arch, carveout=carveout, spec_dirs=spec_dirs)
 
 
 def read_ncu(path, gpu=None, *, dtype=None, top=10, device=None, spec_dirs=()):

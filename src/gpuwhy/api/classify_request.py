@@ -63,7 +63,7 @@ class ShapeText:
 
 @dataclass(frozen=True)
 class ClassifyRequest:
-    """One workload to classify, parsed (:func:`gpuwhy.api.classify.classify` runs it; :meth:`ClassifyText.parse` makes it).
+    """One workload to classify, parsed (:func:`gpuwhy.api.classify.classify` runs it; :meth:`ClassifyOptions.parse` makes it).
 
     Attributes:
         workload: the FLOPs, bytes, launches, seconds and name (a :class:`~gpuwhy.model.roofline.classify.Workload`);
@@ -119,7 +119,7 @@ class NcuReading:
 
 
 @dataclass(frozen=True)
-class ClassifyText:
+class ClassifyOptions:
     """What `gpuwhy classify` was given, as typed (None, False or the default where not given).
 
     Each field's flag is its name with dashes (``bytes_`` -> ``--bytes``, ``no_tensor_cores``

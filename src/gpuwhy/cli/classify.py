@@ -36,11 +36,11 @@ def classify_cmd(
 ) -> None:
     """Arithmetic intensity vs the ridge point: compute-, memory- or overhead-bound, with remedies."""
     from ..api.classify import classify
-    from ..api.classify_request import ClassifyText, NcuReading
+    from ..api.classify_request import ClassifyOptions, NcuReading
     from ..render.output import FileOut, Format, show
     from ..render.tables import render_classification
 
-    req = ClassifyText(flops=flops, bytes_=bytes_, time=time, launches=launches, dtype=dtype, no_tensor_cores=no_tensor_cores,
+    req = ClassifyOptions(flops=flops, bytes_=bytes_, time=time, launches=launches, dtype=dtype, no_tensor_cores=no_tensor_cores,
                        launch_overhead=launch_overhead, example=example, measured=measured, ncu=ncu, top=top,
                        working_set=working_set, plot=plot, shape=shape, gpu=gpu, spec_dirs=tuple(specs or ())).parse()
     if isinstance(req, NcuReading):
