@@ -175,3 +175,16 @@ def render_main_job(job) -> None:
     render_probe(job.probe)
     render_bench(job.bench)
     note("next: `gpuwhy bench --sweep` for the full sweep and compute ceilings; `gpuwhy classify --measured` to use them")
+
+
+def render_bench_outcome(o) -> None:
+    """One GPU's `gpuwhy bench` (a :class:`~gpuwhy.api.bench.BenchOutcome`): the view its mode names
+    (``"module:function"`` under :mod:`gpuwhy.render`), then the baseline comparison when there is one."""
+    import importlib
+
+    module, function = o.view.split(":")
+    getattr(importlib.import_module(f"gpuwhy.render.{module}"), function)(o.result)
+    if o.judged is not None:
+        from .check_view import render_check
+
+        render_check([o.judged[0]], o.policy, [o.judged[1]])

@@ -86,3 +86,17 @@ def save_document(kind: str, payload: Any, write: Callable[[dict], Any]) -> Any:
     from .jsonout import document
 
     return write(document(kind, payload))
+
+
+def save_baseline(kind: str, payload: Any, path: str, overwrite: bool) -> None:
+    """Save a run as a baseline: the ``kind`` document of ``payload`` written to ``path``
+    (:func:`gpuwhy.check.baseline.write_baseline`; an existing file only with ``overwrite``), and
+    a note saying where.
+
+    Raises:
+        UsageError: the file must not or cannot be written.
+    """
+    from ..check.baseline import write_baseline
+    from .console import note
+
+    note(f"baseline saved to {save_document(kind, payload, lambda doc: write_baseline(path, doc, overwrite))}")
