@@ -13,6 +13,7 @@ Public API, the commands' results as objects (each has ``to_dict()``, the comman
 - :func:`measure` -- time a callable on the GPU and classify it (needs a GPU).
 - :func:`probe` -- what the visible GPUs are (needs the GPU packages).
 
+Each is a thin call of its use case in :mod:`gpuwhy.api` (the CLI calls the same ones).
 Errors are the exceptions of :mod:`gpuwhy.errors`, exported here too.
 """
 
@@ -28,12 +29,9 @@ def load_spec(name: str, spec_dirs=()):
         gpuwhy.errors.UsageError: unknown or ambiguous name.
         gpuwhy.errors.SpecError: a malformed sheet.
     """
-    from .device.sheet import sheet_for
-    from .errors import UsageError
+    from .api.specs import load_spec as _load_spec
 
-    if not isinstance(name, str) or not name.strip():
-        raise UsageError(f"load_spec needs a GPU name such as 'H200' (see `gpuwhy specs list`), got {name!r}")
-    return sheet_for(name, spec_dirs=spec_dirs).sheet
+    return _load_spec(name, spec_dirs)
 
 
 def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches=1, tensor_cores=True, launch_overhead=None,
@@ -73,24 +71,9 @@ def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches
         >>> gpuwhy.classify(gemm="8192x8192x8192", dtype="bf16", gpu="H200").counts.flops
         1099511627776.0
     """
-    from .api.classify import run_classify
-    from .model.roofline.classify import Workload
-    from .units import parse_count, parse_quantity, parse_time
+    from .api.classify import classify_values
 
-    if shape:
-        from .api.classify import classify_shape_options
-
-        return classify_shape_options(shape, flops, bytes, gpu, dtype, time, launches, tensor_cores, launch_overhead, spec_dirs)
-
-    wl = Workload(
-        flops=parse_quantity(flops, "flops", unit="FLOP"),
-        bytes=parse_quantity(bytes, "bytes", unit="B"),
-        launches=parse_count(launches, "launches"),
-        time_s=None if time is None else parse_time(time),
-    )
-    lo = None if launch_overhead is None else parse_time(launch_overhead, "launch overhead")
-    ws = None if working_set is None else parse_quantity(working_set, "working_set")
-    return run_classify(wl, gpu, dtype, tensor_cores, lo, spec_dirs, working_set=ws)
+    return classify_values(flops, bytes, gpu, dtype, time, launches, tensor_cores, launch_overhead, spec_dirs, working_set, shape)
 
 
 def measure(fn, *args, flops=None, bytes=None, dtype=None, gpu=None, **kwargs):
@@ -129,9 +112,10 @@ def probe(device=None, spec_dirs=(), full=True):
     Raises:
         gpuwhy.errors.NoDeviceError: no driver or GPU (one line saying which).
     """
-    from .device.probe import probe_devices
+    from .api.probe import ProbeRequest
+    from .api.probe import probe as _probe
 
-    return probe_devices(device, spec_dirs, full=full)
+    return _probe(ProbeRequest(device, spec_dirs, list_only=not full))
 
 
 def llm(params=None, gpu=None, *, model=None, weight_dtype=None, batch=1, context=None, prompt_len=None, kv_dtype=None,
@@ -212,9 +196,9 @@ def read_ncu(path, gpu=None, *, dtype=None, top=10, device=None, spec_dirs=()):
     Raises:
         UsageError: an unreadable or non-ncu file (one line naming it), an unknown GPU.
     """
-    from .importers.ncu import load_ncu_report
+    from .api.readers import read_ncu as _read_ncu
 
-    return load_ncu_report(path, gpu=gpu, dtype=dtype, top=int(top), spec_dirs=tuple(spec_dirs), device=device)
+    return _read_ncu(path, gpu, dtype=dtype, top=top, device=device, spec_dirs=spec_dirs)
 
 
 def read_trace(path, *, top=10):
@@ -226,9 +210,9 @@ def read_trace(path, *, top=10):
     Raises:
         UsageError: an unreadable or non-trace file.
     """
-    from .importers.torch_trace import load_trace
+    from .api.readers import read_trace as _read_trace
 
-    return load_trace(path, top=int(top))
+    return _read_trace(path, top=top)
 
 
 __all__ = [

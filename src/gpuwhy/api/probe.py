@@ -9,8 +9,9 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ProbeRequest:
     """What to probe: ``device`` as ``-i`` takes it (None: every GPU; with ``topo``, all),
-    ``spec_dirs`` for the sheets, ``list_only`` one line per GPU (no derived peaks, health or
-    software), ``topo`` the links between the GPUs instead.
+    ``spec_dirs`` for the sheets (folders; one folder may be given as a string), ``list_only``
+    one line per GPU (no derived peaks, health or software), ``topo`` the links between the
+    GPUs instead.
 
     Raises:
         UsageError: (when made) ``topo`` with ``list_only`` or ``spec_dirs``, which it does not use.
