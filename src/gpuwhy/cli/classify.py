@@ -6,8 +6,8 @@ from typing import Optional
 
 import typer
 
-from .app import app
 from ..api.classify_request import ShapeText
+from .app import app
 from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt
 from .shape_options import shape_options
 

@@ -10,8 +10,8 @@ from typing import List, Optional
 
 import typer
 
-from .app import app
 from ..api.llm_request import LlmText, ScalingText
+from .app import app
 from .common import CsvOpt, JsonOpt, SpecsOpt
 from .llm_options import scaling_options
 

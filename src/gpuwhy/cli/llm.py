@@ -7,8 +7,8 @@ from typing import List, Optional
 
 import typer
 
-from .app import app
 from ..api.llm_request import LlmText, ScalingText, ServingText
+from .app import app
 from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt
 from .llm_options import scaling_options, serving_options
 
