@@ -38,7 +38,7 @@ def classify_cmd(
     from ..api.classify import classify
     from ..api.classify_request import ClassifyOptions, NcuReading
     from ..render.output import FileOut, Format, show
-    from ..render.tables import render_classification
+    from ..render.classify_view import render_classify
 
     req = ClassifyOptions(flops=flops, bytes_=bytes_, time=time, launches=launches, dtype=dtype, no_tensor_cores=no_tensor_cores,
                        launch_overhead=launch_overhead, example=example, measured=measured, ncu=ncu, top=top,
@@ -55,4 +55,4 @@ def classify_cmd(
         from ..render.plot import save_classification_plot
 
         files = (FileOut(lambda: save_classification_plot(result, req.plot), f"roofline drawn to {req.plot}"),)
-    show("classify", result, Format(json_out, csv_out), render_classification, files=files)
+    show("classify", result, Format(json_out, csv_out), render_classify, files=files)

@@ -15,9 +15,9 @@ def run_main_job(json_out: bool = False) -> int:
 
     job = main_job()
     if job.fallback is not None:
-        from ..render.tables import render_classification
+        from ..render.classify_view import render_classify
 
-        show("classify", job.fallback, Format(json=json_out), render_classification)
+        show("classify", job.fallback, Format(json=json_out), render_classify)
         return 0
     from ..render.bench_view import render_main_job
 

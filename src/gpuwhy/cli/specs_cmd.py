@@ -41,7 +41,7 @@ def validate_cmd(
     """Check sheets against the schema: every file, each bad one on its own line (file and field), then exit 2."""
     from ..api.specs import validate_sheets
     from ..render.output import Format, show
-    from ..render.tables import render_validation
+    from ..render.specs_view import render_validation
 
     checked = validate_sheets(paths)
     show("specs.validate", checked, Format(json_out), render_validation)

@@ -28,13 +28,14 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..outputs import PLOT_SUFFIXES, check_plot_path  # noqa: F401  (the path check lives with the file guard)
 from ..units import fmt_num, fmt_pct, fmt_si
 from .fit import chart_columns
 from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Roof, drawn_at, rate_unit, x_tick_text, y_tick_text
 
 #: The one line every plotting path raises when matplotlib is missing.
 MISSING_MATPLOTLIB = "plots need matplotlib: pip install 'gpuwhy[plot]'"
+#: File types the plotting paths write, and the check of a plot's path: with the file guard (gpuwhy.outputs).
+from ..outputs import PLOT_SUFFIXES, check_plot_path  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------------------

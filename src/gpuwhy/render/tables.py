@@ -20,13 +20,10 @@ def _kv_table(title: str) -> Table:
 
 
 def render_classification(c) -> None:
-    """Print a :class:`~gpuwhy.api.classify.Classification`: the example's words (for a named example),
-    the numbers, the verdict, the remedies."""
+    """Print a :class:`~gpuwhy.api.classify.Classification`: the numbers, the verdict, the remedies."""
     v = c.verdict
     w, ce = v.workload, v.ceilings
     con = out()
-    if getattr(c, "example_description", ""):
-        con.print(f"example {c.example}: {c.example_description}")
     title = f"{w.name}: {fmt_si(w.flops, 'FLOP')}, {fmt_si(w.bytes, 'B')}"
     if w.launches > 1:
         title += f", {w.launches} launches"
@@ -162,15 +159,3 @@ def render_sheet(s) -> None:
     con.print(f"bandwidth source: {s.source_for('memory_bandwidth_gbs')}")
     for n in s.notes:
         con.print(f"note: {n}")
-
-
-def render_validation(v) -> None:
-    """`gpuwhy specs validate` (a :class:`~gpuwhy.api.specs.SheetValidation`): each bad sheet but the
-    last on stderr, one line each as the CLI writes errors (the last is the command's own error
-    line), then how many passed."""
-    import sys
-
-    for _, e in v.bad[:-1]:
-        sys.stderr.write(f"gpuwhy: error: {e}\n")
-    if v.checked:
-        out().print(f"{len(v.checked)} sheet(s) valid" + (f", {len(v.bad)} invalid" if v.bad else ""))
