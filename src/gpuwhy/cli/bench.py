@@ -49,7 +49,7 @@ def bench_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Measure DRAM bandwidth and launch overhead (kernels checked against numpy first)."""
-    from ..api.bench import BenchHooks, BenchJob, bench, several_failure
+    from ..api.bench import BenchHooks, BenchJob, BenchOutcome, bench, several_failure
     from ..render.bench_view import render_bench_outcome
     from ..render.output import Format, save_baseline as save, show
 
@@ -61,7 +61,7 @@ def bench_cmd(
     )
     hooks = BenchHooks(bar=progress_bar, writable=_writable, write_csv=_write_csv, one_gpu=run_one_gpu)
     outcome = bench(BenchJob(options, baseline, save_baseline, overwrite, policy), hooks)
-    if not hasattr(outcome, "judged"):  # several GPUs: one line each, then the first GPU's error
+    if not isinstance(outcome, BenchOutcome):  # several GPUs: one line each, then the first GPU's error
         from ..render.multi_view import render_multi
 
         show("bench-multi", outcome, Format(json_out), render_multi)
