@@ -70,21 +70,26 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 class Job:
     def __init__(self, entry: score.Planted, kind: str, rep: int, phase: int) -> None:
-        self.entry, self.kind, self.rep, self.phase = entry, kind, rep, phase  # kind: planted | fixed | gpuwhy
+        # kind: planted | fixed (alone) | gpuwhy (the planted program under gpuwhy run) | gpuwhy-fixed (the twin)
+        self.entry, self.kind, self.rep, self.phase = entry, kind, rep, phase
 
     @property
     def label(self) -> str:
-        return f"{self.entry.name} {self.kind}" + ("" if self.kind == "gpuwhy" else f" #{self.rep}")
+        return f"{self.entry.name} {self.kind}" + ("" if self.kind.startswith("gpuwhy") else f" #{self.rep}")
 
     def est_s(self) -> float:
         e = self.entry.est_s
         if self.kind == "gpuwhy":
             return 2 * e + 4 + (25 if self.entry.kernels else 0)
+        if self.kind == "gpuwhy-fixed":
+            return 2 * e + 4
         return e
 
     def timeout_s(self, base: float) -> float:
         if self.kind == "gpuwhy":
             return base * (3 if self.entry.kernels else 2)
+        if self.kind == "gpuwhy-fixed":
+            return base * 2
         return base
 
 
@@ -93,7 +98,7 @@ def plan(a: argparse.Namespace) -> list[Job]:
     for p in a.programs:
         jobs += [Job(p, "planted", 1, 1), Job(p, "fixed", 1, 1)]
         if not a.skip_gpuwhy:
-            jobs.append(Job(p, "gpuwhy", 1, 1))
+            jobs += [Job(p, "gpuwhy", 1, 1), Job(p, "gpuwhy-fixed", 1, 1)]
     for rep in range(2, a.repeats + 1):
         for p in a.programs:
             jobs += [Job(p, "planted", rep, 2), Job(p, "fixed", rep, 2)]
@@ -103,12 +108,13 @@ def plan(a: argparse.Namespace) -> list[Job]:
 def command(a: argparse.Namespace, job: Job, calib: list[str], trace_dir: Path) -> list[str]:
     prog = str((PROGRAMS_DIR / f"{job.entry.name}.py").relative_to(REPO))
     prog_args = ["--steps", str(a.steps), "--warmup", str(a.warmup), *calib]
-    if job.kind == "gpuwhy":
+    if job.kind.startswith("gpuwhy"):
+        fixed = job.kind == "gpuwhy-fixed"
         cmd = [a.python, "-m", "gpuwhy", "run", "--json", "--steps", str(a.steps),
-               "--out", str(trace_dir / job.entry.name)]
-        if job.entry.kernels:
+               "--out", str(trace_dir / (job.entry.name + ("-fixed" if fixed else "")))]
+        if job.entry.kernels and not fixed:
             cmd.append("--kernels")
-        return cmd + ["--", "python3", prog, *prog_args]
+        return cmd + ["--", "python3", prog, *prog_args, *(["--fixed"] if fixed else [])]
     return [a.python, prog, *prog_args, *(["--fixed"] if job.kind == "fixed" else [])]
 
 
@@ -217,7 +223,8 @@ def main(argv=None) -> int:
     env = environment()
     t_start = time.perf_counter()
     calib: dict[str, list[str]] = {}
-    runs: dict[str, dict] = {p.name: {"planted": [], "fixed": [], "gpuwhy": None, "skipped": []} for p in a.programs}
+    runs: dict[str, dict] = {p.name: {"planted": [], "fixed": [], "gpuwhy": None, "gpuwhy-fixed": None, "skipped": []}
+                             for p in a.programs}
     for job in jobs:
         name = job.entry.name
         elapsed = time.perf_counter() - t_start
@@ -229,11 +236,20 @@ def main(argv=None) -> int:
         if a.deadline_s:
             timeout = min(timeout, max(15.0, a.deadline_s - elapsed))
         cmd = command(a, job, calib.get(name, []), trace_dir)
-        if job.kind == "gpuwhy":
-            (trace_dir / name).mkdir(parents=True, exist_ok=True)
+        if job.kind.startswith("gpuwhy"):
+            (trace_dir / (name + ("-fixed" if job.kind == "gpuwhy-fixed" else ""))).mkdir(parents=True, exist_ok=True)
         res = execute(cmd, timeout, env)
         res["cmd"] = shlex.join(cmd)
         rec = {"cmd": res["cmd"], "rc": res["rc"], "wall_s": res["wall_s"], "timed_out": res["timed_out"]}
+        if job.kind == "gpuwhy-fixed":
+            (docs / f"{name}.gpuwhy-fixed.json").write_text(res["stdout"])
+            (docs / f"{name}.gpuwhy-fixed.err").write_text(res["stderr"][-LOG_CHARS:])
+            rec["profiled"] = score.parse_diag_result(res["stderr"])
+            runs[name]["gpuwhy-fixed"] = rec
+            step = (rec["profiled"] or {}).get("step_s_mean")
+            print(f"[{elapsed:6.1f}s] {job.label}: exit {res['rc']}, {res['wall_s']:.1f} s, "
+                  + (f"{step * 1e3:.3f} ms/step under the profiler" if step else "no DIAG_RESULT"), flush=True)
+            continue
         if job.kind == "gpuwhy":
             doc_file = docs / f"{name}.gpuwhy.json"
             doc_file.write_text(res["stdout"])
@@ -279,7 +295,9 @@ def main(argv=None) -> int:
             doc, doc_error = None, ("gpuwhy not run (--skip-gpuwhy)" if a.skip_gpuwhy else "gpuwhy not run (deadline)")
         else:
             doc, doc_error = gw[1], gw[0]["doc_error"]
-        row = score.score_program(p, doc, ok_planted, ok_fixed, doc_error=doc_error)
+        gf = r["gpuwhy-fixed"]
+        profiled = ((gw[0].get("profiled") if gw else None), (gf or {}).get("profiled"))
+        row = score.score_program(p, doc, ok_planted, ok_fixed, doc_error=doc_error, profiled=profiled)
         errors = [x["error"] for x in r["planted"] + r["fixed"] if x["error"]]
         if errors:
             row["error"] = errors[0] + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
@@ -289,7 +307,7 @@ def main(argv=None) -> int:
         if r["skipped"]:
             row["notes"].append("skipped for the deadline: " + ", ".join(r["skipped"]))
         row["calib_args"] = calib.get(p.name)
-        row["runs"] = {"planted": r["planted"], "fixed": r["fixed"], "gpuwhy": gw[0] if gw else None}
+        row["runs"] = {"planted": r["planted"], "fixed": r["fixed"], "gpuwhy": gw[0] if gw else None, "gpuwhy-fixed": gf}
         row["legacy_verdict"] = legacy_verdict(doc)
         prof = (gw[0].get("profiled") if gw else None) or {}
         row["profiled_step_s_mean"] = prof.get("step_s_mean")

@@ -154,7 +154,7 @@ def test_summary_and_table():
     table = score.format_table(rows, s)
     lines = table.splitlines()
     assert all(len(ln) <= 80 for ln in lines), max(lines, key=len)
-    assert lines[0].startswith("program") and "ach/ceil" in lines[0]
+    assert lines[0].startswith("program") and "prof" in lines[0] and "a/c" in lines[0]
     assert "top cause right in 3 of 4 (1 of 5 without a diagnosis)" in table
     assert "twins beating their ceiling: 1 (1 beyond the runs' spread)" in table
     assert f"median achieved/ceiling: {ratios[1]:.2f} (over 3 programs)" in table
@@ -189,7 +189,7 @@ def test_dry_run_prints_the_plan():
     rc, out = _dry([])
     assert rc == 0
     cmds = [ln for ln in out.splitlines() if ln.startswith("phase ")]
-    assert len(cmds) == 12 * 5, len(cmds)  # 2 plain runs + gpuwhy in phase 1, 2 plain runs in phase 2
+    assert len(cmds) == 12 * 6, len(cmds)  # 2 plain runs + gpuwhy on both variants in phase 1, 2 plain runs in phase 2
     gw = [ln for ln in cmds if " gpuwhy " in ln.split("$")[0]]
     assert len(gw) == 12 and sum("--kernels" in ln for ln in gw) == 4
     assert all("--json --steps 30" in ln and "-- python3 benchmarks/diagnosis/programs/" in ln for ln in gw)
