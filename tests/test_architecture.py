@@ -15,7 +15,7 @@ LAYERS = [
     ("specs",),
     ("model",),
     ("device", "engine"),
-    ("profiles",),
+    ("profiles", "profile_sections"),
     ("bench", "importers"),
     ("api", "check"),
     ("render",),
