@@ -626,7 +626,8 @@ def draw_chart(chart: RooflineChart) -> Drawing:
     Raises:
         UsageError: matplotlib missing (:data:`MISSING_MATPLOTLIB`).
     """
-    from .roofline_geometry import LINE, Mark, Plane, decades, layout, minor_ticks, slots
+    from .roofline_geometry import LINE, Mark, Plane, decades, minor_ticks, slots
+    from .roofline_labels import layout
 
     plt = require_pyplot()
     from matplotlib import patheffects
@@ -741,7 +742,7 @@ def draw_chart(chart: RooflineChart) -> Drawing:
 def save_chart(chart: RooflineChart, path: str) -> str:
     """Draw ``chart`` to ``path`` (``.png`` or ``.svg``) with matplotlib; returns the path.
 
-    The plot area and every label come from :func:`~gpuwhy.render.roofline_geometry.layout`
+    The plot area and every label come from :func:`~gpuwhy.render.roofline_labels.layout`
     on a :class:`~gpuwhy.render.roofline_geometry.Plane` of :data:`FILE_SIZE` px (the axes
     are put exactly on that plane), so the file and the report's SVG agree
     (:func:`draw_chart`).
