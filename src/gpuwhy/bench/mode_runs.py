@@ -15,6 +15,9 @@ from typing import Any, Callable, ContextManager
 
 from ..errors import CheckFailed, GpuwhyError, UsageError
 
+#: A request: the :class:`gpuwhy.bench.modes.BenchRequest` built from the mode declarations
+#: (not imported here: the declarations import these runners).
+BenchRequest = Any
 #: ``progress(total=, advance=, description=)`` (all keywords optional).
 Progress = Callable[..., None]
 #: ``bar(label)``: a context manager yielding a :data:`Progress` callable, or None (no terminal).
