@@ -201,3 +201,15 @@ def render_llm_cost(c) -> None:
 
 def _usd(x: float) -> str:
     return f"{x:,.2f}" if x >= 1 else f"{fmt_num(x)}"
+
+
+def render_llm_outcome(o) -> None:
+    """`gpuwhy llm` (a :class:`~gpuwhy.api.llm.LlmOutcome`): the estimate, the scaling when an option
+    asked for it, the speculative decoding and the cost when asked for."""
+    render_llm(o.scaled.estimate)
+    if not o.plain:
+        render_llm_scaling(o.scaled.scaling)
+    if o.report.speculative is not None:
+        render_speculative(o.report.speculative)
+    if o.report.cost is not None:
+        render_llm_cost(o.report.cost)
