@@ -373,18 +373,20 @@ def _entry(latency_s=25e-6, busbw=350.0, date="2026-12-05T10:00:00+00:00"):
 
 
 def test_profile_round_trip_and_carry(tmp_path):
-    from gpuwhy.profiles import DeviceProfile, carry_compute, latest_profile, record_allreduce, save_profile
+    from gpuwhy.profile_sections import ALLREDUCE, AllreduceRun
+    from gpuwhy.profiles import DeviceProfile, carry_sections, latest_profile, record, save_profile
 
     uuid = "GPU-0a1b2c3d-0000-4000-8000-000000000200"
-    record_allreduce(uuid, 2, _entry(), folder=tmp_path, name="NVIDIA H200", sheet="H200 SXM")
-    record_allreduce(uuid, 8, _entry(31e-6, 420.0, "2026-12-05T11:00:00+00:00"), folder=tmp_path, name="NVIDIA H200")
+    record(ALLREDUCE, uuid, AllreduceRun(2, _entry()), folder=tmp_path, name="NVIDIA H200", sheet="H200 SXM")
+    record(ALLREDUCE, uuid, AllreduceRun(8, _entry(31e-6, 420.0, "2026-12-05T11:00:00+00:00")), folder=tmp_path,
+           name="NVIDIA H200")
     p = latest_profile(uuid, tmp_path)
     assert set(p.allreduce_by_gpus) == {"2", "8"} and p.allreduce_by_gpus["8"]["latency_s"] == 31e-6
     assert p.allreduce_date == "2026-12-05T11:00:00+00:00"
     assert DeviceProfile.from_dict(json.loads(json.dumps(p.to_dict()))) == p
     # a later memory-only bench profile keeps them
     later = DeviceProfile(uuid=uuid, name="NVIDIA H200", date="2026-12-06T00:00:00+00:00", dram_bandwidth_gbs=4400.0)
-    carried = carry_compute(later, tmp_path)
+    carried = carry_sections(later, tmp_path)
     assert carried.allreduce_by_gpus == p.allreduce_by_gpus
     save_profile(carried, tmp_path)
     assert latest_profile(uuid, tmp_path).allreduce_by_gpus["2"]["busbw_gbs"] == 350.0
@@ -411,13 +413,14 @@ def _llm(cli, *args):
 
 
 def test_llm_uses_this_hosts_measured_allreduce(cli, tmp_path, monkeypatch):
-    from gpuwhy.profiles import record_allreduce
+    from gpuwhy.profile_sections import ALLREDUCE, AllreduceRun
+    from gpuwhy.profiles import record
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     s = _llm(cli, "--num-gpus", "2")  # nothing measured: the assumed 10 us
     assert s["allreduce_latency_s"] == 10e-6 and s["allreduce_source"].startswith("assumed, not measured")
     uuid = "GPU-0a1b2c3d-0000-4000-8000-000000000200"
-    record_allreduce(uuid, 2, _entry(25e-6), name="NVIDIA H200", sheet="H200 SXM")
+    record(ALLREDUCE, uuid, AllreduceRun(2, _entry(25e-6)), name="NVIDIA H200", sheet="H200 SXM")
     s = _llm(cli, "--num-gpus", "2")
     assert s["allreduce_latency_s"] == 25e-6
     assert s["allreduce_source"] == (f"measured: the 8 B all-reduce over 2 GPUs (bench --allreduce, 2026-12-05T10:00:00+00:00, "

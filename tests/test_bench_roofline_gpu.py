@@ -64,11 +64,12 @@ def test_empirical_ridge_is_near_the_ceilings_ridge(sweep):
 
 
 def test_sweep_is_json_and_goes_into_the_profile(sweep, tmp_path):
-    from gpuwhy.profiles import DeviceProfile, merge_roofline_into_profile
+    from gpuwhy.profile_sections import ROOFLINE
+    from gpuwhy.profiles import DeviceProfile, merge
     from gpuwhy.render.jsonout import to_plain
 
     doc = json.loads(json.dumps(to_plain(sweep)))
     assert doc["curves"][0]["dtype"] == "fp32" and doc["summary"].startswith("gpuwhy roofline sweep")
     base = DeviceProfile(uuid=sweep.device.uuid, name=sweep.device.name, date="2000-01-01T00:00:00+00:00")
-    p = merge_roofline_into_profile(base, sweep)
+    p = merge(ROOFLINE, base, sweep)
     assert len(p.roofline_points["fp32"]) == len(sweep.curve("fp32").points)

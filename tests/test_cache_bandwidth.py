@@ -420,7 +420,8 @@ def test_the_l2_figure_saved_beside_a_failed_family_judges_l2_resident_work(monk
     from gpuwhy.api.classify import run_classify
     from gpuwhy.engine.timing import Measurement
     from gpuwhy.model.roofline.classify import Workload
-    from gpuwhy.profiles import DeviceProfile, latest_profile, record_caches, save_profile
+    from gpuwhy.profile_sections import CACHES
+    from gpuwhy.profiles import DeviceProfile, latest_profile, record, save_profile
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     fixture = Path(__file__).parent / "fixtures" / "profiles" / "h200-2026-11-29.json"
@@ -434,7 +435,7 @@ def test_the_l2_figure_saved_beside_a_failed_family_judges_l2_resident_work(monk
     l2 = C.CacheRow("L2", "read", "l2_read_u8", 30 * 2**20, int(9237e9 * 1e-3), t, 1056, 256, 300, 1980.0, None, 1980.0)
     res = C.CacheResult(h200, (l2,), (), {"sm_clock_mhz": 1980.0}, (), "2026-12-02T01:13:12+00:00",
                         failures=(C.CacheFailure("L2", "read+write", "l2_copy_u4 (1056 x 256) wrote a wrong result"),))
-    assert record_caches(h200.uuid, res) is not None
+    assert record(CACHES, h200.uuid, res) is not None
     p = latest_profile(h200.uuid)
     assert p.l2_read_bandwidth_gbs == pytest.approx(9237.0) and p.l2_read_write_bandwidth_gbs is None
     # the l2_resident case of benchmarks/hierarchy_measure.py: 15 MiB x 50 passes in 110 us (7,154 GB/s)
@@ -479,9 +480,9 @@ def test_bench_sweep_keeps_the_dram_figures_when_a_cache_family_fails(monkeypatc
     install(monkeypatch, gpu, tmp_path)
     from dataclasses import replace
 
-    from gpuwhy.bench import modes, runner
+    from gpuwhy.bench import mode_runs, runner
 
-    monkeypatch.setattr(modes, "measure_compute", lambda req, precisions: [])  # the fake has no compute kernels
+    monkeypatch.setattr(mode_runs, "measure_compute", lambda req, precisions: [])  # the fake has no compute kernels
     # One DRAM kernel (a --kernel would skip the caches) at two sizes: 2^10 and 2^22 fp32 elements, whose
     # copy's working set 2 x 2^22 x 4 B = 32 MiB is 4 x the fake's 8 MiB L2, the least that gives a sustained
     # DRAM figure (results.DRAM_FACTOR). The quick sizes' 2^28 (1 GiB numpy copies) took 30 s here.

@@ -247,6 +247,7 @@ def test_judge_levels_latency_from_ncu_waves_and_occupancy():
 
 def test_profile_fields_are_backward_compatible_and_carried(tmp_path):
     from gpuwhy import profiles as P
+    from gpuwhy.profile_sections import CACHES, LATENCY
 
     old = json.loads(FIXTURE.read_text())
     p = DeviceProfile.from_dict(old)  # written before these fields existed
@@ -264,7 +265,7 @@ def test_profile_fields_are_backward_compatible_and_carried(tmp_path):
             return {("L2", "read"): Row(9800.0, 15 * MiB), ("L2", "read+write"): Row(8000.0),
                     ("shared", None): Row(31000.0, limit=33450.0), ("L1", None): Row(29000.0)}.get((level, op))
 
-    m = P.merge_caches_into_profile(p, Caches())
+    m = P.merge(CACHES, p, Caches())
     assert (m.l2_read_bandwidth_gbs, m.l2_read_write_bandwidth_gbs, m.shared_bandwidth_gbs, m.l1_bandwidth_gbs) == \
         (9800.0, 8000.0, 31000.0, 29000.0)
     assert m.shared_clock_limit_gbs == 33450.0 and m.cache_sm_clock_mhz == 1980.0 and m.l2_working_set_bytes == 15 * MiB
@@ -278,13 +279,13 @@ def test_profile_fields_are_backward_compatible_and_carried(tmp_path):
         date = "2026-12-02T11:00:00+00:00"
         levels = (Lv("L1", 16e-9, 200e3), Lv("L2", 144e-9, 31.1 * MiB), Lv("L2 far", 275e-9, 62 * MiB), Lv("DRAM", 347e-9))
 
-    m = P.merge_latency_into_profile(m, Ladder())
+    m = P.merge(LATENCY, m, Ladder())
     assert m.latency_s == {"L1": 16e-9, "L2": 144e-9, "L2 far": 275e-9, "DRAM": 347e-9}
     assert m.l2_near_bytes == int(31.1 * MiB)
     P.save_profile(m, tmp_path)
     # a later memory-only run carries the cache and latency figures over
     later = replace(p, date="2026-12-03T00:00:00+00:00")
-    carried = P.carry_compute(later, tmp_path)
+    carried = P.carry_sections(later, tmp_path)
     assert carried.l2_read_bandwidth_gbs == 9800.0 and carried.latency_s["DRAM"] == 347e-9
     assert carried.cache_date == Caches.date and carried.latency_date == Ladder.date
     back = DeviceProfile.from_dict(json.loads(json.dumps(carried.to_dict())))

@@ -68,16 +68,17 @@ def test_check_recorded_observations(cli, tmp_path):
 def test_compute_peaks_survive_a_later_memory_only_profile(cli, cache):
     from types import SimpleNamespace
 
-    from gpuwhy.profiles import carry_compute, latest_profile, record_compute
+    from gpuwhy.profile_sections import COMPUTE
+    from gpuwhy.profiles import carry_sections, latest_profile, record
 
     uuid = _profile().uuid
     save_profile(_profile(date="2026-11-29T08:00:00+00:00"))
     results = [SimpleNamespace(precision="bf16", status="measured", tflops=860.0),
                SimpleNamespace(precision="bf16", status="measured", tflops=650.0),  # mma.sync: the slower path
                SimpleNamespace(precision="fp8", status="not measured", tflops=None)]
-    assert record_compute(uuid, results) is not None
+    assert record(COMPUTE, uuid, results) is not None
     assert latest_profile(uuid).peak_tflops_measured == {"bf16": 860.0}
-    later = carry_compute(_profile(date="2099-01-01T00:00:00+00:00", dram_bandwidth_gbs=4600.0))
+    later = carry_sections(_profile(date="2099-01-01T00:00:00+00:00", dram_bandwidth_gbs=4600.0))
     save_profile(later)
     code, out, err = cli("classify", "--example", "gemm-bf16-8192", "--gpu", "H200", "--measured", "--json")
     assert code == 0, err

@@ -350,14 +350,15 @@ def test_layout_keeps_labels_apart_and_inside():
     """The shared label placement on the recorded H200 roofs with three points: no two labels overlap,
     none leaves the plot, none covers a point."""
     from gpuwhy.render import roofline_geometry as G
+    from gpuwhy.render import roofline_labels as RL
 
     ch = plot.build_chart(H200, ["bf16", "fp32"], profile=recorded(),
                           workloads=[("vecadd", 2.7e8, 3.2e9, 0.8e-3), ("gemm", 1.1e12, 4e8, 1.6e-3), ("gemv", 3.4e7, 3.4e7, None)])
     marks = [G.Mark.of(w.label, w.verdict) for w in ch.workloads]
     for size in ((520, 410), (420, 420)):
         plane = G.Plane.fit(ch.frame(labelled=True), *size)
-        lay = G.layout(plane, ch.roofs, marks, two_line=size[0] < 440)
-        boxes = [G.text_box(lb.x, lb.y, lb.text, lb.size, lb.anchor, lb.bold) for lb in lay.labels]
+        lay = RL.layout(plane, ch.roofs, marks, two_line=size[0] < 440)
+        boxes = [RL.text_box(lb.x, lb.y, lb.text, lb.size, lb.anchor, lb.bold) for lb in lay.labels]
         assert len(boxes) == 3 + 2 + 2  # points, roof labels and ridge labels per precision
         inner = (plane.left, plane.top, plane.left + plane.pw, plane.top + plane.ph)
         for i, b in enumerate(boxes):

@@ -19,6 +19,7 @@ import pytest
 from gpuwhy.profiles import DeviceProfile
 from gpuwhy.render import plot
 from gpuwhy.render import roofline_geometry as G
+from gpuwhy.render import roofline_labels as RL
 from gpuwhy.specs import library
 
 FIXTURE = Path(__file__).parent / "fixtures" / "profiles" / "h200-2026-11-29.json"
@@ -197,9 +198,9 @@ def test_report_svg_layout_with_levels_keeps_labels_apart():
     marks = [G.Mark.of(w.label, w.verdict) for w in ch.workloads]
     for size in ((520, 410), (420, 420)):
         plane = G.Plane.fit(ch.frame(labelled=True), *size)
-        lay = G.layout(plane, ch.roofs, marks, two_line=size[0] < 440, spec_word="sheet", slopes=ch.slopes)
+        lay = RL.layout(plane, ch.roofs, marks, two_line=size[0] < 440, spec_word="sheet", slopes=ch.slopes)
         inner = (plane.left, plane.top, plane.left + plane.pw, plane.top + plane.ph)
-        boxes = [G.text_box(lb.x, lb.y, lb.text, lb.size, lb.anchor, lb.bold) for lb in lay.labels]
+        boxes = [RL.text_box(lb.x, lb.y, lb.text, lb.size, lb.anchor, lb.bold) for lb in lay.labels]
         rotated = [lay.slope, *lay.level_labels]
         assert len(lay.level_labels) == 2  # L2 and L1/shared
         for i, b in enumerate(boxes):

@@ -284,16 +284,17 @@ def _compute_row(precision, tflops, status="measured"):
 
 
 def test_merge_compute_into_profile_is_pure():
-    from gpuwhy.profiles import merge_compute_into_profile
+    from gpuwhy.profile_sections import COMPUTE
+    from gpuwhy.profiles import merge
 
     base = DeviceProfile(uuid="GPU-1", name="G", date="2026-01-01T00:00:00+00:00", peak_tflops_measured={"fp64": 30.0, "fp32": 60.0})
     rows = [_compute_row("fp32", 66.0), _compute_row("fp32", 64.0), _compute_row("bf16", 860.0),
             _compute_row("fp8", None, "not measured")]
-    got = merge_compute_into_profile(base, rows, date="2026-02-01T00:00:00+00:00")
+    got = merge(COMPUTE, base, rows, date="2026-02-01T00:00:00+00:00")
     assert got.peak_tflops_measured == {"fp64": 30.0, "fp32": 66.0, "bf16": 860.0}
     assert got.compute_date == "2026-02-01T00:00:00+00:00" and got.date == "2026-02-01T00:00:00+00:00"
     assert base.peak_tflops_measured == {"fp64": 30.0, "fp32": 60.0}  # the input is untouched
-    assert merge_compute_into_profile(base, [_compute_row("fp8", None, "unsupported")]) is base
+    assert merge(COMPUTE, base, [_compute_row("fp8", None, "unsupported")]) is base
 
 
 # -------------------------------------------------------------- fake GPU ----
@@ -391,7 +392,8 @@ def test_fake_sweep_end_to_end(fake):
 
 def test_fake_sweep_uses_the_profile_ceilings_and_is_recorded(fake, tmp_path, cli):
     from gpuwhy.engine.context import open_device
-    from gpuwhy.profiles import latest_profile, record_roofline, save_profile
+    from gpuwhy.profile_sections import ROOFLINE
+    from gpuwhy.profiles import latest_profile, record, save_profile
 
     uuid = "GPU-1234abcd-0000-0000-0000-000000000000"
     save_profile(DeviceProfile(uuid=uuid, name="NVIDIA H200", date="2026-11-29T00:00:00+00:00", sheet="H200 SXM",
@@ -402,7 +404,7 @@ def test_fake_sweep_uses_the_profile_ceilings_and_is_recorded(fake, tmp_path, cl
     c = sweep.curve("fp32")
     assert c.peak_flops == 50e12 and c.bandwidth == 4000e9 and "measured" in c.peak_source
     assert [p.fmas for p in c.points] == [2, 16, 128, 512, 2048, 16384]
-    assert record_roofline(uuid, sweep) is not None
+    assert record(ROOFLINE, uuid, sweep) is not None
     prof = latest_profile(uuid)
     assert prof.dram_bandwidth_gbs == 4000.0 and prof.peak_tflops_measured == {"fp32": 50.0}
     assert [pt[0] for pt in prof.roofline_points["fp32"]] == pytest.approx([p.intensity for p in c.points])
@@ -416,15 +418,15 @@ def test_fake_sweep_uses_the_profile_ceilings_and_is_recorded(fake, tmp_path, cl
     assert kinds[("fp32", "measured")]["peak_tflops"] == 50.0 and kinds[("fp32", "spec")]["peak_tflops"] == 67.0
 
 
-def test_carry_compute_keeps_the_sweep_over_a_memory_only_run(tmp_path):
-    from gpuwhy.profiles import carry_compute, save_profile
+def test_carry_sections_keeps_the_sweep_over_a_memory_only_run(tmp_path):
+    from gpuwhy.profiles import carry_sections, save_profile
 
     uuid = "GPU-feed"
     save_profile(DeviceProfile(uuid=uuid, name="G", date="2026-01-01T00:00:00+00:00", peak_tflops_measured={"fp32": 60.0},
                                roofline_points={"fp32": [[1.0, 1e12]]}, roofline_ridge={"fp32": 14.0},
                                roofline_date="2026-01-01T00:00:00+00:00"), tmp_path)
     later = DeviceProfile(uuid=uuid, name="G", date="2026-01-02T00:00:00+00:00", dram_bandwidth_gbs=4000.0)
-    got = carry_compute(later, tmp_path)
+    got = carry_sections(later, tmp_path)
     assert got.peak_tflops_measured == {"fp32": 60.0}
     assert got.roofline_points == {"fp32": [[1.0, 1e12]]} and got.roofline_ridge == {"fp32": 14.0}
     assert got.roofline_date == "2026-01-01T00:00:00+00:00" and got.dram_bandwidth_gbs == 4000.0

@@ -11,13 +11,14 @@ sheet) and judge against its measured ceilings (DRAM bandwidth in B/s,
 launch overhead in s, compute peaks) instead of the sheet's
 (:func:`gpuwhy.model.roofline.ceilings.ceilings_from_profile`).
 
-Fields (JSON, SI units in the names): ``schema``, ``uuid``, ``name``, ``arch``,
+Fields (JSON, SI units in the names) are declared by section in
+:mod:`gpuwhy.profile_sections`: the memory run's (``schema``, ``uuid``, ``name``, ``arch``,
 ``driver_version``, ``driver_cuda_version``, ``date`` (ISO 8601 UTC),
 ``sm_clock_mhz``/``mem_clock_mhz`` (after the run) and their maxima,
 ``dram_bandwidth_gbs`` (sustained, 1e9 B/s) with ``dram_kernel``,
 ``spec_bandwidth_gbs`` and ``sheet``, ``launch_overhead_s`` (event-timed),
 ``launch_submit_s``, ``launch_round_trip_s``, ``launch_graph_per_kernel_s``,
-``l2_bytes``, ``sm_count``, ``gpuwhy`` (version); after `bench --compute`,
+``l2_bytes``, ``sm_count``, ``gpuwhy`` (version)); after `bench --compute`,
 ``peak_tflops_measured`` (precision -> TFLOP/s) and ``compute_date``; after
 `bench --roofline`, ``roofline_points`` (sweep dtype -> ``[[FLOP/byte, FLOP/s], ...]``),
 ``roofline_ridge`` (sweep dtype -> empirical ridge, FLOP/byte) and ``roofline_date``;
@@ -31,22 +32,26 @@ after `bench --sweep`, the cache ceilings: ``l2_read_bandwidth_gbs`` and
 as text -> ``busbw_gbs`` and ``largest_bytes`` of the largest all-reduce, ``latency_s`` and
 ``latency_bytes`` of the smallest, ``dtype``, ``date``), the same in every GPU of the run, and
 ``allreduce_date``. All of these are optional: older files without them load with None.
+
+Every measured section is recorded the same way (:func:`record`: the newest profile, or a
+minimal one, with the measurement merged in by :func:`merge`, saved as a new file) and carried
+the same way (:func:`carry_sections`: a memory run that did not measure it keeps the newest).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import tempfile
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from .errors import GpuwhyError, UsageError
+from .profile_sections import SCHEMA, SECTIONS, Section, allreduce_entry  # noqa: F401  (allreduce_entry: public here)
 from .version import __version__
 
-SCHEMA = 1
 KEEP = 20
 
 
@@ -64,59 +69,11 @@ def normalize_uuid(uuid: str) -> str:
     return "GPU-" + u.lower()
 
 
-@dataclass(frozen=True)
-class DeviceProfile:
-    """One bench run's measured ceilings for one GPU (see the module docstring)."""
+class _ProfileMethods:
+    """What every device profile class does besides holding its fields (see :func:`profile_class`)."""
 
-    uuid: str
-    name: str
-    date: str
-    arch: str = ""
-    driver_version: str | None = None
-    driver_cuda_version: str | None = None
-    sm_clock_mhz: int | None = None
-    mem_clock_mhz: int | None = None
-    max_sm_clock_mhz: int | None = None
-    max_mem_clock_mhz: int | None = None
-    dram_bandwidth_gbs: float | None = None
-    dram_kernel: str | None = None
-    spec_bandwidth_gbs: float | None = None
-    sheet: str | None = None
-    launch_overhead_s: float | None = None
-    launch_submit_s: float | None = None
-    launch_round_trip_s: float | None = None
-    launch_graph_per_kernel_s: float | None = None
-    l2_bytes: int | None = None
-    sm_count: int | None = None
-    gpuwhy: str = ""
-    schema: int = SCHEMA
-    #: Measured compute ceilings (dense TFLOP/s, int8 TOPS) by precision, from
-    #: `bench --compute`/`--sweep`; ``compute_date`` is when they were measured.
-    peak_tflops_measured: dict | None = None
-    compute_date: str | None = None
-    #: The mixed-intensity sweep (`bench --roofline`), by sweep dtype (``fp32``,
-    #: ``fp16``, ``bf16``): the empirical ridge (FLOP/byte) and the measured points
-    #: ``[[FLOP/byte, FLOP/s], ...]``; ``roofline_date`` is when they were measured.
-    roofline_ridge: dict | None = None
-    roofline_points: dict | None = None
-    roofline_date: str | None = None
-    #: The cache ceilings (`bench --sweep`, :mod:`gpuwhy.bench.cache_bandwidth`): GB/s (1e9 B/s).
-    l2_read_bandwidth_gbs: float | None = None
-    l2_read_write_bandwidth_gbs: float | None = None
-    l2_working_set_bytes: int | None = None
-    shared_bandwidth_gbs: float | None = None
-    shared_clock_limit_gbs: float | None = None
-    l1_bandwidth_gbs: float | None = None
-    cache_sm_clock_mhz: float | None = None
-    cache_date: str | None = None
-    #: The latency ladder (`bench --latency`): level -> s; the far-L2 step, bytes.
-    latency_s: dict | None = None
-    l2_near_bytes: int | None = None
-    latency_date: str | None = None
-    #: NCCL all-reduce across several GPUs of this host (`bench --allreduce`), by GPU count
-    #: (text): see :func:`allreduce_entry`; ``allreduce_date`` is when the newest was measured.
-    allreduce_by_gpus: dict | None = None
-    allreduce_date: str | None = None
+    #: The sections whose fields the class holds (:mod:`gpuwhy.profile_sections`).
+    sections: tuple[Section, ...] = ()
 
     @property
     def dram_bandwidth(self) -> float | None:
@@ -124,14 +81,25 @@ class DeviceProfile:
         return None if self.dram_bandwidth_gbs is None else self.dram_bandwidth_gbs * 1e9
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "DeviceProfile":
+    def check_field(cls, key: str, value) -> None:
+        """Raise ValueError naming ``key`` when ``value`` is not what a profile holds there
+        (None is always fine; a field without a check takes anything)."""
+        if value is None:
+            return
+        check = next((f.check for s in cls.sections for f in s.fields if f.name == key), None)
+        if check is not None:
+            check(key, value)
+
+    @classmethod
+    def from_dict(cls, d: dict):
         """Build from JSON data; unknown keys are ignored (newer gpuwhy), missing optional ones are None.
 
-        Every figure is checked (:data:`_RANGES`): a number where a number belongs, finite,
-        above zero and in a range no real GPU leaves (a sign of the wrong unit or a typo).
+        Every figure is checked (each field's ``check`` in :mod:`gpuwhy.profile_sections`): a number
+        where a number belongs, finite, above zero and in a range no real GPU leaves (a sign of the
+        wrong unit or a typo).
 
         Raises:
             ValueError: not a JSON object, without ``uuid``, ``name`` or ``date``, or a field
@@ -139,76 +107,32 @@ class DeviceProfile:
         """
         if not isinstance(d, dict):
             raise ValueError(f"a profile is a JSON object, not a {type(d).__name__}")
-        for key in ("uuid", "name", "date"):
+        for key in (f.name for s in cls.sections for f in s.fields if f.required):
             if not d.get(key) or not isinstance(d[key], str):
                 raise ValueError(f"profile lacks {key!r}")
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in dataclasses.fields(cls)}
         data = {k: v for k, v in d.items() if k in known}
         for key, value in data.items():
-            _check_field(key, value)
+            cls.check_field(key, value)
         return cls(**data)
 
 
-#: Ranges of a profile's figures: (low, high, unit). Outside them the file is refused.
-_RANGES = {
-    "dram_bandwidth_gbs": (0.1, 1e5, "GB/s"), "spec_bandwidth_gbs": (0.1, 1e5, "GB/s"),
-    "launch_overhead_s": (1e-9, 1.0, "s"), "launch_submit_s": (1e-9, 1.0, "s"),
-    "launch_round_trip_s": (1e-9, 1.0, "s"), "launch_graph_per_kernel_s": (1e-9, 1.0, "s"),
-    "sm_clock_mhz": (1, 1e5, "MHz"), "mem_clock_mhz": (1, 1e5, "MHz"),
-    "max_sm_clock_mhz": (1, 1e5, "MHz"), "max_mem_clock_mhz": (1, 1e5, "MHz"),
-    "l2_bytes": (1, 1e12, "bytes"), "sm_count": (1, 1e5, "SMs"),
-}
-_TEXT = ("arch", "driver_version", "driver_cuda_version", "dram_kernel", "sheet", "gpuwhy", "compute_date", "roofline_date",
-         "allreduce_date")
-#: Ranges of an ``allreduce_by_gpus`` entry's figures, as :data:`_RANGES`.
-_ALLREDUCE_RANGES = {"busbw_gbs": (1e-6, 1e5, "GB/s"), "latency_s": (1e-8, 10.0, "s"),
-                     "largest_bytes": (1, 2**44, "bytes"), "latency_bytes": (1, 2**44, "bytes")}
+def profile_class(sections: Iterable[Section]) -> type:
+    """A frozen dataclass holding the fields of ``sections`` in their order (the saved JSON's key
+    order), with :class:`_ProfileMethods`. :data:`DeviceProfile` is the one of :data:`SECTIONS`."""
+    sections = tuple(sections)
+    specs: list[Any] = []
+    for f in (f for s in sections for f in s.fields):
+        specs.append((f.name, f.type) if f.required else (f.name, f.type, dataclasses.field(default=f.default)))
+    cls = dataclasses.make_dataclass("DeviceProfile", specs, bases=(_ProfileMethods,), frozen=True,
+                                     namespace={"sections": sections, "__module__": __name__})
+    cls.__doc__ = ("One bench run's measured ceilings for one GPU: the fields of "
+                   + ", ".join(s.name for s in sections) + " (see :mod:`gpuwhy.profile_sections`).")
+    return cls
 
 
-def _number(key: str, value, lo: float, hi: float, unit: str) -> None:
-    import math
-
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{key} must be a number of {unit}, got {value!r}")
-    if not math.isfinite(value) or not (lo <= value <= hi):
-        from .units import fmt_num
-
-        raise ValueError(f"{key} = {fmt_num(value)} {unit} is not a plausible figure (expected {fmt_num(lo)} to {fmt_num(hi)} {unit})")
-
-
-def _check_field(key: str, value) -> None:
-    """Raise ValueError naming ``key`` when ``value`` is not what a profile holds there (None is always fine)."""
-    if value is None:
-        return
-    if key in _RANGES:
-        _number(key, value, *_RANGES[key])
-    elif key in _TEXT and not isinstance(value, str):
-        raise ValueError(f"{key} must be text, got {value!r}")
-    elif key in ("peak_tflops_measured", "roofline_ridge"):
-        if not isinstance(value, dict):
-            raise ValueError(f"{key} must be an object of precision -> number, got {value!r}")
-        for prec, v in value.items():
-            _number(f"{key}.{prec}", v, 1e-3, 1e5, "TFLOP/s" if key == "peak_tflops_measured" else "FLOP/byte")
-    elif key == "allreduce_by_gpus":
-        if not isinstance(value, dict):
-            raise ValueError(f"{key} must be an object of GPU count -> all-reduce figures, got {value!r}")
-        for count, entry in value.items():
-            if not str(count).isdigit() or int(count) < 2 or not isinstance(entry, dict):
-                raise ValueError(f"{key} must map a GPU count of 2 or more to an object, got {count!r}: {entry!r}")
-            for k, (lo, hi, unit) in _ALLREDUCE_RANGES.items():
-                _number(f"{key}.{count}.{k}", entry.get(k), lo, hi, unit)
-            for k in ("dtype", "date"):
-                if not isinstance(entry.get(k), str):
-                    raise ValueError(f"{key}.{count}.{k} must be text, got {entry.get(k)!r}")
-    elif key == "roofline_points":
-        if not isinstance(value, dict):
-            raise ValueError(f"{key} must be an object of dtype -> [[FLOP/byte, FLOP/s], ...], got {value!r}")
-        for dtype, pts in value.items():
-            if not isinstance(pts, list) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pts):
-                raise ValueError(f"{key}.{dtype} must be a list of [FLOP/byte, FLOP/s] pairs")
-            for x, y in pts:
-                _number(f"{key}.{dtype} intensity", x, 1e-6, 1e9, "FLOP/byte")
-                _number(f"{key}.{dtype} rate", y, 1.0, 1e20, "FLOP/s")
+#: One bench run's measured ceilings for one GPU (see the module docstring and :data:`SECTIONS`).
+DeviceProfile = profile_class(SECTIONS)
 
 
 def _stamp(date_iso: str) -> str:
@@ -340,7 +264,7 @@ def load_profile(path: str, what: str = "--profile") -> DeviceProfile:
         raise UsageError(f"{what} {path!r} is not a gpuwhy device profile ({exc})") from None
 
 
-def profile_from_result(result) -> DeviceProfile:
+def profile_from_result(result):
     """The profile of a :class:`~gpuwhy.bench.results.BenchResult`."""
     d = result.device
     h = result.health_after or result.health_before
@@ -370,226 +294,60 @@ def profile_from_result(result) -> DeviceProfile:
     )
 
 
-def record_compute(uuid: str, results, folder: Path | None = None, name: str = "GPU", sheet: str | None = None) -> Path | None:
-    """Add measured compute ceilings to the GPU's newest profile (a new file, same date).
-
-    ``results`` are :class:`~gpuwhy.bench.compute.ComputeResult`; only rows with
-    status ``measured`` count, and per precision the highest rate is kept.
-    When the GPU has no profile yet, a minimal one (``name``, ``sheet``) is
-    started. Returns the path written, or None when nothing was measured or the
-    cache is not writable (never raises for that).
-    """
-    if not _measured_peaks(results):
-        return None
-    now = _now()
-    base = latest_profile(uuid, folder)
-    if base is None:
-        base = DeviceProfile(uuid=normalize_uuid(uuid), name=name or "GPU", date=now, sheet=sheet, gpuwhy=__version__)
-    newer = merge_compute_into_profile(base, results, date=now)
-    try:
-        return save_profile(newer, folder)
-    except OSError:
-        return None
-
-
 def _now() -> str:
     import datetime as _dt
 
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
-def _measured_peaks(results) -> dict[str, float]:
-    """Highest measured TFLOP/s per precision of :class:`~gpuwhy.bench.compute.ComputeResult` rows."""
-    peaks: dict[str, float] = {}
-    for r in results:
-        if r.status == "measured" and r.tflops:
-            peaks[r.precision] = max(peaks.get(r.precision, 0.0), float(r.tflops))
-    return peaks
+def _settled(section: Section, values: dict) -> dict:
+    """``values`` with an empty object saved as None where the section's field says so."""
+    empty_none = {f.name for f in section.fields if f.empty_is_none}
+    return {k: (None if k in empty_none and v == {} else v) for k, v in values.items()}
 
 
-def merge_compute_into_profile(profile: DeviceProfile, compute_results, date: str | None = None) -> DeviceProfile:
-    """``profile`` with the measured compute ceilings of ``compute_results`` added (pure; nothing is saved).
+def merge(section: Section, profile, measured, date: str | None = None):
+    """``profile`` with ``measured`` merged into ``section``'s fields (pure; nothing is saved).
 
-    Per precision the highest rate among the rows with status ``measured`` is
-    kept and replaces any older figure (TFLOP/s; int8 TOPS); precisions not
-    measured keep their older figures. ``compute_date`` becomes ``date``
-    (default now, ISO 8601 UTC) and the profile's ``date`` at least that.
-    Rows ``not measured``/``unsupported`` change nothing; without any measured
-    row ``profile`` is returned unchanged.
+    The measurement is dated by its own ``date`` attribute, else ``date``, else now (ISO 8601
+    UTC); that date stamps the section's date field and raises the profile's ``date`` to at least
+    it. What the measurement sets is the section's ``gather`` (:mod:`gpuwhy.profile_sections`);
+    when it measured nothing, ``profile`` itself is returned.
+
+    Raises:
+        ValueError: the section's ``gather`` refuses the measurement (an all-reduce entry a
+            profile cannot hold).
     """
-    from dataclasses import replace
-
-    peaks = _measured_peaks(compute_results)
-    if not peaks:
+    now = getattr(measured, "date", "") or date or _now()
+    got = section.gather(profile, measured, now)
+    if not got:
         return profile
-    now = date or _now()
-    merged = dict(profile.peak_tflops_measured or {})
-    merged.update(peaks)
-    return replace(profile, date=max(profile.date, now), peak_tflops_measured=merged, compute_date=now)
+    values = _settled(section, {section.date: now, **got})
+    return dataclasses.replace(profile, date=max(profile.date, now), **values)
 
 
-def merge_roofline_into_profile(profile: DeviceProfile, sweep, date: str | None = None) -> DeviceProfile:
-    """``profile`` with a mixed-intensity sweep added (pure; nothing is saved).
+def record(section: Section, uuid: str, measured, folder: Path | None = None, name: str = "GPU",
+           sheet: str | None = None) -> Path | None:
+    """Merge ``measured`` into the GPU ``uuid``'s newest profile (:func:`merge`) and save the result
+    as a new file; a minimal profile (``name``, ``sheet``) is started when the GPU has none.
 
-    ``sweep`` is a :class:`~gpuwhy.bench.intensity.RooflineSweep`: per dtype it
-    measured, ``roofline_points[dtype]`` becomes ``[[FLOP/byte, FLOP/s], ...]``
-    and ``roofline_ridge[dtype]`` the empirical ridge (FLOP/byte; dropped when
-    that sweep found none). Other dtypes keep older figures. ``roofline_date``
-    becomes the sweep's date (else ``date``, else now).
+    Returns the path written, or None when the measurement changed nothing or the cache folder
+    is not writable (never raises for that).
+
+    Raises:
+        ValueError: as :func:`merge`.
     """
-    from dataclasses import replace
-
-    if not sweep.curves:
-        return profile
-    now = getattr(sweep, "date", "") or date or _now()
-    points = dict(profile.roofline_points or {})
-    ridges = dict(profile.roofline_ridge or {})
-    for c in sweep.curves:
-        points[c.dtype] = [[float(p.intensity), float(p.achieved_flops)] for p in c.points]
-        if c.fit.ridge:
-            ridges[c.dtype] = float(c.fit.ridge)
-        else:
-            ridges.pop(c.dtype, None)
-    return replace(profile, date=max(profile.date, now), roofline_points=points, roofline_ridge=ridges or None,
-                   roofline_date=now)
-
-
-def record_roofline(uuid: str, sweep, folder: Path | None = None, name: str = "GPU", sheet: str | None = None) -> Path | None:
-    """Add a mixed-intensity sweep to the GPU's newest profile (a new file; see
-    :func:`merge_roofline_into_profile`); a minimal profile is started when the GPU has
-    none. Returns the path written, or None when the sweep measured nothing or the
-    cache is not writable (never raises for that).
-    """
-    if not sweep.curves:
-        return None
     now = _now()
     base = latest_profile(uuid, folder)
     if base is None:
         base = DeviceProfile(uuid=normalize_uuid(uuid), name=name or "GPU", date=now, sheet=sheet, gpuwhy=__version__)
-    try:
-        return save_profile(merge_roofline_into_profile(base, sweep, date=now), folder)
-    except OSError:
-        return None
-
-
-#: Fields each measurement family owns (carried together, dated by the last one).
-CACHE_FIELDS = ("l2_read_bandwidth_gbs", "l2_read_write_bandwidth_gbs", "l2_working_set_bytes", "shared_bandwidth_gbs",
-                "shared_clock_limit_gbs", "l1_bandwidth_gbs", "cache_sm_clock_mhz", "cache_date")
-LATENCY_FIELDS = ("latency_s", "l2_near_bytes", "latency_date")
-ALLREDUCE_FIELDS = ("allreduce_by_gpus", "allreduce_date")
-
-
-def merge_caches_into_profile(profile: DeviceProfile, caches, date: str | None = None) -> DeviceProfile:
-    """``profile`` with the cache ceilings of ``caches`` added (pure; nothing is saved).
-
-    ``caches`` is a :class:`~gpuwhy.bench.cache_bandwidth.CacheResult`: its best L2 read
-    and read+write rows, shared-memory and L1 rows (GB/s) replace older figures; levels it
-    did not measure keep theirs. ``cache_date`` becomes its date (else ``date``, else now).
-    Without any measured row ``profile`` is returned unchanged.
-    """
-    from dataclasses import replace
-
-    got = {}
-    rd, rw, sh, l1 = caches.best("L2", "read"), caches.best("L2", "read+write"), caches.best("shared"), caches.best("L1")
-    if rd is not None:
-        got.update(l2_read_bandwidth_gbs=float(rd.gbs), l2_working_set_bytes=int(rd.working_set_bytes))
-    if rw is not None:
-        got["l2_read_write_bandwidth_gbs"] = float(rw.gbs)
-    if sh is not None:
-        got["shared_bandwidth_gbs"] = float(sh.gbs)
-        if sh.clock_limit_gbs:
-            got["shared_clock_limit_gbs"] = float(sh.clock_limit_gbs)
-    if l1 is not None:
-        got["l1_bandwidth_gbs"] = float(l1.gbs)
-    if not got:
-        return profile
-    now = getattr(caches, "date", "") or date or _now()
-    clock = (getattr(caches, "sm_clock", None) or {}).get("sm_clock_mhz")
-    return replace(profile, date=max(profile.date, now), cache_date=now, cache_sm_clock_mhz=clock, **got)
-
-
-def _record_merged(uuid: str, merge, folder: Path | None, name: str, sheet: str | None) -> Path | None:
-    """Save ``merge(newest profile)`` as a new file (a minimal profile is started when the GPU has
-    none); None when ``merge`` changed nothing or the cache folder is not writable."""
-    base = latest_profile(uuid, folder)
-    if base is None:
-        base = DeviceProfile(uuid=normalize_uuid(uuid), name=name or "GPU", date=_now(), sheet=sheet, gpuwhy=__version__)
-    newer = merge(base)
+    newer = merge(section, base, measured, date=now)
     if newer is base:
         return None
     try:
         return save_profile(newer, folder)
     except OSError:
         return None
-
-
-def record_caches(uuid: str, caches, folder: Path | None = None, name: str = "GPU", sheet: str | None = None) -> Path | None:
-    """Add cache ceilings to the GPU's newest profile (a new file; see
-    :func:`merge_caches_into_profile`); a minimal profile is started when the GPU has none.
-    Returns the path written, or None when nothing was measured or the cache folder is
-    not writable (never raises for that)."""
-    return _record_merged(uuid, lambda p: merge_caches_into_profile(p, caches), folder, name, sheet)
-
-
-def merge_latency_into_profile(profile: DeviceProfile, latency, date: str | None = None) -> DeviceProfile:
-    """``profile`` with the levels of a latency ladder added (pure; nothing is saved).
-
-    ``latency`` is a :class:`~gpuwhy.bench.latency.LatencyResult`: ``latency_s`` becomes
-    its level -> latency (s); ``l2_near_bytes`` the working set where the near-L2 level
-    ends when a far-L2 level follows (else None). No level: ``profile`` unchanged.
-    """
-    from dataclasses import replace
-
-    levels = {lv.name: float(lv.latency_s) for lv in getattr(latency, "levels", ()) if lv.latency_s}
-    if not levels:
-        return profile
-    near = next((lv for lv in latency.levels if lv.name == "L2"), None)
-    near_bytes = int(near.edge_bytes) if near is not None and near.edge_bytes and "L2 far" in levels else None
-    now = getattr(latency, "date", "") or date or _now()
-    return replace(profile, date=max(profile.date, now), latency_s=levels, l2_near_bytes=near_bytes, latency_date=now)
-
-
-def record_latency(uuid: str, latency, folder: Path | None = None, name: str = "GPU", sheet: str | None = None) -> Path | None:
-    """Add a latency ladder to the GPU's newest profile (a new file; see
-    :func:`merge_latency_into_profile`). Returns the path written, or None (nothing
-    measured, or the cache folder not writable; never raises for that)."""
-    return _record_merged(uuid, lambda p: merge_latency_into_profile(p, latency), folder, name, sheet)
-
-
-def allreduce_entry(*, busbw_gbs: float, largest_bytes: int, latency_s: float, latency_bytes: int, dtype: str,
-                    date: str) -> dict:
-    """One ``allreduce_by_gpus`` entry: the largest all-reduce's busbw (GB/s) and size (bytes),
-    the smallest one's time (s) and size (bytes), the dtype and the date (ISO 8601 UTC)."""
-    return {"busbw_gbs": float(busbw_gbs), "largest_bytes": int(largest_bytes), "latency_s": float(latency_s),
-            "latency_bytes": int(latency_bytes), "dtype": str(dtype), "date": str(date)}
-
-
-def merge_allreduce_into_profile(profile: DeviceProfile, gpus: int, entry: dict) -> DeviceProfile:
-    """``profile`` with ``entry`` (:func:`allreduce_entry`) as its all-reduce over ``gpus`` GPUs,
-    replacing an older one of that count; other counts keep theirs (pure; nothing is saved).
-
-    Raises:
-        ValueError: ``gpus`` below 2 or an entry a profile cannot hold (see :meth:`DeviceProfile.from_dict`).
-    """
-    from dataclasses import replace
-
-    merged = {**(profile.allreduce_by_gpus or {}), str(int(gpus)): dict(entry)}
-    _check_field("allreduce_by_gpus", merged)
-    date = entry["date"]
-    return replace(profile, date=max(profile.date, date), allreduce_by_gpus=merged,
-                   allreduce_date=max(profile.allreduce_date or date, date))
-
-
-def record_allreduce(uuid: str, gpus: int, entry: dict, folder: Path | None = None, name: str = "GPU",
-                     sheet: str | None = None) -> Path | None:
-    """Add an all-reduce over ``gpus`` GPUs to the GPU ``uuid``'s newest profile (a new file; see
-    :func:`merge_allreduce_into_profile`); a minimal profile is started when the GPU has none.
-    Returns the path written, or None when the cache folder is not writable (never raises for that).
-
-    Raises:
-        ValueError: as :func:`merge_allreduce_into_profile`.
-    """
-    return _record_merged(uuid, lambda p: merge_allreduce_into_profile(p, gpus, entry), folder, name, sheet)
 
 
 def find_allreduce(sheet, gpus: int, *, folder: Path | None = None,
@@ -610,30 +368,16 @@ def find_allreduce(sheet, gpus: int, *, folder: Path | None = None,
     return found[0], measured_busbw(p.allreduce_by_gpus, gpus), found[1]
 
 
-def carry_compute(profile: DeviceProfile, folder: Path | None = None) -> DeviceProfile:
-    """``profile`` with the measured compute ceilings of the GPU's newest earlier profile
-    carried over (a memory-only bench run does not measure them, and must not make
-    `classify --measured` forget them). Their ``compute_date`` says when they were measured.
-    The mixed-intensity sweep (``roofline_*``, dated by ``roofline_date``), the cache
-    ceilings (:data:`CACHE_FIELDS`), the latency ladder (:data:`LATENCY_FIELDS`) and the
-    all-reduce figures (:data:`ALLREDUCE_FIELDS`) are carried the same way.
+def carry_sections(profile, folder: Path | None = None):
+    """``profile`` with every measured section it lacks carried over from the GPU's newest
+    earlier profile that has it (a memory-only bench run measures none of them, and must not make
+    `classify --measured` forget them). A section is lacking when its key field is None or an
+    empty object; it is carried whole, so its date field says when it was measured.
     """
-    from dataclasses import replace
-
-    for group, key in ((CACHE_FIELDS, "cache_date"), (LATENCY_FIELDS, "latency_date"), (ALLREDUCE_FIELDS, "allreduce_date")):
-        if getattr(profile, key) is None:
-            prev = latest_profile(profile.uuid, folder, need=key)
-            if prev is not None:
-                profile = replace(profile, **{f: getattr(prev, f) for f in group})
-
-    if not profile.peak_tflops_measured:
-        prev = latest_profile(profile.uuid, folder, need="peak_tflops_measured")
+    for section in type(profile).sections:
+        if section.key is None or getattr(profile, section.key) not in (None, {}):
+            continue
+        prev = latest_profile(profile.uuid, folder, need=section.key)
         if prev is not None:
-            profile = replace(profile, peak_tflops_measured=dict(prev.peak_tflops_measured), compute_date=prev.compute_date)
-    if not profile.roofline_points:
-        prev = latest_profile(profile.uuid, folder, need="roofline_points")
-        if prev is not None:
-            profile = replace(profile, roofline_points=dict(prev.roofline_points),
-                              roofline_ridge=dict(prev.roofline_ridge) if prev.roofline_ridge else None,
-                              roofline_date=prev.roofline_date)
+            profile = dataclasses.replace(profile, **_settled(section, {f: getattr(prev, f) for f in section.names}))
     return profile

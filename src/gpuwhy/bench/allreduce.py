@@ -15,7 +15,7 @@ On one GPU there is nothing to all-reduce across: the result says so and, when P
 here, runs the same sweep on one rank as a smoke test of the machinery (NCCL's one-rank
 all-reduce moves no data between GPUs; its busbw is 0 by the formula; nothing is saved).
 
-Saved in each GPU's profile (:func:`gpuwhy.profiles.record_allreduce`): for the GPU count,
+Saved in each GPU's profile (:data:`gpuwhy.profile_sections.ALLREDUCE`): for the GPU count,
 the largest size's busbw and the 8 B all-reduce's time, which ``gpuwhy llm --num-gpus N``
 uses as its all-reduce latency.
 """
@@ -291,12 +291,14 @@ def measure_allreduce(device: str | None = None, dtype: str | None = None, max_s
     if save and not smoke:
         from dataclasses import replace
 
-        from ..profiles import allreduce_entry, record_allreduce
+        from ..profile_sections import ALLREDUCE, AllreduceRun
+        from ..profiles import allreduce_entry, record
 
         big, small = result.largest, result.smallest
         entry = allreduce_entry(busbw_gbs=big.busbw_gbs, largest_bytes=big.size_bytes, latency_s=small.time_s,
                                 latency_bytes=small.size_bytes, dtype=d, date=date)
-        paths = [record_allreduce(x.uuid, n, entry, name=x.name or "GPU", sheet=result.sheet) for x in devices if x.uuid]
+        paths = [record(ALLREDUCE, x.uuid, AllreduceRun(n, entry), name=x.name or "GPU", sheet=result.sheet)
+                 for x in devices if x.uuid]
         result = replace(result, saved=tuple(str(p) for p in paths if p is not None))
     return result
 

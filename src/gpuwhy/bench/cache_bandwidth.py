@@ -2,7 +2,7 @@
 
 ``gpuwhy bench --sweep`` runs them after the DRAM sweep and the compute ceilings
 (:func:`measure_caches`) and saves the figures in the device profile
-(:func:`gpuwhy.profiles.record_caches`)::
+(:data:`gpuwhy.profile_sections.CACHES`)::
 
     from gpuwhy.engine.context import open_device
     from gpuwhy.bench.cache_bandwidth import run_caches

@@ -289,20 +289,11 @@ def run_latency(
     ramp_ns = CLOCK_RAMP_NS if ramp_ns is None else int(ramp_ns)
     mode = "cg" if l1_bypass else "ca"
     l2 = int(ctx.info.l2_bytes) or 4 << 20
-    sizes = sorted(set(int(s) for s in (sizes or latency_sizes(l2))))
-    bad = [s for s in sizes if s % NODE_BYTES or s < 5 * NODE_BYTES]
-    if bad:
-        raise UsageError(f"working set {bad[0]} bytes is not a multiple of {NODE_BYTES} of at least {5 * NODE_BYTES}")
+    sizes = _checked_sizes(sizes or latency_sizes(l2))
     if timed_steps % UNROLL or timed_steps <= 0:
         raise ValueError(f"timed_steps={timed_steps} must be a positive multiple of {UNROLL}")
     notes: list[str] = []
-    free, _total = ctx.mem_info()
-    fit = [s for s in sizes if s <= 0.8 * free]
-    if len(fit) < len(sizes):
-        notes.append(f"working sets above {_b(0.8 * free)} skipped: {len(sizes) - len(fit)} of {len(sizes)} do not fit in 80% of free GPU memory")
-        sizes = fit
-    if not sizes:
-        raise MeasurementError(f"no working set fits in the GPU's free memory ({_b(free)})")
+    sizes = _sizes_that_fit(ctx, sizes, notes)
     chase = ctx.kernel(SOURCE, KERNELS[mode])
     touch = ctx.kernel(SOURCE, TOUCH_KERNEL)
     rng = np.random.default_rng(seed)
@@ -336,24 +327,8 @@ def run_latency(
             m = time_gpu(ctx.stream, ctx.events, fn, warmup=0, reps=launches, estimate=False, sample=hook)
             recs = ctx.download(rec, np.uint64, 3 * launches).reshape(launches, 3)
             final = int(ctx.download(state, np.uint64, 1)[0])
-            for r in range(launches):
-                want = expected_address(order, STRIDE_ELEMS, base, prime + (r + 1) * (warm + timed_steps))
-                got = int(recs[r, 2])
-                if got != want:
-                    raise MeasurementError(
-                        f"the pointer chase ({KERNELS[mode]}) over {_b(ws)} ended launch {r + 1} at 0x{got:x}, "
-                        f"expected 0x{want:x}: the kernel did not follow the chain; nothing reported"
-                    )
-            if final != int(recs[-1, 2]):
-                raise MeasurementError(f"the pointer chase over {_b(ws)} left its state at 0x{final:x}, expected 0x{int(recs[-1, 2]):x}")
-            ns = recs[:, 1].astype(np.float64) / timed_steps
-            cyc = recs[:, 0].astype(np.float64) / timed_steps
-            if np.all(ns > 0):
-                per = ns * 1e-9
-            else:  # %globaltimer did not advance: fall back to CUDA events over the whole launch
-                per = np.asarray(m.samples_s) / (warm + timed_steps)
-                if not any("globaltimer" in n for n in notes):
-                    notes.append("%globaltimer did not advance; latencies from CUDA events over whole launches (warm-up steps included)")
+            _check_chase(recs, final, order, base, prime, warm + timed_steps, KERNELS[mode], ws)
+            per, cyc = _step_times(recs, m.samples_s, warm, timed_steps, notes)
             clk = _median(s[0] for s in samples if s)
             all_samples.extend(samples)
             points.append(LatencyPoint(
@@ -366,6 +341,69 @@ def run_latency(
                            l2_bytes=int(ctx.info.l2_bytes) or None, l1_cached=not l1_bypass)
     points, levels = attach_levels(points, levels)
     return points, levels, all_samples, notes
+
+
+def _checked_sizes(sizes: Sequence[int]) -> list[int]:
+    """``sizes`` (bytes) sorted without repeats.
+
+    Raises:
+        UsageError: a size that is not a multiple of :data:`NODE_BYTES` or below 5 nodes.
+    """
+    sizes = sorted(set(int(s) for s in sizes))
+    bad = [s for s in sizes if s % NODE_BYTES or s < 5 * NODE_BYTES]
+    if bad:
+        raise UsageError(f"working set {bad[0]} bytes is not a multiple of {NODE_BYTES} of at least {5 * NODE_BYTES}")
+    return sizes
+
+
+def _sizes_that_fit(ctx, sizes: list[int], notes: list[str]) -> list[int]:
+    """The working sets (bytes) that fit in 80% of the GPU's free memory; a note when some do not.
+
+    Raises:
+        MeasurementError: none fits.
+    """
+    free, _total = ctx.mem_info()
+    fit = [s for s in sizes if s <= 0.8 * free]
+    if len(fit) < len(sizes):
+        notes.append(f"working sets above {_b(0.8 * free)} skipped: {len(sizes) - len(fit)} of {len(sizes)} do not fit in 80% of free GPU memory")
+        sizes = fit
+    if not sizes:
+        raise MeasurementError(f"no working set fits in the GPU's free memory ({_b(free)})")
+    return sizes
+
+
+def _check_chase(recs, final: int, order, base: int, prime: int, per_launch: int, kernel: str, ws: int) -> None:
+    """Check that every launch ended where the chain says (``recs[r, 2]``, after ``prime`` steps and
+    ``per_launch`` steps per launch) and that the state holds the last launch's end.
+
+    Raises:
+        MeasurementError: the kernel did not follow the chain (nothing is reported).
+    """
+    for r in range(len(recs)):
+        want = expected_address(order, STRIDE_ELEMS, base, prime + (r + 1) * per_launch)
+        got = int(recs[r, 2])
+        if got != want:
+            raise MeasurementError(
+                f"the pointer chase ({kernel}) over {_b(ws)} ended launch {r + 1} at 0x{got:x}, "
+                f"expected 0x{want:x}: the kernel did not follow the chain; nothing reported"
+            )
+    if final != int(recs[-1, 2]):
+        raise MeasurementError(f"the pointer chase over {_b(ws)} left its state at 0x{final:x}, expected 0x{int(recs[-1, 2]):x}")
+
+
+def _step_times(recs, event_samples_s, warm: int, timed_steps: int, notes: list[str]):
+    """(seconds per step, SM cycles per step) of each launch, from its ``%globaltimer`` and
+    ``clock64`` records (``recs[r, 1]`` ns, ``recs[r, 0]`` cycles over ``timed_steps``); when the
+    timer did not advance, from the CUDA-event times of whole launches (``warm`` steps included),
+    with a note."""
+    ns = recs[:, 1].astype(np.float64) / timed_steps
+    cyc = recs[:, 0].astype(np.float64) / timed_steps
+    if np.all(ns > 0):
+        return ns * 1e-9, cyc
+    per = np.asarray(event_samples_s) / (warm + timed_steps)  # %globaltimer did not advance
+    if not any("globaltimer" in n for n in notes):
+        notes.append("%globaltimer did not advance; latencies from CUDA events over whole launches (warm-up steps included)")
+    return per, cyc
 
 
 def attach_levels(points: Sequence[LatencyPoint], levels: Sequence[Level], clock_mhz: float | None = None):

@@ -420,21 +420,12 @@ def run_link(
             pinned memory that could not be allocated.
     """
     from ..engine.context import DeviceOutOfMemory
-    from ..engine.timing import time_gpu
 
     clk = clock or host_clock
     prog = progress or (lambda **kw: None)
-    sizes = sorted(set(int(s) for s in (sizes or link_sizes())))
     notes: list[str] = []
-    free, _ = ctx.mem_info()
-    fit = [n for n in sizes if 2 * n <= 0.8 * free]
-    if len(fit) < len(sizes):
-        notes.append(f"sizes above {fit[-1] if fit else 0:,} bytes skipped: two device buffers of that size do not fit in 80% of free GPU memory")
-        sizes = fit
-    if not sizes:
-        raise MeasurementError("no transfer size fits in the GPU's free memory")
+    sizes = _sizes_that_fit(ctx, sorted(set(int(s) for s in (sizes or link_sizes()))), notes)
     top = max(sizes)
-    s1 = ctx.stream
     h2d, d2h = ctx.copier("h2d"), ctx.copier("d2h")
     pinned = []
     bufs = []
@@ -456,19 +447,7 @@ def run_link(
         fill_pattern(p_src)
         g_src[:] = p_src
         ptrs = {"pinned": (p_src_ptr, p_dst_ptr, p_src, p_dst), "pageable": (g_src.ctypes.data, g_dst.ctypes.data, g_src, g_dst)}
-
-        # ---- correctness: each memory, H2D then D2H into a poisoned buffer, at awkward sizes
-        for memory, (src, dst, src_v, dst_v) in ptrs.items():
-            done = []
-            for n in sorted({c for c in CHECK_SIZES if c <= top} | {top}):
-                dst_v[: n + GUARD] = POISON
-                ctx.memset(dev_a, 0)
-                h2d(dev_a.ptr, src, n, f"copying {n} bytes to the GPU ({memory})")
-                d2h(dst, dev_a.ptr, n, f"copying {n} bytes from the GPU ({memory})")
-                ctx.sync(f"copying {memory} memory")
-                _compare(dst_v, src_v, n, f"{memory} host -> GPU -> host round trip")
-                done.append(n)
-            checks.append(f"{memory}: H2D then D2H, byte for byte with {GUARD} guard bytes, at {', '.join(f'{n:,}' for n in done)} bytes")
+        checks += _check_round_trips(ctx, ptrs, dev_a, top, h2d, d2h)
         h2d(dev_b.ptr, p_src_ptr, top, "filling the D2H source")
         ctx.sync("filling the D2H source")
 
@@ -494,46 +473,16 @@ def run_link(
             checks.append(f"pinned, both ways at once on two streams at {top:,} bytes: both copies byte for byte")
 
             # ---- timing
+            copies = _Copies(
+                h2d_pinned=lambda n: h2d(dev_a.ptr, p_src_ptr, n, "H2D (pinned)"),
+                d2h_pinned=lambda n: d2h(p_dst_ptr, dev_b.ptr, n, "D2H (pinned)"),
+                h2d_pageable=lambda n: h2d(dev_a.ptr, g_src.ctypes.data, n, "H2D (pageable)"),
+                d2h_pageable=lambda n: d2h(g_dst.ctypes.data, dev_b.ptr, n, "D2H (pageable)"),
+                both=both,
+            )
             prog(total=len(sizes) * 5, description="host link")
             for n in sizes:
-                def ev(fn):
-                    return time_gpu(s1, ctx.events, fn, warmup=1, budget_s=budget_s, min_reps=min_reps, max_reps=max_reps,
-                                    pad=ctx.spin)
-
-                def synced(fn):
-                    def run():
-                        fn()
-                        ctx.sync("timing a copy")
-                    return run
-
-                def h2d_p(i=0, n=n):
-                    h2d(dev_a.ptr, p_src_ptr, n, "H2D (pinned)")
-
-                def d2h_p(i=0, n=n):
-                    d2h(p_dst_ptr, dev_b.ptr, n, "D2H (pinned)")
-
-                def h2d_g(n=n):
-                    h2d(dev_a.ptr, g_src.ctypes.data, n, "H2D (pageable)")
-
-                def d2h_g(n=n):
-                    d2h(g_dst.ctypes.data, dev_b.ptr, n, "D2H (pageable)")
-
-                for direction, fn in (("h2d", h2d_p), ("d2h", d2h_p)):
-                    prog(description=f"{direction.upper()} pinned, {n:,} B")
-                    m = ev(fn)
-                    hm = _time_host(synced(fn), clk, budget_s, min_reps, max_reps)
-                    rows.append(LinkRow(direction, "pinned", n, m, hm, TIMING["pinned"]))
-                    prog(advance=1)
-                for direction, fn in (("h2d", h2d_g), ("d2h", d2h_g)):
-                    prog(description=f"{direction.upper()} pageable, {n:,} B")
-                    hm = _time_host(synced(fn), clk, budget_s, min_reps, max_reps)
-                    rows.append(LinkRow(direction, "pageable", n, hm, hm, TIMING["pageable"]))
-                    prog(advance=1)
-                prog(description=f"both ways pinned, {n:,} B")
-                m = ev(lambda i, n=n: both(n))
-                hm = _time_host(synced(lambda n=n: both(n)), clk, budget_s, min_reps, max_reps)
-                rows.append(LinkRow("bidir", "pinned", n, m, hm, TIMING["pinned"] + ", two streams"))
-                prog(advance=1)
+                rows += _time_size(ctx, copies, n, _Budget(clk, budget_s, min_reps, max_reps), prog)
             ctx.sync("finishing the copies")
     finally:
         try:
@@ -545,6 +494,100 @@ def run_link(
         for b in bufs:
             b.free()
     return rows, checks, notes
+
+
+def _sizes_that_fit(ctx, sizes: list[int], notes: list[str]) -> list[int]:
+    """The transfer sizes (bytes) whose two device buffers fit in 80% of the GPU's free memory;
+    a note when some do not.
+
+    Raises:
+        MeasurementError: none fits.
+    """
+    free, _ = ctx.mem_info()
+    fit = [n for n in sizes if 2 * n <= 0.8 * free]
+    if len(fit) < len(sizes):
+        notes.append(f"sizes above {fit[-1] if fit else 0:,} bytes skipped: two device buffers of that size do not fit in 80% of free GPU memory")
+        sizes = fit
+    if not sizes:
+        raise MeasurementError("no transfer size fits in the GPU's free memory")
+    return sizes
+
+
+def _check_round_trips(ctx, ptrs: dict, dev, top: int, h2d, d2h) -> list[str]:
+    """Each memory (``ptrs``: memory -> (source, destination pointers, their arrays)): H2D then D2H
+    into a poisoned buffer, at awkward sizes up to ``top`` bytes, byte for byte. Returns what was checked.
+
+    Raises:
+        MeasurementError: a copy that returned wrong bytes, or a CUDA error.
+    """
+    checks = []
+    for memory, (src, dst, src_v, dst_v) in ptrs.items():
+        done = []
+        for n in sorted({c for c in CHECK_SIZES if c <= top} | {top}):
+            dst_v[: n + GUARD] = POISON
+            ctx.memset(dev, 0)
+            h2d(dev.ptr, src, n, f"copying {n} bytes to the GPU ({memory})")
+            d2h(dst, dev.ptr, n, f"copying {n} bytes from the GPU ({memory})")
+            ctx.sync(f"copying {memory} memory")
+            _compare(dst_v, src_v, n, f"{memory} host -> GPU -> host round trip")
+            done.append(n)
+        checks.append(f"{memory}: H2D then D2H, byte for byte with {GUARD} guard bytes, at {', '.join(f'{n:,}' for n in done)} bytes")
+    return checks
+
+
+@dataclass(frozen=True)
+class _Copies:
+    """The copies a size is timed with, each ``copy(n)`` of ``n`` bytes on the context's stream:
+    pinned and pageable each way, and both ways at once on two streams (``both``)."""
+
+    h2d_pinned: Callable[[int], None]
+    d2h_pinned: Callable[[int], None]
+    h2d_pageable: Callable[[int], None]
+    d2h_pageable: Callable[[int], None]
+    both: Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class _Budget:
+    """How long each row is timed: the host clock (s), seconds of repetitions and their bounds."""
+
+    clock: Callable[[], float]
+    budget_s: float
+    min_reps: int
+    max_reps: int
+
+
+def _time_size(ctx, copies: _Copies, n: int, budget: _Budget, prog) -> list[LinkRow]:
+    """The five rows of transfer size ``n`` (bytes): pinned H2D and D2H (CUDA events and host
+    clock), pageable H2D and D2H (host clock), both ways pinned (both clocks)."""
+    from ..engine.timing import time_gpu
+
+    def events(fn):
+        return time_gpu(ctx.stream, ctx.events, lambda i: fn(n), warmup=1, budget_s=budget.budget_s,
+                        min_reps=budget.min_reps, max_reps=budget.max_reps, pad=ctx.spin)
+
+    def host(fn):
+        def run():
+            fn(n)
+            ctx.sync("timing a copy")
+        return _time_host(run, budget.clock, budget.budget_s, budget.min_reps, budget.max_reps)
+
+    rows = []
+    for direction, fn in (("h2d", copies.h2d_pinned), ("d2h", copies.d2h_pinned)):
+        prog(description=f"{direction.upper()} pinned, {n:,} B")
+        m = events(fn)
+        rows.append(LinkRow(direction, "pinned", n, m, host(fn), TIMING["pinned"]))
+        prog(advance=1)
+    for direction, fn in (("h2d", copies.h2d_pageable), ("d2h", copies.d2h_pageable)):
+        prog(description=f"{direction.upper()} pageable, {n:,} B")
+        hm = host(fn)
+        rows.append(LinkRow(direction, "pageable", n, hm, hm, TIMING["pageable"]))
+        prog(advance=1)
+    prog(description=f"both ways pinned, {n:,} B")
+    m = events(copies.both)
+    rows.append(LinkRow("bidir", "pinned", n, m, host(copies.both), TIMING["pinned"] + ", two streams"))
+    prog(advance=1)
+    return rows
 
 
 def _compare(got: np.ndarray, want: np.ndarray, n: int, what: str, chunk: int = 1 << 26) -> None:

@@ -138,10 +138,10 @@ def run_bench(opts: BenchOptions, progress: Progress | None = None) -> "BenchRes
     )
     path = None
     if opts.save_profile:
-        from ..profiles import carry_compute, profile_from_result, save_profile
+        from ..profiles import carry_sections, profile_from_result, save_profile
 
         try:
-            path = str(save_profile(carry_compute(profile_from_result(result))))
+            path = str(save_profile(carry_sections(profile_from_result(result))))
         except (OSError, ValueError) as exc:
             notes.append(f"device profile not saved ({exc})")
     from dataclasses import replace

@@ -126,114 +126,149 @@ def _fp32_peak(sm: Any, lanes: Any, boost: Any) -> tuple[Any, str]:
     return derive.fp32_peak_flops(sm, lanes, boost) / 1e12, f"{sm} SMs x {lanes} lanes x 2 x {fmt_g(boost)} MHz"
 
 
-def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs, full: bool) -> DeviceReport:
-    """The report of one target: NVML's values first, the CUDA driver's where NVML has none, then the sheet
-    matched, the derived peaks against it and (``full``) the health."""
-    warnings: list[str] = []
-    notes: list[str] = list(t.notes)
-    no_nvml = nv_na or NA("no NVML device matched", "unavailable")
-    no_drv = drv_na or NA("CUDA driver unavailable", "unavailable")
-    d = t.drv
-    g = t.gpu
-    h = g.handle if (g is not None and nv is not None) else None
-    mh = t.mig.handle if (t.mig is not None and nv is not None) else None
+@dataclasses.dataclass(frozen=True)
+class _Reads:
+    """Where one target's values come from: NVML (``nvq``: its device ``h``, MIG device ``mh``; ``no_nvml``
+    without one) and the CUDA driver (:meth:`dv`; ``no_drv`` without it)."""
 
-    nvq = nvml_query(nv, h, no_nvml)
+    t: Target
+    nv: Any
+    h: Any
+    mh: Any
+    no_nvml: NA
+    no_drv: NA
 
-    def dv(attr: str) -> Any:
-        return getattr(d, attr) if d is not None else no_drv
+    @classmethod
+    def of(cls, t: Target, nv, nv_na: NA | None, drv_na: NA | None) -> "_Reads":
+        g = t.gpu
+        return cls(t, nv, g.handle if (g is not None and nv is not None) else None,
+                   t.mig.handle if (t.mig is not None and nv is not None) else None,
+                   nv_na or NA("no NVML device matched", "unavailable"), drv_na or NA("CUDA driver unavailable", "unavailable"))
 
-    # ---- identity
-    ident = _Fields()
-    ident.set("cuda_ordinal", t.ordinal)
-    ident.set("nvml_index", g.index if g is not None else no_nvml)
-    name = ident.pick("name", ("NVML", nvq("name")), ("CUDA driver", derive.without_mig_suffix(dv("name"))))
-    if mh is not None:
-        uuid, s = pick(("NVML", nv.uuid(mh)), ("CUDA driver", dv("uuid_hex")))
-    elif t.mig_from_driver and g is not None:
+    def nvq(self, fn: str, *args) -> Any:
+        """NVML's ``fn`` on the device (:func:`~gpuwhy.device.health.nvml_query`)."""
+        return nvml_query(self.nv, self.h, self.no_nvml)(fn, *args)
+
+    def dv(self, attr: str) -> Any:
+        """The CUDA driver's ``attr`` of the device."""
+        return getattr(self.t.drv, attr) if self.t.drv is not None else self.no_drv
+
+    @property
+    def is_mig(self) -> bool:
+        return self.t.mig is not None or self.t.mig_from_driver
+
+
+def _uuid(r: _Reads) -> tuple[Any, str | None]:
+    """(UUID, its source): a MIG slice's own where one is known; a driver UUID without its prefix gets it."""
+    t = r.t
+    if r.mh is not None:
+        uuid, s = pick(("NVML", r.nv.uuid(r.mh)), ("CUDA driver", r.dv("uuid_hex")))
+    elif t.mig_from_driver and t.gpu is not None:
         uuid, s = NA("MIG slice: CUDA reports the parent GPU's UUID and no NVML MIG device matched", "unavailable"), None
     elif t.mig_from_driver:
-        uuid, s = pick(("CUDA driver", dv("uuid_hex")))
+        uuid, s = pick(("CUDA driver", r.dv("uuid_hex")))
     else:
-        uuid, s = pick(("NVML", nvq("uuid")), ("CUDA driver", dv("uuid_hex")))
+        uuid, s = pick(("NVML", r.nvq("uuid")), ("CUDA driver", r.dv("uuid_hex")))
     if s == "CUDA driver" and isinstance(uuid, str) and not uuid.startswith(("GPU-", "MIG-")):
         # CUDA 11.4+ reports a MIG device's own UUID, with no prefix
-        uuid = ("MIG-" if (t.mig is not None or t.mig_from_driver) else "GPU-") + uuid
+        uuid = ("MIG-" if r.is_mig else "GPU-") + uuid
+    return uuid, s
+
+
+def _identity(r: _Reads) -> _Fields:
+    """Ordinal, index, name, UUID, PCI ids, brand, compute capability and architecture (``mig`` is set later)."""
+    ident = _Fields()
+    ident.set("cuda_ordinal", r.t.ordinal)
+    ident.set("nvml_index", r.t.gpu.index if r.t.gpu is not None else r.no_nvml)
+    ident.pick("name", ("NVML", r.nvq("name")), ("CUDA driver", derive.without_mig_suffix(r.dv("name"))))
+    uuid, s = _uuid(r)
     ident.set("uuid", uuid, s or "n/a")
-    pci = nvq("pci") if h is not None else None
-    ident.pick("pci_bus_id", ("NVML", pci.bus_id if pci is not None else no_nvml), ("CUDA driver", dv("pci_bus_id")))
-    pci_id = ident.pick("pci_device_id", ("NVML", pci.device_id if pci is not None else no_nvml), ("CUDA driver", dv("pci_device_id")))
-    ident.set("brand", nvq("brand"))
-    cc = ident.pick("compute_capability", ("NVML", nvq("compute_capability")), ("CUDA driver", dv("compute_capability")))
+    pci = r.nvq("pci") if r.h is not None else None
+    ident.pick("pci_bus_id", ("NVML", pci.bus_id if pci is not None else r.no_nvml), ("CUDA driver", r.dv("pci_bus_id")))
+    ident.pick("pci_device_id", ("NVML", pci.device_id if pci is not None else r.no_nvml), ("CUDA driver", r.dv("pci_device_id")))
+    ident.set("brand", r.nvq("brand"))
+    cc = ident.pick("compute_capability", ("NVML", r.nvq("compute_capability")), ("CUDA driver", r.dv("compute_capability")))
     arch: Any = NA("compute capability unknown", "unavailable") if is_na(cc) else (
         derive.architecture_name(cc) or NA(f"no architecture known for compute capability {cc}", "unavailable")
     )
     ident.set("architecture", arch)
-    lanes: Any = NA("compute capability unknown", "unavailable") if is_na(cc) else (
+    return ident
+
+
+def _lanes(cc: Any) -> Any:
+    """FP32 lanes per SM for compute capability ``cc``, or an NA."""
+    return NA("compute capability unknown", "unavailable") if is_na(cc) else (
         derive.fp32_lanes_per_sm(cc) or NA(f"FP32 lanes per SM unknown for compute capability {cc}", "unavailable")
     )
 
-    # ---- SMs (slice for MIG) and the full GPU's SM count
-    cores = nvq("num_cores")
+
+def _shape(r: _Reads, cc: Any, lanes: Any, notes: list[str]) -> tuple[_Fields, Any]:
+    """The SMs (the slice's for MIG), memory and clocks (``memory_type`` is set later), and the full
+    GPU's SM count from NVML's cores / lanes (or an NA); a note when cores and SMs x lanes disagree."""
+    cores = r.nvq("num_cores")
     full_sm_from_cores: Any = (
         cores // lanes if (not is_na(cores) and not is_na(lanes) and cores % lanes == 0) else NA("needs NVML's core count and the lanes table", "unavailable")
     )
-    is_mig = t.mig is not None or t.mig_from_driver
     shape = _Fields()
-    if is_mig:
-        mig_sm = t.mig.sm_count if t.mig is not None else _MIG_NOT_IN_NVML
-        sm = shape.pick("sm_count", ("CUDA driver", dv("sm_count")), ("NVML MIG attributes", mig_sm))
+    if r.is_mig:
+        mig_sm = r.t.mig.sm_count if r.t.mig is not None else _MIG_NOT_IN_NVML
+        sm = shape.pick("sm_count", ("CUDA driver", r.dv("sm_count")), ("NVML MIG attributes", mig_sm))
     else:
-        attrs = nvq("attributes")
+        attrs = r.nvq("attributes")
         attr_sm = attrs["sm_count"] if isinstance(attrs, dict) else attrs
-        sm = shape.pick("sm_count", ("CUDA driver", dv("sm_count")), ("NVML attributes", attr_sm), ("NVML cores / lanes", full_sm_from_cores))
-    if not is_na(cores) and not is_na(sm) and not is_na(lanes) and not is_mig and cores != sm * lanes:
+        sm = shape.pick("sm_count", ("CUDA driver", r.dv("sm_count")), ("NVML attributes", attr_sm), ("NVML cores / lanes", full_sm_from_cores))
+    if not is_na(cores) and not is_na(sm) and not is_na(lanes) and not r.is_mig and cores != sm * lanes:
         notes.append(f"NVML reports {cores} CUDA cores but {sm} SMs x {lanes} lanes = {sm * lanes}: check the lanes table for cc {cc}")
     shape.set("fp32_lanes_per_sm", lanes)
-    shape.set("cuda_cores", cores if not is_mig else NA("MIG slice: see SMs x lanes", "unavailable"))
+    shape.set("cuda_cores", cores if not r.is_mig else NA("MIG slice: see SMs x lanes", "unavailable"))
     for attr in ("max_threads_per_sm", "shared_mem_per_sm_bytes", "l2_bytes"):
-        shape.set(attr, dv(attr))
+        shape.set(attr, r.dv(attr))
+    _memory_and_clocks(r, shape)
+    return shape, full_sm_from_cores
 
-    # ---- memory and clocks
-    if mh is not None:
-        mem = nv.memory(mh)
-    else:
-        mem = nvq("memory")
-    if t.mig_from_driver and t.mig is None:
+
+def _memory_and_clocks(r: _Reads, shape: _Fields) -> None:
+    """Memory size (a MIG slice's own), bus width and clocks (MHz) into ``shape``."""
+    mem = r.nv.memory(r.mh) if r.mh is not None else r.nvq("memory")
+    if r.t.mig_from_driver and r.t.mig is None:
         mem = _MIG_NOT_IN_NVML  # NVML's memory is the parent's
     mem_total_nv = mem.total_bytes if not isinstance(mem, NA) else mem
-    mem_total = shape.pick("memory_total_bytes", ("NVML", mem_total_nv), ("CUDA driver", dv("total_memory_bytes")))
+    shape.pick("memory_total_bytes", ("NVML", mem_total_nv), ("CUDA driver", r.dv("total_memory_bytes")))
     shape.set("memory_free_bytes", mem.free_bytes if not isinstance(mem, NA) else mem)
-    bus_w = shape.pick("memory_bus_width_bits", ("NVML", nvq("bus_width")), ("CUDA driver", dv("bus_width_bits")))
-    mclk = shape.pick("memory_clock_mhz", ("NVML max", nvq("max_clock", "mem")), ("CUDA driver", dv("memory_clock_mhz")))
-    shape.set("memory_clock_current_mhz", nvq("clock", "mem"))
-    shape.pick("sm_clock_max_mhz", ("NVML max", nvq("max_clock", "sm")), ("CUDA driver", dv("clock_mhz")))
-    shape.set("sm_clock_current_mhz", nvq("clock", "sm"))
-    boost = shape.pick(
+    shape.pick("memory_bus_width_bits", ("NVML", r.nvq("bus_width")), ("CUDA driver", r.dv("bus_width_bits")))
+    shape.pick("memory_clock_mhz", ("NVML max", r.nvq("max_clock", "mem")), ("CUDA driver", r.dv("memory_clock_mhz")))
+    shape.set("memory_clock_current_mhz", r.nvq("clock", "mem"))
+    shape.pick("sm_clock_max_mhz", ("NVML max", r.nvq("max_clock", "sm")), ("CUDA driver", r.dv("clock_mhz")))
+    shape.set("sm_clock_current_mhz", r.nvq("clock", "sm"))
+    shape.pick(
         "boost_clock_mhz",
-        ("NVML max customer boost", nvq("customer_boost_clock")),
-        ("CUDA driver clock rate", dv("clock_mhz")),
-        ("NVML max SM clock", nvq("max_clock", "sm")),
+        ("NVML max customer boost", r.nvq("customer_boost_clock")),
+        ("CUDA driver clock rate", r.dv("clock_mhz")),
+        ("NVML max SM clock", r.nvq("max_clock", "sm")),
     )
 
-    # ---- MIG slice and shares
-    mig_slice: MigSlice | None = None
-    if is_mig:
-        parent_mem = nvq("memory").total_bytes if h is not None else no_nvml
-        parent_sm, _ = pick(("NVML cores / lanes", full_sm_from_cores))
-        m = t.mig
-        mig_slice = MigSlice(
-            uuid=uuid,
-            profile=derive.mig_profile(m.name if m is not None else dv("name")),
-            sm_count=sm,
-            memory_bytes=mem_total,
-            gpu_instance_id=m.gpu_instance_id if m is not None else NA("MIG device not identified", "unavailable"),
-            compute_instance_id=m.compute_instance_id if m is not None else NA("MIG device not identified", "unavailable"),
-            parent_sm_count=parent_sm,
-            parent_memory_bytes=parent_mem,
-        )
 
-    # ---- sheet (sheet-based fallbacks for the MIG parent's size)
+def _mig_slice(r: _Reads, uuid: Any, sm: Any, mem_total: Any, full_sm_from_cores: Any) -> MigSlice:
+    """The MIG slice's identity and size, with its parent's (shares are set with the sheet)."""
+    parent_mem = r.nvq("memory").total_bytes if r.h is not None else r.no_nvml
+    parent_sm, _ = pick(("NVML cores / lanes", full_sm_from_cores))
+    m = r.t.mig
+    return MigSlice(
+        uuid=uuid,
+        profile=derive.mig_profile(m.name if m is not None else r.dv("name")),
+        sm_count=sm,
+        memory_bytes=mem_total,
+        gpu_instance_id=m.gpu_instance_id if m is not None else NA("MIG device not identified", "unavailable"),
+        compute_instance_id=m.compute_instance_id if m is not None else NA("MIG device not identified", "unavailable"),
+        parent_sm_count=parent_sm,
+        parent_memory_bytes=parent_mem,
+    )
+
+
+def _sheet_and_shares(name: Any, pci_id: Any, mig_slice: MigSlice | None, sm: Any, mem_total: Any, spec_dirs,
+                      warnings: list[str]) -> tuple[SheetChoice, Any, MigSlice | None]:
+    """(the sheet match, the whole GPU's sheet or None, the MIG slice with its shares): a MIG slice's
+    parent size falls back on the sheet's, and the slice is matched again as a slice (with a warning)."""
     sheet_match = _match_sheet(name, pci_id, None, spec_dirs)
     full_sheet = sheet_match.sheet
     if mig_slice is not None:
@@ -249,6 +284,65 @@ def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs,
         if full_sheet is not None:
             sheet_match = _match_sheet(name, pci_id, mig_slice, spec_dirs)
         warnings.append(f"this is a MIG slice, not the whole GPU: {sheet_match.note}")
+    return sheet_match, full_sheet, mig_slice
+
+
+def _memory_type(r: _Reads, shape: _Fields, cc: Any, full_sheet) -> Any:
+    """The memory type (the sheet's, else guessed from the compute capability) into ``shape``; returns it."""
+    integrated = r.dv("integrated")
+    if full_sheet is not None:
+        return shape.set("memory_type", full_sheet.memory_type, f"sheet {full_sheet.name}")
+    fam = None if is_na(cc) else derive.memory_family_from_cc(cc, integrated if isinstance(integrated, bool) else None)
+    return shape.set(
+        "memory_type",
+        fam or NA("no sheet, and not guessable from the compute capability", "unavailable"),
+        "guessed from compute capability" if fam else "n/a",
+    )
+
+
+def _against_sheet(sheet, bw: Any, fp32: Any, shape: _Fields, cc: Any, mig_slice: MigSlice | None,
+                   warnings: list[str]) -> list[derive.SheetComparison]:
+    """The derived DRAM bandwidth and FP32 peak against the sheet's; a warning for each that is off,
+    and for an SM count or compute capability the sheet does not have."""
+    comparisons: list[derive.SheetComparison] = []
+    if not is_na(bw):
+        comparisons.append(
+            derive.compare_to_sheet(
+                "DRAM bandwidth", bw, sheet.memory_bandwidth_gbs, "GB/s",
+                hint="a wrong sheet match, or a memory clock that is not the board's max",
+            )
+        )
+    if not is_na(fp32):
+        comparisons.append(
+            derive.compare_to_sheet(
+                "FP32 peak", fp32, sheet.peak_tflops["fp32"], "TFLOP/s",
+                hint=f"a wrong sheet match, or a clock read ({shape.sources['boost_clock_mhz']}) that is not the boost clock",
+            )
+        )
+    for c in comparisons:
+        if not c.ok:
+            warnings.append(c.message)
+    sm = shape.values["sm_count"]
+    if not is_na(sm) and mig_slice is None and sm != sheet.sm_count:
+        warnings.append(f"the {sheet.name} sheet says {sheet.sm_count} SMs, the device has {sm}: a different SKU or a wrong match")
+    if not is_na(cc) and cc != sheet.compute_capability:
+        warnings.append(f"the {sheet.name} sheet says compute capability {sheet.compute_capability}, the device reports {cc}")
+    return comparisons
+
+
+def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs, full: bool) -> DeviceReport:
+    """The report of one target: NVML's values first, the CUDA driver's where NVML has none, then the sheet
+    matched, the derived peaks against it and (``full``) the health."""
+    warnings: list[str] = []
+    notes: list[str] = list(t.notes)
+    r = _Reads.of(t, nv, nv_na, drv_na)
+    ident = _identity(r)
+    name, uuid, pci_id, cc = (ident.values[k] for k in ("name", "uuid", "pci_device_id", "compute_capability"))
+    lanes = _lanes(cc)
+    shape, full_sm_from_cores = _shape(r, cc, lanes, notes)
+    sm, mem_total = shape.values["sm_count"], shape.values["memory_total_bytes"]
+    mig_slice = _mig_slice(r, uuid, sm, mem_total, full_sm_from_cores) if r.is_mig else None
+    sheet_match, full_sheet, mig_slice = _sheet_and_shares(name, pci_id, mig_slice, sm, mem_total, spec_dirs, warnings)
     ident.set("mig", mig_slice)
     for key, value in ident.values.items():
         if is_lenient(value):
@@ -258,47 +352,15 @@ def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs,
     if sheet is None and mig_slice is None:
         warnings.append(sheet_match.note)
 
-    # ---- memory type and derived peaks
-    integrated = dv("integrated")
-    if full_sheet is not None:
-        mtype: Any = shape.set("memory_type", full_sheet.memory_type, f"sheet {full_sheet.name}")
-    else:
-        fam = None if is_na(cc) else derive.memory_family_from_cc(cc, integrated if isinstance(integrated, bool) else None)
-        mtype = shape.set(
-            "memory_type",
-            fam or NA("no sheet, and not guessable from the compute capability", "unavailable"),
-            "guessed from compute capability" if fam else "n/a",
-        )
+    mtype = _memory_type(r, shape, cc, full_sheet)
     factor: Any = NA("memory type unknown", "unavailable") if is_na(mtype) else (
         derive.data_rate_factor(mtype) or NA(f"data-rate factor for {mtype} not verified", "unavailable")
     )
-    bw, bw_formula = _dram_peak(mclk, bus_w, factor, mtype, mig_slice)
-    fp32, fp32_formula = _fp32_peak(sm, lanes, boost)
-    comparisons: list[derive.SheetComparison] = []
-    if sheet is not None:
-        if not is_na(bw):
-            comparisons.append(
-                derive.compare_to_sheet(
-                    "DRAM bandwidth", bw, sheet.memory_bandwidth_gbs, "GB/s",
-                    hint="a wrong sheet match, or a memory clock that is not the board's max",
-                )
-            )
-        if not is_na(fp32):
-            comparisons.append(
-                derive.compare_to_sheet(
-                    "FP32 peak", fp32, sheet.peak_tflops["fp32"], "TFLOP/s",
-                    hint=f"a wrong sheet match, or a clock read ({shape.sources['boost_clock_mhz']}) that is not the boost clock",
-                )
-            )
-        for c in comparisons:
-            if not c.ok:
-                warnings.append(c.message)
-        if not is_na(sm) and mig_slice is None and sm != sheet.sm_count:
-            warnings.append(f"the {sheet.name} sheet says {sheet.sm_count} SMs, the device has {sm}: a different SKU or a wrong match")
-        if not is_na(cc) and cc != sheet.compute_capability:
-            warnings.append(f"the {sheet.name} sheet says compute capability {sheet.compute_capability}, the device reports {cc}")
+    bw, bw_formula = _dram_peak(shape.values["memory_clock_mhz"], shape.values["memory_bus_width_bits"], factor, mtype, mig_slice)
+    fp32, fp32_formula = _fp32_peak(sm, lanes, shape.values["boost_clock_mhz"])
+    comparisons = _against_sheet(sheet, bw, fp32, shape, cc, mig_slice, warnings) if sheet is not None else []
 
-    health = read_health(nv, h, mh, g, no_nvml, warnings, notes) if full else None
+    health = read_health(nv, r.h, r.mh, t.gpu, r.no_nvml, warnings, notes) if full else None
     return DeviceReport(
         Identity(**ident.values, sources=ident.sources),
         Shape(**shape.values, sources=shape.sources),

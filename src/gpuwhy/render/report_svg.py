@@ -14,7 +14,8 @@ from typing import Sequence
 
 from .numfmt import tera_unit
 from .report_data import roof_name
-from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Mark, Plane, Roof, layout, minor_ticks, rate_unit
+from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Mark, Plane, Roof, minor_ticks, rate_unit
+from .roofline_labels import layout
 from ..units import fmt_num
 
 #: Colours of the precisions' roofs, in slot order (:func:`~gpuwhy.render.roofline_geometry.slots`).

@@ -167,6 +167,40 @@ def _kv_fit(
     return kv, max_b, warning
 
 
+def _active_params(params: float, s: Scaling) -> float:
+    """The parameters each token uses (``--active-params``, else all of them).
+
+    Raises:
+        UsageError: more than ``params``.
+    """
+    active = params if s.active_params is None else s.active_params
+    if active > params * (1 + 1e-9):
+        raise UsageError(f"--active-params {fmt_num(active, 4)} is more than the {fmt_num(params, 4)} parameters; give the parameters each token uses (at most --params)")
+    return active
+
+
+def _note_gpu_split(n: int, shape: AttentionShape | None, split: int, warnings: list[str], notes: list[str]) -> None:
+    """On ``n`` GPUs: a warning when there is no shape for the all-reduce allowance, a note when the
+    KV cache splits fewer than ``n`` ways (``split``: its ways)."""
+    if n > 1 and shape is None:
+        warnings.append("--num-gpus without a model shape: the all-reduce allowance (2 per layer) is left out; give --model NAME or --layers/--kv-heads/--head-dim")
+    if n > 1 and shape is not None and n > shape.kv_heads:
+        notes.append(f"{n} GPUs but {shape.kv_heads} KV heads: each KV head is kept on {n // split if n % split == 0 else fmt_num(n / split)} GPUs, so the KV cache splits only {split} ways")
+
+
+def _prefill(params: float, wd: str, grp, prompt_len: int, batch: int, shape: AttentionShape | None, kvd: str,
+             terms: StepTerms, active: float, notes: list[str]):
+    """The prefill of ``prompt_len`` tokens per sequence (:func:`prefill`), with a note for what a
+    mixture of experts and the all-reduce allowance mean for it."""
+    pf = prefill(params, wd, grp, prompt_len, batch, shape, kvd, terms=terms)
+    if active < params:
+        notes.append("prefill reads all the weights once: a long prompt's tokens reach every expert")
+    if terms.overhead_s:
+        notes.append("prefill's all-reduces carry prompt x hidden activations; the allowance is decode's (one token per "
+                     "sequence), so a long prompt's transfer time is left out")
+    return pf
+
+
 def scaled_estimate(
     params: float,
     weight_dtype: str,
@@ -207,9 +241,7 @@ def scaled_estimate(
     kvd = normalize_dtype(kv_dtype, "--kv-dtype") if kv_dtype else default_kv_dtype(wd)
     _check_request(batch, params, prompt_len, context)
     s = scaling
-    active = params if s.active_params is None else s.active_params
-    if active > params * (1 + 1e-9):
-        raise UsageError(f"--active-params {fmt_num(active, 4)} is more than the {fmt_num(params, 4)} parameters; give the parameters each token uses (at most --params)")
+    active = _active_params(params, s)
     n = s.num_gpus
     bpw, bpw_text = effective_bytes_per_weight(wd, s)
     ctx, fit_len, notes = _decode_context(gpu, shape, context, prompt_len, max_context, notes)
@@ -219,10 +251,7 @@ def scaled_estimate(
     n_ar, comm = allreduce_time(n, shape, s.allreduce_latency_s, allreduce_message_bytes(batch, shape),
                                 s.allreduce_busbw_gbs)
     terms = StepTerms(bytes_per_weight=bpw, active_params=active, kv_copies=n / split, overhead_s=comm)
-    if n > 1 and shape is None:
-        warnings.append("--num-gpus without a model shape: the all-reduce allowance (2 per layer) is left out; give --model NAME or --layers/--kv-heads/--head-dim")
-    if n > 1 and shape is not None and n > shape.kv_heads:
-        notes.append(f"{n} GPUs but {shape.kv_heads} KV heads: each KV head is kept on {n // split if n % split == 0 else fmt_num(n / split)} GPUs, so the KV cache splits only {split} ways")
+    _note_gpu_split(n, shape, split, warnings, notes)
 
     step = decode_step(params, wd, grp, batch, shape, kvd, ctx, fit_len, terms=terms)
     # The other end of the mixture-of-experts range: every token of the batch on different experts.
@@ -236,14 +265,7 @@ def scaled_estimate(
     kv, max_b, fit_warning = _kv_fit(shape, kvd, fit_len, batch, grp, weight_fit, terms.kv_copies, remedy)
     if fit_warning:
         warnings.append(fit_warning)
-    pf = None
-    if prompt_len:
-        pf = prefill(params, wd, grp, prompt_len, batch, shape, kvd, terms=terms)
-        if active < params:
-            notes.append("prefill reads all the weights once: a long prompt's tokens reach every expert")
-        if comm:
-            notes.append("prefill's all-reduces carry prompt x hidden activations; the allowance is decode's (one token per "
-                         "sequence), so a long prompt's transfer time is left out")
+    pf = _prefill(params, wd, grp, prompt_len, batch, shape, kvd, terms, active, notes) if prompt_len else None
     rows: tuple[DecodeStep, ...] = ()
     if sweep:
         sizes = sweep_batches(batch, ridge, max_b) if sweep is True else tuple(sweep)
