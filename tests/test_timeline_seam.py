@@ -107,8 +107,12 @@ def test_crop_clips_what_crosses_the_edges_and_drops_what_lies_outside():
     t = from_activities(gpu, api, ranges)
     lo, hi = T0 + 1000.0 + 320.0, T0 + 2000.0 + 100.0  # inside step 1's first kernel .. into step 2
     c = crop(t, lo, hi)
-    assert extent(c) == (lo, hi)
     assert float(c.gpu_start.min()) == lo and float((c.gpu_start + c.gpu_dur).max()) <= hi
+    assert float(c.range_start.min()) >= lo and float((c.range_start + c.range_dur).max()) <= hi
+    # an API call outside the window stays only where it launched work kept in it (step 1's copy, clipped,
+    # and its first kernel)
+    outside = [(float(s), c.api_corr[i]) for i, s in enumerate(c.api_start) if s + c.api_dur[i] < lo or s > hi]
+    assert outside == [(T0 + 1000.0 + 210.0, 105), (T0 + 1000.0 + 310.0, 106)] and extent(c) == (T0 + 1210.0, hi)
     # step 1's kernel at +365 is whole; the copy at +300..+360 is clipped to start at lo
     assert sorted(zip(c.gpu_start.tolist(), c.gpu_dur.tolist()))[0] == (lo, 40.0)
     assert t.gpu_count == 12 and c.gpu_count == 4  # the input is unchanged

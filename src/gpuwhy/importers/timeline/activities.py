@@ -221,8 +221,9 @@ def from_activities(gpu: list[dict], api: list[dict] = (), ranges: list[dict] = 
 def crop(t: Timeline, lo: float, hi: float) -> Timeline:
     """A copy of ``t`` holding only what lies in ``[lo, hi]`` (us): activities and ranges that cross an
     edge are clipped to it, those wholly outside are dropped (one that ends at ``lo`` or starts at
-    ``hi`` is kept, with no length), and so are flow-linked launch times, capture markers and GPU-track
-    step ranges outside it."""
+    ``hi`` is kept, with no length), and so are capture markers and GPU-track step ranges outside it;
+    but the API call (or flow-linked launch time) of a GPU activity kept is kept as it is, so work
+    queued before the window stays linked to its launch."""
     from dataclasses import replace
 
     def keep(start, dur):
@@ -233,18 +234,22 @@ def crop(t: Timeline, lo: float, hi: float) -> Timeline:
         s, d = start[m], dur[m]
         e = s + np.maximum(d, 0.0)
         s2, e2 = np.maximum(s, lo), np.minimum(e, hi)
-        crossing = (s < lo) | (e > hi)
+        crossing = ((s < lo) & (e >= lo)) | ((e > hi) & (s <= hi))  # wholly outside: a kept launch, as it is
         return np.where(crossing, s2, s), np.where(crossing, np.maximum(e2 - s2, 0.0), d)
 
     g = keep(t.gpu_start, t.gpu_dur)
     a = keep(t.api_start, t.api_dur)
+    # the launch calls of work kept in the window stay (unclipped), wherever they lie: work queued before
+    # the window is still linked to its launch (else its gap would read "unexplained")
+    kept_corr = {c for c, k in zip(t.gpu_corr, g.tolist()) if k and c is not None}
+    if kept_corr:
+        a |= np.fromiter((c in kept_corr for c in t.api_corr), dtype=bool, count=len(t.api_corr))
     r = keep(t.range_start, t.range_dur)
     gi, ai = np.flatnonzero(g).tolist(), np.flatnonzero(a).tolist()
     gs, gd = clip(t.gpu_start, t.gpu_dur, g)
     as_, ad = clip(t.api_start, t.api_dur, a)
     rs, rd = clip(t.range_start, t.range_dur, r)
-    flow = t.gpu_launch_us[g]
-    flow = np.where((flow >= lo) & (flow <= hi), flow, np.nan)
+    flow = t.gpu_launch_us[g]  # a kept activity's flow-linked launch time stays, like its launch call
     w0, w1 = t.window
     return replace(
         t,

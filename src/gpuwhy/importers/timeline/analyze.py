@@ -224,16 +224,17 @@ def _window_figures(ctx: _Context, track: GpuTrack, view, gaps, tot: dict, ev: E
                     steps) -> WindowFigures:
     """What the engine judges: the GPU's span, or the analysis window when one was given (its idle
     split then holds the host-only time before and after the GPU's work)."""
+    t0 = float(track.start.min())
     if ctx.timeline_us is None:
+        lo, hi = t0, float(track.end.max())
         window_s = track.span_us * 1e-6
         idle = {Cause(k): tot[k] * 1e-6 for k in CAUSES}
-        n_steps = len(steps) or None
     else:
         lo, hi = ctx.timeline_us
         window_s = max(hi - lo, track.span_us) * 1e-6
         every = split(gaps, view, np.arange(gaps.g0.size), lo, hi)
         idle = {Cause(k): every[k] * 1e-6 for k in CAUSES}
-        n_steps = sum(1 for x in steps if lo <= x.start_s * 1e6 + float(track.start.min()) < hi) or None
+    n_steps = sum(1 for x in steps if lo <= x.start_s * 1e6 + t0 < hi) or None  # the steps that start in the window
     keys = [*CAUSES, "copy"]
     evidence = {Cause(k): ev.of(k) for k in keys}
     in_graphs = np.flatnonzero(gaps.after_graph)
