@@ -141,3 +141,58 @@ def test_no_import_loop_outside_the_cli():
         if v not in index:
             visit(v)
     assert not loops, loops
+
+
+# --- one home for number formatting (gpuwhy/units.py) -------------------------------------------
+
+#: The one module that formats numbers for people (docs/architecture.md).
+FORMATTER_HOME = "units.py"
+#: Names the private copies had (``def _pct``, ``def _gbs``, ...): a function of one of these
+#: names that returns text is a number formatter, wherever it is.
+FORMATTER_NAMES = frozenset({
+    "pct", "_pct", "num", "_num", "count", "_count", "gbs", "_gbs", "_bytes", "_b", "_n", "_size", "_ns", "_us",
+    "_ms", "_kb", "_mib", "_gib", "_mhz", "_rate", "_usd", "_x", "_share", "_cyc", "_sci", "_t4", "_human",
+})
+
+
+def _returns_text(node: ast.FunctionDef) -> bool:
+    """Annotated ``-> str``, or not annotated and returning an f-string, a string or a ``fmt_*`` call."""
+    if node.returns is not None:
+        return ast.unparse(node.returns) == "str"
+    for r in ast.walk(node):
+        if isinstance(r, ast.Return) and r.value is not None:
+            v = r.value
+            if isinstance(v, ast.JoinedStr) or (isinstance(v, ast.Constant) and isinstance(v.value, str)):
+                return True
+            if isinstance(v, ast.Call) and "fmt_" in ast.unparse(v.func):
+                return True
+    return False
+
+
+def _formatter_defs(source: str) -> list[str]:
+    """The number formatters ``source`` defines: a function named ``fmt_*`` or ``_fmt*``, or one
+    of :data:`FORMATTER_NAMES`, that returns text. Methods and nested functions count too; a
+    parser of the same name (``_num(x) -> float | None``) does not."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if (node.name.startswith(("fmt_", "_fmt")) or node.name in FORMATTER_NAMES) and _returns_text(node):
+            found.append(f"{node.name} (line {node.lineno})")
+    return found
+
+
+def test_number_formatters_live_only_in_units():
+    bad = [f"{p.relative_to(SRC).as_posix()}: {d}" for p in SRC.rglob("*.py")
+           if p.relative_to(SRC).as_posix() != FORMATTER_HOME for d in _formatter_defs(p.read_text())]
+    assert not bad, f"format numbers with gpuwhy.units (add a function or an argument there): {bad}"
+
+
+def test_the_formatter_rule_finds_a_private_copy():
+    copy = 'def _pct(x: float) -> str:\n    return f"{x:.0f}%"\n\n\nclass T:\n    def fmt_gbs(self, b):\n        return f"{b:,.0f}"\n'
+    assert _formatter_defs(copy) == ["_pct (line 1)", "fmt_gbs (line 6)"]
+    nested = "def view(x):\n    def _gbs(v):\n        return fmt_num(v / 1e9)\n    return _gbs(x)\n"
+    assert _formatter_defs(nested) == ["_gbs (line 2)"]
+    # a parser or a helper of the same name is not a formatter
+    assert _formatter_defs("def _num(x) -> float | None:\n    return None\n\n\ndef _n(self, k):\n    return int(k)\n") == []
+    assert "fmt_num (line" in " ".join(_formatter_defs((SRC / FORMATTER_HOME).read_text()))

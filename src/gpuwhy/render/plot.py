@@ -28,9 +28,9 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..units import fmt_num, fmt_pct, fmt_si
+from ..units import fmt_decade, fmt_num, fmt_pct, fmt_si
 from .fit import chart_columns
-from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Roof, drawn_at, rate_unit, x_tick_text, y_tick_text
+from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Roof, drawn_at, rate_unit
 
 #: The one line every plotting path raises when matplotlib is missing.
 MISSING_MATPLOTLIB = "plots need matplotlib: pip install 'gpuwhy[plot]'"
@@ -45,8 +45,8 @@ PLOT_SUFFIXES = (".png", ".svg")
 
 class LogCanvas:
     """A character grid with log-log axes: x in FLOP/byte, y in ``unit`` (FLOP/s), ticks
-    written as in every roofline drawing (:func:`~gpuwhy.render.roofline_geometry.x_tick_text`,
-    :func:`~gpuwhy.render.roofline_geometry.y_tick_text`).
+    written as in every roofline drawing (:func:`~gpuwhy.units.fmt_decade` on x,
+    :func:`~gpuwhy.units.fmt_si` of the decade on y).
 
     Args:
         x_lo, x_hi, y_lo, y_hi: the axis ranges (powers of ten read best).
@@ -110,7 +110,7 @@ class LogCanvas:
         labels = {}
         for k in range(round(self.ly0), round(self.ly1) + 1):
             row = self.row_of(10.0**k * 1.0001) if k < round(self.ly1) else 0
-            labels[row] = y_tick_text(k, self.unit)
+            labels[row] = fmt_si(10.0**k, self.unit)
         return labels
 
     @property
@@ -126,7 +126,7 @@ class LogCanvas:
         axis = [" "] * (self.width + 12)
         for k in range(round(self.lx0), round(self.lx1) + 1):
             c = self.col_of(10.0**k * 1.0001) if k < round(self.lx1) else self.width - 1
-            t = x_tick_text(k)
+            t = fmt_decade(k)
             start = min(max(c - len(t) // 2, 0), self.width + 12 - len(t))
             if all(ch == " " for ch in axis[max(start - 1, 0): start + len(t) + 1]):
                 axis[start: start + len(t)] = t

@@ -16,9 +16,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from ..units import fmt_time
+from ..units import finite, fmt_cell, fmt_pct, fmt_time
 from .cells import kernel_regime
-from .numfmt import finite, num
 from .report_data import get, records
 from .report_sections import Table, code, table, txt
 
@@ -55,12 +54,12 @@ def cause_color(name: str, others: list[str]) -> str:
 
 def _ceiling(x: Any) -> str:
     v = finite(x)
-    return "an unbounded speed-up (it is the whole window)" if v is None else f"at most {num(v)}x"
+    return "an unbounded speed-up (it is the whole window)" if v is None else f"at most {fmt_cell(v)}x"
 
 
 def _speedup(x: Any) -> str:
     v = finite(x)
-    return "nothing would be left of the window" if v is None else f"the window runs at most {num(v)}x faster"
+    return "nothing would be left of the window" if v is None else f"the window runs at most {fmt_cell(v)}x faster"
 
 
 def _g(v: float) -> str:
@@ -116,23 +115,18 @@ def strip(tl: dict) -> dict | None:
 def _budget_table(b: dict) -> Table:
     rows = []
     for s in records(b.get("idle")):
-        rows.append([f"GPU idle: {txt(s.get('cause'))}", fmt_time(finite(s.get("seconds"))), _pct(s.get("pct"))])
+        rows.append([f"GPU idle: {txt(s.get('cause'))}", fmt_time(finite(s.get("seconds"))), fmt_pct(finite(s.get("pct")), compact=False)])
     for s in records(b.get("busy")):
-        rows.append([f"GPU busy: {txt(s.get('regime'))}", fmt_time(finite(s.get("seconds"))), _pct(s.get("pct"))])
-    rows.append(["total", fmt_time(finite(b.get("window_s"))), _pct(b.get("shares_pct_total"))])
+        rows.append([f"GPU busy: {txt(s.get('regime'))}", fmt_time(finite(s.get("seconds"))), fmt_pct(finite(s.get("pct")), compact=False)])
+    rows.append(["total", fmt_time(finite(b.get("window_s"))), fmt_pct(finite(b.get("shares_pct_total")), compact=False)])
     return table(["share of the window", "time", "% of the window"], rows, numeric=(1, 2), wrap=(0,))
-
-
-def _pct(v: Any) -> str:
-    x = finite(v)
-    return "n/a" if x is None else f"{x:.1f}%"
 
 
 def _fixes(b: dict) -> list[dict]:
     """The fixes, largest first: what, the share it removes, its Amdahl ceiling, its remedies in order."""
     out = []
     for f in records(b.get("fixes")):
-        out.append({"detail": txt(f.get("detail")), "removes": _pct(f.get("share_pct")),
+        out.append({"detail": txt(f.get("detail")), "removes": fmt_pct(finite(f.get("share_pct")), compact=False),
                     "speedup": _speedup(f.get("ceiling_x")),
                     "remedies": [str(m) for m in (f.get("remedies") or []) if isinstance(m, str)]})
     return out
@@ -149,7 +143,7 @@ def _kernels_table(ks: list[dict], window_s: float | None) -> Table | None:
         shown = kernel_regime(regime, level, bool(k.get("measured_launches")), missing="not measured")
         rows.append([code(k.get("name")), f"{int(n):,}" if n is not None else "n/a", fmt_time(total),
                      fmt_time(finite(k.get("mean_s"))),
-                     _pct(100.0 * total / window_s if total is not None and window_s else None),
+                     fmt_pct(finite(100.0 * total / window_s if total is not None and window_s else None), compact=False),
                      shown, f"{roof:.0f}%" if roof is not None else "not measured"])
     if not rows:
         return None

@@ -29,8 +29,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..units import fmt_si
-from .numfmt import num, tera_unit
+from ..units import fmt_cell, fmt_decade, fmt_si, tera_unit
 
 #: Line height of multi-line labels, in font sizes.
 LINE = 1.2
@@ -160,16 +159,16 @@ def slope_texts(level: str, slopes: Sequence, spec_word: str = "spec") -> list[s
     name = LEVEL_WORDS.get(level, level)
     parts, meas = [], None
     for s in slopes:
-        part = f"{word.get(s.kind, s.kind)} {num(s.bandwidth / 1e9)}"
+        part = f"{word.get(s.kind, s.kind)} {fmt_cell(s.bandwidth / 1e9)}"
         if part not in parts:
             parts.append(part)
         if s.kind == "measured":
             meas = s
     out = [f"{name} GB/s: {', '.join(parts)}"]
     if len(parts) > 1 and meas is not None:
-        out.append(f"{name} GB/s: measured {num(meas.bandwidth / 1e9)}")
+        out.append(f"{name} GB/s: measured {fmt_cell(meas.bandwidth / 1e9)}")
     best = meas or max(slopes, key=lambda s: s.bandwidth)
-    out.append(f"{name} {num(best.bandwidth / 1e9)} GB/s")
+    out.append(f"{name} {fmt_cell(best.bandwidth / 1e9)} GB/s")
     return list(dict.fromkeys(out))
 
 
@@ -224,22 +223,9 @@ def log_grid(lo: float, hi: float, n: int = 200) -> list[float]:
     return [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
 
 
-def x_tick_text(exp: int) -> str:
-    """The x tick (FLOP/byte) at 10**exp: ``0.001`` .. ``10,000``, else ``1e5``, ``1e-4``."""
-    if -3 <= exp <= 4:
-        v = 10.0**exp
-        return f"{v:,.0f}" if exp >= 0 else f"{v:.{-exp}f}"
-    return f"1e{exp}"
-
-
 def rate_unit(precision: str) -> str:
     """The y axis unit for roofs of ``precision``: ``OP/s`` for integer precisions, else ``FLOP/s``."""
     return "OP/s" if precision.startswith("int") else "FLOP/s"
-
-
-def y_tick_text(exp: int, unit: str = "FLOP/s") -> str:
-    """The y tick at 10**exp ``unit``, with an SI prefix: ``10 GFLOP/s``, ``1 PFLOP/s``."""
-    return fmt_si(10.0**exp, unit, digits=3)
 
 
 def decades(lo: float, hi: float) -> list[int]:
@@ -370,7 +356,7 @@ class Plane:
         """A tick per decade of FLOP/byte; every decade labelled up to seven, else every other."""
         es = decades(self.frame.x_lo, self.frame.x_hi)
         step = 1 if len(es) <= 7 else 2
-        return [Tick(self.X(10.0**e), x_tick_text(e) if i % step == 0 else "") for i, e in enumerate(es)]
+        return [Tick(self.X(10.0**e), fmt_decade(e) if i % step == 0 else "") for i, e in enumerate(es)]
 
     def y_ticks(self, unit: str = "FLOP/s") -> list[Tick]:
         """A tick per decade of ``unit``; every decade labelled up to nine, else every other."""
@@ -391,7 +377,7 @@ def _y_labels(frame: Frame, unit: str) -> list[tuple[int, str]]:
     """(exponent, text) per decade of y; every decade labelled up to nine, else every other."""
     es = decades(frame.y_lo, frame.y_hi)
     step = 1 if len(es) <= 9 else 2
-    return [(e, y_tick_text(e, unit) if i % step == 0 else "") for i, e in enumerate(es)]
+    return [(e, fmt_si(10.0**e, unit) if i % step == 0 else "") for i, e in enumerate(es)]
 
 
 # ---------------------------------------------------------------------------
@@ -670,7 +656,7 @@ def layout(plane: Plane, roofs: Sequence[Roof], marks: Sequence[Mark] = (), *, t
         top = max(rs, key=lambda r: r.peak_flops)
         cx, cy = X(top.ridge), Y(top.peak_flops)
         low_y = max(Y(r.peak_flops) for r in rs)
-        text = "\n".join(f"{'ridge ' if i == 0 else ''}{num(r.ridge)} {'measured' if r.measured else spec_word}"
+        text = "\n".join(f"{'ridge ' if i == 0 else ''}{fmt_cell(r.ridge)} {'measured' if r.measured else spec_word}"
                          for i, r in enumerate(rs))
         cands = [(cx - 8, low_y + 17, "end"), (cx + 8, low_y + 17, "start"), (cx - 8, low_y + 31, "end"),
                  (cx + 8, low_y + 31, "start"), (cx - 10, cy - 24, "end"), (cx + 8, low_y + 45, "start"),
@@ -695,9 +681,9 @@ def _dram_text(roofs: Sequence[Roof], spec_word: str) -> str:
     meas_bw = next((r for r in roofs if r.measured), None)
     parts = []
     if sheet_bw:
-        parts.append(f"{spec_word} {num(sheet_bw.bandwidth_gbs)}")
+        parts.append(f"{spec_word} {fmt_cell(sheet_bw.bandwidth_gbs)}")
     if meas_bw and (not sheet_bw or abs(meas_bw.bandwidth - sheet_bw.bandwidth) > 0.5e9):
-        parts.append(f"measured {num(meas_bw.bandwidth_gbs)}")
+        parts.append(f"measured {fmt_cell(meas_bw.bandwidth_gbs)}")
     return f"DRAM GB/s: {', '.join(parts)}"
 
 
@@ -715,8 +701,8 @@ def _slope_label(plane: Plane, roofs: Sequence[Roof], slot: dict, spec_word: str
     text = _dram_text(roofs, spec_word)
     parts = text.split(": ", 1)[1].split(", ")
     if crowded:  # the next level's line runs close above: below the line first
-        texts = [text] + ([f"DRAM GB/s: measured {num(meas_bw.bandwidth_gbs)}"] if meas_bw and len(parts) > 1 else [])
-        texts.append(f"DRAM {num((meas_bw or ref).bandwidth_gbs)} GB/s")
+        texts = [text] + ([f"DRAM GB/s: measured {fmt_cell(meas_bw.bandwidth_gbs)}"] if meas_bw and len(parts) > 1 else [])
+        texts.append(f"DRAM {fmt_cell((meas_bw or ref).bandwidth_gbs)} GB/s")
         return _along(plane, bw, min(lowest_ridge, f.x_hi), texts, slot[ref.precision], labels, (), sides=(-1, 1))
     xa, xb = max(f.x_lo, f.y_lo / bw), min(lowest_ridge, f.x_hi)
     xm = 10 ** (math.log10(xa) + (math.log10(xb) - math.log10(xa)) * 0.08)
@@ -793,7 +779,7 @@ def _roof_label(plane: Plane, prec: str, rs: Sequence[Roof], slot: int, spec_wor
     the flat part of the precision's roofs when there is room, else below them or further left."""
     X, Y = plane.X, plane.Y
     unit = tera_unit(prec)
-    figures = ", ".join(f"{'measured' if r.measured else spec_word} {num(r.peak_tflops)}" for r in rs)
+    figures = ", ".join(f"{'measured' if r.measured else spec_word} {fmt_cell(r.peak_tflops)}" for r in rs)
     text = f"{prec} {unit}\n{figures}"
     one_line = f"{prec}: {figures} {unit}"
     y_top = min(Y(r.peak_flops) for r in rs)

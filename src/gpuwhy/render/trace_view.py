@@ -7,8 +7,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_time
-from .cells import num, pct
+from ..units import fmt_num, fmt_pct, fmt_time, fmt_times
 from .console import note, note_left_out, out
 
 _VERDICT_STYLE = {
@@ -29,14 +28,6 @@ def _kv_table(title: str | None = None) -> Table:
     return t
 
 
-def _x(v: float | None) -> str:
-    if v is None:
-        return "n/a"
-    if v == float("inf"):
-        return "no bound"
-    return f"{v:.2f}x" if v < 100 else f"{v:.0f}x"
-
-
 def _label(key: str | None) -> str:
     from ..importers.trace import CAUSE_LABELS
 
@@ -50,7 +41,7 @@ def _timeline(con, d) -> None:
     t.add_row("busy", f"{fmt_time(d.busy_s)} ({d.busy_pct:.1f}%: kernels, memcpy and memset, union over {streams})")
     t.add_row("idle", f"{fmt_time(d.idle_s)} ({d.idle_pct:.1f}%) in {d.gaps:,} gaps")
     kline = (f"{d.kernels:,} ({fmt_time(d.kernel_s)}), median {fmt_time(d.median_kernel_s)}, "
-             f"{pct(d.short_kernel_pct)} shorter than 10 us ({pct(d.short_kernel_time_pct)} of kernel time)")
+             f"{fmt_pct(d.short_kernel_pct, 0, compact=False)} shorter than 10 us ({fmt_pct(d.short_kernel_time_pct, 0, compact=False)} of kernel time)")
     if d.zero_duration_kernels:
         kline += f"; {d.zero_duration_kernels:,} with dur 0 (below the {d.time_resolution} resolution)"
     t.add_row("kernels", kline)
@@ -75,10 +66,10 @@ def _causes(con, d) -> None:
     t.add_column("gaps", justify="right")
     t.add_column("at most", justify="right")
     for c in idle.causes:
-        t.add_row(c.label, fmt_time(c.time_s), f"{c.span_pct:.1f}%", f"{c.gaps:,}", _x(c.max_speedup_x))
+        t.add_row(c.label, fmt_time(c.time_s), f"{c.span_pct:.1f}%", f"{c.gaps:,}", fmt_times(c.max_speedup_x))
     con.print(t)
     con.print(Text("at most: how much faster the whole span could get if that cause went to zero (Amdahl)"
-                   + (f"; faster kernels alone: at most {_x(idle.kernel_speedup_max_x)}" if idle.kernel_speedup_max_x else ""),
+                   + (f"; faster kernels alone: at most {fmt_times(idle.kernel_speedup_max_x)}" if idle.kernel_speedup_max_x else ""),
                    style="dim"))
     for c in idle.causes:
         if c.span_pct < _EVIDENCE_MIN_PCT and c.key != "host_sync":
@@ -147,7 +138,7 @@ def _top(con, d) -> None:
     for x in d.top_kernels:
         row = [x.name, f"{x.count:,}", fmt_time(x.total_s), fmt_time(x.mean_s), f"{x.busy_pct:.1f}%"]
         if has_flops:
-            row.append(num(x.achieved_tflops))
+            row.append(fmt_num(x.achieved_tflops))
         k.add_row(*row)
     con.print(k)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...units import fmt_g, fmt_num, fmt_time
+from ...units import fmt_g, fmt_num, fmt_time, fmt_us as _fmt_us
 from ..kernel_names import display_names
 from .causes import CAUSES, classify, host_windows, split, split_gaps
 from .host import STEP_PREFIX, HostArrays, build_view, callers, is_dataloader
@@ -73,10 +73,6 @@ BEFORE_LAUNCH_US = 1000.0
 BEFORE_LAUNCH_MAX_SHARE = 0.01
 #: With DataLoader workers, the GPU idle in DataLoader calls from this share of the span on says the workers lag.
 DATA_WAIT_SHARE = 0.05
-
-
-def _fmt_us(us: float) -> str:
-    return fmt_time(us * 1e-6)
 
 
 def _thresholds() -> dict:
