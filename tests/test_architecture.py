@@ -1,11 +1,15 @@
 """The import graph keeps its layers (docs/architecture.md): no module imports one above it,
 no import loop outside the CLI's command registration, model/ stays pure, only device/ and
-engine/ reach NVML and CUDA."""
+engine/ reach NVML and CUDA. One answer each: numbers are formatted only in units.py,
+architecture names parsed only in archs.py."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
+
+import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "gpuwhy"
 
@@ -196,3 +200,50 @@ def test_the_formatter_rule_finds_a_private_copy():
     # a parser or a helper of the same name is not a formatter
     assert _formatter_defs("def _num(x) -> float | None:\n    return None\n\n\ndef _n(self, k):\n    return int(k)\n") == []
     assert "fmt_num (line" in " ".join(_formatter_defs((SRC / FORMATTER_HOME).read_text()))
+
+
+# --- one parser of architecture names (gpuwhy/archs.py) -----------------------------------------
+
+#: Architecture text read by hand: a compute capability or arch taken apart, a number read out of
+#: one, the ``sm_`` cut off or looked for, a regular expression over one (``sm__`` metric names,
+#: two underscores, are ncu's and do not count).
+ARCH_PARSES = (
+    re.compile(r"(compute_capability|\bcc|\barch)\b[\w.()\[\]]*\.(split|rsplit|partition|replace|removeprefix|lstrip)\("),
+    re.compile(r"\b(int|float)\((str\()?[\w.]*(compute_capability|\bcc|\barch)\b"),
+    re.compile(r"\[\s*3\s*:\s*\]|\b(startswith|removeprefix|lstrip|split|partition|find|index)\(\s*r?[\"'](sm|compute)_(?!_)"),
+    re.compile(r"\bre\.(compile|match|fullmatch|search|findall)\(\s*r?[\"'][^\"']*(sm|compute)_(?!_)"),
+)
+#: Modules allowed one such line, and why.
+ARCH_PARSE_ALLOWED = {
+    # ncu's CC column is a number ("9" or "9.0"), written X.Y for matching sheets; parse_arch takes no "9"
+    "importers/ncu/identify.py": 'return f"{float(la.cc):.1f}"',
+}
+
+
+def _arch_parses(rel: str, text: str) -> list[str]:
+    allowed = ARCH_PARSE_ALLOWED.get(rel)
+    return [f"{rel}:{i}: {line.strip()}" for i, line in enumerate(text.splitlines(), 1)
+            if any(r.search(line) for r in ARCH_PARSES) and not (allowed and allowed in line)]
+
+
+def test_architecture_names_are_parsed_only_by_archs():
+    bad = [hit for p in SRC.rglob("*.py") if p.name != "archs.py"
+           for hit in _arch_parses(p.relative_to(SRC).as_posix(), p.read_text())]
+    assert not bad, f"parse architecture text with gpuwhy.archs.parse_arch (or a Sheet's .arch): {bad}"
+
+
+@pytest.mark.parametrize("line", [
+    'major = int(str(compute_capability).split(".")[0])',  # the parses parse_arch replaced
+    'major = int(str(sheet.compute_capability).split(".")[0])',
+    """if f"sm_{cc.replace('.', '')}" != key:""",
+    "have = sorted(table, key=lambda k: int(k[3:]))",
+    """archs = [f"sm_{d.identity.compute_capability.replace('.', '')}" for d in reports]""",
+    '_NEEDS = re.compile(r"//\\s*gpuwhy:\\s*needs\\s+sm_(\\d+)")',
+    'if arch.startswith("sm_"):',
+])
+def test_the_architecture_rule_finds_a_hand_parse(line):
+    assert _arch_parses("x.py", line)
+
+
+def test_the_architecture_rule_leaves_ncu_metric_names_alone():
+    assert not _arch_parses("x.py", 'wanted = [m for m in names if m.startswith("sm__ops_path_tensor_")]')

@@ -91,7 +91,7 @@ def occupancy_cmd(
             if gpu is not None:
                 raise
             raise UsageError("no --gpu, --arch or --device given and no GPU to probe; pass --gpu NAME or --arch sm_XX") from None
-        if not any(ch.isdigit() for ch in sheet.compute_capability) or "." not in sheet.compute_capability:
+        if sheet.arch is None:
             raise UsageError(
                 f"the {sheet.name} sheet's architecture {sheet.compute_capability!r} is not an NVIDIA compute capability; occupancy knows sm_70 to sm_120"
             )

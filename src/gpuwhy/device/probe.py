@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
+from ..archs import parse_arch
 from ..errors import NoDeviceError, UsageError
 from . import derive
 from .health import nvml_query, read_health
@@ -339,7 +340,7 @@ def probe_devices(device: str | None = None, spec_dirs: Iterable[str] = (), *, f
         reports = tuple(_build_device(t, vt.nv, vt.nv_na, vt.drv_na, spec_dirs, full) for t in chosen)
         software = None
         if full:
-            archs = [f"sm_{d.identity.compute_capability.replace('.', '')}" for d in reports if not is_na(d.identity.compute_capability)]
+            archs = [parse_arch(d.identity.compute_capability).name for d in reports if not is_na(d.identity.compute_capability)]
             software = read_software(vt.nv, vt.nv_na, vt.drv, vt.drv_na, archs)
         return ProbeReport(reports, software, vt.cvd, tuple(notes))
 
