@@ -1,7 +1,7 @@
 """The import graph keeps its layers (docs/architecture.md): no module imports one above it,
 no import loop outside the CLI's command registration, model/ stays pure, only device/ and
 engine/ reach NVML and CUDA. One answer each: numbers are formatted only in units.py,
-architecture names parsed only in archs.py."""
+architecture names parsed only in archs.py, NVML's UUID prefix put on only by device/uuids.py."""
 
 from __future__ import annotations
 
@@ -247,3 +247,31 @@ def test_the_architecture_rule_finds_a_hand_parse(line):
 
 def test_the_architecture_rule_leaves_ncu_metric_names_alone():
     assert not _arch_parses("x.py", 'wanted = [m for m in names if m.startswith("sm__ops_path_tensor_")]')
+
+
+# --- one writer of NVML's UUID prefix (device/uuids.py) -----------------------------------------
+
+UUID_HOME = "device/uuids.py"
+#: A string that puts "GPU-" or "MIG-" before a UUID: the prefix alone, an f-string or glob
+#: starting with it, a literal UUID ("GPU-to-GPU" and "GPU-bound" are words, not UUIDs).
+UUID_PREFIXING = re.compile(r"""(?<!\w)(f["'](GPU|MIG)-[\w-]*\{|["'](GPU|MIG)-(["'*]|[0-9a-fA-F]{4}))""")
+
+
+def test_the_uuid_prefix_is_written_only_by_device_uuids():
+    bad = [f"{p.relative_to(SRC).as_posix()}:{i}: {line.strip()}" for p in SRC.rglob("*.py")
+           if p.relative_to(SRC).as_posix() != UUID_HOME
+           for i, line in enumerate(p.read_text().splitlines(), 1) if UUID_PREFIXING.search(line)]
+    assert not bad, f"put NVML's prefix on a UUID with gpuwhy.device.uuids.with_uuid_prefix: {bad}"
+
+
+@pytest.mark.parametrize("line, found", [
+    ('uuid=uuid if uuid.upper().startswith("GPU-") else f"GPU-{uuid}",', True),  # the copies it replaced
+    ('return ("MIG-" if t.mig_from_driver else "GPU-") + t.drv.uuid_hex', True),
+    ('guuid = g.uuid if not is_na(g.uuid) else f"GPU-unknown-{g.index}"', True),
+    ('pattern = "GPU-*/*.json"', True),
+    ('UUID = "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"', True),
+    ('"""GPU-to-GPU figures"""', False),
+    ('Text(f"GPU-bound: busy {pct}%")', False),
+])
+def test_the_uuid_rule_finds_a_prefix(line, found):
+    assert bool(UUID_PREFIXING.search(line)) is found

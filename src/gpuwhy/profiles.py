@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Iterable
 
+from .device.uuids import GPU_PREFIX, MIG_PREFIX, with_uuid_prefix
 from .errors import GpuwhyError, UsageError
 from .version import __version__
 
@@ -57,11 +58,13 @@ def profiles_dir() -> Path:
 
 
 def normalize_uuid(uuid: str) -> str:
-    """``GPU-xxxxxxxx-...`` in lower case after the prefix (NVML's form), whatever the input."""
+    """``GPU-xxxxxxxx-...`` in lower case after the prefix (NVML's form), whatever the input
+    (:func:`~gpuwhy.device.uuids.with_uuid_prefix`); a MIG device's ``MIG-`` is kept."""
     u = str(uuid).strip()
-    if u.lower().startswith("gpu-"):
+    mig = u[:4].upper() == MIG_PREFIX
+    if u[:4].upper() in (GPU_PREFIX, MIG_PREFIX):
         u = u[4:]
-    return "GPU-" + u.lower()
+    return with_uuid_prefix(u.lower(), mig=mig)
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,7 @@ def _read_all(folder: Path | None = None, uuid: str | None = None) -> list[Devic
     Unreadable or foreign files are skipped: the store is a cache, never a reason to fail.
     """
     root = folder or profiles_dir()
-    pattern = f"{normalize_uuid(uuid)}/*.json" if uuid else "GPU-*/*.json"
+    pattern = f"{normalize_uuid(uuid)}/*.json" if uuid else f"{GPU_PREFIX}*/*.json"
     out = []
     for path in sorted(root.glob(pattern)) if root.is_dir() else ():
         try:

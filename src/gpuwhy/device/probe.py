@@ -46,6 +46,7 @@ from .probe_report import (
 )
 from .sheet import SheetChoice, sheet_for
 from .software import is_wsl2, perf_counter_access, read_software
+from .uuids import with_uuid_prefix
 from .select import visible_targets
 from .visible import Candidate, Target, VisibleSelection, cvd_hides_all_message, resolve_cuda_visible_devices
 from ..units import fmt_g, fmt_num
@@ -157,9 +158,9 @@ def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs,
         uuid, s = pick(("CUDA driver", dv("uuid_hex")))
     else:
         uuid, s = pick(("NVML", nvq("uuid")), ("CUDA driver", dv("uuid_hex")))
-    if s == "CUDA driver" and isinstance(uuid, str) and not uuid.startswith(("GPU-", "MIG-")):
+    if s == "CUDA driver" and isinstance(uuid, str):
         # CUDA 11.4+ reports a MIG device's own UUID, with no prefix
-        uuid = ("MIG-" if (t.mig is not None or t.mig_from_driver) else "GPU-") + uuid
+        uuid = with_uuid_prefix(uuid, mig=t.mig is not None or t.mig_from_driver)
     ident.set("uuid", uuid, s or "n/a")
     pci = nvq("pci") if h is not None else None
     ident.pick("pci_bus_id", ("NVML", pci.bus_id if pci is not None else no_nvml), ("CUDA driver", dv("pci_bus_id")))
