@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gpuwhy.device.sheet import sheet_for
@@ -41,6 +43,23 @@ def test_gpu_name_family_note_is_printed_once_at_the_end_and_not_before_an_error
     assert code == 2 and len(err.strip().splitlines()) == 1 and "H100 SXM sheet" not in err
     code, out, err = cli("specs", "show", "H100 SXM")
     assert code == 0 and err == ""
+
+
+def test_gpu_name_family_note_comes_from_the_choice_wherever_the_name_is_used(cli, tmp_path):
+    note = "'H100' is the H100 SXM sheet (80 GB); other H100 sheets: H100 NVL, H100 PCIe (name one to use it)"
+    # a --gpu used deep inside the command (the ncu analysis), printed last, once
+    code, out, err = cli("ncu", str(Path(__file__).parent / "fixtures" / "real" / "ncu_full_raw.csv"), "--gpu", "H100", "--json")
+    assert code == 0 and err.strip().splitlines()[-1] == note and err.count(note) == 1
+    # names given as arguments, in the order given
+    code, out, err = cli("compare", "A100", "H100", "--intensity", "3")
+    assert code == 0 and err.strip().splitlines()[-2:] == [sheet_for("A100").family, note]
+    # with the command's --specs: a user's sheet is one of the others
+    lab = (Path(__file__).parents[1] / "specs" / "h100-pcie.yaml").read_text()
+    lab = lab.replace("name: H100 PCIe", "name: H100 Lab").replace("aliases: [H100 PCIe 80GB]", "aliases: []")
+    lab = lab.replace('nvml_names: ["NVIDIA H100 PCIe"]', "nvml_names: []").replace('pci_device_ids: ["0x2331"]', "pci_device_ids: []")
+    (tmp_path / "h100-lab.yaml").write_text(lab)
+    code, out, err = cli("classify", "--example", "vecadd", "--gpu", "H100", "--specs", str(tmp_path))
+    assert code == 0 and err.strip().splitlines()[-1] == note.replace("sheets: H100 NVL", "sheets: H100 Lab, H100 NVL")
 
 
 def test_gpu_name_ambiguous_and_unknown_stay_errors():

@@ -51,13 +51,10 @@ def _root(
 
 
 def _notes_at_the_end(show: bool) -> None:
-    """Print (``show``) or drop the notes kept for the end: the family notes of GPU names resolved
-    during the command (device/sheet), then those kept with render/console.note_later."""
-    from ..device.sheet import take_family_notes
-    from ..render.console import flush_later, note_later
+    """Print (``show``) or drop the notes kept for the end with render/console.note_later: the family
+    notes of the GPU names the command was given (:func:`gpuwhy.cli.common.noted`)."""
+    from ..render.console import flush_later
 
-    for words in take_family_notes():
-        note_later(words)
     flush_later(show)
 
 

@@ -15,7 +15,33 @@ SpecsOpt = Annotated[
     Optional[List[str]],
     typer.Option("--specs", metavar="DIR", help="Extra folder of spec-sheet YAML files (overrides bundled sheets of the same name). Repeatable; also GPUWHY_SPECS."),
 ]
-GpuOpt = Annotated[Optional[str], typer.Option("--gpu", metavar="NAME", help="GPU spec sheet by name, e.g. 'H100 SXM', 'rtx 5070' (see `gpuwhy specs list`).")]
+
+
+def _family_note_at_the_end(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
+    """``--gpu``'s callback: when the command ends, the name's :class:`~gpuwhy.device.sheet.SheetChoice`
+    (with the command's ``--specs``) has its family note ("'H100' is the H100 SXM sheet; ...") kept
+    for the end (:func:`noted`), wherever in the command the name was used. A name that matches no
+    sheet notes nothing here: the command itself says so."""
+    if value and not ctx.resilient_parsing:
+        def note_family() -> None:
+            from ..device.sheet import sheet_for
+            from ..errors import GpuwhyError
+
+            try:
+                choice = sheet_for(value, spec_dirs=tuple(ctx.params.get("specs") or ()))
+            except GpuwhyError:
+                return
+            noted(choice)  # a name given is never in conflict: its family note only
+
+        ctx.call_on_close(note_family)
+    return value
+
+
+GpuOpt = Annotated[
+    Optional[str],
+    typer.Option("--gpu", metavar="NAME", help="GPU spec sheet by name, e.g. 'H100 SXM', 'rtx 5070' (see `gpuwhy specs list`).",
+                 callback=_family_note_at_the_end),
+]
 DeviceOpt = Annotated[
     Optional[str],
     typer.Option(
@@ -41,12 +67,14 @@ def chosen_sheet(gpu, specs=None):
 
 def noted(choice):
     """``choice`` (a :class:`~gpuwhy.device.sheet.SheetChoice`) with its conflict note printed on
-    stderr (its family note, "'H100' is the H100 SXM sheet; ...", is printed by the CLI at the
-    end of a command that succeeds, wherever the name was resolved)."""
-    from ..render.console import note
+    stderr now and its family note ("'H100' is the H100 SXM sheet; ...") kept for the end of a
+    command that succeeds (:func:`gpuwhy.render.console.note_later`)."""
+    from ..render.console import note, note_later
 
     if choice.conflict:
         note(choice.conflict)
+    if choice.family:
+        note_later(choice.family)
     return choice
 
 

@@ -34,18 +34,6 @@ MEMORY_FIT = (0.88, 1.04)
 #: The reported maximum SM clock against a sheet's boost clock (used only to narrow several fits).
 CLOCK_FIT = 0.03
 
-#: Family notes of the names resolved in this run ("'H100' is the H100 SXM sheet; ..."), in order,
-#: for the CLI to print once at the end of a command that succeeds (:func:`take_family_notes`).
-_FAMILY_NOTES: list[str] = []
-
-
-def take_family_notes() -> list[str]:
-    """The family notes gathered since the last call (each once), and forget them."""
-    notes = list(dict.fromkeys(_FAMILY_NOTES))
-    _FAMILY_NOTES.clear()
-    return notes
-
-
 @dataclass(frozen=True)
 class SheetChoice:
     """The sheet picked for a GPU, the rule that picked it and what to tell the user.
@@ -58,7 +46,8 @@ class SheetChoice:
         closest: the nearest sheet names when nothing matched.
         full_sheet_name: the whole GPU's sheet for a MIG slice (else the sheet's name).
         family: set when a family name the user gave picked one variant (``H100`` -> H100 SXM):
-            which, and the others; callers print it as a note.
+            which, and the others, in one sentence; the CLI prints it as a note at the end of a
+            command that succeeds (:func:`gpuwhy.cli.common.noted`).
         candidates: the sheets that all fit the attributes given, when more than one did.
     """
 
@@ -152,8 +141,6 @@ def sheet_for(
     lib = library if library is not None else cached_library(spec_dirs)
     if gpu is not None and str(gpu).strip():
         s, family = lib.resolve(str(gpu))
-        if family:
-            _FAMILY_NOTES.append(family)
         return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})", family=family), mig)
     if gpu is not None:
         raise UsageError("empty GPU name; pass --gpu with a name from `gpuwhy specs list`")
