@@ -120,6 +120,9 @@ class DeviceProfile:
     #: (text): see :func:`allreduce_entry`; ``allreduce_date`` is when the newest was measured.
     allreduce_by_gpus: dict | None = None
     allreduce_date: str | None = None
+    #: The GPU's PCI device id (``"0x2335"``), read with its name to find its sheet
+    #: (:func:`gpuwhy.device.sheet.sheet_for`); None in profiles written before it was kept.
+    pci_device_id: str | None = None
 
     @property
     def dram_bandwidth(self) -> float | None:
@@ -162,7 +165,7 @@ _RANGES = {
     "l2_bytes": (1, 1e12, "bytes"), "sm_count": (1, 1e5, "SMs"),
 }
 _TEXT = ("arch", "driver_version", "driver_cuda_version", "dram_kernel", "sheet", "gpuwhy", "compute_date", "roofline_date",
-         "allreduce_date")
+         "allreduce_date", "pci_device_id")
 #: Ranges of an ``allreduce_by_gpus`` entry's figures, as :data:`_RANGES`.
 _ALLREDUCE_RANGES = {"busbw_gbs": (1e-6, 1e5, "GB/s"), "latency_s": (1e-8, 10.0, "s"),
                      "largest_bytes": (1, 2**44, "bytes"), "latency_bytes": (1, 2**44, "bytes")}
@@ -271,20 +274,6 @@ def latest_profile(uuid: str, folder: Path | None = None, need: str | None = Non
     return find_profile(uuid=uuid, folder=folder, need=need, by_sheet=False)
 
 
-def profile_sheet(profile: DeviceProfile, spec_dirs: Iterable[str] = ()):
-    """The spec sheet of the GPU a profile measured: the sheet it was recorded against,
-    else the one its NVML name matches (:func:`gpuwhy.device.sheet.sheet_for`); None when none does.
-
-    Raises:
-        UsageError: the recorded sheet name is no longer known; SpecError: a malformed sheet.
-    """
-    from .device.sheet import sheet_for
-
-    if profile.sheet:
-        return sheet_for(profile.sheet, spec_dirs=spec_dirs).sheet
-    return sheet_for(nvml_name=profile.name, spec_dirs=spec_dirs).sheet
-
-
 def find_profile(sheet=None, uuid: str | None = None, *, need: str | None = None, folder: Path | None = None,
                  by_sheet: bool = True, spec_dirs: Iterable[str] = ()) -> DeviceProfile | None:
     """The newest profile of a GPU, or None.
@@ -309,17 +298,18 @@ def find_profile(sheet=None, uuid: str | None = None, *, need: str | None = None
     for p in _read_all(folder):
         if not usable(p):
             continue
-        if name and p.sheet != name and _sheet_name_of(p.name, spec_dirs) != name:
+        if name and p.sheet != name and _sheet_name_of(p, spec_dirs) != name:
             continue
         best = p
     return best
 
 
-def _sheet_name_of(nvml_name: str, spec_dirs: Iterable[str]) -> str | None:
+def _sheet_name_of(profile: DeviceProfile, spec_dirs: Iterable[str]) -> str | None:
+    """The name of the sheet the profiled GPU's NVML name and PCI id match, or None."""
     from .device.sheet import sheet_for
 
     try:
-        s = sheet_for(nvml_name=nvml_name, spec_dirs=spec_dirs).sheet
+        s = sheet_for(nvml_name=profile.name, pci_device_id=profile.pci_device_id, spec_dirs=spec_dirs).sheet
     except GpuwhyError:  # a broken user sheet must not hide the other profiles
         return None
     return s.name if s is not None else None
@@ -370,6 +360,7 @@ def profile_from_result(result) -> DeviceProfile:
         l2_bytes=d.l2_bytes,
         sm_count=d.sm_count,
         gpuwhy=__version__,
+        pci_device_id=getattr(d, "pci_device_id", None),
     )
 
 

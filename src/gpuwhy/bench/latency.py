@@ -387,11 +387,11 @@ def dram_bandwidth_for(info, spec_dirs: Sequence[str] = (), gpu: str | None = No
         prof = None
     if prof is not None and prof.dram_bandwidth_gbs:
         return float(prof.dram_bandwidth_gbs), f"measured by `gpuwhy bench` on {prof.date} ({prof.dram_kernel or 'vec16'})"
-    from ..device.sheet import sheet_for_device
+    from ..device.sheet import sheet_for
     from ..errors import GpuwhyError
 
     try:
-        sheet = sheet_for_device(info, gpu, spec_dirs).sheet
+        sheet = sheet_for(gpu, device=info, spec_dirs=spec_dirs).sheet
     except GpuwhyError:
         sheet = None
     if sheet is not None:

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, chosen_sheet, refuse_unused
+from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, noted, refuse_unused
 from .shape_options import ShapeText, shape_options
 
 
@@ -88,7 +88,9 @@ def classify_cmd(
     ws = None if working_set is None else parse_quantity(working_set, "--working-set")
     lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
     if gpu is None:
-        gpu = chosen_sheet(None, specs)
+        from ..device.probe import gpu_sheet
+
+        gpu = noted(gpu_sheet(None, specs or ())).sheet
     if counted is not None:
         from ..api.classify import run_classify_shape
 

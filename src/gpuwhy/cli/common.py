@@ -52,22 +52,10 @@ DeviceOpt = Annotated[
 ]
 
 
-def chosen_sheet(gpu, specs=None):
-    """The spec sheet for ``--gpu NAME``, else for the GPU in this machine
-    (:func:`gpuwhy.device.probe.gpu_sheet`); a name/PCI-id conflict is noted on stderr.
-
-    Raises:
-        UsageError: an unknown name, or no --gpu and no GPU (the message says to pass --gpu).
-    """
-    from ..device.probe import gpu_sheet
-
-    choice = gpu_sheet(gpu, tuple(specs or ()))
-    return noted(choice).sheet
-
-
 def noted(choice):
-    """``choice`` (a :class:`~gpuwhy.device.sheet.SheetChoice`) with its conflict note printed on
-    stderr now and its family note ("'H100' is the H100 SXM sheet; ...") kept for the end of a
+    """``choice`` (a :class:`~gpuwhy.device.sheet.SheetChoice`, e.g. of
+    :func:`gpuwhy.device.probe.gpu_sheet`: ``--gpu NAME``, else this machine's GPU) with its
+    name/PCI-id conflict note printed on stderr now and its family note ("'H100' is the H100 SXM sheet; ...") kept for the end of a
     command that succeeds (:func:`gpuwhy.render.console.note_later`)."""
     from ..render.console import note, note_later
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
+from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, noted
 from .llm_options import LlmText, ScalingText, ServingText, scaling_options, serving_options
 
 _DTYPE_HELP = "fp16|bf16|fp8|int8|int4|fp4|fp32"
@@ -74,7 +74,9 @@ def llm_cmd(
 
         load_models(models)
 
-    sheet = chosen_sheet(gpu, specs)
+    from ..device.probe import gpu_sheet
+
+    sheet = noted(gpu_sheet(gpu, specs or ())).sheet
     if plan.num_gpus > 1 and scaling.allreduce_latency is None:
         plan = _measured_allreduce(plan, sheet, specs or ())
     g = gpu_from_sheet(sheet, req.weight_dtype)

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
+from .common import GpuOpt, JsonOpt, SpecsOpt, noted
 
 
 @app.command("mfu")
@@ -46,7 +46,9 @@ def mfu_cmd(
     shape = None
     if given:
         shape = MfuShape(parse_count(layers, "--layers"), parse_count(hidden, "--hidden"), parse_count(seq_len, "--seq-len"))
-    sheet = chosen_sheet(gpu, specs)
+    from ..device.probe import gpu_sheet
+
+    sheet = noted(gpu_sheet(gpu, specs or ())).sheet
     prec = sheet_precision(sheet, dtype, tensor_cores=True)
     result = mfu(n, tps, count, sheet.peak_flops(prec), sheet.name, prec, train=not infer, shape=shape)
     if json_out:

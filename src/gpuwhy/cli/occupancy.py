@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt, chosen_sheet
+from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt, noted
 
 
 def _whole(text: str, what: str, allow_zero: bool) -> int:
@@ -63,6 +63,7 @@ def occupancy_cmd(
 
     Exit 1 (after the output) when no block fits on an SM: that launch fails."""
     from ..errors import UsageError
+    from ..device.probe import gpu_sheet
     from ..model.kernels.occupancy import arch_key, arch_limits, load_arch_limits, occupancy
 
     chosen = [n for n, v in (("--gpu", gpu), ("--arch", arch), ("--device", device)) if v is not None]
@@ -86,7 +87,7 @@ def occupancy_cmd(
         key = arch_key(cc)
     else:
         try:
-            sheet = chosen_sheet(gpu, spec_dirs)
+            sheet = noted(gpu_sheet(gpu, spec_dirs)).sheet
         except UsageError:
             if gpu is not None:
                 raise

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt, chosen_sheet, parse_point, refuse_unused
+from .common import GpuOpt, JsonOpt, SpecsOpt, noted, parse_point, refuse_unused
 
 
 def parse_dtypes(values, sheet) -> list[str]:
@@ -36,10 +36,15 @@ def parse_dtypes(values, sheet) -> list[str]:
 
 
 def _sheet_of_profile(p, spec_dirs):
-    from ..errors import UsageError
-    from ..profiles import profile_sheet
+    """The sheet a profile was recorded against, else the one its GPU's NVML name and PCI id match.
 
-    s = profile_sheet(p, spec_dirs)
+    Raises:
+        UsageError: none matches, or the recorded sheet is no longer known; SpecError: a malformed sheet.
+    """
+    from ..device.sheet import sheet_for
+    from ..errors import UsageError
+
+    s = sheet_for(p.sheet or None, nvml_name=p.name, pci_device_id=p.pci_device_id, spec_dirs=spec_dirs).sheet
     if s is None:
         raise UsageError(f"the profile of {p.name!r} names no spec sheet; pass --gpu NAME")
     return s
@@ -103,6 +108,7 @@ def roofline_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """The roofline of a GPU: spec (dashed) and measured (solid) ceilings, ridge points, the measured sweep, your workloads."""
+    from ..device.probe import gpu_sheet
     from ..errors import UsageError
     from ..profiles import find_profile, load_profile
     from ..render.plot import build_chart, check_plot_path
@@ -120,14 +126,14 @@ def roofline_cmd(
         prof = load_profile(profile_file)
         measured = True
     if gpu is not None:
-        sheet = chosen_sheet(gpu, spec_dirs)
+        sheet = noted(gpu_sheet(gpu, spec_dirs)).sheet
         if prof is not None:
             _warn_other_gpu(prof, sheet, profile_file, spec_dirs)
     elif prof is not None:
         sheet = _sheet_of_profile(prof, spec_dirs)
     else:
         try:
-            sheet = chosen_sheet(None, spec_dirs)
+            sheet = noted(gpu_sheet(None, spec_dirs)).sheet
         except UsageError:
             if not measured:
                 raise

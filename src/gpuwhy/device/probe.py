@@ -52,7 +52,7 @@ from .visible import Candidate, Target, VisibleSelection, cvd_hides_all_message,
 from ..units import fmt_g, fmt_num
 
 __all__ = [
-    "probe_devices", "device_sheet", "local_sheet", "gpu_sheet",
+    "probe_devices", "device_sheet", "gpu_sheet",
     # at home in visible, software and probe_report; importable from here too
     "Candidate", "VisibleSelection", "resolve_cuda_visible_devices", "cvd_hides_all_message",
     "perf_counter_access", "is_wsl2",
@@ -322,7 +322,7 @@ def probe_devices(device: str | None = None, spec_dirs: Iterable[str] = (), *, f
     None or ``all``: every visible GPU), in nvidia-smi's order unless the selection gives one.
 
     ``spec_dirs`` are extra spec-sheet folders. ``full=False`` skips health and
-    software (what :func:`local_sheet` needs is identity, shape and sheet).
+    software (what :func:`device_sheet` needs is identity, shape and sheet).
 
     Raises:
         NoDeviceError: no driver, no NVML and no CUDA driver, the kernel driver not
@@ -367,15 +367,6 @@ def device_sheet(device: str | None = None, spec_dirs: Iterable[str] = ()) -> tu
         name = d.identity.name if not is_na(d.identity.name) else "the GPU"
         raise NoDeviceError(f"found {name} but {d.sheet.note}")
     return d.sheet, d
-
-
-def local_sheet(spec_dirs: Iterable[str] = ()):
-    """The spec sheet of the first visible GPU (see :func:`device_sheet`).
-
-    Raises:
-        NoDeviceError, UsageError, SpecError: as :func:`device_sheet`.
-    """
-    return device_sheet(None, spec_dirs)[0].sheet
 
 
 def gpu_sheet(gpu=None, spec_dirs: Iterable[str] = ()) -> SheetChoice:

@@ -96,6 +96,7 @@ def _names(sheets) -> str:
 def sheet_for(
     gpu: Any = None,
     *,
+    device: Any = None,
     nvml_name: str | None = None,
     pci_device_id: str | None = None,
     mig: Any = None,
@@ -112,6 +113,10 @@ def sheet_for(
     Args:
         gpu: what the user named (``--gpu``: a name, or a :class:`~gpuwhy.specs.Sheet`);
             it decides alone when given.
+        device: an open device being measured (its ``name`` and ``pci_device_id``, e.g. an
+            engine ``DeviceInfo``), read as ``nvml_name`` and ``pci_device_id``; without
+            ``gpu``, a broken sheet folder then gives no sheet and the note "spec sheets not
+            loaded (...)", never an error: a measurement must not stop for a spec sheet.
         nvml_name: the device's name as NVML reports it (``"NVIDIA H200"``).
         pci_device_id: the device id, ``"0x2335"`` (any case), or None.
         mig: a MIG slice (``profile``, ``sm_count``, ``parent_sm_count``, ``sm_share``,
@@ -131,8 +136,16 @@ def sheet_for(
 
     Raises:
         UsageError: ``gpu`` names no sheet or is ambiguous.
-        SpecError: a malformed sheet in the searched folders.
+        SpecError: a malformed sheet in the searched folders (not for a ``device`` without ``gpu``).
     """
+    if device is not None and gpu is None:
+        from ..errors import GpuwhyError
+
+        try:
+            return sheet_for(nvml_name=device.name, pci_device_id=device.pci_device_id, mig=mig, fuzzy=fuzzy,
+                             spec_dirs=spec_dirs, library=library)
+        except GpuwhyError as exc:
+            return SheetChoice(None, "none", f"spec sheets not loaded ({exc})")
     from ..specs import Sheet
     from ..specs import library as cached_library
 
@@ -255,22 +268,3 @@ def _scaled(choice: SheetChoice, mig: Any) -> SheetChoice:
     if choice.conflict:
         note = f"{note}; {choice.conflict}"
     return dataclasses.replace(choice, sheet=scaled, full_sheet_name=sheet.name, note=note)
-
-
-def sheet_for_device(info: Any, gpu: Any = None, spec_dirs: Iterable[str] = ()) -> SheetChoice:
-    """:func:`sheet_for` of an open device (``info.name``, ``info.pci_device_id``, e.g. an
-    engine ``DeviceInfo``), for measurements: ``gpu`` decides when given (and raises when
-    unknown); otherwise a broken sheet folder gives no sheet and a note, never an error,
-    because a measurement must not stop for a spec sheet.
-
-    Raises:
-        UsageError: ``gpu`` names no sheet.
-    """
-    if gpu is not None:
-        return sheet_for(gpu, spec_dirs=spec_dirs)
-    from ..errors import GpuwhyError
-
-    try:
-        return sheet_for(nvml_name=info.name, pci_device_id=info.pci_device_id, spec_dirs=spec_dirs)
-    except GpuwhyError as exc:
-        return SheetChoice(None, "none", f"spec sheets not loaded ({exc})")
