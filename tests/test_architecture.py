@@ -1,6 +1,8 @@
 """The import graph keeps its layers (docs/architecture.md): no module imports one above it,
 no import loop outside the CLI's command registration, model/ stays pure, only device/ and
-engine/ reach NVML and CUDA. One answer each: numbers are formatted only in units.py,
+engine/ reach NVML and CUDA; the CLI reaches the use cases through api/ only, the package face
+is a facade over api/, one function builds every document's header, and the use-case layer, the
+CLI and the package face stay small. One answer each: numbers are formatted only in units.py,
 architecture names parsed only in archs.py, NVML's UUID prefix put on only by device/uuids.py."""
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "gpuwhy"
 
 #: Bottom up; a module may import its own layer and those below.
 LAYERS = [
-    ("errors", "na", "units", "resources", "version", "archs", "inputs", "outputs"),
+    ("errors", "na", "units", "resources", "version", "archs", "inputs", "outputs", "notices", "plain"),
     ("specs",),
     ("model",),
     ("device", "engine"),
@@ -40,7 +42,10 @@ def _module(path: Path) -> str:
 def _imports(path: Path) -> set[str]:
     """gpuwhy modules imported anywhere in ``path`` (also inside functions), as dotted names."""
     mod = _module(path)
-    pkg = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+    if path.name == "__init__.py":
+        pkg = [] if mod == "__init__" else mod.split(".")  # the package face is gpuwhy itself
+    else:
+        pkg = mod.split(".")[:-1]
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
@@ -145,6 +150,134 @@ def test_no_import_loop_outside_the_cli():
         if v not in index:
             visit(v)
     assert not loops, loops
+
+
+#: What a cli/ module may import: the use cases, the renderers, the CLI itself and the bottom layer.
+CLI_MAY_IMPORT = ("api", "render", "cli", *LAYERS[0])
+#: cli/ modules that still reach below api/, being rebuilt elsewhere (the timeline/verdict rebuild
+#: moves their use cases into api/); each entry must still be needed (see the test).
+CLI_NOT_YET = {
+    "cli.ncu": "importers/ncu and device/sheet: the ncu use case moves into api/ with the verdict rebuild",
+    "cli.trace": "importers/trace: the trace use case moves into api/ with the timeline rebuild",
+}
+
+
+def _cli_reaches_below_api() -> dict[str, list[str]]:
+    return {m: sorted(t for t in ts if t.split(".")[0] not in CLI_MAY_IMPORT)
+            for m, ts in _graph().items() if m.startswith("cli")}
+
+
+def test_cli_imports_only_api_render_and_the_bottom():
+    bad = [f"{m} -> {t}" for m, ts in _cli_reaches_below_api().items() if m not in CLI_NOT_YET for t in ts]
+    assert not bad, bad
+
+
+def test_cli_exemptions_are_still_needed():
+    reach = _cli_reaches_below_api()
+    stale = [m for m in CLI_NOT_YET if not reach.get(m)]
+    assert not stale, f"{stale} import only api/, render/ and the bottom now: drop them from CLI_NOT_YET"
+
+
+def test_the_package_face_is_a_facade_over_api():
+    """gpuwhy/__init__.py imports api/ and the bottom layer only: never the CLI, nor what lies below api/."""
+    face = _graph()["__init__"]
+    bad = sorted(t for t in face if t.split(".")[0] not in ("api", *LAYERS[0]))
+    assert not bad, bad
+    assert not any(t.startswith("cli") for t in face)
+
+
+def test_nothing_below_the_cli_imports_it():
+    bad = [f"{m} -> {t}" for m, ts in _graph().items() if not m.startswith("cli") and m != "__main__"
+           for t in ts if t.startswith("cli")]
+    assert not bad, bad
+
+
+def _names_imported(path: Path) -> set[str]:
+    """``module.name`` for every ``from <gpuwhy module> import name`` in ``path`` (functions included)."""
+    mod = _module(path)
+    pkg = mod.split(".")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = pkg[: len(pkg) - node.level + 1] if node.level > 1 else pkg
+            target = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            out.update(f"{target}.{a.name}" for a in node.names)
+    return out
+
+
+#: The writers of a document or a table on stdout: only render/output calls them for the commands.
+WRITERS = {"render.jsonout.emit", "render.csv_out.emit_csv", "render.csv_out.write_csv"}
+
+
+def test_commands_write_output_only_through_render_output():
+    """No cli/ module prints a JSON document or CSV itself: every command hands its result to
+    render/output.show (the modules of CLI_NOT_YET, and cli/run, being rebuilt, aside)."""
+    bad = []
+    for p in (SRC / "cli").glob("*.py"):
+        m = _module(p)
+        if m not in CLI_NOT_YET and m != "cli.run":
+            bad += [f"{m} -> {n}" for n in _names_imported(p) & WRITERS]
+    assert not bad, bad
+    assert _names_imported(SRC / "cli" / "trace.py") & WRITERS, "the check finds a writer where there is one"
+
+
+def _header_builders(tree: ast.AST) -> list[int]:
+    """Lines that build a gpuwhy document header: a dict literal, ``dict(...)`` call or item
+    assignment with the key ``gpuwhy`` (a device profile's ``gpuwhy=`` field, the version that
+    wrote it, is no document header)."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "gpuwhy" for k in node.keys):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and \
+                any(k.arg == "gpuwhy" for k in node.keywords):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.slice, ast.Constant) and node.slice.value == "gpuwhy":
+            lines.append(node.lineno)
+    return lines
+
+
+def test_one_place_builds_the_document_header():
+    """Every --json document and saved file gets its gpuwhy/schema/kind header from render/jsonout.document."""
+    found = {p.relative_to(SRC).as_posix(): _header_builders(ast.parse(p.read_text())) for p in SRC.rglob("*.py")}
+    builders = {f: lines for f, lines in found.items() if lines}
+    assert list(builders) == ["render/jsonout.py"], builders
+    assert len(builders["render/jsonout.py"]) == 1, builders
+
+
+def test_the_header_check_finds_a_hand_built_header():
+    """The check above is no tautology: each way of writing a header by hand is found."""
+    for code in ('d = {"gpuwhy": v, "schema": 1, "kind": k}', 'd = dict(gpuwhy=v, kind=k)', 'd["gpuwhy"] = v'):
+        assert _header_builders(ast.parse(code)) == [1], code
+    assert _header_builders(ast.parse('d.get("gpuwhy")')) == []
+    assert _header_builders(ast.parse('DeviceProfile(gpuwhy=v)')) == []
+
+
+#: The use-case layer, the CLI and the package face: no file over this many lines ...
+MAX_FILE_LINES = 800
+#: ... and no function over this many (decorators and docstring included).
+MAX_FUNCTION_LINES = 120
+
+
+def _small_ones() -> list[Path]:
+    return [*sorted((SRC / "api").glob("*.py")), *sorted((SRC / "cli").glob("*.py")), SRC / "__init__.py",
+            *(SRC / "render" / n for n in ("output.py", "jsonout.py", "csv_out.py", "report_file.py"))]
+
+
+def test_use_cases_cli_and_face_stay_small():
+    big, long = [], []
+    for p in _small_ones():
+        text = p.read_text()
+        rel = p.relative_to(SRC).as_posix()
+        if len(text.splitlines()) > MAX_FILE_LINES:
+            big.append(f"{rel}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                if node.end_lineno - first + 1 > MAX_FUNCTION_LINES:
+                    long.append(f"{rel}:{node.name}: {node.end_lineno - first + 1} lines")
+    assert not big and not long, big + long
 
 
 # --- one home for number formatting (gpuwhy/units.py) -------------------------------------------

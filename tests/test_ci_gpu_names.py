@@ -83,3 +83,20 @@ def test_gpu_name_new_sheets_carry_sources_and_dense_peaks(name):
     assert "fp32" in s.peak_tflops and s.notes  # every sheet says what it left out or estimated
     # FP32 peak = SMs x 128 lanes x 2 x boost clock, within 1% (the sheets are consistent with themselves).
     assert s.sm_count * 128 * 2 * s.boost_clock_mhz / 1e6 == pytest.approx(s.peak_tflops["fp32"], rel=0.01)
+
+
+def test_a_family_note_reaches_a_listener_at_the_end_and_nothing_is_kept_without_one():
+    from gpuwhy import notices
+    from gpuwhy.api.sheets import noted
+
+    family = sheet_for("H100").family
+    heard = []
+    noted(sheet_for("H100"))  # the Python API: no listener, nothing kept for a later reader
+    with notices.listening(lambda m: heard.append(("note", m)), lambda m: heard.append(("warn", m)),
+                           lambda m: heard.append(("later", m))):
+        assert heard == []
+        noted(sheet_for("H100"))
+        noted(sheet_for("H100 SXM"))  # the full name has no note
+    with notices.listening(lambda m: heard.append(("note", m)), lambda m: heard.append(("warn", m))):
+        noted(sheet_for("H100"))  # a listener without an end channel drops it
+    assert heard == [("later", family)]

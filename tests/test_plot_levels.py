@@ -148,7 +148,7 @@ def test_spec_only_and_classify_plots_keep_labels_apart():
 
 def test_points_are_judged_against_their_own_precision():
     """`--dtype all` with a bf16 GEMM: judged against bf16, not fp64 (it read '2123% of SOL')."""
-    from gpuwhy.cli.roofline import parse_dtypes
+    from gpuwhy.api.roofline import parse_dtypes
 
     dtypes = parse_dtypes(["all"], H200)
     assert dtypes[0] == "fp32"  # unlabelled points are judged against fp32, not the sheet's first (fp64)

@@ -87,7 +87,7 @@ def _kinds_in_source() -> set[str]:
     kinds = set()
     for p in (ROOT / "src" / "gpuwhy").rglob("*.py"):
         text = p.read_text()
-        kinds |= set(re.findall(r'\bemit\("([a-z.\-]+)"', text))
+        kinds |= set(re.findall(r'\b(?:emit|show)\("([a-z.\-]+)"', text))  # emit: jsonout; show: render/output
         kinds |= set(re.findall(r'BenchMode\("[^"]+", [^,]+, \w+, "([a-z.\-]+)"', text))
     return kinds
 

@@ -13,6 +13,7 @@ Public API, the commands' results as objects (each has ``to_dict()``, the comman
 - :func:`measure` -- time a callable on the GPU and classify it (needs a GPU).
 - :func:`probe` -- what the visible GPUs are (needs the GPU packages).
 
+Each is a thin call of its use case in :mod:`gpuwhy.api` (the CLI calls the same ones).
 Errors are the exceptions of :mod:`gpuwhy.errors`, exported here too.
 """
 
@@ -28,12 +29,9 @@ def load_spec(name: str, spec_dirs=()):
         gpuwhy.errors.UsageError: unknown or ambiguous name.
         gpuwhy.errors.SpecError: a malformed sheet.
     """
-    from .device.sheet import sheet_for
-    from .errors import UsageError
+    from .api.specs import load_spec as _load_spec
 
-    if not isinstance(name, str) or not name.strip():
-        raise UsageError(f"load_spec needs a GPU name such as 'H200' (see `gpuwhy specs list`), got {name!r}")
-    return sheet_for(name, spec_dirs=spec_dirs).sheet
+    return _load_spec(name, spec_dirs)
 
 
 def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches=1, tensor_cores=True, launch_overhead=None,
@@ -73,24 +71,9 @@ def classify(flops=None, bytes=None, gpu=None, dtype="fp32", time=None, launches
         >>> gpuwhy.classify(gemm="8192x8192x8192", dtype="bf16", gpu="H200").counts.flops
         1099511627776.0
     """
-    from .api.classify import run_classify
-    from .model.roofline.classify import Workload
-    from .units import parse_count, parse_quantity, parse_time
+    from .api.classify import classify_values
 
-    if shape:
-        from .api.classify import classify_shape_options
-
-        return classify_shape_options(shape, flops, bytes, gpu, dtype, time, launches, tensor_cores, launch_overhead, spec_dirs)
-
-    wl = Workload(
-        flops=parse_quantity(flops, "flops", unit="FLOP"),
-        bytes=parse_quantity(bytes, "bytes", unit="B"),
-        launches=parse_count(launches, "launches"),
-        time_s=None if time is None else parse_time(time),
-    )
-    lo = None if launch_overhead is None else parse_time(launch_overhead, "launch overhead")
-    ws = None if working_set is None else parse_quantity(working_set, "working_set")
-    return run_classify(wl, gpu, dtype, tensor_cores, lo, spec_dirs, working_set=ws)
+    return classify_values(flops, bytes, gpu, dtype, time, launches, tensor_cores, launch_overhead, spec_dirs, working_set, shape)
 
 
 def measure(fn, *args, flops=None, bytes=None, dtype=None, gpu=None, **kwargs):
@@ -129,14 +112,10 @@ def probe(device=None, spec_dirs=(), full=True):
     Raises:
         gpuwhy.errors.NoDeviceError: no driver or GPU (one line saying which).
     """
-    from .device.probe import probe_devices
+    from .api.probe import ProbeRequest
+    from .api.probe import probe as _probe
 
-    return probe_devices(device, spec_dirs, full=full)
-
-
-def _text(v):
-    """An argument as the command line would give it (None stays None)."""
-    return None if v is None else str(v)
+    return _probe(ProbeRequest(device, spec_dirs, list_only=not full))
 
 
 def llm(params=None, gpu=None, *, model=None, weight_dtype=None, batch=1, context=None, prompt_len=None, kv_dtype=None,
@@ -158,20 +137,11 @@ def llm(params=None, gpu=None, *, model=None, weight_dtype=None, batch=1, contex
     Raises:
         UsageError: what ``gpuwhy llm`` refuses (the same one-line messages).
     """
-    from .cli.llm_options import LlmText
-    from .device.probe import gpu_sheet
-    from .model.llm.estimate import scaled_estimate
-    from .model.llm.roofline import gpu_from_sheet
-    from .model.llm.scaling import Scaling
+    from .api.llm import estimate_values
 
-    text = LlmText(params=_text(params), weight_dtype=weight_dtype, context=_text(context), prompt_len=_text(prompt_len),
-                   model=model, layers=_text(layers), kv_heads=_text(kv_heads), head_dim=_text(head_dim), heads=_text(heads),
-                   kv_dtype=kv_dtype, batch=str(batch), models=tuple(models))
-    req = text.load_shape(text.parse("gpuwhy.llm needs params (e.g. params='8B') or model (e.g. model='llama-3-8b')"))
-    sheet = gpu_sheet(gpu, tuple(spec_dirs)).sheet
-    g = gpu_from_sheet(sheet, req.weight_dtype)
-    return scaled_estimate(req.params, req.weight_dtype, g, Scaling(), sweep=sweep_batch, notes=req.notes, plain_wording=True,
-                           **req.estimate_kwargs()).estimate
+    return estimate_values(params, gpu, model=model, weight_dtype=weight_dtype, batch=batch, context=context,
+                           prompt_len=prompt_len, kv_dtype=kv_dtype, layers=layers, kv_heads=kv_heads, head_dim=head_dim,
+                           heads=heads, sweep_batch=sweep_batch, spec_dirs=spec_dirs, models=models)
 
 
 def compare(gpus, intensity=None, *, flops=None, bytes=None, dtype="fp32", costs=None, per_watt=False, spec_dirs=()):
@@ -190,24 +160,10 @@ def compare(gpus, intensity=None, *, flops=None, bytes=None, dtype="fp32", costs
     Raises:
         UsageError: unknown GPUs or dtype, a GPU listed twice, a bad or missing workload.
     """
-    from .device.sheet import sheet_for
-    from .model.roofline.compare import assign_costs, compare_roofline
-    from .units import parse_quantity
+    from .api.compare import compare_values
 
-    if isinstance(gpus, str) or not gpus:
-        raise UsageError("gpuwhy.compare needs a list of GPU names, e.g. ['H100', 'H200']")
-    i = None if intensity is None else parse_quantity(intensity, "intensity")
-    f = None if flops is None else parse_quantity(flops, "flops")
-    b = None if bytes is None else parse_quantity(bytes, "bytes")
-    dirs = tuple(spec_dirs)
-    sheets = []
-    for g in gpus:
-        s = sheet_for(g, spec_dirs=dirs).sheet
-        if s in sheets:
-            raise UsageError(f"the {s.name} is listed twice ({g!r}); list each GPU once")
-        sheets.append(s)
-    priced = assign_costs(list((costs or {}).items()), [s.name for s in sheets], lambda n: sheet_for(n, spec_dirs=dirs).sheet)
-    return compare_roofline(sheets, dtype, i, f, b, priced, per_watt)
+    return compare_values(gpus, intensity, flops=flops, bytes_=bytes, dtype=dtype, costs=costs, per_watt=per_watt,
+                          spec_dirs=spec_dirs)
 
 
 def occupancy(block_size, registers, shared_mem=0, *, gpu=None, arch=None, carveout=None, spec_dirs=()):
@@ -223,21 +179,9 @@ def occupancy(block_size, registers, shared_mem=0, *, gpu=None, arch=None, carve
     Raises:
         UsageError: neither or both of gpu and arch, an unknown architecture, impossible inputs.
     """
-    from .device.sheet import sheet_for
-    from .model.kernels.occupancy import arch_key, arch_limits, load_arch_limits
-    from .model.kernels.occupancy import occupancy as _occupancy
+    from .api.occupancy import occupancy_values
 
-    if (gpu is None) == (arch is None):
-        raise UsageError("gpuwhy.occupancy needs one of gpu='H200' or arch='sm_90'")
-    name = sms = None
-    if gpu is not None:
-        sheet = sheet_for(gpu, spec_dirs=tuple(spec_dirs)).sheet
-        key, name, sms = arch_key(sheet.compute_capability), sheet.name, sheet.sm_count
-    else:
-        key = arch_key(arch)
-    lim = arch_limits(key, load_arch_limits(tuple(spec_dirs)))
-    return _occupancy(lim, int(block_size), int(registers), int(shared_mem), None if carveout is None else int(carveout),
-                      gpu=name, sm_count=sms)
+    return occupancy_values(block_size, registers, shared_mem, gpu=gpu, arch=arch, carveout=carveout, spec_dirs=spec_dirs)
 
 
 def read_ncu(path, gpu=None, *, dtype=None, top=10, device=None, spec_dirs=()):
@@ -252,9 +196,9 @@ def read_ncu(path, gpu=None, *, dtype=None, top=10, device=None, spec_dirs=()):
     Raises:
         UsageError: an unreadable or non-ncu file (one line naming it), an unknown GPU.
     """
-    from .importers.ncu import load_ncu_report
+    from .api.readers import read_ncu as _read_ncu
 
-    return load_ncu_report(path, gpu=gpu, dtype=dtype, top=int(top), spec_dirs=tuple(spec_dirs), device=device)
+    return _read_ncu(path, gpu, dtype=dtype, top=top, device=device, spec_dirs=spec_dirs)
 
 
 def read_trace(path, *, top=10):
@@ -266,9 +210,9 @@ def read_trace(path, *, top=10):
     Raises:
         UsageError: an unreadable or non-trace file.
     """
-    from .importers.torch_trace import load_trace
+    from .api.readers import read_trace as _read_trace
 
-    return load_trace(path, top=int(top))
+    return _read_trace(path, top=top)
 
 
 __all__ = [

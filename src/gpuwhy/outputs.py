@@ -55,3 +55,22 @@ def writable_output(path: str, what: str, marker: bytes | None = MARK, end: byte
             raise UsageError(f"{what} {path!r} was written by gpuwhy but has been changed since (it no longer ends "
                              "where gpuwhy's file ended); remove it or choose another path")
     return p
+
+
+#: File types the plotting paths write.
+PLOT_SUFFIXES = (".png", ".svg")
+
+
+def check_plot_path(path: str, option: str = "--out") -> str:
+    """``path`` if it ends in .png or .svg and can be written without losing a user's file.
+
+    Raises:
+        UsageError: any other suffix, a missing folder, or an existing file gpuwhy
+            did not write (one line naming the option).
+    """
+    if Path(path).is_dir():
+        writable_output(path, option)  # the folder line
+    if not str(path).lower().endswith(PLOT_SUFFIXES):
+        raise UsageError(f"{option} {path!r} must end in .png or .svg")
+    writable_output(path, option)
+    return path

@@ -11,13 +11,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from ..device.sheet import sheet_for
-from ..errors import SpecError, UsageError
+from ..errors import UsageError
 from ..model.roofline.ceilings import ceilings_from_profile, ceilings_from_sheet, sheet_precision
 from ..model.roofline.level_verdict import judge_workload
 from ..model.roofline.remedies import Remedies, remedies_for
 from ..model.roofline.classify import Verdict, Workload
-from ..resources import bundled_dir
-from ..specs import Sheet, load_yaml
+from ..specs import Sheet
+from .examples import example_workload, load_examples
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ class Classification:
     shape_advice: Any = None  # gpuwhy.model.kernels.gemm_shape.GemmAdvice: alignment, tiles, waves of a GEMM
     #: How the memory hierarchy judged it (:class:`~gpuwhy.model.roofline.level_verdict.LevelJudgement`).
     hierarchy: object = None
+    #: The named example's words (shown above the table; not part of ``to_dict()``).
+    example_description: str = ""
 
     def to_dict(self) -> dict:
         """One JSON document: the verdict's fields at top level, plus ``remedies`` and ``sheet``.
@@ -53,36 +55,6 @@ class Classification:
         out["hierarchy"] = self.hierarchy.to_dict() if self.hierarchy is not None else None
         out["sheet"] = {"name": self.sheet.name, "path": self.sheet.path, "ridge_points": self.sheet.ridge_points()}
         return out
-
-
-def load_examples() -> dict[str, dict]:
-    """The named example workloads (``specs/workloads/examples.yaml``).
-
-    Raises:
-        SpecError: if the file is malformed.
-    """
-    path = bundled_dir("specs") / "workloads" / "examples.yaml"
-    data = load_yaml(path)
-    if not isinstance(data, dict):
-        raise SpecError(f"{path}: expected a mapping of example names")
-    for name, ex in data.items():
-        if not isinstance(ex, dict) or not all(k in ex for k in ("flops", "bytes", "dtype")):
-            raise SpecError(f"{path}: example {name!r} needs flops, bytes and dtype")
-    return data
-
-
-def example_workload(name: str) -> tuple[Workload, str, str]:
-    """``(workload, dtype, description)`` of a named example.
-
-    Raises:
-        UsageError: for an unknown example name (lists the known ones).
-    """
-    examples = load_examples()
-    if name not in examples:
-        raise UsageError(f"unknown example {name!r}; known: {', '.join(examples)}")
-    ex = examples[name]
-    wl = Workload(flops=float(ex["flops"]), bytes=float(ex["bytes"]), launches=int(ex.get("launches", 1)), name=name)
-    return wl, ex["dtype"], ex.get("description", "")
 
 
 def run_classify(
@@ -230,4 +202,54 @@ def classify_shape_options(shape: dict, flops=None, bytes_=None, gpu=None, dtype
                               spec_dirs, None if time is None else parse_time(time), parse_count(launches, "launches"), t)
 
 
-__all__ = ["Classification", "classify_shape_options", "run_classify", "run_classify_shape", "example_workload", "load_examples", "sheet_precision"]
+def classify(req) -> Classification:
+    """`gpuwhy classify`'s use case: the workload, example or shape of ``req`` (a
+    :class:`~gpuwhy.api.classify_request.ClassifyRequest`) judged on its GPU's sheet (with no
+    GPU named, this machine's GPU's: :func:`gpuwhy.device.probe.gpu_sheet`).
+
+    Raises:
+        UsageError: what :func:`run_classify` and :func:`run_classify_shape` raise; no GPU
+            named and none to probe.
+    """
+    from ..device.probe import gpu_sheet
+    from .sheets import noted
+
+    gpu = req.gpu if req.gpu is not None else noted(gpu_sheet(None, req.spec_dirs)).sheet
+    if req.shape is not None:
+        result = run_classify_shape(req.shape.shape, gpu, req.dtype, tensor_cores=req.tensor_cores,
+                                    launch_overhead_s=req.launch_overhead_s, spec_dirs=req.spec_dirs, time_s=req.time_s,
+                                    launches=req.launches, tile=req.shape.tile, measured=req.measured,
+                                    working_set=req.working_set)
+    else:
+        result = run_classify(req.workload, gpu, req.dtype, tensor_cores=req.tensor_cores,
+                              launch_overhead_s=req.launch_overhead_s, spec_dirs=req.spec_dirs, example=req.example,
+                              measured=req.measured, working_set=req.working_set)
+    return replace(result, example_description=req.example_description)
+
+
+def classify_values(flops=None, bytes_=None, gpu=None, dtype="fp32", time=None, launches=1, tensor_cores=True,
+                    launch_overhead=None, spec_dirs=(), working_set=None, shape=None) -> Classification:
+    """:func:`gpuwhy.classify`: numbers or text (``"2.5T"``, ``"850us"``) for the workload, or
+    the ``shape`` keywords (:func:`classify_shape_options`); the GPU must be named.
+
+    Raises:
+        UsageError: bad numbers or shapes, no or an unknown GPU, an unknown precision, both
+            a shape and flops/bytes, or an unknown keyword.
+    """
+    from ..units import parse_count, parse_quantity, parse_time
+
+    if shape:
+        return classify_shape_options(shape, flops, bytes_, gpu, dtype, time, launches, tensor_cores, launch_overhead,
+                                      spec_dirs)
+    wl = Workload(
+        flops=parse_quantity(flops, "flops", unit="FLOP"),
+        bytes=parse_quantity(bytes_, "bytes", unit="B"),
+        launches=parse_count(launches, "launches"),
+        time_s=None if time is None else parse_time(time),
+    )
+    lo = None if launch_overhead is None else parse_time(launch_overhead, "launch overhead")
+    ws = None if working_set is None else parse_quantity(working_set, "working_set")
+    return run_classify(wl, gpu, dtype, tensor_cores, lo, spec_dirs, working_set=ws)
+
+
+__all__ = ["Classification", "classify", "classify_values", "classify_shape_options", "run_classify", "run_classify_shape", "example_workload", "load_examples", "sheet_precision"]

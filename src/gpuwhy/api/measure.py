@@ -413,59 +413,122 @@ def measure(
         'compute'
     """
     from ..model.roofline.classify import Workload
-    from ..units import parse_count, parse_quantity
 
-    if not callable(fn):
-        raise UsageError(f"gpuwhy.measure needs a callable, got {type(fn).__name__}")
-    f_given = None if flops is None else parse_quantity(flops, "flops", unit="FLOP")
-    b_given = None if bytes is None else parse_quantity(bytes, "bytes", unit="B")
-    n_launch = parse_count(launches, "launches")
-    if warmup < 0 or (reps is not None and reps < 1):
-        raise UsageError("warmup must be >= 0 and reps >= 1")
-    ws_given = None if working_set is None else parse_quantity(working_set, "working_set")
-    launch_shape = _launch(launch)
-    if bytes_per_thread is not None and not (isinstance(bytes_per_thread, (int, float)) and bytes_per_thread > 0):
-        raise UsageError(f"bytes_per_thread must be a positive number, got {bytes_per_thread!r}")
-    is_torch = any(is_torch_tensor(x) for x in _leaves((args, kwargs)))
-    if not is_torch and f_given is None:
-        raise UsageError(
-            "gpuwhy.measure counts FLOPs only for PyTorch callables (tensor arguments); pass flops=N for this callable"
-        )
-    if not is_torch and b_given is None and not any(_array_bytes(x) for x in _leaves((args, kwargs))):
-        raise UsageError("no array arguments to take the bytes from; pass bytes=N (DRAM reads plus writes of one call)")
+    given = _Given.check(fn, args, kwargs, flops, bytes, launches, warmup, reps, working_set, launch, bytes_per_thread)
 
     def call():
         return fn(*args, **kwargs)
 
     notes: list[str] = []
-    if is_torch:
-        index = _torch_device(args, kwargs)
-    else:
-        from ..engine.context import init_driver
-
-        try:
-            init_driver()
-        except NoDeviceError as exc:
-            raise NoDeviceError(f"gpuwhy.measure needs a GPU and found none ({str(exc).split(';')[0]})") from None
-        index = 0
+    index = _device_index(args, kwargs, given.is_torch)
     sheet, uuid = _resolve_sheet(gpu, index, spec_dirs)
+    f, flops_source, result, has_matmul = _flops(fn, call, given.flops)
+    dev_uuid, flush_bytes, ws = _l2_plan(index, given.is_torch, sheet, given.working_set, flush_l2, notes)
+    m, last, timer = _timed(call, index, given.is_torch, warmup, reps, flush_bytes)
+    if result is None:
+        result = last
+    b, lower, bytes_source = _bytes_of(args, kwargs, result, given.bytes, notes)
+    d = _dtype_of(dtype, args, kwargs, has_matmul, notes)
+    if measured:
+        uuid = uuid or dev_uuid
+    label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or "fn"
+    wl = Workload(flops=f, bytes=b, launches=given.launches, time_s=m.median_s, name=str(label))
+    judged = run_classify(wl, sheet, d, measured=measured, uuid=uuid, spec_dirs=spec_dirs, working_set=ws,
+                          launch=given.launch, bytes_per_thread=bytes_per_thread)
+    return MeasuredClassification(
+        verdict=judged.verdict, remedies=judged.remedies, sheet=sheet, dtype=d, example=None,
+        spec_ridge_point=judged.spec_ridge_point, hierarchy=judged.hierarchy, measurement=m,
+        flops_source=flops_source, bytes_source=bytes_source, bytes_is_lower_bound=lower, timer=timer,
+        l2_flush_bytes=flush_bytes, notes=tuple(notes) + judged.notes,
+    )
 
-    has_matmul = False
-    result = None
-    flops_source = "given"
-    if f_given is None:
-        f_count, flops_source, result, has_matmul = _count_flops_torch(call)
-        if f_count <= 0:
-            raise UsageError(f"no FLOPs were counted for {getattr(fn, '__name__', 'fn')} ({flops_source}); pass flops=N")
-        f_given = f_count
+
+# --------------------------------------------------------------------------- the steps of measure
+
+
+@dataclass(frozen=True)
+class _Given:
+    """:func:`measure`'s arguments checked and parsed: FLOPs and bytes (None: to count), launches,
+    the working set in bytes (or None), the launch ``(grid, block)`` (or None), and whether the
+    call is a PyTorch one (a tensor among its arguments)."""
+
+    flops: float | None
+    bytes: float | None
+    launches: int
+    working_set: float | None
+    launch: tuple[int, int] | None
+    is_torch: bool
+
+    @staticmethod
+    def check(fn, args, kwargs, flops, bytes_, launches, warmup, reps, working_set, launch, bytes_per_thread) -> "_Given":
+        """Raises: UsageError: no callable, a bad number, or nothing to count FLOPs or bytes from."""
+        from ..units import parse_count, parse_quantity
+
+        if not callable(fn):
+            raise UsageError(f"gpuwhy.measure needs a callable, got {type(fn).__name__}")
+        f_given = None if flops is None else parse_quantity(flops, "flops", unit="FLOP")
+        b_given = None if bytes_ is None else parse_quantity(bytes_, "bytes", unit="B")
+        n_launch = parse_count(launches, "launches")
+        if warmup < 0 or (reps is not None and reps < 1):
+            raise UsageError("warmup must be >= 0 and reps >= 1")
+        ws_given = None if working_set is None else parse_quantity(working_set, "working_set")
+        launch_shape = _launch(launch)
+        if bytes_per_thread is not None and not (isinstance(bytes_per_thread, (int, float)) and bytes_per_thread > 0):
+            raise UsageError(f"bytes_per_thread must be a positive number, got {bytes_per_thread!r}")
+        is_torch = any(is_torch_tensor(x) for x in _leaves((args, kwargs)))
+        if not is_torch and f_given is None:
+            raise UsageError(
+                "gpuwhy.measure counts FLOPs only for PyTorch callables (tensor arguments); pass flops=N for this callable"
+            )
+        if not is_torch and b_given is None and not any(_array_bytes(x) for x in _leaves((args, kwargs))):
+            raise UsageError("no array arguments to take the bytes from; pass bytes=N (DRAM reads plus writes of one call)")
+        return _Given(f_given, b_given, n_launch, ws_given, launch_shape, is_torch)
+
+
+def _device_index(args: tuple, kwargs: dict, is_torch: bool) -> int:
+    """The CUDA ordinal the call runs on: its tensors' device, else 0 (the driver initialised).
+
+    Raises:
+        NoDeviceError: no GPU. UsageError: a CPU tensor.
+    """
+    if is_torch:
+        return _torch_device(args, kwargs)
+    from ..engine.context import init_driver
+
+    try:
+        init_driver()
+    except NoDeviceError as exc:
+        raise NoDeviceError(f"gpuwhy.measure needs a GPU and found none ({str(exc).split(';')[0]})") from None
+    return 0
+
+
+def _flops(fn, call, given: float | None) -> tuple[float, str, Any, bool]:
+    """(FLOPs, where from, the counting call's result or None, whether a matmul ran): ``given``, else
+    counted (:func:`_count_flops_torch`).
+
+    Raises:
+        UsageError: none counted.
+    """
+    if given is not None:
+        return given, "given", None, False
+    f_count, source, result, has_matmul = _count_flops_torch(call)
+    if f_count <= 0:
+        raise UsageError(f"no FLOPs were counted for {getattr(fn, '__name__', 'fn')} ({source}); pass flops=N")
+    return f_count, source, result, has_matmul
+
+
+def _l2_plan(index: int, is_torch: bool, sheet, ws: float | None, flush_l2: bool | None, notes: list[str]):
+    """(device UUID, bytes to overwrite before each repetition (0: none), the working set to judge
+    against): the L2 is flushed unless the working set fits in it (``flush_l2`` overrides, with a
+    note either way, added to ``notes``)."""
     from ..engine.context import device_identity
 
     dev_uuid, l2 = device_identity(index, via_torch=is_torch)
     l2_resident = False
-    if ws_given is not None:
+    if ws is not None:
         from ..model.roofline.hierarchy import place_working_set
 
-        l2_resident = place_working_set(ws_given, l2 or int(sheet.l2_bytes)).level == "L2"
+        l2_resident = place_working_set(ws, l2 or int(sheet.l2_bytes)).level == "L2"
     if flush_l2 is None:
         flush_l2 = not l2_resident
         if l2_resident:
@@ -473,11 +536,19 @@ def measure(
     elif flush_l2 and l2_resident:
         notes.append("flush_l2=True: every repetition starts from DRAM, so the call is judged against DRAM "
                      "although its working set fits in the L2")
-        ws_given = None
+        ws = None
     flush_bytes = max(2 * (l2 or int(sheet.l2_bytes)), MIN_FLUSH_BYTES) if flush_l2 else 0
+    return dev_uuid, flush_bytes, ws
+
+
+def _timed(call, index: int, is_torch: bool, warmup: int, reps: int | None, flush_bytes: int):
+    """(Measurement, the last call's result, the timer's name) of :func:`_time`.
+
+    Raises:
+        MeasurementError: a CUDA error or out of GPU memory while timing.
+    """
     try:
         m, last = _time(call, index, is_torch, warmup, reps, flush_bytes)
-        timer = "torch.cuda.Event" if is_torch else "cuda.core events"
     except GpuwhyError:
         raise
     except Exception as exc:
@@ -489,21 +560,26 @@ def measure(
         if err is None:
             raise
         raise err from None
-    if result is None:
-        result = last
+    return m, last, "torch.cuda.Event" if is_torch else "cuda.core events"
 
-    lower = False
-    if b_given is None:
-        b, n_in, n_out = bytes_lower_bound(args, kwargs, result)
-        if b <= 0:
-            raise UsageError("the arguments and result hold no bytes; pass bytes=N")
-        b_given = b
-        lower = True
-        bytes_source = f"inputs + outputs: {n_in} input and {n_out} output arrays (a lower bound on DRAM traffic)"
-        notes.append("bytes are a lower bound (inputs + outputs): intermediates, re-reads and in-place writes are not counted")
-    else:
-        bytes_source = "given"
 
+def _bytes_of(args: tuple, kwargs: dict, result, given: float | None, notes: list[str]) -> tuple[float, bool, str]:
+    """(bytes, whether a lower bound, where from): ``given``, else inputs + outputs (noted).
+
+    Raises:
+        UsageError: no bytes in the arguments and result.
+    """
+    if given is not None:
+        return given, False, "given"
+    b, n_in, n_out = bytes_lower_bound(args, kwargs, result)
+    if b <= 0:
+        raise UsageError("the arguments and result hold no bytes; pass bytes=N")
+    notes.append("bytes are a lower bound (inputs + outputs): intermediates, re-reads and in-place writes are not counted")
+    return b, True, f"inputs + outputs: {n_in} input and {n_out} output arrays (a lower bound on DRAM traffic)"
+
+
+def _dtype_of(dtype: str | None, args: tuple, kwargs: dict, has_matmul: bool, notes: list[str]) -> str:
+    """``dtype``, else the largest array's; fp32 matmuls with TF32 allowed are judged as tf32 (noted)."""
     d = dtype or infer_dtype(args, kwargs) or "fp32"
     if dtype is None and d == "fp32" and has_matmul:
         try:
@@ -514,18 +590,7 @@ def measure(
                 notes.append("fp32 matmuls with torch.backends.cuda.matmul.allow_tf32: judged against the tf32 peak")
         except Exception:
             pass
-    if measured:
-        uuid = uuid or dev_uuid
-    label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or "fn"
-    wl = Workload(flops=f_given, bytes=b_given, launches=n_launch, time_s=m.median_s, name=str(label))
-    judged = run_classify(wl, sheet, d, measured=measured, uuid=uuid, spec_dirs=spec_dirs, working_set=ws_given,
-                          launch=launch_shape, bytes_per_thread=bytes_per_thread)
-    return MeasuredClassification(
-        verdict=judged.verdict, remedies=judged.remedies, sheet=sheet, dtype=d, example=None,
-        spec_ridge_point=judged.spec_ridge_point, hierarchy=judged.hierarchy, measurement=m,
-        flops_source=flops_source, bytes_source=bytes_source, bytes_is_lower_bound=lower, timer=timer,
-        l2_flush_bytes=flush_bytes, notes=tuple(notes) + judged.notes,
-    )
+    return d
 
 
 __all__ = ["measure", "MeasuredClassification", "bytes_lower_bound", "infer_dtype", "is_torch_tensor", "RESERVED"]

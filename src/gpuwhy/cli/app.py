@@ -52,7 +52,7 @@ def _root(
 
 def _notes_at_the_end(show: bool) -> None:
     """Print (``show``) or drop the notes kept for the end with render/console.note_later: the family
-    notes of the GPU names the command was given (:func:`gpuwhy.cli.common.noted`)."""
+    notes of the GPU names the command was given (:func:`gpuwhy.notices.note_later`)."""
     from ..render.console import flush_later
 
     flush_later(show)
@@ -148,7 +148,8 @@ def _finish(code: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (see errors.py for the codes)."""
     from . import register  # noqa: F401  (attaches the commands to `app`)
-    from ..render.console import sanitize_columns
+    from ..notices import listening
+    from ..render.console import note, note_later, sanitize_columns, warn
 
     args = list(argv if argv is not None else sys.argv[1:])
     # --debug is global but users put it anywhere (`gpuwhy classify ... --debug`): take it out here.
@@ -158,7 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     sanitize_columns()
     previous = _note_ctrl_c()
     try:
-        return _finish(_run(args))
+        with listening(note, warn, note_later):  # what the use cases tell the reader, on stderr as it comes (or at the end)
+            code = _run(args)
+        return _finish(code)
     except KeyboardInterrupt:  # Ctrl-C while the output was flushed
         return _interrupted()
     finally:
@@ -295,9 +298,9 @@ def _run(args: list[str]) -> int:
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
             return _fail(exc.format_message().replace("\n", " ") + hint, EXIT_USAGE)
-        from ..device.driver import library_error
+        from ..api.libraries import unusable_library
 
-        lib = library_error(exc)  # a CUDA library that cannot be used, wherever it was first called
+        lib = unusable_library(exc)  # a CUDA library that cannot be used, wherever it was first called
         if lib is not None:
             return _fail(str(lib), lib.exit_code)
         if isinstance(exc, OSError) and (exc.errno in _WRITE_ERRNOS or _flush_error() is not None):

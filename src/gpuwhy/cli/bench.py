@@ -7,13 +7,12 @@ result is printed are the registry's (:mod:`gpuwhy.bench.modes`).
 
 from __future__ import annotations
 
-import importlib
 from typing import List, Optional
 
 import typer
 
 from .app import app
-from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt, refuse_unused
+from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
 from .progress import progress_bar
 
 
@@ -50,158 +49,50 @@ def bench_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Measure DRAM bandwidth and launch overhead (kernels checked against numpy first)."""
-    from ..bench.modes import BenchRequest, RunHooks, choose, failure
+    from ..api.bench import BenchHooks, BenchJob, BenchOutcome, bench, several_failure
+    from ..render.bench_view import render_bench_outcome
+    from ..render.output import Format, save_baseline as save, show
 
-    req = BenchRequest(
+    options = dict(
         sweep=sweep, quick=quick, compute=compute, roofline=roofline, precision=precision, kernel=kernel, dtype=dtype,
         device=device, gpu=gpu, specs=specs, csv=csv, compile_only=compile_only, arch=arch, no_save=no_save,
         latency=latency, link=link, l1_bypass=l1_bypass, json_out=json_out, caches=caches, allreduce=allreduce,
         max_size=max_size, p2p=p2p,
     )
-    mode = choose(req)
-    several = _several_gpus(mode.name, req)
-    if several is not None:
-        refuse_unused("with several GPUs (one file per GPU would be needed; use -i N, or `gpuwhy check -i all --baseline`)",
-                      csv=csv, baseline=baseline, save_baseline=save_baseline, overwrite=overwrite, policy=policy)
-        return _bench_several(mode, req, several, json_out)
-    against = _baseline_options(mode.name, baseline, save_baseline, overwrite, policy)
-    result = mode.run(req, RunHooks(bar=progress_bar, writable=_writable, write_csv=_write_csv))
-    document = mode.document(result)
-    judged = _judge(against, document, kernel) if against is not None and against[0] is not None else None
-    if json_out:
-        from ..render.jsonout import emit
+    hooks = BenchHooks(bar=progress_bar, writable=_writable, write_csv=_write_csv, one_gpu=run_one_gpu)
+    outcome = bench(BenchJob(options, baseline, save_baseline, overwrite, policy), hooks)
+    if not isinstance(outcome, BenchOutcome):  # several GPUs: one line each, then the first GPU's error
+        from ..render.multi_view import render_multi
 
-        if judged is not None:
-            document = {**document, "baseline": {**judged[1].to_dict(), "status": judged[0].status}}
-        emit(mode.json_kind, document)
-    else:
-        module, function = mode.view.split(":")
-        getattr(importlib.import_module(f"gpuwhy.render.{module}"), function)(result)
-        if judged is not None:
-            from ..render.check_view import render_check
-
-            render_check([judged[0]], against[1], [judged[1]])
-    problem = failure(result)
+        show("bench-multi", outcome, Format(json_out), render_multi)
+        error = several_failure(outcome)
+        if error is not None:
+            raise error
+        return
+    show(outcome.kind, outcome, Format(json_out), render_bench_outcome)
+    problem = outcome.failure()
     if problem is not None:
         raise problem
-    _finish_baseline(judged, document, mode.json_kind, save_baseline, overwrite)
+    from ..render.check_view import warn_warned
 
-
-def _several_gpus(mode: str, req):
-    """The devices ``-i`` names when it names several and ``mode`` runs on several GPUs, else None
-    (``-i all`` on a one-GPU machine is a one-GPU run, as before)."""
-    from ..bench.multi import SEVERAL
-
-    text = (req.device or "").strip()
-    if mode not in SEVERAL or not (text.lower() == "all" or "," in text):
-        return None
-    from ..device.select import resolve
-
-    sel = resolve(text)
-    return sel.devices if len(sel.devices) > 1 else None
+    warn_warned(outcome.regressed("warn"), "figure(s) regressed beyond the tolerance (a warning by the policy)")
+    regression = outcome.regression(save_baseline)
+    if save_baseline and regression is None:
+        save(outcome.kind, outcome.baseline_body(with_comparison=json_out), save_baseline, overwrite)
+    if regression is not None:
+        raise regression
 
 
 def run_one_gpu(mode: str, fields: dict, device: str) -> dict:
     """One GPU's run of bench ``mode`` (a worker of :func:`gpuwhy.bench.multi.run_several`, run in a
-    worker process): the request ``fields`` with ``-i`` set to ``device``; returns its ``--json``
-    document (header included: what ``bench -i DEVICE --json`` prints) and the error its result
-    carries for after printing (exit code and message; 0 and '' when none)."""
-    from ..bench.modes import BenchRequest, RunHooks, failure
-    from ..bench.modes import mode as mode_named
+    worker process; :func:`gpuwhy.api.bench.one_gpu`): returns its ``--json`` document (header
+    included: what ``bench -i DEVICE --json`` prints) and the error its result carries for after
+    printing (exit code and message; 0 and '' when none)."""
+    from ..api.bench import one_gpu
     from ..render.jsonout import document
 
-    m = mode_named(mode)
-    result = m.run(BenchRequest(**{**fields, "device": device}), RunHooks())
-    doc = document(m.json_kind, m.document(result))
-    problem = failure(result)
-    return {"document": doc, "exit_code": problem.exit_code if problem else 0, "error": str(problem) if problem else ""}
-
-
-def _bench_several(mode, req, devices, json_out: bool) -> None:
-    """Run ``mode`` on ``devices`` (:func:`gpuwhy.bench.multi.run_several`), print one line per GPU
-    (or the ``bench-multi`` document), then raise the first GPU's error, naming every GPU that failed."""
-    import dataclasses
-
-    from ..bench.fanout import Outcome, error_of
-    from ..bench.multi import run_several
-    from ..render.console import note
-
-    fields = {f.name: getattr(req, f.name) for f in dataclasses.fields(req) if f.name not in ("device", "json_out")}
-    note(f"bench --{mode.name} on {len(devices)} GPUs")
-    result = run_several(mode.name, mode.json_kind, fields, devices, run_one_gpu)
-    if json_out:
-        from ..render.jsonout import emit
-
-        emit("bench-multi", result)
-    else:
-        from ..render.multi_view import render_multi
-
-        render_multi(result)
-    bad = [(f"GPU {r.index} ({r.uuid})", Outcome(i, None, r.exit_code, r.error)) for i, r in enumerate(result.runs) if r.exit_code]
-    if bad:
-        raise error_of(bad)
-
-
-def _baseline_options(mode: str, baseline, save_baseline, overwrite, policy):
-    """``(Baseline or None, Policy)`` for --baseline/--save-baseline, checked before the GPU is
-    touched; None when neither is given.
-
-    Raises:
-        UsageError: the options given to another mode, --overwrite or --policy alone, an
-            unreadable baseline or policy, or a --save-baseline path that must not be written.
-    """
-    from ..errors import UsageError
-
-    if overwrite and not save_baseline:
-        raise UsageError("--overwrite applies to --save-baseline")
-    if policy and not baseline:
-        raise UsageError("--policy applies to --baseline (its tolerances); `gpuwhy check --policy` takes thresholds")
-    if not (baseline or save_baseline):
-        return None
-    if mode not in ("quick", "sweep"):
-        raise UsageError("--baseline and --save-baseline apply to bench --quick and --sweep (bandwidth, launch overhead "
-                         "and, with --sweep, the compute ceilings); for the other figures use `gpuwhy check --baseline`")
-    from ..check.baseline import check_writable, load_baseline
-    from ..check.policy import load_policy
-
-    if save_baseline:
-        check_writable(save_baseline, overwrite)
-    return (load_baseline(baseline) if baseline else None), load_policy(policy)
-
-
-def _judge(against, document, kernel):
-    """The run's ``baseline_*`` checks and the comparison (see :func:`gpuwhy.check.baseline.judge_bench`)."""
-    from ..check.baseline import judge_bench
-    from ..check.figures import DRAM, LAUNCH
-    from ..render.jsonout import to_plain
-
-    expected = () if kernel else (DRAM, LAUNCH)
-    return judge_bench(against[0], to_plain(document), against[1], expected)
-
-
-def _finish_baseline(judged, document, kind: str, save_baseline, overwrite) -> None:
-    """Save the run as a baseline unless it regressed; exit 1 (CheckFailed) naming what regressed."""
-    from ..errors import CheckFailed
-
-    regressed = [c.name for c in judged[0].checks if c.status == "fail"] if judged is not None else []
-    warned = [c.name for c in judged[0].checks if c.status == "warn"] if judged is not None else []
-    if warned:
-        from ..render.console import warn
-
-        warn(f"{len(warned)} figure(s) regressed beyond the tolerance (a warning by the policy): {', '.join(warned)}")
-    if save_baseline and not regressed:
-        import socket
-
-        from ..check.baseline import write_baseline
-        from ..render.console import note
-        from ..render.jsonout import SCHEMA_VERSION, to_plain
-        from ..version import __version__
-
-        body = {"gpuwhy": __version__, "schema": SCHEMA_VERSION, "kind": kind, "host": socket.gethostname(), **to_plain(document)}
-        note(f"baseline saved to {write_baseline(save_baseline, body, overwrite)}")
-    if regressed:
-        tail = f"; baseline not saved to {save_baseline!r} (a baseline is a run that passed)" if save_baseline else ""
-        raise CheckFailed(f"{len(regressed)} figure(s) regressed against the baseline: {', '.join(regressed)}{tail}")
+    kind, body, problem = one_gpu(mode, fields, device)
+    return {"document": document(kind, body), "exit_code": problem.exit_code if problem else 0, "error": str(problem) if problem else ""}
 
 
 def _writable(path: str, option: str) -> None:

@@ -6,9 +6,10 @@ from typing import Optional
 
 import typer
 
+from ..api.classify_request import ShapeText
 from .app import app
-from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt, noted, refuse_unused
-from .shape_options import ShapeText, shape_options
+from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt
+from .shape_options import shape_options
 
 
 @app.command("classify")
@@ -34,102 +35,24 @@ def classify_cmd(
     csv_out: CsvOpt = False,
 ) -> None:
     """Arithmetic intensity vs the ridge point: compute-, memory- or overhead-bound, with remedies."""
-    counted = shape.parse()  # --gemm / --attention / --elementwise: the FLOPs and bytes counted from a shape
-    if counted is not None and (flops is not None or bytes_ is not None or example is not None or ncu is not None):
-        from ..errors import UsageError
+    from ..api.classify import classify
+    from ..api.classify_request import ClassifyOptions, NcuReading
+    from ..render.output import FileOut, Format, show
+    from ..render.classify_view import render_classify
 
-        raise UsageError(f"{counted.flag} counts the FLOPs and bytes; drop --flops/--bytes/--example/--ncu")
-    if ncu is not None:
-        from ..errors import UsageError
+    req = ClassifyOptions(flops=flops, bytes_=bytes_, time=time, launches=launches, dtype=dtype, no_tensor_cores=no_tensor_cores,
+                       launch_overhead=launch_overhead, example=example, measured=measured, ncu=ncu, top=top,
+                       working_set=working_set, plot=plot, shape=shape, gpu=gpu, spec_dirs=tuple(specs or ())).parse()
+    if isinstance(req, NcuReading):
         from .ncu import run_ncu
 
-        if flops is not None or bytes_ is not None or time is not None or example is not None or working_set is not None:
-            raise UsageError("--ncu reads FLOPs, bytes and times from the export; drop --flops/--bytes/--time/--example/--working-set")
-        if plot is not None:
-            raise UsageError("--plot draws one workload; drop --plot with --ncu")
-        refuse_unused("with --ncu (the export gives the times; sheets give the ceilings)",
-                      no_tensor_cores=no_tensor_cores, launch_overhead=launch_overhead, launches=launches != "1")
-        run_ncu(ncu, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, csv_out=csv_out, measured=measured)
+        run_ncu(req.path, gpu=req.gpu, top=req.top, json_out=json_out, specs=specs, dtype=req.dtype, csv_out=csv_out,
+                measured=req.measured)
         return
-    from ..api.classify import example_workload, run_classify
-    from ..errors import UsageError
-    from ..model.roofline.classify import Workload
-    from ..units import parse_count, parse_quantity, parse_time
-
-    refuse_unused("without --ncu", top=top != "10")
-    if example is None and (dtype or "fp32").strip().lower() in ("fp32", "fp64"):
-        refuse_unused(f"with --dtype {dtype or 'fp32'} (it picks CUDA-core peaks for tf32, fp16 and bf16)",
-                      no_tensor_cores=no_tensor_cores)
-    if plot is not None:
-        from ..render.plot import check_plot_path
-
-        check_plot_path(plot, "--plot")
-
-    name, desc = "workload", ""
-    if counted is not None:
-        f = b = 0.0  # counted from the shape by run_classify_shape
-        n = parse_count(launches, "--launches")
-    elif example is not None:
-        wl, ex_dtype, desc = example_workload(example)
-        name = example
-        if flops is not None or bytes_ is not None:
-            raise UsageError("--example sets the FLOPs and bytes; drop --flops/--bytes or drop --example")
-        dtype = dtype or ex_dtype
-        f, b, n = wl.flops, wl.bytes, wl.launches
-        if launches != "1":
-            n = parse_count(launches, "--launches")
-    else:
-        if flops is None or bytes_ is None:
-            raise UsageError("classify needs --flops F and --bytes B (or --example NAME); e.g. --flops 2.7e8 --bytes 3.2GB")
-        f = parse_quantity(flops, "--flops", unit="FLOP")
-        b = parse_quantity(bytes_, "--bytes", unit="B")
-        n = parse_count(launches, "--launches")
-    t = None if time is None else parse_time(time, "--time")
-    ws = None if working_set is None else parse_quantity(working_set, "--working-set")
-    lo = None if launch_overhead is None else parse_time(launch_overhead, "--launch-overhead")
-    if gpu is None:
-        from ..device.probe import gpu_sheet
-
-        gpu = noted(gpu_sheet(None, specs or ())).sheet
-    if counted is not None:
-        from ..api.classify import run_classify_shape
-
-        result = run_classify_shape(counted.shape, gpu, dtype or "fp32", tensor_cores=not no_tensor_cores, launch_overhead_s=lo,
-                                    spec_dirs=specs or (), time_s=t, launches=n, tile=counted.tile, measured=measured,
-                                    working_set=ws)
-    else:
-        result = run_classify(
-            Workload(flops=f, bytes=b, launches=n, time_s=t, name=name),
-            gpu,
-            dtype or "fp32",
-            tensor_cores=not no_tensor_cores,
-            launch_overhead_s=lo,
-            spec_dirs=specs or (),
-            example=example,
-            measured=measured,
-            working_set=ws,
-        )
-    if plot is not None:
+    result = classify(req)
+    files = ()
+    if req.plot is not None:
         from ..render.plot import save_classification_plot
 
-        save_classification_plot(result, plot)
-    if csv_out:
-        from ..render.csv_out import emit_csv
-
-        return emit_csv("classify", result, json_out)
-    if json_out:
-        from ..render.jsonout import emit
-
-        emit("classify", result)
-        return
-    from ..render.tables import render_classification
-
-    if desc:
-        from ..render.console import out
-
-        out().print(f"example {name}: {desc}")
-    render_classification(result)
-    if plot is not None:
-        from ..render.console import note
-
-        note(f"roofline drawn to {plot}")
+        files = (FileOut(lambda: save_classification_plot(result, req.plot), f"roofline drawn to {req.plot}"),)
+    show("classify", result, Format(json_out, csv_out), render_classify, files=files)

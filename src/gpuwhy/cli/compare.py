@@ -1,6 +1,7 @@
 """`gpuwhy compare`: one workload's roofline on several GPUs: attainable FLOP/s or tokens/s, speed-up, per dollar, per watt.
 
-The LLM options it shares with `gpuwhy llm` are in :mod:`gpuwhy.cli.llm_options`.
+The LLM options it shares with `gpuwhy llm` are declared in :mod:`gpuwhy.cli.llm_options`
+and parsed in :mod:`gpuwhy.api.llm_request`; the use case is :mod:`gpuwhy.api.compare`.
 """
 
 from __future__ import annotations
@@ -9,23 +10,10 @@ from typing import List, Optional
 
 import typer
 
+from ..api.llm_request import LlmText, ScalingText
 from .app import app
-from .common import CsvOpt, JsonOpt, SpecsOpt, noted
-from .llm_options import LlmText, ScalingText, scaling_options
-
-
-def _measured_bandwidths(sheets, spec_dirs) -> tuple[dict, list[str]]:
-    """``({sheet name: (B/s, source)}, notes)`` from the newest bench profile of each GPU compared
-    (a profile recorded against the sheet, or from a GPU whose NVML name matches it)."""
-    from ..profiles import find_profile
-
-    out = {}
-    for s in sheets:
-        p = find_profile(s, need="dram_bandwidth_gbs", spec_dirs=spec_dirs)
-        if p is not None:
-            out[s.name] = (p.dram_bandwidth_gbs * 1e9, f"measured {p.date} by gpuwhy bench ({p.name})")
-    notes = [f"no bench profile for the {s.name}: its sheet's bandwidth is used" for s in sheets if s.name not in out]
-    return out, notes
+from .common import CsvOpt, JsonOpt, SpecsOpt
+from .llm_options import scaling_options
 
 
 @app.command("compare")
@@ -60,87 +48,18 @@ def compare_cmd(
     csv_out: CsvOpt = False,
 ) -> None:
     """Which GPU is worth it? One workload's roofline on several GPUs, ranked, with speed-up, per dollar and per watt."""
-    from dataclasses import replace
+    from ..api.compare import CompareOptions, compare
+    from ..render.compare_view import render_compare
+    from ..render.output import FileOut, Format, show
 
-    from ..device.sheet import sheet_for
-    from ..errors import UsageError
-    from ..model.roofline.compare import assign_costs, compare_llm, compare_roofline, parse_cost_list
-    from ..units import parse_quantity
-
-    if not gpus:
-        raise UsageError("compare needs one or more GPU names, e.g. gpuwhy compare H100 H200 B200 --intensity 0.33")
     text = LlmText(params=params, weight_dtype=weight_dtype, context=context, prompt_len=prompt_len, model=model, layers=layers,
                    kv_heads=kv_heads, head_dim=head_dim, heads=heads, kv_dtype=kv_dtype, batch=batch, models=tuple(models or ()))
-    if llm:
-        if intensity is not None or flops is not None or bytes_ is not None:
-            raise UsageError("--llm sets the workload; drop --intensity/--flops/--bytes or drop --llm")
-        if dtype is not None:
-            raise UsageError("with --llm the weights' dtype picks the peak: use --weight-dtype, not --dtype")
-    else:
-        stray = text.given() + scaling.given() + (["--batch"] if batch != "1" else []) + (["--models"] if models else [])
-        if stray:
-            raise UsageError(f"{stray[0]} is an LLM option; add --llm (with --params or --model)")
-        if intensity is not None and (flops is not None or bytes_ is not None):
-            raise UsageError("give either --intensity I or --flops F --bytes B, not both")
-        if intensity is None and flops is None and bytes_ is None:
-            raise UsageError("compare needs a workload: --intensity I, or --flops F --bytes B, or --llm --params P")
-        if intensity is None and (flops is None or bytes_ is None):
-            raise UsageError("--flops and --bytes go together; give both, or --intensity I")
-    if out_file is not None and not out_file.lower().endswith((".png", ".svg")):
-        raise UsageError(f"--out {out_file!r} must end in .png or .svg")
-
-    # Parse the workload before loading the sheets, so bad numbers fail first.
-    I = F = B = None
-    if not llm:
-        if intensity is not None:
-            I = parse_quantity(intensity, "--intensity")
-        else:
-            F, B = parse_quantity(flops, "--flops", unit="FLOP"), parse_quantity(bytes_, "--bytes", unit="B")
-    else:
-        plan = scaling.parse()
-        req = text.parse("compare --llm needs --params P (e.g. --params 8B) or --model NAME (e.g. --model llama-3-8b)")
-        req = text.load_shape(req)
-    pairs = parse_cost_list(cost) if cost is not None else []
-
-    spec_dirs = tuple(specs or ())
-
-    def match(name: str):
-        return noted(sheet_for(name, spec_dirs=spec_dirs)).sheet
-
-    sheets = []
-    for g in gpus:
-        s = match(g)
-        if s in sheets:
-            raise UsageError(f"the {s.name} is listed twice ({g!r}); list each GPU once")
-        sheets.append(s)
-    names = [s.name for s in sheets]
-    costs = assign_costs(pairs, names, match)
-    bws, extra_notes = ({}, [])
-    if measured:
-        bws, extra_notes = _measured_bandwidths(sheets, spec_dirs)
-    if llm:
-        result = compare_llm(sheets, req.params, req.weight_dtype, plan, costs, per_watt, bws, **req.estimate_kwargs())
-    else:
-        result = compare_roofline(sheets, (dtype or "fp32"), I, F, B, costs, per_watt, bws)
-    if extra_notes:
-        result = replace(result, notes=result.notes + tuple(extra_notes))
+    query = CompareOptions(tuple(gpus or ()), intensity, flops, bytes_, llm, dtype, cost, per_watt, measured, out_file, text, scaling,
+                           tuple(specs or ())).parse()
+    result = compare(query)
+    files = ()
     if out_file is not None:
         from ..render.compare_view import save_roofline_plot
 
-        save_roofline_plot(result, out_file)
-    if csv_out:
-        from ..render.csv_out import emit_csv
-
-        return emit_csv("compare", result, json_out)
-    if json_out:
-        from ..render.jsonout import emit
-
-        emit("compare", result)
-        return
-    from ..render.compare_view import render_compare
-
-    render_compare(result, plot=not no_plot)
-    if out_file is not None:
-        from ..render.console import note
-
-        note(f"rooflines drawn to {out_file}")
+        files = (FileOut(lambda: save_roofline_plot(result, out_file), f"rooflines drawn to {out_file}"),)
+    show("compare", result, Format(json_out, csv_out), lambda r: render_compare(r, plot=not no_plot), files=files)

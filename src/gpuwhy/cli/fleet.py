@@ -24,35 +24,14 @@ def summarize_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Per GPU model: median, MAD and range of each figure; outliers and failing GPUs by host and UUID. Exit 1 when any."""
-    from ..check.fleet import gather, summarize
-    from ..check.policy import load_policy
-    from ..errors import CheckFailed, UsageError
+    from ..api.fleet import FleetRequest, fleet_failure, summarize_fleet
+    from ..render.fleet_view import emit_fleet_csv, render_fleet
+    from ..render.output import Format, show
 
-    if csv_out and json_out:
-        raise UsageError("--csv and --json exclude each other; pick one")
-    pol = load_policy(policy)
-    summary = summarize(gather(results), pol, mads=mads, expect=expect)
-    if json_out:
-        from ..render.jsonout import emit
-
-        emit("fleet", summary.to_dict())
-    elif csv_out:
-        import sys
-
-        from ..render.fleet_view import fleet_csv
-
-        sys.stdout.write(fleet_csv(summary))
-    else:
-        from ..render.fleet_view import render_fleet
-
-        render_fleet(summary)
-    if not summary.passed:
-        bad = list(dict.fromkeys(f"{o.record.host or '?'} {o.record.uuid or '?'} ({o.figure})" for o in summary.outliers))
-        parts = [f"{summary.outlier_gpus} outlier GPU(s): {', '.join(bad[:5])}"
-                 + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")] if bad else []
-        failing = summary.failing
-        if failing:
-            names = [f"{r.host or '?'} {r.uuid or '?'}" for r in failing]
-            parts.append(f"{len(failing)} failing GPU(s): {', '.join(names[:5])}" + (f" and {len(names) - 5} more" if len(names) > 5 else ""))
-        parts.extend(summary.problems)
-        raise CheckFailed("; ".join(parts))
+    fmt = Format(json_out, csv_out)
+    fmt.check()  # before any file is read
+    summary = summarize_fleet(FleetRequest(tuple(results), mads, policy, expect))
+    show("fleet", summary, fmt, render_fleet, csv=emit_fleet_csv)
+    failure = fleet_failure(summary)
+    if failure is not None:
+        raise failure

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
-from .common import GpuOpt, JsonOpt, SpecsOpt, noted
+from .common import GpuOpt, JsonOpt, SpecsOpt
 
 
 @app.command("mfu")
@@ -26,36 +26,9 @@ def mfu_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Model FLOPs utilisation: FLOPs per token x tokens/s over the GPUs' dense peak; below 30% is a cost emergency."""
-    from ..errors import UsageError
-    from ..model.roofline.ceilings import sheet_precision
-    from ..model.llm.dtypes import parse_params
-    from ..model.llm.mfu import MfuShape, mfu
-    from ..units import parse_count, parse_quantity
-
-    if params is None or tokens_per_s is None:
-        raise UsageError("mfu needs --params P and --tokens-per-s T, e.g. --params 8B --tokens-per-s 12000 --gpus 8 --gpu 'H100 SXM'")
-    if train and infer:
-        raise UsageError("give --train or --infer, not both")
-    shape_opts = {"--seq-len": seq_len, "--layers": layers, "--hidden": hidden}
-    given = [k for k, v in shape_opts.items() if v is not None]
-    if given and len(given) < 3:
-        raise UsageError(f"attention's FLOPs need --seq-len, --layers and --hidden together; missing {', '.join(k for k in shape_opts if k not in given)}")
-    n = parse_params(params, "--params")
-    tps = parse_quantity(tokens_per_s, "--tokens-per-s")
-    count = parse_count(gpus, "--gpus")
-    shape = None
-    if given:
-        shape = MfuShape(parse_count(layers, "--layers"), parse_count(hidden, "--hidden"), parse_count(seq_len, "--seq-len"))
-    from ..device.probe import gpu_sheet
-
-    sheet = noted(gpu_sheet(gpu, specs or ())).sheet
-    prec = sheet_precision(sheet, dtype, tensor_cores=True)
-    result = mfu(n, tps, count, sheet.peak_flops(prec), sheet.name, prec, train=not infer, shape=shape)
-    if json_out:
-        from ..render.jsonout import emit
-
-        emit("mfu", result)
-        return
+    from ..api.mfu import MfuOptions, mfu
     from ..render.mfu_view import render_mfu
+    from ..render.output import Format, show
 
-    render_mfu(result)
+    req = MfuOptions(params, tokens_per_s, gpus, train, infer, dtype, seq_len, layers, hidden, gpu, tuple(specs or ())).parse()
+    show("mfu", mfu(req), Format(json_out), render_mfu)

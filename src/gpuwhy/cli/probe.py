@@ -22,33 +22,15 @@ def probe_cmd(
     Exit code 3 with one line when there is no driver, no NVML, no GPU, or
     CUDA_VISIBLE_DEVICES hides every GPU.
     """
+    from ..api.probe import ProbeRequest, probe, topology
+    from ..render.output import Format, show
+
+    req = ProbeRequest(device=device, spec_dirs=tuple(specs or ()), list_only=list_only, topo=topo)
     if topo:
-        from .common import refuse_unused
+        from ..render.topo_view import render_topology
 
-        refuse_unused("with --topo (it reads links, not the spec sheets)", list_=list_only, specs=specs)
-        from ..device.topology import read_topology
-
-        topology = read_topology("all" if device is None else device)
-        if json_out:
-            from ..render.jsonout import emit
-
-            emit("probe-topo", topology)
-        else:
-            from ..render.topo_view import render_topology
-
-            render_topology(topology)
-        return
-    from ..device.probe import probe_devices
-
-    report = probe_devices(device=device, spec_dirs=specs or (), full=not list_only)
-    if json_out:
-        from ..render.jsonout import emit
-
-        emit("probe", report)
+        show("probe-topo", topology(req), Format(json_out), render_topology)
         return
     from ..render.probe_view import render_probe, render_probe_list
 
-    if list_only:
-        render_probe_list(report)
-    else:
-        render_probe(report)
+    show("probe", probe(req), Format(json_out), render_probe_list if list_only else render_probe)

@@ -1,14 +1,15 @@
 """The shape options of `gpuwhy classify` (``--gemm``, ``--attention``, ``--elementwise``
-and theirs), declared once and handed to the command as one :class:`ShapeText`.
+and theirs), declared once and handed to the command as one
+:class:`~gpuwhy.api.classify_request.ShapeText` (which parses them).
 
 Import-light: typer at module level (through option_groups), the model only when parsing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..api.classify_request import ShapeText
 from .option_groups import option_group
 
 # (parameter name, flag, metavar, help); metavar None: an on/off flag.
@@ -26,54 +27,6 @@ _SHAPE_OPTIONS = (
     ("outputs", "--outputs", "O", "With --elementwise: arrays written per element."),
     ("flops_per_element", "--flops-per-element", "F", "With --elementwise: FLOPs per output element (default 1)."),
 )
-
-
-@dataclass(frozen=True)
-class ShapeRequest:
-    """A parsed shape (:mod:`gpuwhy.model.kernels.shapes`) and the ``tile`` (TM, TN) asked for, or None."""
-
-    shape: Any
-    tile: tuple[int, int] | None
-    flag: str
-
-
-@dataclass(frozen=True)
-class ShapeText:
-    """What the user typed for the shape options; None (False for flags) where not given."""
-
-    gemm: str | None = None
-    batch: str | None = None
-    accumulate: bool = False
-    tile: str | None = None
-    attention: str | None = None
-    causal: bool = False
-    kv_heads: str | None = None
-    q_len: str | None = None
-    elementwise: str | None = None
-    inputs: str | None = None
-    outputs: str | None = None
-    flops_per_element: str | None = None
-
-    def parse(self) -> ShapeRequest | None:
-        """The shape asked for, or None when no shape option was given.
-
-        Raises:
-            UsageError: what :func:`gpuwhy.model.kernels.shapes.shape_from_options` refuses;
-                ``--tile`` without ``--gemm`` or a bad tile.
-        """
-        from ..errors import UsageError
-        from ..model.kernels.shapes import shape_from_options
-        from ..units import parse_shape
-
-        shape = shape_from_options(self.gemm, self.attention, self.elementwise, batch=self.batch, accumulate=self.accumulate,
-                                   causal=self.causal, kv_heads=self.kv_heads, q_len=self.q_len, inputs=self.inputs,
-                                   outputs=self.outputs, flops_per_element=self.flops_per_element)
-        if self.tile is not None and self.gemm is None:
-            raise UsageError("--tile goes with --gemm")
-        if shape is None:
-            return None
-        tile = None if self.tile is None else parse_shape(self.tile, ("TM", "TN"), "x", "--tile", "128x256")
-        return ShapeRequest(shape, tile, "--gemm" if self.gemm is not None else "--attention" if self.attention is not None else "--elementwise")
 
 
 def shape_options(command: Callable[..., Any]) -> Callable[..., Any]:

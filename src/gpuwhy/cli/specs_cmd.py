@@ -16,38 +16,21 @@ app.add_typer(specs_app, name="specs")
 @specs_app.command("list")
 def list_cmd(specs: SpecsOpt = None, json_out: JsonOpt = False, csv_out: CsvOpt = False) -> None:
     """Every known sheet: bandwidth, fp32 and bf16 dense peaks, ridge point."""
-    from ..specs import library
-
-    lib = library(specs or ())
-    if csv_out:
-        from ..render.csv_out import emit_csv
-
-        return emit_csv("specs.list", {"sheets": [s.to_dict() for s in lib]}, json_out)
-    if json_out:
-        from ..render.jsonout import emit
-
-        emit("specs.list", {"sheets": [s.to_dict() for s in lib]})
-        return
+    from ..api.specs import list_sheets
+    from ..render.output import Format, show
     from ..render.tables import render_sheet_list
 
-    render_sheet_list(lib)
+    show("specs.list", list_sheets(specs or ()), Format(json_out, csv_out), render_sheet_list)
 
 
 @specs_app.command("show")
 def show_cmd(name: str = typer.Argument(..., help="GPU name, e.g. 'H200' or 'rtx 5070'."), specs: SpecsOpt = None, json_out: JsonOpt = False) -> None:
     """One sheet: peaks per precision, ridge points and the source of each figure."""
-    from ..device.sheet import sheet_for
-    from .common import noted
-
-    sheet = noted(sheet_for(name, spec_dirs=specs or ())).sheet
-    if json_out:
-        from ..render.jsonout import emit
-
-        emit("specs.show", sheet.to_dict())
-        return
+    from ..api.specs import show_sheet
+    from ..render.output import Format, show
     from ..render.tables import render_sheet
 
-    render_sheet(sheet)
+    show("specs.show", show_sheet(name, specs or ()), Format(json_out), render_sheet)
 
 
 @specs_app.command("validate")
@@ -56,44 +39,12 @@ def validate_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Check sheets against the schema: every file, each bad one on its own line (file and field), then exit 2."""
-    from pathlib import Path
+    from ..api.specs import validate_sheets
+    from ..render.output import Format, show
+    from ..render.specs_view import render_validation
 
-    from ..errors import GpuwhyError, SpecError, UsageError
-    from ..specs import library, load_yaml, validate_sheet
-
-    checked: list[str] = []
-    bad: list[tuple[str, str]] = []
-    if paths:
-        for p in map(Path, paths):
-            if not p.exists():
-                bad.append((str(p), f"{p}: no such file or folder"))
-                continue
-            files = sorted(p.glob("*.yaml")) if p.is_dir() else [p]
-            for f in files:
-                try:
-                    validate_sheet(load_yaml(f), str(f), "validate")
-                except GpuwhyError as exc:
-                    bad.append((str(f), str(exc)))
-                else:
-                    checked.append(str(f))
-    else:
-        checked = [s.path for s in library()]
-    if not checked and not bad:
-        raise UsageError(f"no *.yaml spec sheets found in {', '.join(paths or ['the spec folders'])}; nothing was validated")
-    if json_out:
-        from ..render.jsonout import emit
-
-        emit("specs.validate", {"ok": not bad, "files": checked, "errors": [{"file": f, "error": e} for f, e in bad]})
-    else:
-        import sys
-
-        from ..render.console import out
-
-        for _, e in bad[:-1]:  # one line each, as the CLI writes errors; the last is the command's own error line
-            sys.stderr.write(f"gpuwhy: error: {e}\n")
-        if checked:
-            out().print(f"{len(checked)} sheet(s) valid" + (f", {len(bad)} invalid" if bad else ""))
-    if bad:
-        if json_out:
-            raise SpecError(f"{len(bad)} of {len(bad) + len(checked)} sheet(s) invalid; the first: {bad[0][1]}")
-        raise SpecError(bad[-1][1])
+    checked = validate_sheets(paths)
+    show("specs.validate", checked, Format(json_out), render_validation)
+    error = checked.error(summary=json_out)
+    if error is not None:
+        raise error

@@ -158,3 +158,26 @@ def render_roofline_run(run) -> None:
     from .plot import render_roofline_sweep
 
     render_roofline_sweep(run.sweep, run.sheet)
+
+
+def render_main_job(job) -> None:
+    """A bare `gpuwhy` with a GPU (:class:`~gpuwhy.api.main_job.MainJob`): the probe, the quick
+    bench, and what to run next."""
+    from .probe_view import render_probe
+
+    render_probe(job.probe)
+    render_bench(job.bench)
+    note("next: `gpuwhy bench --sweep` for the full sweep and compute ceilings; `gpuwhy classify --measured` to use them")
+
+
+def render_bench_outcome(o) -> None:
+    """One GPU's `gpuwhy bench` (a :class:`~gpuwhy.api.bench.BenchOutcome`): the view its mode names
+    (``"module:function"`` under :mod:`gpuwhy.render`), then the baseline comparison when there is one."""
+    import importlib
+
+    module, function = o.view.split(":")
+    getattr(importlib.import_module(f"gpuwhy.render.{module}"), function)(o.result)
+    if o.judged is not None:
+        from .check_view import render_check
+
+        render_check([o.judged[0]], o.policy, [o.judged[1]])

@@ -79,3 +79,16 @@ def fleet_lines(doc) -> list[Text]:
         lines.append(Text(f"schedule: {how}; {sch['wall_s']:.1f} s in all, the GPUs' own times add up to "
                           f"{sch['sum_of_gpus_s']:.1f} s", style="dim"))
     return lines
+
+
+def render_check_outcome(o) -> None:
+    """`gpuwhy check` (a :class:`~gpuwhy.api.check.CheckOutcome`): :func:`render_check` of its reports."""
+    render_check(list(o.reports), o.policy, list(o.comparisons), o.document)
+
+
+def warn_warned(names, what: str) -> None:
+    """One warning line counting and naming ``names`` (``"3 check(s) warned: a, b, c"``), or nothing when none."""
+    if names:
+        from .console import warn
+
+        warn(f"{len(names)} {what}: {', '.join(names)}")

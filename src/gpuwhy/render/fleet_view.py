@@ -91,3 +91,10 @@ def fleet_csv(summary) -> str:
                     *[repr(r.figures[k]) if k in r.figures else "" for k in keys], " ".join(bad), " ".join(r.failed),
                     " ".join(r.warned), r.source])
     return buf.getvalue()
+
+
+def emit_fleet_csv(summary) -> None:
+    """`fleet summarize --csv`: :func:`fleet_csv` on stdout."""
+    import sys
+
+    sys.stdout.write(fleet_csv(summary))

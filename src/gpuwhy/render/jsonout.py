@@ -1,35 +1,16 @@
-"""The JSON writer used by every ``--json`` flag: one document on stdout."""
+"""The JSON writer used by every ``--json`` flag: one document on stdout, and the one builder of
+the header every gpuwhy document carries (:func:`document`: ``gpuwhy``, ``schema``, ``kind``).
+Result objects become plain data through :func:`gpuwhy.plain.to_plain` (re-exported here)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 import sys
 from typing import Any
 
+from ..plain import to_plain
+
 SCHEMA_VERSION = 1
-
-
-def to_plain(obj: Any) -> Any:
-    """Convert result objects to JSON-ready data.
-
-    Objects with ``to_dict()`` use it; other dataclasses are converted field by
-    field; NaN and infinity become ``None`` (JSON has neither); tuples become lists.
-    """
-    if hasattr(obj, "to_dict"):
-        return to_plain(obj.to_dict())
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, dict):
-        return {str(k): to_plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        return [to_plain(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if hasattr(obj, "item") and callable(obj.item):  # numpy scalars
-        return to_plain(obj.item())
-    return obj
 
 
 def document(kind: str, payload: Any) -> dict:
@@ -52,3 +33,6 @@ def emit(kind: str, payload: Any, stream=None) -> None:
     out = stream or sys.stdout
     out.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
     out.flush()
+
+
+__all__ = ["SCHEMA_VERSION", "document", "emit", "to_plain"]

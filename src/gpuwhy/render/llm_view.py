@@ -181,3 +181,13 @@ def render_llm_cost(c) -> None:
         out().print(Text("note: ", style="bold") + Text(n))
 
 
+def render_llm_outcome(o) -> None:
+    """`gpuwhy llm` (a :class:`~gpuwhy.api.llm.LlmOutcome`): the estimate, the scaling when an option
+    asked for it, the speculative decoding and the cost when asked for."""
+    render_llm(o.scaled.estimate)
+    if not o.plain:
+        render_llm_scaling(o.scaled.scaling)
+    if o.report.speculative is not None:
+        render_speculative(o.report.speculative)
+    if o.report.cost is not None:
+        render_llm_cost(o.report.cost)

@@ -34,8 +34,8 @@ from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Roof, drawn_at, r
 
 #: The one line every plotting path raises when matplotlib is missing.
 MISSING_MATPLOTLIB = "plots need matplotlib: pip install 'gpuwhy[plot]'"
-#: File types the plotting paths write.
-PLOT_SUFFIXES = (".png", ".svg")
+#: File types the plotting paths write, and the check of a plot's path: with the file guard (gpuwhy.outputs).
+from ..outputs import PLOT_SUFFIXES, check_plot_path  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------------------
@@ -141,26 +141,6 @@ class LogCanvas:
 # ---------------------------------------------------------------------------
 # matplotlib
 # ---------------------------------------------------------------------------
-
-
-def check_plot_path(path: str, option: str = "--out") -> str:
-    """``path`` if it ends in .png or .svg and can be written without losing a user's file.
-
-    Raises:
-        UsageError: any other suffix, a missing folder, or an existing file gpuwhy
-            did not write (one line naming the option).
-    """
-    from ..errors import UsageError
-    from .outputs import writable_output
-
-    from pathlib import Path
-
-    if Path(path).is_dir():
-        writable_output(path, option)  # the folder line
-    if not str(path).lower().endswith(PLOT_SUFFIXES):
-        raise UsageError(f"{option} {path!r} must end in .png or .svg")
-    writable_output(path, option)
-    return path
 
 
 def require_pyplot(missing: str = MISSING_MATPLOTLIB):

@@ -1,0 +1,141 @@
+"""`gpuwhy report`'s page written to its file: the sources a report is made from
+(:class:`~gpuwhy.api.report.ReportSources`) drawn into one self-contained HTML page
+(:func:`gpuwhy.render.report_html.render_report`), written without ever replacing a file gpuwhy
+did not write, and what was written (:class:`ReportWritten`, the ``--json`` document)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def check_out_path(out: str, flag: str = "--out") -> None:
+    """Refuse an ``--out`` that gpuwhy must not write (:func:`gpuwhy.outputs.writable_output`): a folder,
+    a missing folder, a symbolic link, an existing file that is not a gpuwhy report (no
+    ``<meta name="generator" content="gpuwhy``) or one that was appended to since gpuwhy wrote it.
+
+    Raises:
+        UsageError: with the reason.
+    """
+    from ..outputs import writable_output
+    from .report_html import GENERATOR_MARK, REPORT_END
+
+    writable_output(out, flag, marker=GENERATOR_MARK.encode(), end=REPORT_END.encode())
+
+
+def write_report(out: str, text: str, flag: str = "--out") -> int:
+    """Write the report ``text`` to ``out`` (already checked by :func:`check_out_path`) through a
+    temporary file in its folder, so a reader never sees half a page; the bytes written.
+
+    Raises:
+        UsageError: the file cannot be written (one line naming ``flag``).
+    """
+    import os
+    import tempfile
+
+    from ..errors import UsageError
+
+    data = text.encode("utf-8")
+    parent = os.path.dirname(os.path.abspath(out))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=".gpuwhy-report-", suffix=".html")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise UsageError(f"{flag} {out!r} cannot be written ({exc.strerror}); pass a writable path") from None
+    return len(data)
+
+
+def report_checks():
+    """The checks :func:`gpuwhy.api.report.gather` makes for this writer before reading anything."""
+    from ..api.report import ReportChecks
+    from .report_run import run_document_problem
+
+    return ReportChecks(out_path=check_out_path, run_document=run_document_problem)
+
+
+@dataclass(frozen=True)
+class ReportWritten:
+    """A report written: where (``out``), its size in ``bytes``, the sheet compared against (``sheet``
+    name or None), ``dtype``, the ``sections`` filled, ``inputs`` (section, where from), the ``placed``
+    points (:class:`~gpuwhy.render.report_data.PlacedPoint`), ``commands`` and ``notes``."""
+
+    out: str
+    bytes: int
+    sheet: str | None
+    dtype: str
+    sections: dict
+    inputs: tuple[tuple[str, str], ...]
+    placed: tuple
+    commands: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """The ``report`` document's body."""
+        return {
+            "out": self.out,
+            "bytes": self.bytes,
+            "sheet": self.sheet,
+            "dtype": self.dtype,
+            "sections": dict(self.sections),
+            "inputs": [{"section": w, "from": p} for w, p in self.inputs],
+            "points": [pp.verdict.to_dict() for pp in self.placed],
+            "commands": list(self.commands),
+            "notes": list(self.notes),
+        }
+
+
+def write_report_file(src) -> ReportWritten:
+    """Draw the page of ``src`` (a :class:`~gpuwhy.api.report.ReportSources`) and write it to ``src.out``;
+    a live probe's body gets the document header (:func:`gpuwhy.render.jsonout.document`).
+
+    Raises:
+        UsageError: a point and no ceiling of its dtype in the inputs; a point the roofline cannot
+            place; the file cannot be written.
+    """
+    import datetime as _dt
+
+    from ..api.report import SECTIONS
+    from ..errors import UsageError
+    from ..version import __version__
+    from .jsonout import document
+    from .report_data import ReportInput, ReportPoint, measured_of, place_points, point_ceilings, spec_of
+    from .report_html import render_report
+
+    docs = dict(src.docs)
+    if src.live_probe:
+        docs["probe"] = document("probe", docs["probe"])
+    points = tuple(ReportPoint(*p) for p in src.points)
+    generated = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    inp = ReportInput(
+        version=__version__, commands=src.commands, generated=generated,
+        probe=docs.get("probe"), bench=docs.get("bench"), check=docs.get("check"),
+        latency=docs.get("latency"), link=docs.get("link"), sheet=src.sheet, dtype=src.dtype, points=points,
+        inputs=src.inputs, notes=src.notes, run=docs.get("run"),
+    )
+    spec, meas = spec_of(inp), measured_of(inp)
+    ceil = point_ceilings(inp, spec, meas)
+    if points and ceil is None:
+        have = ", ".join(sorted((set(spec.peaks) if spec else set()) | set(meas.peaks if meas else {}))) or "none"
+        raise UsageError(f"--point needs a {src.dtype} ceiling and the inputs have none (peaks known: {have}); "
+                         f"pass --dtype with one of those, or --gpu NAME")
+    try:
+        placed = place_points(points, ceil) if points else []
+    except ValueError as exc:
+        raise UsageError(f"--point: {exc}") from None
+    size = write_report(src.out, render_report(inp))
+    return ReportWritten(src.out, size, spec.name if spec else None, src.dtype, {k: k in docs for k in SECTIONS},
+                         src.inputs, tuple(placed), src.commands, src.notes)
+
+
+def render_report_written(w: ReportWritten) -> None:
+    """The terminal's account of a report written: its notes, each point's verdict, and where it went."""
+    from .console import note, out
+
+    for n in w.notes:
+        note(n)
+    for pp in w.placed:
+        out().print(pp.label, markup=False, highlight=False)
+    shown = ", ".join(k for k, filled in w.sections.items() if filled) or "spec sheet only"
+    note(f"report written to {w.out} ({w.bytes / 1024:.0f} KiB; {shown})")
