@@ -6,7 +6,7 @@ Target (issue 8): a 200 MB trace read in under 15 s and under 2 GB of memory.
 Writes a kineto-shaped Chrome trace of about ``--mb`` MB (CPU operators,
 ``cudaLaunchKernel`` runtime events, kernels with PyTorch-style templated
 names and the usual args, ``ac2g`` flow events, some memcpys) to a temporary
-file, then runs :func:`gpuwhy.importers.torch_trace.load_trace` on it in a
+file, then runs :func:`gpuwhy.importers.kineto.load_trace` on it in a
 fresh Python process and reports that process's wall time and peak resident
 memory (``resource.getrusage(RUSAGE_SELF).ru_maxrss``, which includes the
 interpreter and numpy). Prints one JSON document; ``--out FILE`` also writes it.
@@ -91,7 +91,7 @@ def write_trace(path: Path, target_mb: float, gz: bool) -> dict:
 _CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
-from gpuwhy.importers.torch_trace import load_trace
+from gpuwhy.importers.kineto import load_trace
 r = load_trace(sys.argv[1])
 t1 = time.perf_counter()
 ru = resource.getrusage(resource.RUSAGE_SELF)

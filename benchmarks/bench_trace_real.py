@@ -12,8 +12,8 @@ copy links only to itself; metadata events are written once and the capture
 window markers once around all copies. Then three fresh Python processes each
 read the file: ``json.load`` as is, ``json.load`` with the cyclic garbage
 collector paused (a floor: the parse alone, as fast as ``json`` goes), and
-:func:`gpuwhy.importers.trace.load_trace` (which parses the event list in
-pieces, :mod:`gpuwhy.importers.trace.stream`); each reports its wall time (module
+:func:`gpuwhy.importers.kineto.load_trace` (which parses the event list in
+pieces, :mod:`gpuwhy.importers.kineto.stream`); each reports its wall time (module
 imports excluded, timed apart) and peak resident memory
 (``getrusage(RUSAGE_SELF).ru_maxrss``). Each reader runs ``--repeat`` times,
 interleaved, and its fastest run counts (a shared machine disturbs some runs).
@@ -103,7 +103,7 @@ import gc, json, resource, sys, time
 mode, path = sys.argv[1], sys.argv[2]
 t_imp = time.perf_counter()
 if mode == "gpuwhy":
-    from gpuwhy.importers.trace import load_trace
+    from gpuwhy.importers.kineto import load_trace
 imp = time.perf_counter() - t_imp
 t0 = time.perf_counter()
 extra = {}

@@ -314,7 +314,7 @@ def run_measure(out: Path, manifest: dict, bench: bool) -> dict:
 
 def summarize(out: Path, manifest: dict, measure: dict) -> str:
     from gpuwhy.importers.ncu import load_ncu_report
-    from gpuwhy.importers.torch_trace import load_trace
+    from gpuwhy.importers.kineto import load_trace
 
     lines = [f"# gpuwhy diagnose fixtures on {manifest.get('gpu')} ({time.strftime('%Y-%m-%d')})", ""]
     lines += [f"PyTorch {manifest.get('torch')}, CUDA {manifest.get('torch_cuda')}, {manifest.get('ncu_version', 'no ncu')}", ""]

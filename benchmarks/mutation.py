@@ -82,7 +82,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "src/gpuwhy/importers/ncu/kernel_pass.py": ("tests/test_run_kernels.py",),
     "src/gpuwhy/importers/ncu/figures.py": ("tests/test_pinned_ncu_figures.py", "tests/test_pinned_importers.py", "tests/test_ncu_import.py",
                                             "tests/test_ncu_real.py", "tests/test_real_fixtures.py"),
-    "src/gpuwhy/importers/trace/causes.py": ("tests/test_pinned_trace_causes.py", "tests/test_torch_trace_causes.py",
+    "src/gpuwhy/importers/timeline/gaps.py": ("tests/test_pinned_trace_causes.py", "tests/test_torch_trace_causes.py",
                                              "tests/test_torch_trace.py", "tests/test_torch_trace_real.py"),
     "src/gpuwhy/model/timeline/bins.py": ("tests/test_run_timeline.py",),
     # Several GPUs (issue 21): 100% of 69, 98.8% of 82 (one equivalent), 100% of 50, 100% of 46 edits.

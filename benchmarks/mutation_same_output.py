@@ -8,7 +8,7 @@ code's. The corpus: every trace the trace tests build (recorded while they run) 
 traces in tests/fixtures/real/. Prints ``SAME`` or ``DIFF`` per edit, with the first differing
 figures; a ``DIFF`` names an input a test can pin.
 
-    PYTHONPATH=src python3 benchmarks/mutation_same_output.py RESULT.json src/gpuwhy/importers/trace/causes.py
+    PYTHONPATH=src python3 benchmarks/mutation_same_output.py RESULT.json src/gpuwhy/importers/timeline/gaps.py
 
 Not part of CI: a few seconds per edit.
 """
@@ -33,9 +33,8 @@ n = itertools.count()
 out = sys.argv[1]
 class Rec:
     def pytest_configure(self, config):
-        from gpuwhy.importers.trace import analyze
-        import gpuwhy.importers.torch_trace as tt
-        orig = analyze.analyze_trace
+        import gpuwhy.importers.kineto as tt
+        orig = tt.analyze_trace
         def rec(trace, *a, **k):
             if isinstance(trace, dict) and not a and not k:
                 with open(os.path.join(out, f"syn{next(n):04d}.json"), "w") as f:
@@ -47,7 +46,7 @@ sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", *sys.argv[2:]], plugins=[R
 
 _DUMP = """
 import glob, json, os, sys
-from gpuwhy.importers.trace.analyze import analyze_trace, load_trace
+from gpuwhy.importers.kineto import analyze_trace, load_trace
 from gpuwhy.render.jsonout import to_plain
 out = {}
 for f in sorted(glob.glob(sys.argv[1] + "/*.json")) + sorted(glob.glob(sys.argv[2] + "/trace_*.json*")):

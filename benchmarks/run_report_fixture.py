@@ -18,16 +18,19 @@ from pathlib import Path
 
 from gpuwhy.api.run import TOP_KERNELS, RunResult, budget_of, to_json
 from gpuwhy.api.run_program import ProgramRun
-from gpuwhy.importers.torch_trace import analyze_trace, load_trace_json
-from gpuwhy.importers.trace_window import choose_window, crop
+from gpuwhy.importers.kineto import read_timeline
+from gpuwhy.importers.timeline.activities import crop
+from gpuwhy.importers.timeline.analyze import analyze
+from gpuwhy.importers.timeline.window import choose_window
 from gpuwhy.render.jsonout import document
 from gpuwhy.units import fmt_num
 
 
 def main(trace: str, out: str) -> None:
-    data = load_trace_json(trace)
-    window = choose_window(data, from_first_gpu=True)
-    report = analyze_trace(crop(data, window), source=trace, top=100_000, timeline_us=(window.start_us, window.end_us))
+    tl = read_timeline(trace)
+    window = choose_window(tl, from_first_gpu=True)
+    report = analyze(crop(tl, window.start_us, window.end_us), source=trace, top=100_000,
+                     timeline_us=(window.start_us, window.end_us))
     gpu, budget, rows = budget_of(report, window)
     program = ProgramRun(("python3", "benchmarks/make_real_exports.py", "OUT"), 0, None, Path(trace))
     notes = (f"window: {window.how}, {fmt_num(window.seconds)} s",

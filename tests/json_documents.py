@@ -91,6 +91,8 @@ def load(path: Path) -> dict:
     return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
 
 
-def schema_path(kind: str) -> Path:
-    """docs/schema/<kind>.schema.json (``specs.list`` -> ``specs.list.schema.json``)."""
-    return SCHEMAS / f"{kind}.schema.json"
+def schema_path(kind: str, version: int | None = None) -> Path:
+    """docs/schema/<kind>.schema.json (``specs.list`` -> ``specs.list.schema.json``); for a document of an
+    older ``version`` whose kind changed shape since, docs/schema/<kind>.v<version>.schema.json."""
+    old = SCHEMAS / f"{kind}.v{version}.schema.json"
+    return old if version is not None and old.is_file() else SCHEMAS / f"{kind}.schema.json"

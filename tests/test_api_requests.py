@@ -16,6 +16,7 @@ from gpuwhy.api.compare import CompareOptions
 from gpuwhy.api.llm import LlmOptions
 from gpuwhy.api.llm_request import LlmText, ScalingText, ServingText
 from gpuwhy.api.mfu import MfuOptions, MfuRequest
+from gpuwhy.render.jsonout import SCHEMA_VERSION
 from gpuwhy.api.occupancy import OccupancyOptions, OccupancyRequest, launch_failure
 from gpuwhy.api.options import flag_of, refuse_unused
 from gpuwhy.api.probe import ProbeRequest
@@ -214,7 +215,7 @@ def test_show_writes_the_files_then_one_format(capsys, monkeypatch):
     files = (output.FileOut(lambda: order.append("file"), "drawn to f.png"),)
     output.show("thing", _Result(), output.Format(json=True), lambda r: order.append("view"), files=files)
     doc = json.loads(capsys.readouterr().out)
-    assert order == ["file"] and (doc["gpuwhy"], doc["schema"], doc["kind"], doc["x_s"]) == (gpuwhy.__version__, 1, "thing", 1.5)
+    assert order == ["file"] and (doc["gpuwhy"], doc["schema"], doc["kind"], doc["x_s"]) == (gpuwhy.__version__, SCHEMA_VERSION, "thing", 1.5)
 
     output.show("thing", _Result(), output.Format(csv=True), lambda r: order.append("view"), rows={"a": 1, "b_s": 2.5})
     assert capsys.readouterr().out == "a,b_s\n1,2.5\n"

@@ -1,4 +1,4 @@
-"""The idle-cause rules of `gpuwhy trace` (importers/trace/causes.py) at their edges, on small traces built
+"""The idle-cause rules of `gpuwhy trace` (importers/timeline/gaps.py) at their edges, on small traces built
 here with the figures worked out by hand (us, as kineto writes them): the gaps before the first and after
 the last GPU work inside a profiled step, when a launch counts as late, which wait made queued work wait,
 and the warm-up rule's count and median. tests/test_torch_trace_causes.py holds one worked case per rule;
@@ -27,37 +27,46 @@ def _causes(d) -> dict:
     return {c.key: round(c.time_s / US, 6) for c in d.idle.causes}
 
 
+def _waited(d) -> str:
+    """The dependency waits' "it waited for: ..." evidence line ('' without any)."""
+    dep = next((c for c in d.idle.causes if c.key == "dependency_wait"), None)
+    return next((e for e in dep.evidence if e.startswith("it waited for:")), "") if dep else ""
+
+
 # --- a profiled step around the GPU work -------------------------------------------------------
 
 
 def test_one_kernel_inside_one_step():
     # step T..T+1000; the kernel launched at T+100 runs T+200..T+300. Before it (T..T+200) the host was late:
-    # T..T+100 outside any operator, T+100..T+200 the launch call to the kernel's start; after it (T+300..T+1000)
-    # nothing else came: the host's. Idle 200 + 700 = 900 us of host launch; busy 100.
+    # T..T+100 issuing nothing (host work), T+100..T+200 the launch call to the kernel's start (launch overhead);
+    # after it (T+300..T+1000) nothing else came, the host issuing nothing since T+104: host work.
     _, d = _one([step("ProfilerStep#0", T, 1000)] + launch(T + 100, T + 200, 100, 1))
     (s,) = d.idle.steps
     assert (round(s.wall_s / US, 6), round(s.busy_s / US, 6), round(s.idle_s / US, 6)) == (1000, 100, 900)
-    assert _us(s.causes_s) == {"host_launch": 900}
+    assert _us(s.causes_s) == {"host_work": 800, "launch_overhead": 100}
     assert _causes(d) == {}  # no gap inside the GPU's own span
 
 
 def test_the_gap_before_the_first_work_belongs_to_that_work():
     # step T+50..T+1000. Kernel 1 launched at T+10 (before the step), runs T+100..T+150; kernel 2 launched at T+60,
-    # runs T+300..T+350. Gap T+50..T+100: kernel 1 was launched ahead: queued 50. Gap T+150..T+300: kernel 2 launched
-    # ahead too: queued 150. After T+350: the host, 650. Busy 100 of 950.
+    # runs T+300..T+350. Gap T+50..T+100: kernel 1 was launched ahead and waited 50 us, longer than launch
+    # latency: a dependency wait. Gap T+150..T+300: kernel 2 launched ahead too: 150. After T+350: the host,
+    # issuing nothing since T+64: host work, 650. Busy 100 of 950.
     ev = [step("ProfilerStep#0", T + 50, 950), rt("cudaLaunchKernel", T + 10, 4, 1), kern(T + 100, 50, 1),
           rt("cudaLaunchKernel", T + 60, 4, 2), kern(T + 300, 50, 2)]
     _, d = _one(ev)
     (s,) = d.idle.steps
     assert (round(s.busy_s / US, 6), round(s.idle_s / US, 6)) == (100, 850)
-    assert _us(s.causes_s) == {"queued": 200, "host_launch": 650}
-    assert _causes(d) == {"queued": 150}
+    assert _us(s.causes_s) == {"dependency_wait": 200, "host_work": 650}
+    assert _causes(d) == {"dependency_wait": 150}
+    assert _waited(d) == "it waited for: the trace does not say 150 us"
     # kernel 2 on another stream with a wait queued before anything (T+5): the gap before it waited on the other
-    # stream (150); the step's first gap did not (its work has no earlier work to have waited for): queued 50
+    # stream's event (150); the step's first gap did not say (its work has no earlier work to have waited for)
     ev = ev[:-1] + [kern(T + 300, 50, 2, stream=9), rt("cudaStreamWaitEvent", T + 5, 1, corr=50)]
     _, d = _one(ev)
-    assert _us(d.idle.steps[0].causes_s) == {"stream_wait": 150, "queued": 50, "host_launch": 650}
-    assert _causes(d) == {"stream_wait": 150}
+    assert _us(d.idle.steps[0].causes_s) == {"dependency_wait": 200, "host_work": 650}
+    assert _causes(d) == {"dependency_wait": 150}
+    assert _waited(d) == "it waited for: another stream's event 150 us"
 
 
 # --- late or ahead -----------------------------------------------------------------------------
@@ -65,60 +74,71 @@ def test_the_gap_before_the_first_work_belongs_to_that_work():
 
 def test_a_launch_call_starting_as_the_gpu_goes_idle_is_late():
     # kernel 1 T+100..T+200; kernel 2's launch call starts at T+200 and takes no time, the kernel runs T+210..T+220:
-    # the host issued it only as the GPU went idle: 10 us of host launch
+    # the host issued it only as the GPU went idle: 10 us of launch overhead
     ev = launch(T + 10, T + 100, 100, 1) + [rt("cudaLaunchKernel", T + 200, 0, 2), kern(T + 210, 10, 2)]
-    assert _causes(_one(ev)[1]) == {"host_launch": 10}
+    assert _causes(_one(ev)[1]) == {"launch_overhead": 10}
 
 
 def test_a_launch_call_that_returned_as_the_gpu_went_idle_had_queued_its_work():
     # kernel 2's launch call T+196..T+200 returned at the moment kernel 1 ended: queued, 10 us of launch latency
+    # (at most QUEUE_LATENCY_US: queue latency, not a dependency wait)
     ev = launch(T + 10, T + 100, 100, 1) + [rt("cudaLaunchKernel", T + 196, 4, 2), kern(T + 210, 10, 2)]
-    assert _causes(_one(ev)[1]) == {"queued": 10}
+    assert _causes(_one(ev)[1]) == {"queue_latency": 10}
+    # starting 0.5 us later it waited on something: a dependency wait
+    ev = launch(T + 10, T + 100, 100, 1) + [rt("cudaLaunchKernel", T + 196, 4, 2), kern(T + 210.5, 10, 2)]
+    assert _causes(_one(ev)[1]) == {"dependency_wait": 10.5}
     # returning 1 us later, it was still running: late
     ev = launch(T + 10, T + 100, 100, 1) + [rt("cudaLaunchKernel", T + 196, 5, 2), kern(T + 210, 10, 2)]
-    assert _causes(_one(ev)[1]) == {"host_launch": 10}
+    assert _causes(_one(ev)[1]) == {"launch_overhead": 10}
 
 
 # --- which queued work waited on another stream -----------------------------------------------
 
 
 def _two_streams(wait_ts, first_linked=True):
-    """a (stream 7) launched at T+10 runs T+100..T+200; b (stream 9) launched at T+14 runs T+203..T+205;
-    c (stream 7) launched at T+20 runs T+208..T+210; one cudaStreamWaitEvent at ``wait_ts``."""
+    """a (stream 7) launched at T+10 runs T+100..T+200; b (stream 9) launched at T+14 runs T+230..T+232;
+    c (stream 7) launched at T+20 runs T+262..T+264; one cudaStreamWaitEvent at ``wait_ts``. Both gaps
+    (30 us) are longer than launch latency: dependency waits."""
     a = launch(T + 10, T + 100, 100, 1) if first_linked else [kern(T + 100, 100, None)]
     if not first_linked:
         del a[0]["args"]["correlation"]
-    return a + launch(T + 14, T + 203, 2, 2, stream=9) + launch(T + 20, T + 208, 2, 3) + [
+    return a + launch(T + 14, T + 230, 2, 2, stream=9) + launch(T + 20, T + 262, 2, 3) + [
         rt("cudaStreamWaitEvent", wait_ts, 1, corr=50)]
 
 
 def test_a_wait_counts_for_work_queued_since_its_streams_previous_launch():
-    # wait at T+5: before b's launch (b has no earlier work on stream 9): b's gap T+200..T+203 waited on stream 7.
-    # c's previous work on stream 7 is a, launched at T+10: no wait since, so c's gap T+205..T+208 is queued work,
-    # though the work that ended last (b) ran on another stream.
-    assert _causes(_one(_two_streams(T + 5))[1]) == {"stream_wait": 3, "queued": 3}
+    # wait at T+5: before b's launch (b has no earlier work on stream 9): b's gap T+200..T+230 waited on stream 7.
+    # c's previous work on stream 7 is a, launched at T+10: no wait since, so the trace does not say what c's
+    # gap T+232..T+262 waited for, though the work that ended last (b) ran on another stream.
+    d = _one(_two_streams(T + 5))[1]
+    assert _causes(d) == {"dependency_wait": 60}
+    assert _waited(d) == "it waited for: another stream's event 30 us; the trace does not say 30 us"
     # wait at T+12: after a's launch and before c's: both gaps are waits on the other stream
-    assert _causes(_one(_two_streams(T + 12))[1]) == {"stream_wait": 6}
+    assert _waited(_one(_two_streams(T + 12))[1]) == "it waited for: another stream's event 60 us"
     # a not linked to any launch: its launch time is unknown, so any wait before c's launch counts (T+5)
-    assert _causes(_one(_two_streams(T + 5, first_linked=False))[1]) == {"stream_wait": 6}
+    assert _waited(_one(_two_streams(T + 5, first_linked=False))[1]) == "it waited for: another stream's event 60 us"
 
 
 def test_the_previous_work_on_the_same_stream_is_found_across_others():
-    # stream 7: a (T+100..T+200), c (T+205..T+207); stream 9: b (T+203..T+205), e (T+210..T+212); wait at T+12.
-    # b: no earlier stream-9 work, the wait (T+12) before its launch (T+14): waited 3 us on stream 7.
-    # e: its previous stream-9 work is b, launched at T+14, after the wait: queued, 3 us (c ran last, on stream 7).
-    ev = (launch(T + 10, T + 100, 100, 1) + launch(T + 14, T + 203, 2, 2, stream=9) + launch(T + 15, T + 205, 2, 3)
-          + launch(T + 18, T + 210, 2, 4, stream=9) + [rt("cudaStreamWaitEvent", T + 12, 1, corr=50)])
-    assert _causes(_one(ev)[1]) == {"stream_wait": 3, "queued": 3}
+    # stream 7: a (T+100..T+200), c (T+222..T+224); stream 9: b (T+220..T+222), e (T+260..T+262); wait at T+12.
+    # b: no earlier stream-9 work, the wait (T+12) before its launch (T+14): waited 20 us on stream 7.
+    # e: its previous stream-9 work is b, launched at T+14, after the wait: the trace does not say (36 us; c
+    # ran last, on stream 7).
+    ev = (launch(T + 10, T + 100, 100, 1) + launch(T + 14, T + 220, 2, 2, stream=9) + launch(T + 15, T + 222, 2, 3)
+          + launch(T + 18, T + 260, 2, 4, stream=9) + [rt("cudaStreamWaitEvent", T + 12, 1, corr=50)])
+    d = _one(ev)[1]
+    assert _causes(d) == {"dependency_wait": 56}
+    assert _waited(d) == "it waited for: the trace does not say 36 us; another stream's event 20 us"
 
 
 def test_the_work_that_ended_last_decides_which_stream_was_waited_for():
     # a (stream 7) T+100..T+300 encloses b (stream 9) T+110..T+120: the GPU goes idle at T+300 when a ends.
-    # c (stream 9) launched at T+20 runs T+303..T+305, after a wait at T+15 (since b's launch at T+12):
-    # it waited on stream 7 (a), 3 us
-    ev = (launch(T + 10, T + 100, 200, 1) + launch(T + 12, T + 110, 10, 2, stream=9) + launch(T + 20, T + 303, 2, 3, stream=9)
+    # c (stream 9) launched at T+20 runs T+330..T+332, after a wait at T+15 (since b's launch at T+12):
+    # it waited on stream 7 (a), 30 us
+    ev = (launch(T + 10, T + 100, 200, 1) + launch(T + 12, T + 110, 10, 2, stream=9) + launch(T + 20, T + 330, 2, 3, stream=9)
           + [rt("cudaStreamWaitEvent", T + 15, 1, corr=50)])
-    assert _causes(_one(ev)[1]) == {"stream_wait": 3}
+    d = _one(ev)[1]
+    assert _causes(d) == {"dependency_wait": 30} and _waited(d) == "it waited for: another stream's event 30 us"
 
 
 # --- warm-up -----------------------------------------------------------------------------------
@@ -143,24 +163,39 @@ def _warm(later, ahead=0, first_host=4880.0):
     return ev
 
 
+#: The first gap's 4,890 us before K's first launch: 4,885 issuing no GPU work (aten::conv2d launches nothing:
+#: host work), 5 from the launch call to the kernel. Each later gap: 40 us in a short stretch (dispatch) and
+#: 10 of launch, 50 us of launch overhead.
+FIRST_WORK, FIRST_LAUNCH = 4885.0, 5.0
+
+
+def _split(kept: float) -> tuple[float, float]:
+    """(host work, launch) of ``kept`` us of the first gap's 4,890 that are not warm-up."""
+    return round(kept * FIRST_WORK / 4890, 6), round(kept * FIRST_LAUNCH / 4890, 6)
+
+
 def test_warm_up_needs_three_runs_of_the_kernel():
-    # 3 runs: the first gap's 4,890 us of host launch (4,880 in aten::conv2d, 5 outside, 5 launch) less the median
-    # of the 2 later ones (50) is warm-up: 4,840; host launch keeps 50 + 2 x 50 = 150
+    # 3 runs: the first gap's 4,890 us less the median of the 2 later ones (50) is warm-up: 4,840; 50 of it
+    # stays with its causes, and the 2 later gaps add 2 x 50 of launch overhead
     d = _one(_warm(2))[1]
-    assert _causes(d) == {"warmup": 4840, "host_launch": 150}
-    # 2 runs: no warm-up, all 4,890 + 50 us are host launch
-    assert _causes(_one(_warm(1))[1]) == {"host_launch": 4940}
+    work, launch_ = _split(50)
+    assert _causes(d) == {"warmup": 4840, "launch_overhead": round(100 + launch_, 6), "host_work": work}
+    # 2 runs: no warm-up
+    assert _causes(_one(_warm(1))[1]) == {"host_work": FIRST_WORK, "launch_overhead": FIRST_LAUNCH + 50}
 
 
 def test_later_runs_that_waited_for_nothing_count_as_zero_in_the_median():
     # 3 runs: one later launch waited 50 us, the other was queued ahead (0): median(50, 0) = 25;
-    # warm-up 4,890 - 25 = 4,865, host launch 25 + 50 = 75
-    assert _causes(_one(_warm(1, ahead=1))[1]) == {"warmup": 4865, "host_launch": 75}
+    # warm-up 4,890 - 25 = 4,865; 25 stays, and the later gap's 50
+    work, launch_ = _split(25)
+    assert _causes(_one(_warm(1, ahead=1))[1]) == {"warmup": 4865, "launch_overhead": round(50 + launch_, 6),
+                                                   "host_work": work}
 
 
 def test_no_warm_up_when_the_first_run_waited_less_than_the_later_ones():
-    # first gap 30 us of host launch (20 in aten::conv2d, 5 outside, 5 launch), later ones 50: warm-up 0, not negative
-    assert _causes(_one(_warm(2, first_host=20))[1]) == {"host_launch": 130}
+    # first gap 30 us (25 issuing nothing, a stretch of 41 us since the last launch call: dispatch; 5 launch),
+    # later ones 50: warm-up 0, not negative; all launch overhead
+    assert _causes(_one(_warm(2, first_host=20))[1]) == {"launch_overhead": 130}
 
 
 def test_warm_up_of_a_first_run_whose_wait_was_all_sync_or_one_microsecond():
@@ -177,18 +212,18 @@ def test_warm_up_of_a_first_run_whose_wait_was_all_sync_or_one_microsecond():
     assert _causes(_one(ev)[1]) == {"warmup": 1}
 
 
-def test_the_host_launch_split_keeps_the_steady_share_of_a_warm_up_gap():
-    # 5 runs of K: the first gap (4,890 us: 4,880 in aten::conv2d, 5 outside, 5 launch) is warm-up but for the
-    # later runs' median 50 us, so 50 / 4,890 of each of its parts stays host launch:
-    # in operators 4,880 x 50 / 4,890 + 4 x 36 = 193.9 us; outside 5 x 50 / 4,890 + 4 x 4 = 16.05 us;
-    # launch 5 x 50 / 4,890 + 4 x 10 = 40.05 us (250 us in all)
+def test_the_launch_overhead_split_keeps_the_steady_share_of_a_warm_up_gap():
+    # 5 runs of K: the first gap (4,890 us: 4,885 issuing nothing, 5 launch) is warm-up but for the later runs'
+    # median 50 us, so 50 / 4,890 of each of its parts stays: host work 4,885 x 50 / 4,890 = 49.95 us, launch
+    # 5 x 50 / 4,890; the 4 later gaps add 40 us of dispatch and 10 of launch each. No operator makes a launch.
     d = _one(_warm(4))[1]
-    hl = next(c for c in d.idle.causes if c.key == "host_launch")
-    assert hl.evidence[0] == ("5 gaps where the next launch came after the GPU had gone idle: 194 us with the host in CPU "
-                              "operators (top: aten::conv2d 194 us), 16.1 us outside any profiled operator (Python, sleep, "
-                              "I/O), 40.1 us from launch call to GPU start")
-    assert d.idle.outside_ops_s == pytest.approx((5 * 50 / 4890 + 16) * US, rel=1e-12)
-    assert _causes(d) == {"warmup": 4840, "host_launch": 250}
+    lo = next(c for c in d.idle.causes if c.key == "launch_overhead")
+    assert lo.evidence[0] == ("5 gaps where the next launch came after the GPU had gone idle: 0 s in launch calls and the "
+                              "operators that make them (top: aten::conv2d 194 us), 160 us in stretches under 100 us "
+                              "between them (dispatch, Python glue), 40.1 us from launch call to GPU start")
+    assert d.idle.outside_ops_s == pytest.approx((4885 * 50 / 4890 + 160) * US, rel=1e-12)
+    work, launch_ = _split(50)
+    assert _causes(d) == {"warmup": 4840, "launch_overhead": round(200 + launch_, 6), "host_work": work}
 
 
 # --- the host's share of a gap -----------------------------------------------------------------
@@ -205,5 +240,5 @@ def test_host_operators_are_named_only_for_the_time_after_the_sync():
         ev += [rt("cudaLaunchKernel", t + 6, 4, 10 * i + 1), kern(t + 1010, 1000, 10 * i + 1)]
         ev += [op("aten::item", t + 12, 2008), rt("cudaStreamSynchronize", t + 15, 2000)]
     d = _one(ev)[1]
-    assert _causes(d) == {"host_sync": 4 * 1205, "host_launch": 4 * 10}
+    assert _causes(d) == {"host_sync": 4 * 1205, "launch_overhead": 4 * 10}
     assert d.idle.host_ops == ()

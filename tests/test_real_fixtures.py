@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpuwhy.importers.ncu import launch_figures, load_ncu_report, read_ncu_csv
-from gpuwhy.importers.torch_trace import load_trace
+from gpuwhy.importers.kineto import load_trace
 
 REAL = Path(__file__).parent / "fixtures" / "real"
 ADD_N = 1 << 26

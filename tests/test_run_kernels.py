@@ -28,7 +28,8 @@ from gpuwhy.importers.kernel_names import function_name
 from gpuwhy.importers.ncu import rep as rep_mod
 from gpuwhy.importers.ncu import runner
 from gpuwhy.importers.ncu.kernel_pass import kernel_name_filter, match_launches, plan_pass
-from gpuwhy.importers.trace.launches import KernelLaunch, dim3, kernel_launches
+from gpuwhy.importers.kineto import trace_timeline
+from gpuwhy.importers.timeline.launches import KernelLaunch, dim3, kernel_launches
 
 from test_schema import check_document
 
@@ -196,7 +197,7 @@ def test_launches_in_launch_order_with_their_shapes():
           {"ph": "X", "cat": "kernel", "name": "a", "ts": 7, "dur": 2, "args": {"correlation": 3, "grid": "x"}},
           {"ph": "X", "cat": "kernel", "name": "c", "ts": 1, "dur": 1},
           {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 0, "dur": 1}]
-    got = kernel_launches({"traceEvents": ev})
+    got = kernel_launches(trace_timeline({"traceEvents": ev}))
     assert [k.name for k in got] == ["a", "b", "c"]  # by correlation id; none last
     assert got[0].grid is None and got[1].grid == (2, 1, 1) and got[1].block == (64, 1, 1) and got[2].correlation == -1
     assert dim3("(65,536, 1, 1)") is None and dim3("(128, 1, 1)") == (128, 1, 1) and dim3([1.5, 1, 1]) is None
@@ -284,26 +285,26 @@ def test_run_kernels_measures_the_top_kernels_and_budgets_by_regime(work, cli):
     assert regimes[KERNELS[1][0]] == "compute" and regimes[KERNELS[4][0]] == "memory"
     assert regimes[KERNELS[3][0]] == "issue"  # the softmax: exp on the SFU (the issue-14 finding)
     assert all(k["measured_launches"] == 2 for k in doc["kernels"])
-    b = doc["budget"]
-    busy = {s["regime"]: s["seconds"] for s in b["busy"]}
-    window = b["window_s"]
+    b = doc["diagnosis"]
+    busy = {s["cause"]: s["seconds"] for s in b["shares"] if s["side"] == "busy"}
+    judged = b["judged_s"]
     # three steps of each kernel, in seconds; the busy shares are those sums (the window holds them whole)
-    assert busy["compute-bound kernels"] == pytest.approx(3 * (_round_us(0) + _round_us(1) + _round_us(7)) * 1e-6)
-    assert busy["memory-bound kernels"] == pytest.approx(3 * _round_us(4) * 1e-6)
-    assert busy["issue-bound kernels"] == pytest.approx(3 * _round_us(3) * 1e-6)
-    assert busy["normalization kernels (regime not measured)"] == pytest.approx(3 * _round_us(2) * 1e-6)
-    # the two tiny elementwise launches share the GELU's function name, so ncu measured them too: overhead-bound
-    assert busy["overhead-bound kernels"] == pytest.approx(3 * (_round_us(5) + _round_us(6)) * 1e-6)
-    assert set(busy) == {"compute-bound kernels", "memory-bound kernels", "issue-bound kernels", "overhead-bound kernels",
-                         "normalization kernels (regime not measured)"}
-    assert b["shares_pct_total"] == pytest.approx(100.0)
-    # each measured kernel's fix: its window time x (1 - its share of its roof), Amdahl over the window
-    kfix = {f["what"]: f for f in b["fixes"] if f["kind"] == "kernel"}
+    assert busy["compute_bound"] == pytest.approx(3 * (_round_us(0) + _round_us(1) + _round_us(7)) * 1e-6)
+    assert busy["memory_bound"] == pytest.approx(3 * _round_us(4) * 1e-6)
+    assert busy["issue_bound"] == pytest.approx(3 * _round_us(3) * 1e-6)
+    assert busy["kernels"] == pytest.approx(3 * _round_us(2) * 1e-6)  # the layer norm: not measured
+    # the two tiny elementwise launches share the GELU's function name, so ncu measured them too: launch-sized
+    assert busy["launch_sized"] == pytest.approx(3 * (_round_us(5) + _round_us(6)) * 1e-6)
+    assert set(busy) == {"compute_bound", "memory_bound", "issue_bound", "launch_sized", "kernels"}
+    assert sum(s["share_pct"] for s in b["shares"]) == pytest.approx(100.0)
+    # bringing the measured kernels to their roof: each one's window time x (1 - its share of its roof),
+    # Amdahl over the judged window
     sgemm = rows["cutlass_80_simt_sgemm_256x128_8x4_nn_align1"]
-    removable = sgemm["total_s"] * (1 - sgemm["roof_pct"] / 100)
-    f = kfix["kernel cutlass_80_simt_sgemm_256x128_8x4_nn_align1"]
-    assert f["removable_s"] == pytest.approx(removable) and f["ceiling_x"] == pytest.approx(window / (window - removable))
     assert sgemm["total_s"] == pytest.approx(3 * _round_us(7) * 1e-6)
+    removable = sum(k["total_s"] * (1 - k["roof_pct"] / 100) for k in doc["kernels"]
+                    if k["regime"] in ("compute", "memory", "issue") and k["mean_s"] >= 10e-6)
+    f = {r["key"]: r for r in b["remedies"]}["faster_kernels"]
+    assert f["removed_s"] == pytest.approx(removable) and f["ceiling_x"] == pytest.approx(judged / (judged - removable))
     assert Path(kp["ncu"]["rep_path"]).name == "gpuwhy-run-ncu.ncu-rep" and Path(kp["ncu"]["rep_path"]).parent.name == "o"
 
 
@@ -327,7 +328,7 @@ def test_run_kernels_pass_failure_keeps_the_trace_budget_and_exits_with_its_code
     doc = json.loads(out)
     check_document(doc)
     assert doc["mode"] == "trace" and doc["kernel_pass"] is None and "ERR_NVGPUCTRPERM" in doc["kernel_pass_error"]
-    assert doc["budget"]["shares_pct_total"] == pytest.approx(100.0)
+    assert sum(s["share_pct"] for s in doc["diagnosis"]["shares"]) == pytest.approx(100.0)
 
 
 def test_ncu_alone_for_a_program_that_is_not_python(work, cli):
@@ -342,15 +343,15 @@ def test_ncu_alone_for_a_program_that_is_not_python(work, cli):
     assert doc["mode"] == "ncu" and doc["window"] is None and doc["trace"] is None
     prof = [c for c in _calls(log) if "-o" in c][0]
     assert prof[prof.index("-c") + 1] == "8" and "--kernel-name" not in prof and prof[-3:] == [str(app), "--n", "3"]
-    b = doc["budget"]
+    b = doc["diagnosis"]
     total_s = sum(k[4] for k in KERNELS) * 1e-6  # the eight launches, each run alone
-    # ncu alone sees no idle time: the document says nothing of it (not 0, not GPU-bound)
-    assert b["window_s"] == pytest.approx(total_s) and b["idle_s"] is None and b["gpu_bound"] is None
-    assert b["verdict"] == b["fixes"][0]["what"]
-    busy = {s["regime"]: s["seconds"] for s in b["busy"]}
-    assert busy["compute-bound kernels"] == pytest.approx((_round_us(0) + _round_us(1) + _round_us(7)) * 1e-6)
-    assert busy["issue-bound kernels"] == pytest.approx(_round_us(3) * 1e-6)
-    assert b["shares_pct_total"] == pytest.approx(100.0)
+    # ncu alone sees no idle time: the document says nothing of it (not 0)
+    assert b["window_s"] == pytest.approx(total_s) and b["idle_s"] is None
+    assert b["top_cause"] == "compute_bound" and b["line"].startswith("compute-bound: compute-bound kernels")
+    busy = {s["cause"]: s["seconds"] for s in b["shares"]}
+    assert busy["compute_bound"] == pytest.approx((_round_us(0) + _round_us(1) + _round_us(7)) * 1e-6)
+    assert busy["issue_bound"] == pytest.approx(_round_us(3) * 1e-6)
+    assert sum(s["share_pct"] for s in b["shares"]) == pytest.approx(100.0)
     assert any("ncu alone" in n and "GPU idle time is not seen" in n for n in doc["notes"])
     code, out, err = cli("run", "--ncu", str(ncu), "--out", "o", "-c", "8", "--", str(app))
     assert code == 0 and "GPU idle time: not measured (ncu alone records no timeline)" in out and "GPU-bound" not in out
@@ -439,15 +440,17 @@ def test_real_decode_run_the_ncu_pass_lands_on_the_traces_kernels():
     from gpuwhy.api.run import budget_of
     from gpuwhy.importers.ncu.kernel_pass import PassPlan
     from gpuwhy.importers.ncu.rep import read_export
-    from gpuwhy.importers.torch_trace import analyze_trace, load_trace_json
-    from gpuwhy.importers.trace_window import choose_window, crop
+    from gpuwhy.importers.kineto import read_timeline
+    from gpuwhy.importers.timeline.activities import crop
+    from gpuwhy.importers.timeline.analyze import analyze
+    from gpuwhy.importers.timeline.window import choose_window
     from gpuwhy.model.roofline.classify import SHORT_KERNEL_S
 
-    data = load_trace_json(RUN_TRACE)
-    w = choose_window(data, steps=4)
-    _, _, rows = budget_of(analyze_trace(crop(data, w), top=100_000), w)
+    tl = read_timeline(RUN_TRACE)
+    w = choose_window(tl, steps=4)
+    _, _, rows = budget_of(analyze(crop(tl, w.start_us, w.end_us), top=100_000), w)
     targets = [r.full_name for r in rows if r.mean_s >= SHORT_KERNEL_S][:5]
-    launches = kernel_launches(data)
+    launches = kernel_launches(tl)
     functions = {function_name(t) for t in targets}
     assert functions == {"sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
                          "sgemm_largek_lds64", "fmha_cutlassF_f32_aligned_64x64_rf_sm80",

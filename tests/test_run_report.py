@@ -14,9 +14,10 @@ import pytest
 from conftest import one_line
 
 from gpuwhy.api import run_program as rp
-from gpuwhy.api.run import HOST_ONLY, run_program, to_json
-from gpuwhy.importers.torch_trace import CAUSE_LABELS
-from gpuwhy.model.timeline.budget import UNATTRIBUTED
+from gpuwhy.api.run import run_program, to_json
+from gpuwhy.importers.timeline.results import CAUSE_LABELS
+from gpuwhy.render.jsonout import SCHEMA_VERSION
+from gpuwhy.units import fmt_cell
 from gpuwhy.render.report_data import ReportInput
 from gpuwhy.render.report_html import GENERATOR_MARK, REPORT_END, render_report
 from gpuwhy.render.report_run import BUSY_COLOR, CAUSE_COLORS, STRIP_H, run_section, strip
@@ -30,7 +31,11 @@ def _doc(tmp_path, trace="trace_dataloader.json") -> dict:
     script.write_text("pass\n")
     r = run_program(["python", str(script), "--lr", "1"], tmp_path / "out",
                     profiler_factory=lambda: FakeProfiler(REAL / trace))
-    return json.loads(json.dumps({"gpuwhy": "test", "schema": 1, "kind": "run", **to_json(r)}))
+    return json.loads(json.dumps({"gpuwhy": "test", "schema": SCHEMA_VERSION, "kind": "run", **to_json(r)}))
+
+
+#: An idle cause's label (the timeline's parts are named by the budget's shares).
+HOST = CAUSE_LABELS["host_work"]
 
 
 def _section(page: str) -> str:
@@ -42,21 +47,21 @@ def _section(page: str) -> str:
 
 
 def test_strip_geometry_by_hand():
-    # two bins of 1 s: busy 0.25 + "data" 0.75; then host-only 1.0
-    tl = {"window_s": 2.0, "bin_s": 1.0, "causes": ["data", HOST_ONLY],
-          "bins": [{"start_s": 0.0, "end_s": 1.0, "busy_s": 0.25, "idle_s": {"data": 0.75, HOST_ONLY: 0.0}},
-                   {"start_s": 1.0, "end_s": 2.0, "busy_s": 0.0, "idle_s": {"data": 0.0, HOST_ONLY: 1.0}}]}
+    # two bins of 1 s: busy 0.25 + "data" 0.75; then host work 1.0
+    tl = {"window_s": 2.0, "bin_s": 1.0, "causes": ["data", HOST],
+          "bins": [{"start_s": 0.0, "end_s": 1.0, "busy_s": 0.25, "idle_s": {"data": 0.75, HOST: 0.0}},
+                   {"start_s": 1.0, "end_s": 2.0, "busy_s": 0.0, "idle_s": {"data": 0.0, HOST: 1.0}}]}
     s = strip(tl)
     c0, c1 = s["cols"]
     assert (c0["x"], c0["w"], c1["x"]) == ("0", "500", "500")  # 1000 units wide, two columns
     # stacked from the bottom (y grows down, height 100): busy 25 units at y 75, then data 75 units at y 0
     assert [(g["name"], g["y"], g["h"]) for g in c0["segs"]] == [("GPU busy", "75", "25"), ("data", "0", "75")]
-    assert [(g["name"], g["y"], g["h"]) for g in c1["segs"]] == [(HOST_ONLY, "0", "100")]  # empty parts: no segment
-    assert c1["segs"][0]["color"] == CAUSE_COLORS[HOST_ONLY] and c0["segs"][0]["color"] == BUSY_COLOR
+    assert [(g["name"], g["y"], g["h"]) for g in c1["segs"]] == [(HOST, "0", "100")]  # empty parts: no segment
+    assert c1["segs"][0]["color"] == CAUSE_COLORS[HOST] and c0["segs"][0]["color"] == BUSY_COLOR
     assert c0["title"] == "0 s to 1 s: GPU busy 250 ms (25%); data 750 ms (75%)"
     assert s["segments"] == 3
     assert [(x["name"], x["time"], x["pct"]) for x in s["legend"]] == [
-        ("GPU busy", "250 ms", "12.5%"), ("data", "750 ms", "37.5%"), (HOST_ONLY, "1 s", "50.0%")]
+        ("GPU busy", "250 ms", "12.5%"), ("data", "750 ms", "37.5%"), (HOST, "1 s", "50.0%")]
     assert [(t["pct"], t["label"], t["align"]) for t in s["ticks"]] == [
         (0, "0", "start"), (25, "500 ms", "mid"), (50, "1 s", "mid"), (75, "1.5 s", "mid"), (100, "2 s", "end")]
     assert (s["n"], s["bin"], s["window"]) == (2, "1 s", "2 s")
@@ -71,7 +76,7 @@ def test_strip_geometry_by_hand():
 
 
 def test_every_budget_share_has_its_own_colour():
-    names = [*CAUSE_LABELS.values(), HOST_ONLY, UNATTRIBUTED]
+    names = list(CAUSE_LABELS.values())
     assert set(names) == set(CAUSE_COLORS)
     colours = [CAUSE_COLORS[n] for n in names] + [BUSY_COLOR]
     assert len(set(colours)) == len(colours)
@@ -90,8 +95,11 @@ def test_real_trace_page_has_one_rect_per_non_empty_segment(tmp_path):
         assert sum(hs) == pytest.approx(STRIP_H, abs=1e-3)
     assert "data loading (DataLoader)" in sec and CAUSE_COLORS["data loading (DataLoader)"] in sec
     assert html.escape(doc["trace"]) in sec and "Perfetto" in sec
-    assert "<b>Verdict:</b> GPU idle, data loading (DataLoader): 93% of the window" in sec
-    assert "the window runs at most 13.9x faster" in sec  # 1 / (1 - 0.928)
+    diag = doc["diagnosis"]
+    assert f"<b>Verdict:</b> {html.escape(diag['line'])}" in sec
+    assert diag["line"].startswith("data-loading-bound: data loading (DataLoader), 93% of the judged window")
+    fix = diag["remedies"][0]
+    assert fix["key"] == "more_loader_workers" and f"the window runs at most {fmt_cell(fix['ceiling_x'])}x faster" in sec
     assert "not measured" in sec  # regimes from a trace alone
     assert page.startswith("<!DOCTYPE html>") and GENERATOR_MARK in page and page.rstrip().endswith(REPORT_END)
     assert 'id="roofline"' not in page  # a run alone: the page is the run's
@@ -118,12 +126,14 @@ def test_kernel_names_and_all_text_are_escaped(tmp_path):
 
 def test_fixes_and_the_whole_window(tmp_path):
     doc = _doc(tmp_path)
-    doc["budget"]["fixes"][0]["ceiling_x"] = None  # removing the whole window (inf in the budget, null in JSON)
+    doc["diagnosis"]["remedies"][0]["ceiling_x"] = None  # removing the whole window (inf, null in JSON)
     sec = run_section(doc)
     assert sec["fixes"][0]["speedup"] == "nothing would be left of the window"
-    assert sec["fixes"][1]["speedup"] == f"the window runs at most {doc['budget']['fixes'][1]['ceiling_x']:.3g}x faster"
-    assert sec["verdict"].endswith("removing it gives an unbounded speed-up (it is the whole window)")
-    assert sec["idle_fix"] == "GPU idle 98% of the window: removing all of it gives at most 47.6x"  # 1 / (1 - 0.979)
+    second = doc["diagnosis"]["remedies"][1]
+    assert sec["fixes"][1]["speedup"] == f"the window runs at most {fmt_cell(second['ceiling_x'])}x faster"
+    assert sec["fixes"][1]["detail"].startswith(second["key"].replace("_", " ") + ": removes ")
+    assert sec["fixes"][1]["remedies"] == [second["text"]]
+    assert sec["verdict"] == doc["diagnosis"]["line"]
 
 
 def test_measured_regimes_and_levels_are_shown_and_the_rest_not_measured(tmp_path):
@@ -135,12 +145,12 @@ def test_measured_regimes_and_levels_are_shown_and_the_rest_not_measured(tmp_pat
     assert sec["kernels"].rows[2][5:] == ["not classified", "not measured"]  # measured, but ncu could not say
     assert sec["kernels"].rows[0][5:] == ["not measured", "not measured"]
     k = doc["kernels"][1]  # its share of the window: its time over the budget's window
-    assert sec["kernels"].rows[1][4] == f"{100 * k['total_s'] / doc['budget']['window_s']:.1f}%"
+    assert sec["kernels"].rows[1][4] == f"{100 * k['total_s'] / doc['diagnosis']['window_s']:.1f}%"
 
 
 def test_no_budget_and_old_document(tmp_path):
     doc = _doc(tmp_path)
-    no_gpu = {**doc, "budget": None, "timeline": None, "kernels": []}
+    no_gpu = {**doc, "diagnosis": None, "timeline": None, "kernels": []}
     page = render_report(ReportInput(version="test", run=no_gpu))
     assert "No GPU work in the window" in page and "<rect " not in page
     old = {k: v for k, v in doc.items() if k not in ("timeline", "kernels")}
@@ -207,7 +217,7 @@ def test_run_report_end_to_end_and_report_run_gives_the_same_section(tmp_path, c
     doc = json.loads(out)
     assert doc["kind"] == "run" and len(doc["timeline"]["bins"]) == 160
     text = page.read_text()
-    assert text.rstrip().endswith(REPORT_END) and "waiting on the host to launch" in _section(text)
+    assert text.rstrip().endswith(REPORT_END) and CAUSE_LABELS["launch_overhead"] in _section(text)
     made = text[text.index('<section id="made">'):]
     made = html.unescape(made).replace(" \\\n    ", " ")  # the command is shown wrapped before each option
     assert f"gpuwhy run --out {tmp_path / 'o'} --json --report {page} -- python {script} {ran}" in made
@@ -223,7 +233,7 @@ def test_run_report_end_to_end_and_report_run_gives_the_same_section(tmp_path, c
     page.write_text(page.read_text().replace("<h1>", "<h1>OLD "))  # gpuwhy's own file, still ending as it did
     code, screen, err = cli("run", "--report", str(page), "--out", str(tmp_path / "o"), "--", "python", str(script), str(ran))
     assert code == 0, err
-    assert f"report written to {page}" in err and "waiting on the host to launch" in screen  # the screen, then the note
+    assert f"report written to {page}" in err and "launch overhead" in screen  # the screen, then the note
     assert "<h1>OLD " not in page.read_text()
 
 
@@ -264,12 +274,14 @@ def test_report_run_refuses_other_documents(tmp_path, cli):
 
 @pytest.mark.parametrize("edit, says", [
     (lambda d: {"kind": "run"}, "schema None"),
-    (lambda d: {**d, "schema": 999}, "schema 999, and this gpuwhy reads schema 1"),
+    (lambda d: {**d, "schema": 999}, "schema 999, and this gpuwhy reads schema 2"),
+    (lambda d: {**d, "schema": 1}, "schema 1, and this gpuwhy reads schema 2"),  # before the verdict engine
     (lambda d: {**d, "argv": "python x.py"}, "no 'argv' list"),
-    (lambda d: {**d, "budget": [1, 2]}, "'budget' is a list, not an object"),
-    (lambda d: {**d, "budget": {**d["budget"], "window_s": "lots"}}, "budget.window_s 'lots' is not a positive number"),
-    (lambda d: {**d, "budget": {**d["budget"], "window_s": 0}}, "budget.window_s 0 is not a positive number"),
-    (lambda d: {**d, "budget": {**d["budget"], "shares_pct_total": 250}}, "budget.shares_pct_total 250 is not the window's 100%"),
+    (lambda d: {**d, "diagnosis": [1, 2]}, "'diagnosis' is a list, not an object"),
+    (lambda d: {**d, "diagnosis": {**d["diagnosis"], "window_s": "lots"}}, "diagnosis.window_s 'lots' is not a positive number"),
+    (lambda d: {**d, "diagnosis": {**d["diagnosis"], "window_s": 0}}, "diagnosis.window_s 0 is not a positive number"),
+    (lambda d: {**d, "diagnosis": {**d["diagnosis"], "shares": d["diagnosis"]["shares"] * 3}},
+     "the shares add up to 300%, more than the window"),
     (lambda d: {**d, "kernels": [{**d["kernels"][0], "launches": -5}]}, "a kernel with a time or launch count"),
     (lambda d: {**d, "timeline": {**d["timeline"], "bins": d["timeline"]["bins"] * 70}}, "more than 10,000 bins"),
 ])

@@ -9,11 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuwhy.api.run import HOST_ONLY, RunResult, budget_of, timeline_json, timeline_of
-from gpuwhy.importers.torch_trace import CAUSE_LABELS, analyze_trace, load_trace_json
-from gpuwhy.importers.trace_window import choose_window, crop
+from gpuwhy.api.run import RunResult, budget_of, timeline_json, timeline_of
+from gpuwhy.importers.kineto import analyze_trace, read_timeline
+from gpuwhy.importers.timeline.activities import crop
+from gpuwhy.importers.timeline.analyze import analyze
+from gpuwhy.importers.timeline.results import CAUSE_LABELS
+from gpuwhy.importers.timeline.window import choose_window
 from gpuwhy.model.timeline import bins as T
-from gpuwhy.model.timeline.budget import UNATTRIBUTED
+from gpuwhy.verdict.causes import Cause
 
 REAL = Path(__file__).parent / "fixtures" / "real"
 US = 1e-6
@@ -121,7 +124,7 @@ SMALL = [_rt("cudaLaunchKernel", T0, 5, 1), _kern("k1", T0 + 10, 30, 1),
 
 
 def _gpu(events, window_us, bins=None):
-    from gpuwhy.importers.trace import analyze as A
+    from gpuwhy.importers.timeline import analyze as A
 
     if bins is None:
         return analyze_trace({"traceEvents": events}, timeline_us=window_us).devices[0]
@@ -134,24 +137,31 @@ def _gpu(events, window_us, bins=None):
 
 
 def test_small_trace_in_four_bins():
-    # window 0-160 us: host-only 0-10 and 150-160; bins of 40 us
+    # window 0-160 us in bins of 40 us. Before the first kernel (0-10) the launch call was running: launch
+    # overhead; 40-70: 20 us issuing nothing in a 55 us stretch since the last launch call (dispatch) and the
+    # launch; 100-110 the sync's, 110-120 the launch; after the last kernel (150-160) the host issued nothing
+    # for 35 us and more: host work.
     d = _gpu(SMALL, (T0, T0 + 160), bins=4)
     tl = d.timeline
     assert tl.start_us == T0 and tl.edges_s == pytest.approx(tuple(x * US for x in (0, 40, 80, 120, 160)))
     assert tl.busy_s == pytest.approx(tuple(x * US for x in (30, 10, 20, 30)))  # 10-40 | 70-80 | 80-100 | 120-150
-    want = {"host_launch": (0, 30, 10, 0), "host_sync": (0, 0, 10, 0), "host_only": (10, 0, 0, 10)}
+    want = {"launch_overhead": (10, 30, 10, 0), "host_sync": (0, 0, 10, 0), "host_work": (0, 0, 0, 10)}
     for k, v in want.items():
         assert tl.idle_s[k] == pytest.approx(tuple(x * US for x in v)), k
     assert set(tl.idle_s) == set(want)
-    assert d.idle.cause_s("host_launch") == pytest.approx(40 * US) and d.idle.cause_s("host_sync") == pytest.approx(10 * US)
+    # the GPU's span (10-150) holds the inner gaps only; the window's diagnosis holds the edges too
+    assert d.idle.cause_s("launch_overhead") == pytest.approx(40 * US) and d.idle.cause_s("host_sync") == pytest.approx(10 * US)
+    assert {s.cause.value: round(s.seconds / US, 9) for s in d.diagnosis.shares} == {
+        "launch_overhead": 50, "host_sync": 10, "host_work": 10, "kernels": 90}
 
 
 def test_small_trace_in_sixteen_bins_puts_the_sync_first_in_its_gap():
     tl = _gpu(SMALL, (T0, T0 + 160), bins=16).timeline  # bins of 10 us
     sync = np.asarray(tl.idle_s["host_sync"]) / US
-    launch = np.asarray(tl.idle_s["host_launch"]) / US
+    launch = np.asarray(tl.idle_s["launch_overhead"]) / US
     assert sync.tolist() == pytest.approx([0] * 10 + [10] + [0] * 5)  # 100-110
-    assert launch.tolist() == pytest.approx([0] * 4 + [10, 10, 10] + [0] * 4 + [10] + [0] * 4)  # 40-70, 110-120
+    assert launch.tolist() == pytest.approx([10] + [0] * 3 + [10, 10, 10] + [0] * 4 + [10] + [0] * 4)  # 0-10, 40-70, 110-120
+    assert (np.asarray(tl.idle_s["host_work"]) / US).tolist() == pytest.approx([0] * 15 + [10])  # 150-160
     for b in tl.bins():  # every bin is full: busy + idle = 10 us
         assert b.busy_s + sum(b.idle_s.values()) == pytest.approx(10 * US)
 
@@ -159,9 +169,9 @@ def test_small_trace_in_sixteen_bins_puts_the_sync_first_in_its_gap():
 def test_small_trace_window_wider_than_a_bin_edge_count():
     # a window of 165 us in 4 bins of 41.25 us: a bin edge inside the gap 40-70 splits it (1.25 + 28.75)
     tl = _gpu(SMALL, (T0, T0 + 165), bins=4).timeline
-    assert tl.idle_s["host_launch"][0] == pytest.approx(1.25 * US)
-    assert tl.idle_s["host_launch"][1] == pytest.approx(28.75 * US)
-    assert tl.idle_s["host_only"][3] == pytest.approx(15 * US)  # 150-165
+    assert tl.idle_s["launch_overhead"][0] == pytest.approx((10 + 1.25) * US)
+    assert tl.idle_s["launch_overhead"][1] == pytest.approx(28.75 * US)
+    assert tl.idle_s["host_work"][3] == pytest.approx(15 * US)  # 150-165
     assert sum(tl.busy_s) == pytest.approx(90 * US)
 
 
@@ -169,8 +179,8 @@ def test_no_timeline_of_no_length():
     # one kernel recorded with dur 0 in a window of no length: nothing to bin (and no budget: no GPU time)
     ev = [_rt("cudaLaunchKernel", T0, 5, 1), _kern("k1", T0 + 10, 0, 1)]
     assert _gpu(ev, (T0 + 10, T0 + 10)).timeline is None
-    tl = _gpu(ev, (T0 + 10, T0 + 11)).timeline  # 1 us of window: one bin, all host-only
-    assert tl.n == 1 and tl.totals() == pytest.approx({"busy": 0.0, "host_only": 1 * US})
+    tl = _gpu(ev, (T0 + 10, T0 + 11)).timeline  # 1 us of window: one bin, the host issuing nothing
+    assert tl.n == 1 and tl.totals() == pytest.approx({"busy": 0.0, "host_work": 1 * US})
 
 
 def test_no_timeline_unless_asked():
@@ -186,9 +196,9 @@ TRACES = sorted(p.name for p in REAL.glob("trace_*.json*"))
 
 
 def _run_of(name, **window):
-    data = load_trace_json(REAL / name)
-    w = choose_window(data, from_first_gpu=True, **window)
-    rep = analyze_trace(crop(data, w), top=100_000, timeline_us=(w.start_us, w.end_us))
+    tl = read_timeline(REAL / name)
+    w = choose_window(tl, from_first_gpu=True, **window)
+    rep = analyze(crop(tl, w.start_us, w.end_us), top=100_000, timeline_us=(w.start_us, w.end_us))
     gpu, budget, _ = budget_of(rep, w)
     return RunResult(None, w, rep, gpu, budget, ())
 
@@ -200,17 +210,22 @@ def _check_adds_up(r):
     for x in tl.bins():  # each bin's parts add up to its length
         assert x.busy_s + sum(x.idle_s.values()) == pytest.approx(x.seconds, rel=1e-9, abs=1e-15)
     tot = tl.totals()
-    shares = {s.name: s.seconds for s in b.idle}
-    rest = shares.pop(UNATTRIBUTED, 0.0)
-    # The budget's unattributed time is float64 rounding: its busy time sums the events' ``dur``, the timeline
-    # (and the trace's idle split) uses the union of ``[ts, ts + dur)``, and ``ts + dur`` near 5e12 us rounds to
-    # steps of spacing(5e12) = 0.00098 us: at most one step per GPU event (trace_overhead.json: 420 events, 0.12 us).
+    idle = {CAUSE_LABELS[c.value]: s for c, s in r.gpu.figures.idle.items() if s > 0}
+    rest = b.window_s - sum(idle.values()) - b.busy_s
+    # What the diagnosis leaves unexplained beyond the gaps is float64 rounding: its busy time sums the events'
+    # ``dur``, the timeline (and the idle split) uses the union of ``[ts, ts + dur)``, and ``ts + dur`` near 5e12 us
+    # rounds to steps of spacing(5e12) = 0.00098 us: at most one step per GPU event (trace_overhead.json: 420
+    # events, 0.12 us).
     n_events = r.gpu.kernels + r.gpu.memcpys + r.gpu.memsets
-    assert rest <= n_events * float(np.spacing(r.window.end_us)) * US
-    assert set(shares) == set(tot) - {"busy"}
-    for name, s in shares.items():
+    assert abs(rest) <= n_events * float(np.spacing(r.window.end_us)) * US
+    assert set(idle) == set(tot) - {"busy"}
+    for name, s in idle.items():
         assert tot[name] == pytest.approx(s, rel=1e-9), name
     assert tot["busy"] == pytest.approx(b.busy_s + rest, rel=1e-9)
+    # the budget's idle shares are those (a pageable-copy share adds the copies' own busy time)
+    for s in b.shares:
+        if not s.busy and s.cause is not Cause.PAGEABLE_COPY and s.cause is not Cause.UNEXPLAINED:
+            assert s.seconds == pytest.approx(r.gpu.figures.idle[s.cause], rel=1e-9)
     return tl
 
 
@@ -235,11 +250,11 @@ def test_real_dataloader_timeline_json():
     r = _run_of("trace_dataloader.json")
     doc = timeline_json(r)
     assert doc["causes"][0] == CAUSE_LABELS["data_loading"]  # the largest share first
-    assert HOST_ONLY in doc["causes"]
+    assert set(doc["causes"]) <= set(CAUSE_LABELS.values())
     bins = doc["bins"]
     assert len(bins) == 160 and doc["bin_s"] == pytest.approx(doc["window_s"] / 160)
     assert bins[0]["start_s"] == 0.0 and bins[-1]["end_s"] == pytest.approx(doc["window_s"])
     assert all(set(b["idle_s"]) == set(doc["causes"]) for b in bins)
     data = sum(b["idle_s"][CAUSE_LABELS["data_loading"]] for b in bins)
-    assert data == pytest.approx(next(s.seconds for s in r.budget.idle if s.name == CAUSE_LABELS["data_loading"]))
+    assert data == pytest.approx(r.budget.share("data_loading").seconds)
     assert timeline_json(RunResult(None, r.window, r.trace, None, None, ())) is None

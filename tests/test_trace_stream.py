@@ -1,4 +1,4 @@
-"""Reading a trace's event list in pieces (gpuwhy.importers.trace.stream) gives exactly what parsing
+"""Reading a trace's event list in pieces (gpuwhy.importers.kineto.stream) gives exactly what parsing
 the whole text gives: the same events in the same order, the same analysis, the same refusals."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from gpuwhy.errors import UsageError
-from gpuwhy.importers.trace import analyze_trace, load_trace
-from gpuwhy.importers.trace.read import events_of, read_trace_text
-from gpuwhy.importers.trace.scan import Scan, scan
-from gpuwhy.importers.trace.stream import NotStreamable, event_pieces
+from gpuwhy.importers.kineto import analyze_trace, load_trace
+from gpuwhy.importers.kineto.read import events_of, read_trace_text
+from gpuwhy.importers.kineto.scan import Scan, scan
+from gpuwhy.importers.kineto.stream import NotStreamable, event_pieces
 
 HERE = Path(__file__).parent
 REAL = HERE / "fixtures" / "real"

@@ -205,7 +205,7 @@ def read_trace(path, *, top=10):
     """A torch.profiler Chrome trace (``.json`` or ``.json.gz``) per GPU, as ``gpuwhy trace``.
 
     Returns:
-        gpuwhy.importers.torch_trace.TraceReport (``.verdict``, ``.devices``; ``to_dict()``).
+        gpuwhy.importers.timeline.results.TraceReport (``.verdict``, ``.devices``; ``to_dict()``).
 
     Raises:
         UsageError: an unreadable or non-trace file.

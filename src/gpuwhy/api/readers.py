@@ -15,16 +15,39 @@ def read_ncu(path, gpu=None, *, dtype=None, top=10, device=None, spec_dirs=()):
     """
     from ..importers.ncu import load_ncu_report
 
-    return load_ncu_report(path, gpu=gpu, dtype=dtype, top=int(top), spec_dirs=tuple(spec_dirs), device=device)
+    return readable(path, "Nsight Compute export", load_ncu_report, path, gpu=gpu, dtype=dtype, top=int(top),
+                    spec_dirs=tuple(spec_dirs), device=device)
 
 
 def read_trace(path, *, top=10):
-    """The :class:`~gpuwhy.importers.torch_trace.TraceReport` of a torch.profiler Chrome trace
-    (``.json`` or ``.json.gz``), per GPU.
+    """The :class:`~gpuwhy.importers.timeline.results.TraceReport` of a torch.profiler Chrome trace
+    (``.json`` or ``.json.gz``), per GPU, each with the verdict engine's diagnosis.
 
     Raises:
-        UsageError: an unreadable or non-trace file.
+        UsageError: an unreadable or non-trace file (one line naming it); ``top`` < 1.
     """
-    from ..importers.torch_trace import load_trace
+    from ..importers.kineto import load_trace
 
-    return load_trace(path, top=int(top))
+    return readable(path, "torch.profiler trace", load_trace, path, top=int(top))
+
+
+def readable(path, what: str, fn, *args, **kwargs):
+    """Run an importer; input it cannot make sense of becomes one UsageError line naming the file.
+
+    The importers raise UsageError for every quirk they know; anything else they
+    trip over is a malformed file, not a bug worth a traceback.
+
+    Raises:
+        UsageError: ``fn`` raised one, or failed on the file (``path: not a readable <what> (...)``).
+        GpuwhyError: any other error of gpuwhy's ``fn`` raised, as it is.
+    """
+    import csv
+
+    from ..errors import GpuwhyError, UsageError
+
+    try:
+        return fn(*args, **kwargs)
+    except GpuwhyError:
+        raise
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError, csv.Error, RecursionError) as exc:
+        raise UsageError(f"{path}: not a readable {what} ({type(exc).__name__}: {str(exc)[:120]})") from None

@@ -1,9 +1,10 @@
 """`gpuwhy run`: profile a program, crop the window, and build its one time budget.
 
 The steps: run the program under torch.profiler (:mod:`gpuwhy.api.run_program`),
-crop the trace to the window (:mod:`gpuwhy.importers.trace_window`), analyse
-the timeline (:mod:`gpuwhy.importers.torch_trace`), and put every second of
-the window in one share (:mod:`gpuwhy.model.timeline.budget`): GPU idle by cause,
+read its trace as a timeline (:mod:`gpuwhy.importers.kineto`), crop it to the window
+(:mod:`gpuwhy.importers.timeline.window`), analyse it
+(:mod:`gpuwhy.importers.timeline.analyze`), and put every second of
+the window in one share (:mod:`gpuwhy.verdict.engine`, as `gpuwhy trace` does): GPU idle by cause,
 GPU busy by regime.
 
 Busy time from a trace alone is split by kind of work (GEMM, attention,
@@ -29,18 +30,18 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import GpuwhyError, Interrupted, UsageError
-from ..importers.torch_trace import TraceGpu, TraceReport, analyze_trace, load_trace_json
-from ..importers.trace_window import Window, choose_window, crop
+from ..importers.kineto import read_timeline
+from ..importers.timeline.activities import crop
+from ..importers.timeline.analyze import analyze
+from ..importers.timeline.results import TraceGpu, TraceReport
+from ..importers.timeline.window import Window, choose_window
 from ..model.roofline.classify import launch_sized
-from ..model.timeline.budget import KernelTime, TimeBudget, time_budget
+from ..verdict.engine import Diagnosis, diagnose
+from ..verdict.figures import KernelFigure, LinkRate, WindowFigures
 from .run_kernels import KernelPass
 from .run_program import ProgramRun, Profiler, parse_program, run_python
 from ..units import fmt_num
 
-#: The idle time outside the GPU's first-to-last event, inside the window.
-HOST_ONLY = "host work, nothing queued"
-#: Busy time in kernels shorter than the launch-sized cutoff (10 us).
-OVERHEAD_SIZED = "launch-sized kernels (< 10 us)"
 #: Kernels listed in the output and measured by ``--kernels`` (largest total time first).
 TOP_KERNELS = 5
 #: Kernel launches profiled by ncu alone (a program that is not Python, or no PyTorch).
@@ -77,7 +78,8 @@ class RunResult:
 
     ``mode`` is ``trace`` (torch.profiler), ``trace+ncu`` (and an ncu pass over the top kernels) or
     ``ncu`` (ncu alone: ``window``, ``trace`` and ``gpu`` are None, the budget's window is the
-    profiled kernels' time). ``gpu`` is ``None`` (and ``budget`` too) when the window holds no GPU
+    profiled kernels' time). ``budget`` is the window's :class:`~gpuwhy.verdict.engine.Diagnosis`,
+    the same engine `gpuwhy trace` asks. ``gpu`` is ``None`` (and ``budget`` too) when the window holds no GPU
     work. ``kernels`` are the top kernels by time in the window. ``pass_error`` is why the ncu pass
     of ``--kernels`` failed (the budget is then the trace's alone; the CLI exits with its code).
     """
@@ -86,7 +88,7 @@ class RunResult:
     window: Window | None
     trace: TraceReport | None
     gpu: TraceGpu | None
-    budget: TimeBudget | None
+    budget: Diagnosis | None
     notes: tuple[str, ...]
     kernels: tuple[KernelRow, ...] = ()
     kernel_pass: KernelPass | None = None
@@ -94,29 +96,9 @@ class RunResult:
     pass_error: Exception | None = None
 
 
-def idle_by_cause(gpu: TraceGpu, window_s: float) -> tuple[dict[str, float], dict[str, tuple[str, ...]]]:
-    """Seconds of GPU idle time in the window by cause, and each cause's remedies.
-
-    The causes are the trace analysis's (:attr:`TraceGpu.idle`: host launch,
-    syncs, DataLoader, pageable copies, other streams, warm-up, ...); the part
-    of the window outside the GPU's first-to-last event is host-only time.
-    """
-    causes = {c.label: c.time_s for c in gpu.idle.causes if c.time_s > 0}
-    remedies = {c.label: tuple(c.remedies) for c in gpu.idle.causes}
-    outside = max(window_s - gpu.span_s, 0.0)
-    if outside > 1e-9 * window_s:  # below that it is float rounding of the window's edges, not host time
-        causes[HOST_ONLY] = causes.get(HOST_ONLY, 0.0) + outside
-    return causes, remedies
-
-
-def regime_share(regime: str | None) -> str:
-    """The budget's name for the busy time of kernels of a measured regime (``memory`` -> "memory-bound kernels")."""
-    return "kernels ncu could not classify" if regime is None else f"{regime}-bound kernels"
-
-
 def kernel_rows(gpu: TraceGpu, measured: KernelPass | None = None) -> list[KernelRow]:
     """Every kernel of ``gpu`` (largest total time first) with the regime ncu measured for it, if any."""
-    from ..importers.trace.kinds import kernel_kind
+    from ..importers.timeline.kinds import kernel_kind
 
     got = measured.kernels if measured is not None else {}
     rows = []
@@ -134,44 +116,49 @@ def kernel_rows(gpu: TraceGpu, measured: KernelPass | None = None) -> list[Kerne
 def measured_row(name: str, total_s: float, launches: int, mean_s: float, m) -> KernelRow:
     """A kernel's row with what ncu measured of it (``m``, an :class:`~gpuwhy.importers.ncu.analyse.NcuKernel`);
     ``total_s``/``launches``/``mean_s`` are the window's (the trace's, or ncu's own for ncu alone)."""
-    from ..importers.trace.kinds import kernel_kind
+    from ..importers.timeline.kinds import kernel_kind
 
     return KernelRow(name, m.full_name, total_s, launches, mean_s, kernel_kind(m.full_name), m.regime, m.roof_pct,
                      m.deciding_level, m.launches, "" if m.regime is not None else (m.reason or "not classifiable"))
 
 
-def busy_shares(rows: Sequence[KernelRow], kinds: Sequence = ()) -> dict[str, float]:
-    """Seconds of GPU busy time: measured kernels by regime, launch-sized kernels apart, the rest by
-    kind of work (from kernel names), and the copies and memsets of ``kinds`` (a trace's
-    :attr:`TraceGpu.kinds`) as themselves.
+def kernel_figures(gpu: TraceGpu, measured: KernelPass | None = None) -> tuple[KernelFigure, ...]:
+    """The engine's figure of every kernel of ``gpu``, with the regime, share of roof, deciding level,
+    FLOPs (ncu's per launch, times the window's launches) and precision ncu measured, where it did."""
+    got = measured.kernels if measured is not None else {}
+    out = []
+    for k in gpu.figures.kernels:
+        m = got.get(k.name)
+        if m is None or m.regime is None:
+            out.append(k)
+            continue
+        flops = m.flops / m.launches * k.launches if m.flops and m.launches else None
+        out.append(dataclasses.replace(k, regime=m.regime, roof_pct=m.roof_pct, level=m.deciding_level, flops=flops,
+                                       precision=m.precision))
+    return tuple(out)
 
-    The seconds are summed durations (streams that overlap count twice: the
-    budget scales busy shares down to the busy union)."""
-    parts: dict[str, float] = {}
 
-    def add(name: str, s: float) -> None:
-        if s > 0:
-            parts[name] = parts.get(name, 0.0) + s
-
-    unmeasured = " (regime not measured)" if any(r.measured_launches for r in rows) else ""
+def measured_figures(rows: Sequence[KernelRow], measured: KernelPass) -> tuple[KernelFigure, ...]:
+    """The engine's kernel figures of an ncu-alone pass: every row as ncu measured it."""
+    out = []
     for r in rows:
-        if r.measured_launches:
-            add(regime_share(r.regime), r.total_s)
-        elif launch_sized(r.mean_s):
-            add(OVERHEAD_SIZED, r.total_s)
-        else:
-            add(f"{r.kind} kernels{unmeasured}", r.total_s)
-    for k in kinds:
-        if k.kind in ("memcpy", "memset"):
-            add(k.kind, k.time_s)
-    return parts
+        m = measured.kernels.get(r.full_name)
+        out.append(KernelFigure(r.full_name, r.total_s, r.launches, r.mean_s, r.kind, r.regime, r.roof_pct, r.level,
+                                m.flops if m is not None else None, m.precision if m is not None else None))
+    return tuple(out)
 
 
-def kernel_times(rows: Sequence[KernelRow]) -> list[KernelTime]:
-    """The kernels the budget turns into fixes: those with a measured share of their roof."""
-    return [KernelTime(r.name, r.total_s, r.regime or "unknown", r.roof_pct,
-                       None if r.level in (None, "DRAM", "compute") else r.level)
-            for r in rows if r.roof_pct is not None and r.regime is not None]
+def sheet_peaks(measured: KernelPass | None, spec_dirs: Sequence[str] = ()) -> dict[str, float]:
+    """Dense FLOP/s per precision of the GPU the ncu pass ran on (its sheet), for lower precision; {} without one."""
+    if measured is None or not measured.report.devices:
+        return {}
+    from ..device.sheet import sheet_for
+
+    try:
+        sheet = sheet_for(measured.report.devices[0].sheet, spec_dirs=spec_dirs).sheet
+    except GpuwhyError:
+        return {}
+    return {k: float(v) * 1e12 for k, v in sheet.peak_tflops.items() if v}
 
 
 def busiest_gpu(report: TraceReport) -> TraceGpu | None:
@@ -180,20 +167,31 @@ def busiest_gpu(report: TraceReport) -> TraceGpu | None:
 
 
 def budget_of(report: TraceReport, window: Window, measured: KernelPass | None = None
-              ) -> tuple[TraceGpu | None, TimeBudget | None, list[KernelRow]]:
-    """The busiest GPU of ``report``, its budget over ``window`` and its kernels
-    (``(None, None, [])`` when no GPU worked)."""
+              ) -> tuple[TraceGpu | None, Diagnosis | None, list[KernelRow]]:
+    """The busiest GPU of ``report`` (analysed over ``window``), its diagnosis and its kernels
+    (``(None, None, [])`` when no GPU worked). With ``measured``, the kernels ncu measured are judged
+    by their regime; else the GPU's diagnosis is the trace analysis's own."""
     gpu = busiest_gpu(report)
     if gpu is None:
         return None, None, []
-    if gpu.busy_s <= 0:
+    if gpu.busy_s <= 0 or gpu.diagnosis is None:
         return gpu, None, []
-    w = max(window.seconds, gpu.span_s)
     rows = kernel_rows(gpu, measured)
-    idle, remedies = idle_by_cause(gpu, w)
-    warm = [c.label for c in gpu.idle.causes if c.key == "warmup"]
-    return gpu, time_budget(w, idle, busy_shares(rows, gpu.kinds), kernel_times(rows), idle_remedies=remedies,
-                            not_fixes=warm), rows
+    if measured is None:
+        return gpu, gpu.diagnosis, rows
+    figures = dataclasses.replace(gpu.figures, kernels=kernel_figures(gpu, measured), peaks=sheet_peaks(measured))
+    return gpu, diagnose(figures), rows
+
+
+def host_links() -> dict[str, LinkRate]:
+    """The host link of this machine's first GPU as NVML reads it (both directions), {} without one."""
+    from ..device.host_link import host_link
+
+    got = host_link(0)
+    if got is None:
+        return {}
+    rate = LinkRate(*got)
+    return {"HtoD": rate, "DtoH": rate}
 
 
 def _out_folder(out_dir: Path) -> Path:
@@ -276,13 +274,13 @@ def run_program(
     run = run_python(cmd, trace_path, profiler_factory=profiler_factory, stdout_to_stderr=stdout_to_stderr)
     if run.trace is None:
         raise UsageError(f"the program ran (exit {run.exit_code}) but the profiler wrote no trace")
-    data = load_trace_json(run.trace)
+    tl = read_timeline(run.trace)
     try:
-        window = choose_window(data, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
+        window = choose_window(tl, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
     except UsageError as exc:
         raise UsageError(f"{exc} (the trace is kept: {run.trace})") from None
-    report = analyze_trace(crop(data, window), source=str(run.trace), top=100_000,
-                           timeline_us=(window.start_us, window.end_us))
+    report = analyze(crop(tl, window.start_us, window.end_us), source=str(run.trace), top=100_000,
+                     timeline_us=(window.start_us, window.end_us), links=host_links())
     notes = [f"window: {window.how}, {fmt_num(window.seconds)} s"]
     kp, pass_error = None, None
     if kernels and run.interrupted:
@@ -292,11 +290,11 @@ def run_program(
         rows0 = kernel_rows(gpu0) if gpu0 is not None and gpu0.busy_s > 0 else []
         targets = [r.full_name for r in rows0 if not launch_sized(r.mean_s)][:top]
         if targets:
-            from ..importers.trace.launches import kernel_launches
+            from ..importers.timeline.launches import kernel_launches
             from .run_kernels import measure_top_kernels
 
             try:
-                kp = (measure or measure_top_kernels)(python_argv(cmd), kernel_launches(data), targets,
+                kp = (measure or measure_top_kernels)(python_argv(cmd), kernel_launches(tl), targets,
                                                       window.start_us, export=ncu_base, ncu=ncu)
             except GpuwhyError as exc:
                 pass_error = exc
@@ -308,9 +306,9 @@ def run_program(
         if kp is None and pass_error is None:
             notes.append("--kernels: no kernel of the window runs longer than launch size: nothing for ncu to measure")
     gpu, budget, rows = budget_of(report, window, kp)
-    if budget is not None and budget.not_judged:
-        notes.append(f"{', '.join(budget.not_judged)} is listed but not judged: leave it out of the window with "
-                     "--steps N (the last N ProfilerStep ranges) or --skip-first TIME")
+    if budget is not None and budget.judged_s < budget.window_s:
+        notes.append("warm-up is listed but not judged: leave it out of the window with --steps N (the last N "
+                     "ProfilerStep ranges) or --skip-first TIME")
     if kp is not None:
         measured = [x for x in rows if x.measured_launches]
         notes.append(f"--kernels: {len(measured)} kernels measured by ncu ({sum(x.measured_launches for x in measured)} "
@@ -361,7 +359,7 @@ def run_under_ncu(cmd: list[str], out_dir: Path, *, launch_count: int = NCU_LAUN
              f"regimes judged against {kp.roofline}", *kp.notes]
     if total <= 0:
         return RunResult(program, None, None, None, None, tuple(notes), tuple(rows[:top]), kp, "ncu")
-    budget = time_budget(total, {}, busy_shares(rows), kernel_times(rows))  # every row measured: by regime
+    budget = diagnose(WindowFigures(total, {}, kernels=measured_figures(rows, kp), peaks=sheet_peaks(kp)))
     return RunResult(program, None, None, None, budget, tuple(notes), tuple(rows[:top]), kp, "ncu")
 
 
@@ -450,36 +448,22 @@ def to_json(r: RunResult) -> dict:
         "kernel_pass_error": None if r.pass_error is None else str(r.pass_error),
     }
     if b is not None:
-        alone = r.mode == "ncu"  # no timeline: idle time was not measured, so nothing is said of it
-        doc["budget"] = {
-            "window_s": b.window_s, "busy_s": b.busy_s, "idle_s": None if alone else b.idle_s,
-            "idle": [{"cause": s.name, "seconds": s.seconds, "pct": s.pct} for s in b.idle],
-            "busy": [{"regime": s.name, "seconds": s.seconds, "pct": s.pct} for s in b.busy],
-            "idle_fix": None if b.idle_fix is None else {
-                "removable_s": b.idle_fix.removable_s, "share_pct": b.idle_fix.share_pct,
-                "ceiling_x": None if b.idle_fix.ceiling_x == float("inf") else b.idle_fix.ceiling_x},
-            "not_judged": list(b.not_judged),
-            "verdict": "gpu-bound" if b.gpu_bound and not alone else (None if b.verdict is None else b.verdict.what),
-            "gpu_bound": None if alone else b.gpu_bound,
-            "fixes": [{"what": f.what, "kind": f.kind, "removable_s": f.removable_s, "share_pct": f.share_pct,
-                       "ceiling_x": (None if f.ceiling_x == float("inf") else f.ceiling_x), "detail": f.detail,
-                       "remedies": list(f.remedies)} for f in b.fixes],
-            "shares_pct_total": b.shares_pct_total,
-        }
+        doc["diagnosis"] = b.to_dict()
+        if r.mode == "ncu":  # no timeline: idle time was not measured, so nothing is said of it
+            doc["diagnosis"]["idle_s"] = None
     doc["timeline"] = timeline_json(r)
     json.dumps(doc, allow_nan=False)
     return doc
 
 
 def timeline_of(r: RunResult):
-    """The window's :class:`~gpuwhy.model.timeline.bins.Timeline` (busy and idle by cause per bin) of the
-    budget's GPU, its idle parts named as the budget's idle shares; None without a budget."""
-    from ..importers.torch_trace import CAUSE_LABELS
-    from ..importers.trace.timeline import HOST_ONLY as HOST_ONLY_KEY
+    """The window's :class:`~gpuwhy.model.timeline.bins.BinnedWindow` (busy and idle by cause per bin) of the
+    budget's GPU, its idle parts named as the budget's shares; None without a budget."""
+    from ..importers.timeline.results import CAUSE_LABELS
 
     if r.budget is None or r.gpu is None or r.gpu.timeline is None:
         return None
-    return r.gpu.timeline.renamed({**CAUSE_LABELS, HOST_ONLY_KEY: HOST_ONLY})
+    return r.gpu.timeline.renamed(CAUSE_LABELS)
 
 
 def timeline_json(r: RunResult) -> dict | None:

@@ -28,7 +28,7 @@ from ..importers.ncu.analyse import NcuKernel, NcuReport, analyze
 from ..importers.ncu.kernel_pass import PER_KERNEL, LaunchMatch, PassPlan, match_launches, plan_pass
 from ..importers.ncu.read import NcuTable
 from ..importers.ncu.runner import NcuRun, profile_command
-from ..importers.trace.launches import KernelLaunch, dim3
+from ..importers.timeline.launches import KernelLaunch, dim3
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typer.core import TyperCommand
 
 from .app import app
 from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt
-from .profiler_files import TopOpt, readable
+from .profiler_files import TopOpt
 
 
 class _CommandAfterDashes(TyperCommand):
@@ -58,6 +58,7 @@ def run_ncu(
             or --measured without a bench profile of that GPU.
         NoDeviceError: a ``.ncu-rep`` and nothing installed to read it.
     """
+    from ..api.readers import readable
     from ..errors import GpuwhyError
     from ..importers.ncu import load_ncu_report
     from ..units import parse_count

@@ -7,7 +7,7 @@ import typer
 
 from .app import app
 from .common import CsvOpt, JsonOpt
-from .profiler_files import TopOpt, readable
+from .profiler_files import TopOpt
 
 
 @app.command("trace")
@@ -18,22 +18,13 @@ def trace_cmd(
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
 ) -> None:
-    """Per GPU of a torch.profiler trace: busy vs idle, why it was idle (host launch, syncs, DataLoader, pageable copies,
-    other streams, warm-up), per step, kernel time by kind, the verdict and its remedies."""
-    from ..importers.trace import load_trace
+    """Per GPU of a torch.profiler trace: the time budget (busy by what ran, idle by cause: launch overhead, host
+    work, syncs, DataLoader, pageable copies, dependency waits, warm-up), the fixes with the most each can give,
+    per step, kernel time by kind, and the verdict."""
+    from ..api.readers import read_trace
+    from ..render.output import Format, show
+    from ..render.trace_view import render_trace
     from ..units import parse_count
 
-    n = parse_count(top, "--top")
-    report = readable(trace, "torch.profiler trace", load_trace, trace, top=n)
-    if csv_out:
-        from ..render.csv_out import emit_csv
-
-        return emit_csv("trace", report, json_out)
-    if json_out:
-        from ..render.jsonout import emit
-
-        emit("trace", report)
-        return
-    from ..render.trace_view import render_trace
-
-    render_trace(report)
+    fmt = Format(json=json_out, csv=csv_out)
+    show("trace", read_trace(trace, top=parse_count(top, "--top")), fmt, render_trace)

@@ -2,9 +2,10 @@
 
 - :mod:`gpuwhy.importers.ncu` -- ``ncu --csv`` exports (raw and details pages)
   into per-kernel roofline verdicts.
-- :mod:`gpuwhy.importers.trace` -- Chrome-trace JSON from ``torch.profiler``
-  (kineto) into a per-GPU timeline: busy, idle by cause, per step, the verdict
-  (:mod:`gpuwhy.importers.torch_trace` keeps the old import path).
+- :mod:`gpuwhy.importers.timeline` -- the one timeline structure (columnar GPU and
+  host activities) and its analysis: per GPU busy, idle by cause, per step, the verdict.
+- :mod:`gpuwhy.importers.kineto` -- Chrome-trace JSON from ``torch.profiler`` (Kineto)
+  read into that timeline.
 - :mod:`gpuwhy.importers.kernel_names` -- the kernel-name helpers both share.
 """
 

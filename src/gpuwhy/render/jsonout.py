@@ -10,11 +10,11 @@ from typing import Any
 
 from ..plain import to_plain
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def document(kind: str, payload: Any) -> dict:
-    """``{"gpuwhy": version, "schema": 1, "kind": kind, **payload}`` in plain data (a payload that is
+    """``{"gpuwhy": version, "schema": SCHEMA_VERSION, "kind": kind, **payload}`` in plain data (a payload that is
     no mapping goes under ``result``): the document ``--json`` prints, and a file gpuwhy saves."""
     from ..version import __version__
 

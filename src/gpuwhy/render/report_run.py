@@ -25,19 +25,18 @@ from .report_sections import Table, code, table, txt
 STRIP_W, STRIP_H = 1000.0, 100.0
 #: GPU busy time's colour (Okabe-Ito blue).
 BUSY_COLOR = "#0072b2"
-#: Each idle share's colour, by the budget's names (api/run.py, importers/trace/results.py CAUSE_LABELS);
+#: Each idle share's colour, by the budget's names (api/run.py, importers/timeline/results.py CAUSE_LABELS);
 #: Okabe-Ito hues for the causes, greys for what is not the GPU's to fix.
 CAUSE_COLORS = {
-    "waiting on the host to launch": "#e69f00",
+    "launch overhead (launch calls, dispatch)": "#e69f00",
+    "host work issuing no GPU work (Python, I/O)": "#d0a060",
     "host blocked in a sync": "#d55e00",
     "data loading (DataLoader)": "#cc79a7",
     "copies from pageable memory": "#f0e442",
-    "waiting on another stream": "#009e73",
-    "gaps between queued work": "#56b4e9",
+    "queued work waiting on a dependency": "#009e73",
+    "GPU-side launch latency between queued work": "#56b4e9",
     "warm-up (first calls)": "#8c8c8c",
     "unexplained (no launch linked)": "#6e4b3a",
-    "host work, nothing queued": "#d0d7de",
-    "unattributed": "#eeeeee",
 }
 #: Colours for a cause this version does not know (a newer document).
 _SPARE = ("#7b3294", "#a6611a", "#018571", "#5e3c99")
@@ -50,11 +49,6 @@ def cause_color(name: str, others: list[str]) -> str:
     if name not in others:
         others.append(name)
     return _SPARE[others.index(name) % len(_SPARE)]
-
-
-def _ceiling(x: Any) -> str:
-    v = finite(x)
-    return "an unbounded speed-up (it is the whole window)" if v is None else f"at most {fmt_cell(v)}x"
 
 
 def _speedup(x: Any) -> str:
@@ -114,21 +108,23 @@ def strip(tl: dict) -> dict | None:
 
 def _budget_table(b: dict) -> Table:
     rows = []
-    for s in records(b.get("idle")):
-        rows.append([f"GPU idle: {txt(s.get('cause'))}", fmt_time(finite(s.get("seconds"))), fmt_pct(finite(s.get("pct")), compact=False)])
-    for s in records(b.get("busy")):
-        rows.append([f"GPU busy: {txt(s.get('regime'))}", fmt_time(finite(s.get("seconds"))), fmt_pct(finite(s.get("pct")), compact=False)])
-    rows.append(["total", fmt_time(finite(b.get("window_s"))), fmt_pct(finite(b.get("shares_pct_total")), compact=False)])
+    for s in records(b.get("shares")):
+        side = "busy" if s.get("side") == "busy" else "idle"
+        rows.append([f"GPU {side}: {txt(s.get('label'))}", fmt_time(finite(s.get("seconds"))), fmt_pct(finite(s.get("share_pct")), compact=False)])
+    total = sum(finite(s.get("share_pct")) or 0.0 for s in records(b.get("shares")))
+    rows.append(["total", fmt_time(finite(b.get("window_s"))), fmt_pct(finite(total), compact=False)])
     return table(["share of the window", "time", "% of the window"], rows, numeric=(1, 2), wrap=(0,))
 
 
 def _fixes(b: dict) -> list[dict]:
-    """The fixes, largest first: what, the share it removes, its Amdahl ceiling, its remedies in order."""
+    """The remedies offered: what, the shares each removes, its Amdahl ceiling over the judged window."""
     out = []
-    for f in records(b.get("fixes")):
-        out.append({"detail": txt(f.get("detail")), "removes": fmt_pct(finite(f.get("share_pct")), compact=False),
-                    "speedup": _speedup(f.get("ceiling_x")),
-                    "remedies": [str(m) for m in (f.get("remedies") or []) if isinstance(m, str)]})
+    for f in records(b.get("remedies")):
+        what = ", ".join(f"{txt(x.get('cause')).replace('_', ' ')} {fmt_time(finite(x.get('seconds')))}"
+                         for x in records(f.get("removes")))
+        out.append({"detail": f"{txt(f.get('key')).replace('_', ' ')}: removes {what}",
+                    "removes": fmt_pct(finite(f.get("share_pct")), compact=False), "speedup": _speedup(f.get("ceiling_x")),
+                    "remedies": [str(f.get("text"))] if isinstance(f.get("text"), str) else []})
     return out
 
 
@@ -178,28 +174,28 @@ def run_document_problem(doc: dict) -> str | None:
             return f"no {key!r} list"
     if "exit_code" not in doc:
         return "no 'exit_code'"
-    for key in ("window", "budget", "timeline", "kernel_pass"):
+    for key in ("window", "diagnosis", "timeline", "kernel_pass"):
         if doc.get(key) is not None and not isinstance(doc.get(key), dict):
             return f"{key!r} is a {type(doc.get(key)).__name__}, not an object"
     if "kernels" in doc and not isinstance(doc["kernels"], list):
         return "'kernels' is not a list"
-    b = doc.get("budget")
+    b = doc.get("diagnosis")
     if b is not None:
         w = b.get("window_s")
         if bad(w, positive=True, none_ok=False):
-            return f"budget.window_s {w!r} is not a positive number of seconds"
-        for key in ("busy_s", "idle_s"):
+            return f"diagnosis.window_s {w!r} is not a positive number of seconds"
+        for key in ("busy_s", "idle_s", "judged_s"):
             if bad(b.get(key)):
-                return f"budget.{key} {b.get(key)!r} is not a number of seconds >= 0"
-        for part in ("idle", "busy", "fixes"):
+                return f"diagnosis.{key} {b.get(key)!r} is not a number of seconds >= 0"
+        for part in ("shares", "remedies"):
             if not isinstance(b.get(part, []), list) or not all(isinstance(x, dict) for x in b.get(part, [])):
-                return f"budget.{part} is not a list of objects"
-        for x in [*b.get("idle", []), *b.get("busy", [])]:
+                return f"diagnosis.{part} is not a list of objects"
+        for x in b.get("shares", []):
             if bad(x.get("seconds"), none_ok=False) or x["seconds"] > w * (1 + 1e-6):
                 return f"a share of {x.get('seconds')!r} s in a window of {w} s"
-        total = b.get("shares_pct_total")
-        if total is not None and (bad(total) or total > 100.0 + 1e-3):
-            return f"budget.shares_pct_total {total!r} is not the window's 100%"
+        total = sum(x.get("share_pct") or 0.0 for x in b.get("shares", []) if not bad(x.get("share_pct")))
+        if total > 100.0 + 1e-3:
+            return f"the shares add up to {fmt_cell(total)}%, more than the window"
     for k in doc.get("kernels") or []:
         if not isinstance(k, dict) or bad(k.get("total_s")) or bad(k.get("mean_s")) or bad(k.get("launches")):
             return "a kernel with a time or launch count that is not a number >= 0"
@@ -223,35 +219,22 @@ def run_section(doc: dict) -> dict:
         ("window", f"{txt(w.get('how'))}, {fmt_time(finite(w.get('seconds')))}"),
     ]
     trace = doc.get("trace")
-    b = doc.get("budget") if isinstance(doc.get("budget"), dict) else None
+    b = doc.get("diagnosis") if isinstance(doc.get("diagnosis"), dict) else None
     out: dict = {"facts": facts, "trace": trace if isinstance(trace, str) and trace else None,
                  # the window's note is in the facts already
                  "notes": [str(n) for n in (doc.get("notes") or []) if isinstance(n, str) and not n.startswith("window: ")],
                  "title": prog, "ncu_alone": doc.get("mode") == "ncu",
-                 "budget": None, "strip": None, "fixes": [], "kernels": None, "verdict": None, "idle_fix": None}
+                 "budget": None, "strip": None, "fixes": [], "kernels": None, "verdict": None}
     if b is None:
         return out
     out["budget"] = _budget_table(b)
     out["strip"] = strip(doc.get("timeline")) if isinstance(doc.get("timeline"), dict) else None
     out["fixes"] = _fixes(b)
     out["kernels"] = _kernels_table(records(doc.get("kernels")), finite(b.get("window_s")))
-    fix = b.get("idle_fix") if isinstance(b.get("idle_fix"), dict) else None
-    idle = finite(b.get("idle_s"))
-    window = finite(b.get("window_s"))
-    if fix is not None and idle and window:
-        out["idle_fix"] = (f"GPU idle {100 * idle / window:.0f}% of the window: removing all of it gives "
-                           f"{_ceiling(fix.get('ceiling_x'))}")
-    fixes = records(b.get("fixes"))
-    if doc.get("mode") == "ncu":
-        out["verdict"] = (f"{txt(fixes[0].get('detail'))}: a faster version gives {_ceiling(fixes[0].get('ceiling_x'))} "
-                          "of the profiled kernel time (GPU idle time not measured: ncu alone)" if fixes else None)
-    elif b.get("gpu_bound"):
-        busy = finite(b.get("busy_s"))
-        out["verdict"] = (f"GPU-bound: busy {100 * busy / window:.0f}% of the window; the time is in the kernels"
-                          if busy is not None and window else "GPU-bound: the time is in the kernels")
-    elif fixes:
-        v = fixes[0]
-        out["verdict"] = f"{txt(v.get('detail'))}: removing it gives {_ceiling(v.get('ceiling_x'))}"
+    line = b.get("line") if isinstance(b.get("line"), str) else None
+    if doc.get("mode") == "ncu" and line:
+        line += " (of the profiled kernel time; GPU idle time not measured: ncu alone)"
+    out["verdict"] = line
     return out
 
 

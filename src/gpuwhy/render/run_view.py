@@ -1,5 +1,5 @@
 """Rich rendering of `gpuwhy run`: the window, the one time budget (idle by cause, busy by regime), the top
-kernels with their regimes, the fixes by size."""
+kernels with their regimes, the fixes with the most each can give, and the verdict."""
 
 from __future__ import annotations
 
@@ -7,13 +7,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ..importers.kernel_names import shorten_middle
-from ..units import fmt_num, fmt_time
+from ..units import fmt_time
 from .cells import kernel_regime
 from .console import note, out
-
-
-def _ceiling(x: float) -> str:
-    return "all of it" if x == float("inf") else f"at most {fmt_num(x)}x"
+from .diagnosis_view import budget_table, fixes_table, render_remedies
 
 
 def _kernels_table(r) -> Table | None:
@@ -43,7 +40,8 @@ def _header(con, r) -> None:
 
 
 def render_run(r) -> None:
-    """Print a :class:`~gpuwhy.api.run.RunResult`."""
+    """Print a :class:`~gpuwhy.api.run.RunResult`: the window, its time budget and fixes (the one
+    rendering of a diagnosis, :mod:`.diagnosis_view`), the top kernels, the verdict and what to do."""
     con = out()
     _header(con, r)
     b = r.budget
@@ -53,50 +51,24 @@ def render_run(r) -> None:
         for n in r.notes:
             note(n)
         return
-    title = "where the window went" if r.mode != "ncu" else "where the profiled kernel time went"
-    t = Table(title=title, title_justify="left", pad_edge=False)
-    t.add_column("share", overflow="fold")
-    t.add_column("time", justify="right")
-    t.add_column("% window" if r.mode != "ncu" else "% kernels", justify="right")
-    for s in b.idle:
-        t.add_row(f"GPU idle: {s.name}", fmt_time(s.seconds), f"{s.pct:.1f}%")
-    for s in b.busy:
-        t.add_row(f"GPU busy: {s.name}", fmt_time(s.seconds), f"{s.pct:.1f}%")
-    t.add_row("total", fmt_time(b.window_s), f"{b.shares_pct_total:.1f}%")
-    con.print(t)
+    con.print(budget_table(b, "where the window went" if r.mode != "ncu" else "where the profiled kernel time went"))
     kt = _kernels_table(r)
     if kt is not None:
         con.print(kt)
-    if b.fixes:
-        of = "the profiled kernel time" if r.mode == "ncu" else "the window"
-        f = Table(title=f"fixes by what they can remove (Amdahl ceiling of {of})", title_justify="left", pad_edge=False)
-        f.add_column("share to remove", overflow="fold")
-        f.add_column("removes", justify="right")
-        f.add_column("speed-up", justify="right")
-        for x in b.fixes:
-            f.add_row(x.detail, f"{x.share_pct:.0f}%", _ceiling(x.ceiling_x))
-        con.print(f)
+    fixes = fixes_table(b)
+    if fixes is not None:
+        con.print(fixes)
     if r.mode == "ncu":
         con.print(Text("GPU idle time: not measured (ncu alone records no timeline)"))
-    elif b.idle_fix is not None:
-        con.print(Text(f"{b.idle_fix.detail}: removing all of it gives {_ceiling(b.idle_fix.ceiling_x)}"))
-    v = b.verdict
-    if b.gpu_bound and r.mode != "ncu":  # ncu alone sees no idle time: it says nothing of GPU-bound
-        kinds = ", ".join(f"{s.name} {s.pct:.0f}%" for s in b.busy[:4])
-        con.print(Text("verdict: ", style="bold") + Text(f"GPU-bound: busy {100 * b.busy_s / b.window_s:.0f}% of the window", style="bold green"))
-        measured = any(k.measured_launches for k in r.kernels)
-        con.print(Text(f"  the time is in the kernels ({kinds})"
-                       + ("" if measured else "; their roofline regimes need FLOP and byte counts: add --kernels")))
-        if v is not None and v.kind == "kernel":
-            con.print(Text(f"  largest kernel fix: {v.detail}: a faster version gives {_ceiling(v.ceiling_x)}"))
-        v = None
-    if v is not None:
-        con.print(Text("verdict: ", style="bold") + Text(f"{v.detail}: removing it gives {_ceiling(v.ceiling_x)}",
-                                                          style="bold yellow"))
-        if v.remedies:
-            con.print(Text("remedies:", style="bold"))
-            for m in v.remedies:
-                con.print(Text("  - ") + Text(m, style="green"))
+    top = b.top
+    if top is not None:
+        for e in top.evidence:
+            con.print(Text(f"  {top.label}: {e}", style="dim"))
+    style = "bold green" if top is not None and top.busy else "bold yellow"
+    con.print(Text("verdict: ", style="bold") + Text(b.line, style=style))
+    if b.remedies or b.next_steps:
+        con.print(Text("what to do:", style="bold"))
+        render_remedies(con, b)
     for n in r.notes:
         note(n)
     if r.program.trace:

@@ -1,22 +1,21 @@
-"""Rich rendering of `gpuwhy trace`: per GPU of a torch.profiler trace, busy vs idle,
-idle time by cause with its evidence, per-step figures, kernel time by kind,
-the top kernels, the verdict and the remedies that follow its cause."""
+"""Rich rendering of `gpuwhy trace`: per GPU of a trace, busy vs idle, the time budget with its
+evidence and the fixes (:mod:`.diagnosis_view`, as `gpuwhy run` prints them), per-step figures,
+kernel time by kind, the top kernels, the verdict and what to do."""
 
 from __future__ import annotations
 
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_num, fmt_pct, fmt_time, fmt_times
+from ..units import fmt_num, fmt_pct, fmt_time
 from .console import note, note_left_out, out
+from .diagnosis_view import render_diagnosis, render_remedies
 
 _VERDICT_STYLE = {
     "gpu-bound": "bold green",
     "no-gpu-events": "bold red",
     "too-little-to-judge": "bold",
 }
-#: Causes under this share of the span (percent) get no evidence lines.
-_EVIDENCE_MIN_PCT = 1.0
 #: More steps than this: the median, the fastest and the slowest are shown.
 _STEPS_SHOWN = 12
 
@@ -29,7 +28,7 @@ def _kv_table(title: str | None = None) -> Table:
 
 
 def _label(key: str | None) -> str:
-    from ..importers.trace import CAUSE_LABELS
+    from ..importers.timeline.results import CAUSE_LABELS
 
     return CAUSE_LABELS.get(key, key or "-")
 
@@ -56,27 +55,8 @@ def _timeline(con, d) -> None:
 
 
 def _causes(con, d) -> None:
-    idle = d.idle
-    if not idle.causes:
-        return
-    t = Table(title="idle time by cause", title_justify="left", pad_edge=False)
-    t.add_column("cause", overflow="fold")
-    t.add_column("time", justify="right")
-    t.add_column("% of span", justify="right")
-    t.add_column("gaps", justify="right")
-    t.add_column("at most", justify="right")
-    for c in idle.causes:
-        t.add_row(c.label, fmt_time(c.time_s), f"{c.span_pct:.1f}%", f"{c.gaps:,}", fmt_times(c.max_speedup_x))
-    con.print(t)
-    con.print(Text("at most: how much faster the whole span could get if that cause went to zero (Amdahl)"
-                   + (f"; faster kernels alone: at most {fmt_times(idle.kernel_speedup_max_x)}" if idle.kernel_speedup_max_x else ""),
-                   style="dim"))
-    for c in idle.causes:
-        if c.span_pct < _EVIDENCE_MIN_PCT and c.key != "host_sync":
-            continue
-        con.print(Text(f"{c.label}:", style="bold"))
-        for e in c.evidence:
-            con.print(Text(f"  - {e}"))
+    if d.diagnosis is not None:
+        render_diagnosis(con, d.diagnosis)
 
 
 def _steps(con, d) -> None:
@@ -144,7 +124,7 @@ def _top(con, d) -> None:
 
 
 def render_trace(report) -> None:
-    """Print a :class:`~gpuwhy.importers.trace.TraceReport`: per GPU, busy vs idle, idle by cause,
+    """Print a :class:`~gpuwhy.importers.timeline.results.TraceReport`: per GPU, busy vs idle, idle by cause,
     steps, kinds, top kernels, the verdict and its remedies."""
     con = out()
     con.print(Text(f"{report.source}: {report.events:,} events, {report.gpu_events:,} on the GPU"
@@ -160,9 +140,12 @@ def render_trace(report) -> None:
         con.print(v)
         if d.reasons:
             con.print(Text(f"  - {d.reasons[0]}"))
-        con.print(Text("next step:" if d.verdict in ("gpu-bound", "too-little-to-judge") else "remedies:", style="bold"))
-        for r in d.remedies:
-            con.print(Text("  - ") + Text(r, style="green"))
+        con.print(Text("what to do:", style="bold"))
+        if d.verdict == "too-little-to-judge" or d.diagnosis is None:
+            for r in d.remedies:
+                con.print(Text("  - ") + Text(r, style="green"))
+        else:
+            render_remedies(con, d.diagnosis)
     if not report.devices:
         v = Text("verdict: ", style="bold")
         v.append(report.verdict, style=_VERDICT_STYLE.get(report.verdict, "bold"))

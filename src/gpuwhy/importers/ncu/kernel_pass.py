@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from ..kernel_names import function_name
-from ..trace.launches import Dim3, KernelLaunch
+from ..timeline.launches import Dim3, KernelLaunch
 
 #: Launches profiled per kernel by default: a few, as the FLOP and byte counts of one shape barely vary.
 PER_KERNEL = 2
@@ -72,7 +72,7 @@ def kernel_name_filter(functions: Iterable[str]) -> str:
 def plan_pass(launches: Sequence[KernelLaunch], targets: Sequence[str], window_start_us: float,
               per_kernel: int = PER_KERNEL, cap: int = PASS_CAP) -> PassPlan | None:
     """The launches to profile for ``targets`` (full kernel names as the trace spells them), from
-    ``launches`` (the whole trace's, in launch order: :func:`~gpuwhy.importers.trace.launches.kernel_launches`).
+    ``launches`` (the whole trace's, in launch order: :func:`~gpuwhy.importers.timeline.launches.kernel_launches`).
 
     Returns None when no target is launched at or after ``window_start_us``.
 

@@ -37,7 +37,7 @@ DEFAULT_LAUNCH_OVERHEAD_SOURCE = "default 5 us (https://developer.nvidia.com/blo
 #: than SHORT_WORKLOAD_S points to overhead the model does not capture.
 UNEXPLAINED_FACTOR = 2.0
 #: Kernels shorter than this (10 us) are launch-sized: overhead matters (the
-#: figure of gpuwhy.importers.torch_trace.SHORT_KERNEL_S).
+#: figure of gpuwhy.verdict.figures.LAUNCH_SIZED_S).
 SHORT_KERNEL_S = 10e-6
 
 

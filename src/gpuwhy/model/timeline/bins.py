@@ -116,7 +116,7 @@ class TimelineBin:
 
 
 @dataclass(frozen=True)
-class Timeline:
+class BinnedWindow:
     """A binned window (seconds).
 
     ``start_us``: where bin 0 starts, in the trace's clock (us); ``edges_s``: the
@@ -147,24 +147,24 @@ class Timeline:
         """Seconds of each part over all bins: ``{"busy": ..., part: ...}``."""
         return {"busy": float(sum(self.busy_s)), **{k: float(sum(v)) for k, v in self.idle_s.items()}}
 
-    def renamed(self, names: dict) -> "Timeline":
+    def renamed(self, names: dict) -> "BinnedWindow":
         """The same timeline with idle parts renamed by ``names`` (others keep their name; parts
         that get one name are added)."""
         out: dict = {}
         for k, v in self.idle_s.items():
             new = names.get(k, k)
             out[new] = tuple(a + b for a, b in zip(out[new], v)) if new in out else v
-        return Timeline(self.start_us, self.edges_s, self.busy_s, _largest_first(out))
+        return BinnedWindow(self.start_us, self.edges_s, self.busy_s, _largest_first(out))
 
 
-def timeline(edges, busy, idle: dict, unit_s: float = 1e-6) -> Timeline:
-    """A :class:`Timeline` from ``edges`` (in a unit of ``unit_s`` seconds: 1e-6 for a trace's us),
+def timeline(edges, busy, idle: dict, unit_s: float = 1e-6) -> BinnedWindow:
+    """A :class:`BinnedWindow` from ``edges`` (in a unit of ``unit_s`` seconds: 1e-6 for a trace's us),
     ``busy`` (the same unit per bin) and ``idle`` (part -> the same unit per bin; parts with no
     time are left out)."""
     e = np.asarray(edges, dtype=np.float64)
     rel = tuple(float(x) for x in (e - e[0]) * unit_s)
     parts = {k: tuple(float(x) * unit_s for x in np.asarray(v)) for k, v in idle.items() if float(np.sum(v)) > 0}
-    return Timeline(float(e[0]) * (unit_s / 1e-6), rel, tuple(float(x) * unit_s for x in np.asarray(busy)),
+    return BinnedWindow(float(e[0]) * (unit_s / 1e-6), rel, tuple(float(x) * unit_s for x in np.asarray(busy)),
                     _largest_first(parts))
 
 
@@ -172,5 +172,5 @@ def _largest_first(parts: dict) -> dict:
     return dict(sorted(parts.items(), key=lambda kv: -sum(kv[1])))
 
 
-__all__ = ["MAX_BINS", "MIN_BIN_S", "Timeline", "TimelineBin", "bin_count", "bin_edges", "cover", "cut", "overlap",
+__all__ = ["MAX_BINS", "MIN_BIN_S", "BinnedWindow", "TimelineBin", "bin_count", "bin_edges", "cover", "cut", "overlap",
            "per_bin", "timeline"]

@@ -1,0 +1,155 @@
+"""Figures of one GPU's track beside its idle split: its busy time by what ran (kernels, collectives,
+memsets, copies by direction and host memory), the host operations that ran while the GPU waited,
+and the top kernels (with FLOPs where the operators that launched them carry a count). Times in
+us inside, seconds in the results."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...verdict.causes import Cause
+from ...verdict.figures import CopyFigure, KernelFigure
+from ..kernel_names import display_names
+from .activities import COPY_NAMES, KERNEL, MEMCPY, MEMORY_NAMES, MEMSET, PAGEABLE, Timeline
+from .gaps import Gaps, host_windows
+from .host import HostArrays, HostView, is_dataloader
+from .intervals import Coverage, merge, union
+from .kinds import kernel_kind
+from .results import HostOp, TraceKernel
+from .track import GpuTrack
+
+
+def busy_figures(t: Timeline, track: GpuTrack, top: int | None = None):
+    """The GPU's busy union split by what ran, each instant given once: kernels (collectives aside),
+    then the collectives, memsets and copies not hidden under what comes before them.
+
+    Returns ``(busy, kernels, copies)``: ``busy`` the seconds of ``communication``, ``memset``,
+    ``pageable_copy`` and ``copy`` (:class:`~gpuwhy.verdict.causes.Cause`) exposed; ``kernels`` a
+    :class:`~gpuwhy.verdict.figures.KernelFigure` per kernel name, largest first (the ``top`` of them,
+    all when None), their ``total_s`` the kernels' union shared by summed duration; ``copies`` a
+    :class:`~gpuwhy.verdict.figures.CopyFigure` per direction and host memory. The parts add up to
+    the track's busy time.
+    """
+    st, en, kind, comm = track.start, track.end, track.kind, track.communication
+    covered = union(st[(kind == KERNEL) & ~comm], en[(kind == KERNEL) & ~comm])
+    kernel_us = float((covered[1] - covered[0]).sum())
+
+    def exposed(mask):
+        """us of ``mask``'s union outside what is covered so far; then covered grows by it."""
+        nonlocal covered
+        own = union(st[mask], en[mask])
+        hidden = float(Coverage(*covered).within(own[0], own[1]).sum())
+        covered = merge(covered, own)
+        return float((own[1] - own[0]).sum()) - hidden
+
+    busy = {Cause.COMMUNICATION: exposed(comm), Cause.MEMSET: exposed(kind == MEMSET)}
+    idx = track.order
+    copies = []
+    groups = sorted({(int(t.gpu_copy[i]), int(t.gpu_memory[i])) for i in idx[kind == MEMCPY].tolist()},
+                    key=lambda g: (g[1] != PAGEABLE, g))
+    for d, m in groups:
+        sel = (kind == MEMCPY) & (t.gpu_copy[idx] == d) & (t.gpu_memory[idx] == m)
+        ex = exposed(sel)
+        b = t.gpu_bytes[idx[sel]]
+        nbytes = float(np.nansum(b)) if (~np.isnan(b)).any() else None
+        copies.append(CopyFigure(COPY_NAMES.get(d, "copy"), MEMORY_NAMES.get(m, "unknown"), int(sel.sum()), nbytes,
+                                 float(track.dur[sel].sum()) * 1e-6, ex * 1e-6))
+        key = Cause.PAGEABLE_COPY if m == PAGEABLE else Cause.COPY
+        busy[key] = busy.get(key, 0.0) + ex
+    return ({c: s * 1e-6 for c, s in busy.items()}, _kernel_figures(t, track, kernel_us, top), tuple(copies))
+
+
+def _kernel_figures(t: Timeline, track: GpuTrack, kernel_us: float, top: int | None) -> tuple[KernelFigure, ...]:
+    """One figure per kernel name (collectives aside), their times sharing the kernels' union ``kernel_us``."""
+    is_k = (track.kind == KERNEL) & ~track.communication
+    if not is_k.any():
+        return ()
+    kd = track.dur[is_k]
+    kn = track.name[is_k]
+    tot = np.bincount(kn, weights=kd)
+    cnt = np.bincount(kn)
+    summed = float(kd.sum())
+    scale = kernel_us / summed if summed > 0 else 0.0
+    fl, fl_cnt = _kernel_flops(t, track, is_k, kd, len(tot))
+    ids = [int(i) for i in np.argsort(-tot, kind="stable") if cnt[i] > 0]
+    out = []
+    for i in ids[:top] if top is not None else ids:
+        name = t.gpu_names[i]
+        flops = float(fl[i]) if fl is not None and fl_cnt[i] == cnt[i] and fl[i] > 0 else None
+        out.append(KernelFigure(name, float(tot[i]) * scale * 1e-6, int(cnt[i]), float(tot[i] / cnt[i]) * 1e-6,
+                                kernel_kind(name), flops=flops))
+    return tuple(out)
+
+
+def host_ops(gaps: Gaps, view: HostView, host: HostArrays, inner: np.ndarray, warm: bool, n: int = 5) -> list[HostOp]:
+    """Top-level host operations by the time they ran inside the host windows of launched-late gaps,
+    weighted by the gaps' warm-up share (``warm``) or its complement; DataLoader ranges aside."""
+    wa, wb, wgap = host_windows(gaps, inner)
+    if not view.top_start.size or not wa.size:
+        return []
+    wf = gaps.warm_frac[wgap]
+    cov = Coverage(wa, wb, wf if warm else 1.0 - wf)
+    ov = cov.within(view.top_start, view.top_end)
+    per = np.bincount(view.top_name, weights=ov, minlength=len(host.h_names))
+    out = []
+    for i in np.argsort(-per, kind="stable").tolist():
+        if per[i] <= 0 or len(out) >= n:
+            break
+        nm = host.h_names[i]
+        if is_dataloader(nm):
+            continue
+        out.append(HostOp(str(nm), float(per[i]) * 1e-6))
+    return out
+
+
+def _kernel_flops(t: Timeline, track: GpuTrack, is_k: np.ndarray, kd: np.ndarray, n_names: int):
+    """FLOPs and the count of kernels with FLOPs per kernel name id: each operator's FLOPs shared
+    among the kernels it launched by their time (None, None when no operator carries a count)."""
+    if not t.op_flops:
+        return None, None
+    kn = track.name[is_k]
+    ops = [t.gpu_op[i] for i in track.order[is_k].tolist()]
+    op_dur: dict = {}
+    for x, d in zip(ops, kd.tolist()):
+        if x is not None and x in t.op_flops:
+            op_dur[x] = op_dur.get(x, 0.0) + d
+    if not op_dur:
+        return None, None
+    kf = np.asarray([t.op_flops[x] * d / op_dur[x] if (x in op_dur and op_dur[x] > 0) else np.nan
+                     for x, d in zip(ops, kd.tolist())])
+    have = ~np.isnan(kf)
+    if not have.any():
+        return None, None
+    return (np.bincount(kn[have], weights=kf[have], minlength=n_names),
+            np.bincount(kn[have], minlength=n_names))
+
+
+def top_kernels(t: Timeline, track: GpuTrack, top: int, busy_us: float) -> tuple[TraceKernel, ...]:
+    """The ``top`` kernel names of ``track`` by total time, with their counts, times and share of
+    ``busy_us``, and FLOPs and achieved TFLOP/s where every launch of the name has a FLOP count."""
+    is_k = track.kind == KERNEL
+    if not is_k.any():
+        return ()
+    kd = track.dur[is_k]
+    kn = track.name[is_k]
+    tot = np.bincount(kn, weights=kd)
+    cnt = np.bincount(kn)
+    fl, fl_cnt = _kernel_flops(t, track, is_k, kd, len(tot))
+    ids = [int(i) for i in np.argsort(-tot, kind="stable")[:top] if cnt[i] > 0]
+    disp = display_names([t.gpu_names[i] for i in ids])
+    out = []
+    for i in ids:
+        full = t.gpu_names[i]
+        f = tf = None
+        if fl is not None and fl_cnt[i] == cnt[i] and fl[i] > 0:
+            f = float(fl[i])
+            tf = float(f / (tot[i] * 1e-6) / 1e12) if tot[i] > 0 else None
+        out.append(TraceKernel(
+            name=disp[full], full_name=full, count=int(cnt[i]), total_s=float(tot[i]) * 1e-6,
+            mean_s=float(tot[i] / cnt[i]) * 1e-6, busy_pct=100.0 * float(tot[i]) / busy_us if busy_us > 0 else 0.0,
+            flops=f, achieved_tflops=tf,
+        ))
+    return tuple(out)
+
+
+__all__ = ["busy_figures", "host_ops", "top_kernels"]

@@ -1,0 +1,79 @@
+"""The kernel launches of a timeline in the order the program made them.
+
+Each kernel becomes a :class:`KernelLaunch` with its name, grid and block (three
+integers), start and duration (us, the timeline's clock) and correlation id (the
+API call that launched it; ids grow with every CUDA API call, so sorting by them
+gives launch order, which is what Nsight Compute counts). A missing grid or block
+is ``None``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .activities import KERNEL, Timeline
+
+Dim3 = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """One kernel launch: ``name`` (as the trace spells it), ``grid``/``block`` (x, y, z) or None,
+    ``ts_us``/``dur_us`` in the trace's clock (us), ``correlation`` (launch order; -1 when absent),
+    ``device`` (the GPU index as the trace writes it, or None)."""
+
+    name: str
+    grid: Dim3 | None
+    block: Dim3 | None
+    ts_us: float
+    dur_us: float
+    correlation: int
+    device: int | None
+
+
+def dim3(v) -> Dim3 | None:
+    """``(x, y, z)`` from a trace's ``[x, y, z]`` or an ncu cell ``"(x, y, z)"``; None when it is neither."""
+    if isinstance(v, str):
+        parts = v.strip().strip("()[]").split(",")
+    elif isinstance(v, (list, tuple)):
+        parts = list(v)
+    else:
+        return None
+    if len(parts) != 3:
+        return None
+    out = []
+    for p in parts:
+        try:
+            f = float(str(p).strip().replace(",", ""))
+        except ValueError:
+            return None
+        if not math.isfinite(f) or f < 0 or f != int(f):
+            return None
+        out.append(int(f))
+    return out[0], out[1], out[2]
+
+
+def _int(v, default: int) -> int:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return default
+    return int(f) if math.isfinite(f) else default
+
+
+def kernel_launches(t: Timeline) -> list[KernelLaunch]:
+    """The kernel launches of ``t`` in launch order: by correlation id, then start time (launches
+    without a numeric correlation id keep their start-time place after those with one)."""
+    out = []
+    for i in (t.gpu_kind == KERNEL).nonzero()[0].tolist():
+        dev = t.gpu_device[i]
+        dur = float(t.gpu_dur[i])
+        out.append(KernelLaunch(t.gpu_names[t.gpu_name[i]], t.gpu_grid[i], t.gpu_block[i], float(t.gpu_start[i]),
+                                dur if math.isfinite(dur) and dur > 0 else 0.0, _int(t.gpu_corr[i], -1),
+                                _int(dev, -1) if dev.isdigit() else None))
+    out.sort(key=lambda k: (k.correlation < 0, k.correlation, k.ts_us))
+    return out
+
+
+__all__ = ["Dim3", "KernelLaunch", "dim3", "kernel_launches"]

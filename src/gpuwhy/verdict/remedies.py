@@ -1,0 +1,221 @@
+"""The remedies, each with the shares of the window it removes or shrinks and by how much.
+
+A remedy's effect is an upper bound: the time it could remove if it worked perfectly, so the
+window's speed-up it gives is at most ``judged / (judged - removed)`` (Amdahl). What each removes:
+
+- ``cuda_graph``: all launch overhead (host time in launch calls, operators' dispatch and the glue
+  between them) and the queue latency between queued kernels outside graphs already replayed; not
+  host work outside CUDA calls, not data loading, not the kernels' own time.
+- ``bigger_launches``: the same shares as ``cuda_graph``, by fewer launches per unit of work.
+- ``move_host_work``: all host work outside CUDA calls (off the critical path: every N steps, in
+  another thread, after the next step's GPU work is queued).
+- ``remove_syncs``: all time the host spent blocked in syncs and the host work they gated (the
+  first min(sync, gap) of each gap that followed a sync).
+- ``more_loader_workers``: all GPU idle time while the main process built batches, down to the
+  step's own time.
+- ``pin_memory``: the host's staging of pageable copies, and of each pageable copy's own time the
+  part a copy at the pinned rate would not take: ``exposed x (1 - achieved / pinned)``.
+- ``overlap_copies``: the copies' time not hidden under kernels.
+- ``reorder_dependency``: all queued work's waits longer than launch latency.
+- ``overlap_communication``: collectives' time not hidden under compute.
+- ``lower_precision``: for compute-bound kernels whose precision has a faster one on this GPU,
+  ``t - FLOPs / faster peak`` (or ``t - t x roof% x peak / faster peak`` without a FLOP count).
+- ``fuse``: memory-bound and launch-sized kernels fused into one kernel per chain: all their time
+  but that of the cheapest of them at its roof, once per chain (chains: the window's steps, else
+  its CUDA-graph replays, else the fewest launches of any of them).
+- ``more_parallelism``: latency-bound kernels brought to their roof: ``t x (1 - roof%)``.
+- ``faster_kernels``: compute-, memory- and issue-bound kernels brought to their roof:
+  ``t x (1 - roof%)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from .causes import Cause
+from .figures import KernelFigure, WindowFigures
+
+#: A kernel's precision -> the faster precisions it may drop to (the fastest on the GPU is taken).
+LOWER_PRECISION = {
+    "fp64": ("fp32", "tf32", "bf16", "fp16"),
+    "fp32": ("tf32", "bf16", "fp16"),
+    "tf32": ("bf16", "fp16"),
+    "bf16": ("fp8",),
+    "fp16": ("fp8",),
+}
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """One remedy: its ``key``, what to do (``text``; ``text_if_graphs`` instead where the window already
+    replays CUDA graphs), and the function that gives the seconds it removes from each share of a
+    window (``effect``)."""
+
+    key: str
+    text: str
+    effect: Callable[[WindowFigures, Mapping[Cause, float]], dict[Cause, float]]
+    text_if_graphs: str | None = None
+
+    def text_for(self, w: WindowFigures) -> str:
+        """What to do in window ``w``."""
+        if w.graphs and self.text_if_graphs:
+            return self.text_if_graphs.format(graphs=w.graphs)
+        return self.text
+
+
+def _all(*causes: Cause):
+    def effect(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Cause, float]:
+        return {c: shares.get(c, 0.0) for c in causes}
+    return effect
+
+
+def _graph(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Cause, float]:
+    """All launch overhead, and the queue latency outside the graphs the window already replays."""
+    return {Cause.LAUNCH_OVERHEAD: shares.get(Cause.LAUNCH_OVERHEAD, 0.0),
+            Cause.QUEUE_LATENCY: max(shares.get(Cause.QUEUE_LATENCY, 0.0) - w.graph_queue_s, 0.0)}
+
+
+def _pin(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Cause, float]:
+    """The staging (idle) part of the pageable share, and each pageable copy's shrink at the pinned rate."""
+    staged = w.idle.get(Cause.PAGEABLE_COPY, 0.0)
+    shrink = 0.0
+    for c in w.copies:
+        link = w.links.get(c.direction)
+        if c.memory != "pageable" or c.exposed_s <= 0:
+            continue
+        rate = c.gbs
+        if link is None or rate is None:
+            shrink += c.exposed_s  # no rate to compare with: at most all of it
+        elif rate < link.gbs:
+            shrink += c.exposed_s * (1.0 - rate / link.gbs)
+    return {Cause.PAGEABLE_COPY: min(staged + shrink, shares.get(Cause.PAGEABLE_COPY, 0.0))}
+
+
+def _faster_time(k: KernelFigure, peaks: Mapping[str, float]) -> float | None:
+    """The least time (s) kernel ``k``'s FLOPs can take at the fastest lower precision, None when none applies."""
+    lower = [peaks[p] for p in LOWER_PRECISION.get(k.precision or "", ()) if peaks.get(p)]
+    if not lower:
+        return None
+    fast = max(lower)
+    if k.flops:
+        return k.flops / fast
+    cur = peaks.get(k.precision or "")
+    if k.roof_pct is not None and cur:
+        return k.total_s * min(k.roof_pct, 100.0) / 100.0 * cur / fast
+    return None
+
+
+def _lower_precision(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Cause, float]:
+    out = 0.0
+    for k in w.kernels:
+        if k.regime != "compute":
+            continue
+        t = _faster_time(k, w.peaks)
+        if t is not None and t < k.total_s:
+            out += k.total_s - t
+    return {Cause.COMPUTE_BOUND: min(out, shares.get(Cause.COMPUTE_BOUND, 0.0))}
+
+
+def _fuse(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Cause, float]:
+    ks = [k for k in w.kernels if k.cause in (Cause.MEMORY_BOUND, Cause.LAUNCH_SIZED) and k.launches > 0]
+    if not ks:
+        return {}
+    chains = w.steps or w.graphs or min(k.launches for k in ks)
+    floor = chains * min(k.mean_s * (min(k.roof_pct, 100.0) / 100.0 if k.roof_pct is not None else 1.0) for k in ks)
+    total = sum(k.total_s for k in ks)
+    removed = max(total - floor, 0.0)
+    if removed <= 0:
+        return {}
+    out: dict[Cause, float] = {}
+    for k in ks:  # spread over the two shares by their time
+        c = k.cause
+        out[c] = out.get(c, 0.0) + removed * k.total_s / total
+    return {c: min(v, shares.get(c, 0.0)) for c, v in out.items()}
+
+
+def _to_roof(*regimes: str):
+    def effect(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Cause, float]:
+        out: dict[Cause, float] = {}
+        for k in w.kernels:
+            if k.regime in regimes and k.roof_pct is not None and not k.launch_sized:
+                c = k.cause
+                out[c] = out.get(c, 0.0) + k.total_s * (1.0 - min(max(k.roof_pct, 0.0), 100.0) / 100.0)
+        return {c: min(v, shares.get(c, 0.0)) for c, v in out.items()}
+    return effect
+
+
+CATALOGUE: tuple[Remedy, ...] = (
+    Remedy("cuda_graph",
+           "Capture the step in a CUDA graph (torch.cuda.graphs, or torch.compile(mode=\"reduce-overhead\")): one "
+           "launch replaces many, so the host's launch and dispatch time and the gaps between queued kernels go; "
+           "Python work outside the captured ops stays.",
+           _graph,
+           "The trace already replays CUDA graphs ({graphs:,} graph launches): capture more of the step in them (the "
+           "eager launches between replays are what the GPU waits for), or fewer, larger graph nodes."),
+    Remedy("bigger_launches",
+           "Give each launch more work: larger batches, merged small tensors, foreach or fused optimizers "
+           "(torch.optim.AdamW(fused=True)); the launches per unit of work fall.",
+           _all(Cause.LAUNCH_OVERHEAD, Cause.QUEUE_LATENCY)),
+    Remedy("move_host_work",
+           "Take the host work off the critical path: do it every N steps, in another thread, or after the next "
+           "step's GPU work is queued (find it with torch.profiler(with_stack=True) or py-spy); CUDA graphs do not "
+           "remove it.",
+           _all(Cause.HOST_WORK)),
+    Remedy("remove_syncs",
+           "Take the syncs out of the step: no .item(), .cpu(), .tolist(), print(tensor) or torch.cuda.synchronize() "
+           "per step; keep values on the GPU (torch.where) and read them every N steps, or copy them with "
+           "non_blocking=True into pinned memory and read them a step later.",
+           _all(Cause.HOST_SYNC)),
+    Remedy("more_loader_workers",
+           "Build batches ahead in worker processes: DataLoader(num_workers=N, pin_memory=True, "
+           "persistent_workers=True, prefetch_factor=2-4).",
+           _all(Cause.DATA_LOADING)),
+    Remedy("pin_memory",
+           "Copy from pinned memory: tensor.pin_memory() once (or DataLoader(pin_memory=True)), then "
+           ".to('cuda', non_blocking=True): the host stops staging and the copy runs at the link's pinned rate.",
+           _pin),
+    Remedy("overlap_copies",
+           "Overlap the copies with compute: issue them on a side stream with non_blocking=True from pinned memory "
+           "and wait on them only where the data is used; or keep the data on the GPU between steps.",
+           _all(Cause.COPY)),
+    Remedy("reorder_dependency",
+           "Start the waiting work sooner: record the event as soon as its producer is queued and wait on it just "
+           "before the consumer needs it; give the waiting stream independent work meanwhile; drop waits that are "
+           "not needed.",
+           _all(Cause.DEPENDENCY_WAIT)),
+    Remedy("overlap_communication",
+           "Overlap collectives with compute: bucketed gradients (DDP bucket_cap_mb), async_op=True, FSDP "
+           "prefetch; communication hidden under kernels costs nothing.",
+           _all(Cause.COMMUNICATION)),
+    Remedy("lower_precision",
+           "Run the compute-bound kernels in lower precision on the tensor cores: torch.autocast(dtype=torch.bfloat16) "
+           "or torch.backends.cuda.matmul.allow_tf32 = True (fp8 with Transformer Engine where bf16 already runs).",
+           _lower_precision),
+    Remedy("fuse",
+           "Fuse the chains of memory-bound and launch-sized kernels (torch.compile, or one hand-written kernel): "
+           "each kernel reads and writes its tensors again; fused, intermediates stay on chip.",
+           _fuse),
+    Remedy("more_parallelism",
+           "Put more bytes in flight in the latency-bound kernels: a grid of several blocks per SM, more independent "
+           "loads per thread, vector loads (Little's law).",
+           _to_roof("latency")),
+    Remedy("faster_kernels",
+           "Bring the kernels to their roof: a tuned library kernel (cuBLAS, cuDNN, FlashAttention) or better tiling "
+           "and access patterns; gpuwhy ncu says per kernel what holds it.",
+           _to_roof("compute", "memory", "issue")),
+)
+BY_KEY: dict[str, Remedy] = {r.key: r for r in CATALOGUE}
+
+#: What to do about shares no remedy shrinks (not fixes: next steps).
+NEXT_STEP: dict[Cause, str] = {
+    Cause.KERNELS: ("Measure the kernels' regimes: gpuwhy run --kernels (an ncu pass over the top kernels), or "
+                    "gpuwhy ncu on an export; a trace has no FLOP or byte counts."),
+    Cause.WARMUP: ("Leave warm-up out of the window: --steps N (the last N ProfilerStep ranges) or --skip-first, or "
+                   "torch.profiler.schedule(wait=1, warmup=1, active=3)."),
+    Cause.UNEXPLAINED: ("Record with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] on a recent PyTorch so "
+                        "launches carry correlation ids."),
+}
+
+
+__all__ = ["BY_KEY", "CATALOGUE", "LOWER_PRECISION", "NEXT_STEP", "Remedy"]

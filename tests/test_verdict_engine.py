@@ -1,0 +1,279 @@
+"""The verdict engine (gpuwhy/verdict) on windows built by hand: every share of the budget, every
+remedy's effect and Amdahl ceiling, the top cause, warm-up and rounding, each figure worked out here.
+
+Windows and shares are powers of two (or sums of them) where a comparison sits at its limit, so that
+the arithmetic is exact in binary and "at the limit" really is.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpuwhy.verdict.causes import BUSY, IDLE, LABEL, REGIME, VERDICT, Cause, label
+from gpuwhy.verdict.engine import (
+    DIAGNOSED_MIN_PCT,
+    MIN_SHARE_PCT,
+    amdahl,
+    diagnose,
+    enough_to_judge,
+)
+from gpuwhy.verdict.figures import CopyFigure, KernelFigure, LinkRate, WindowFigures, assumed_link, best_links
+from gpuwhy.verdict.remedies import BY_KEY, CATALOGUE, LOWER_PRECISION
+
+C = Cause
+
+
+def _removes(d, key) -> dict:
+    r = d.remedy(key)
+    return {} if r is None else {c.value: s for c, s in r.removes}
+
+
+# --- the vocabulary ----------------------------------------------------------------------------
+
+
+def test_every_cause_has_words_a_verdict_and_a_side():
+    assert set(LABEL) == set(Cause) and set(VERDICT) == set(Cause)
+    assert BUSY == {C.COPY, C.COMMUNICATION, C.MEMSET, C.COMPUTE_BOUND, C.MEMORY_BOUND, C.LATENCY_BOUND,
+                    C.ISSUE_BOUND, C.LAUNCH_SIZED, C.KERNELS}
+    assert not BUSY & set(IDLE)
+    assert REGIME == {"compute": C.COMPUTE_BOUND, "memory": C.MEMORY_BOUND, "latency": C.LATENCY_BOUND,
+                      "issue": C.ISSUE_BOUND, "overhead": C.LAUNCH_SIZED}
+    assert label("memory_bound", "L2") == "memory-bound kernels (L2)" and label(C.MEMORY_BOUND) == "memory-bound kernels"
+    assert label(C.HOST_SYNC, "L2") == "host blocked in a sync"  # a level names memory-bound shares only
+    assert str(C.HOST_WORK) == "host_work"
+
+
+def test_amdahl_and_its_guards():
+    assert amdahl(10.0, 4.0) == 10.0 / 6.0
+    assert amdahl(8.0, 6.0) == 4.0 and amdahl(8.0, 0.0) == 1.0 and amdahl(8.0, 7.5) == 16.0
+    assert amdahl(8.0, 8.0) == math.inf and amdahl(8.0, 9.0) == math.inf
+    with pytest.raises(ValueError, match=r"^the window must be positive, not 0.0 s$"):
+        amdahl(0.0, 0.0)
+    with pytest.raises(ValueError, match=r"^the window must be positive, not nan s$"):
+        amdahl(float("nan"), 0.0)
+    with pytest.raises(ValueError, match=r"^removed time must be >= 0, not -0.5 s$"):
+        amdahl(8.0, -0.5)
+
+
+def test_enough_to_judge_at_its_edges():
+    assert enough_to_judge(4, 50e-6) and not enough_to_judge(3, 1.0) and not enough_to_judge(100, 49e-6)
+
+
+# --- the budget --------------------------------------------------------------------------------
+
+
+def test_shares_add_up_to_the_window_largest_first_and_the_rest_is_unexplained():
+    # 8 s: idle 2 s data loading + 1 s sync; busy 4 s of unmeasured kernels, 0.5 s memset; 0.5 s unexplained
+    w = WindowFigures(8.0, {C.DATA_LOADING: 2.0, C.HOST_SYNC: 1.0, C.PAGEABLE_COPY: 0.0}, {C.MEMSET: 0.5},
+                      (KernelFigure("k", 4.0, 4, 1.0),))
+    d = diagnose(w)
+    assert [(s.cause, s.seconds, s.pct) for s in d.shares] == [
+        (C.KERNELS, 4.0, 50.0), (C.DATA_LOADING, 2.0, 25.0), (C.HOST_SYNC, 1.0, 12.5), (C.MEMSET, 0.5, 6.25),
+        (C.UNEXPLAINED, 0.5, 6.25)]
+    assert (d.window_s, d.judged_s, d.busy_s, d.idle_s) == (8.0, 8.0, 4.5, 3.5)
+    assert sum(s.pct for s in d.shares) == 100.0
+    assert d.to_dict()["shares"][0] == {"cause": "kernels", "label": "kernels (regime not measured)", "seconds": 4.0,
+                                        "share_pct": 50.0, "side": "busy", "level": None,
+                                        "evidence": ["by kind: other 100%", "largest: k 4 s (4 launches, mean 1 s)"]}
+
+
+def test_rounding_short_of_the_window_is_no_share():
+    w = 2.0**40
+    assert diagnose(WindowFigures(w, {C.HOST_WORK: w - 2.0**-2})).share(C.UNEXPLAINED) is None  # 2.3e-13 of it
+    assert diagnose(WindowFigures(w, {C.HOST_WORK: w - 2.0**12})).share(C.UNEXPLAINED).seconds == 2.0**12  # 3.7e-9
+
+
+def test_busy_time_of_overlapping_streams_is_scaled_into_the_room_idle_leaves():
+    # 8 s, 2 s idle: kernels 6 s + 6 s (two streams) fill the 6 s left, each scaled by 1/2
+    w = WindowFigures(8.0, {C.LAUNCH_OVERHEAD: 2.0}, kernels=(
+        KernelFigure("a", 6.0, 1, 6.0, regime="memory", roof_pct=50.0), KernelFigure("b", 6.0, 1, 6.0)))
+    d = diagnose(w)
+    assert d.share(C.MEMORY_BOUND).seconds == 3.0 and d.share(C.KERNELS).seconds == 3.0 and d.busy_s == 6.0
+    assert sum(s.seconds for s in d.shares) == 8.0
+
+
+def test_bad_figures_are_refused():
+    with pytest.raises(ValueError, match=r"^the window must be a positive number of seconds, not 0.0$"):
+        diagnose(WindowFigures(0.0, {}))
+    with pytest.raises(ValueError, match=r"^the time of host_work must be a finite number >= 0, not -1.0$"):
+        diagnose(WindowFigures(1.0, {C.HOST_WORK: -1.0}))
+    with pytest.raises(ValueError, match=r"^the time of copy must be a finite number >= 0, not inf$"):
+        diagnose(WindowFigures(1.0, {}, {C.COPY: math.inf}))
+
+
+def test_warm_up_is_listed_not_judged():
+    # 10 s, 6 s of it warm-up: the judged window is 4 s; 1 s of launch overhead is a quarter of it
+    d = diagnose(WindowFigures(10.0, {C.WARMUP: 6.0, C.LAUNCH_OVERHEAD: 1.0}, kernels=(KernelFigure("g", 3.0, 3, 1.0),)))
+    assert d.judged_s == 4.0 and d.share(C.WARMUP).seconds == 6.0
+    assert d.top.cause is C.KERNELS  # 3 of 4 judged s
+    g = d.remedy("cuda_graph")
+    assert g.removed_s == 1.0 and g.share_pct == 25.0 and g.ceiling_x == 4.0 / 3.0
+    assert any(n.startswith("Leave warm-up out of the window") for n in d.next_steps)
+    # all warm-up: nothing to judge
+    d = diagnose(WindowFigures(1.0, {C.WARMUP: 1.0}))
+    assert d.top is None and d.verdict == "warm-up" and d.remedies == ()
+
+
+# --- the top cause -----------------------------------------------------------------------------
+
+
+def test_the_largest_share_is_the_top_cause():
+    d = diagnose(WindowFigures(4.0, {C.HOST_WORK: 2.0, C.LAUNCH_OVERHEAD: 1.0, C.HOST_SYNC: 1.0}))
+    assert d.top.cause is C.HOST_WORK and d.verdict == "host-bound"
+    assert d.line == "host-bound: host work issuing no GPU work (Python, I/O), 50% of the judged window; first fix: " \
+                     "move host work (at most 2x)"
+
+
+def test_unmeasured_kernels_give_the_verdict_only_over_half_the_window_and_no_large_diagnosed_share():
+    k = (KernelFigure("k", 0.6, 6, 0.1),)
+    # kernels 60%, a diagnosed share of 29%: the kernels (gpu-bound)
+    d = diagnose(WindowFigures(1.0, {C.HOST_SYNC: 0.29, C.HOST_WORK: 0.11}, kernels=k))
+    assert d.top.cause is C.KERNELS and d.verdict == "gpu-bound"
+    assert d.line == "gpu-bound: kernels (regime not measured), 60% of the judged window; measure the kernels' regimes"
+    # the diagnosed share at DIAGNOSED_MIN_PCT: it gives the verdict
+    assert DIAGNOSED_MIN_PCT == 30.0
+    d = diagnose(WindowFigures(1.0, {C.HOST_SYNC: 0.3, C.HOST_WORK: 0.1}, kernels=k))
+    assert d.top.cause is C.HOST_SYNC and d.verdict == "host-sync-bound"
+    # kernels under half the window: the largest diagnosed share, however small
+    d = diagnose(WindowFigures(1.0, {C.HOST_SYNC: 0.2, C.HOST_WORK: 0.21, C.LAUNCH_OVERHEAD: 0.2},
+                               kernels=(KernelFigure("k", 0.39, 6, 0.065),)))
+    assert d.top.cause is C.HOST_WORK
+    # measured kernels are diagnosed shares like any other
+    d = diagnose(WindowFigures(1.0, {C.HOST_SYNC: 0.3}, kernels=(KernelFigure("k", 0.7, 7, 0.1, regime="compute",
+                                                                                roof_pct=90.0),)))
+    assert d.top.cause is C.COMPUTE_BOUND and d.verdict == "compute-bound"
+
+
+def test_a_share_under_the_floor_gives_no_verdict_or_remedy():
+    assert MIN_SHARE_PCT == 0.5
+    d = diagnose(WindowFigures(1.0, {C.HOST_WORK: 0.004}))  # and 99.6% unexplained
+    assert d.top.cause is C.UNEXPLAINED and d.remedy("move_host_work") is None
+    assert d.verdict == "idle-unattributed"
+
+
+# --- every remedy's effect ---------------------------------------------------------------------
+
+
+def test_the_host_side_remedies_remove_their_own_shares_only():
+    w = WindowFigures(16.0, {C.LAUNCH_OVERHEAD: 4.0, C.QUEUE_LATENCY: 1.0, C.HOST_WORK: 2.0, C.HOST_SYNC: 2.0,
+                             C.DATA_LOADING: 3.0, C.DEPENDENCY_WAIT: 1.0, C.UNEXPLAINED: 0.5},
+                      {C.COMMUNICATION: 1.0, C.COPY: 0.5}, (KernelFigure("k", 1.0, 10, 0.1),))
+    d = diagnose(w)
+    assert _removes(d, "cuda_graph") == {"launch_overhead": 4.0, "queue_latency": 1.0}
+    assert _removes(d, "bigger_launches") == {"launch_overhead": 4.0, "queue_latency": 1.0}
+    assert _removes(d, "move_host_work") == {"host_work": 2.0}
+    assert _removes(d, "remove_syncs") == {"host_sync": 2.0}
+    assert _removes(d, "more_loader_workers") == {"data_loading": 3.0}
+    assert _removes(d, "reorder_dependency") == {"dependency_wait": 1.0}
+    assert _removes(d, "overlap_communication") == {"communication": 1.0}
+    assert _removes(d, "overlap_copies") == {"copy": 0.5}
+    assert d.remedy("cuda_graph").ceiling_x == 16.0 / 11.0
+    assert d.remedy("more_loader_workers").ceiling_x == 16.0 / 13.0
+    # no kernel is measured: no kernel remedy, and nothing removes the unexplained share
+    assert {r.key for r in d.remedies} == {"cuda_graph", "bigger_launches", "move_host_work", "remove_syncs",
+                                           "more_loader_workers", "reorder_dependency", "overlap_communication",
+                                           "overlap_copies"}
+    # the top cause's remedies first (launch overhead: two of 5 s each), then by what they remove
+    assert [r.key for r in d.remedies][:3] == ["cuda_graph", "bigger_launches", "more_loader_workers"]
+
+
+def test_a_graph_already_replayed_keeps_its_gaps():
+    w = WindowFigures(8.0, {C.LAUNCH_OVERHEAD: 2.0, C.QUEUE_LATENCY: 3.0}, kernels=(KernelFigure("k", 3.0, 3, 1.0),),
+                      graphs=5, graph_queue_s=2.0)
+    d = diagnose(w)
+    assert _removes(d, "cuda_graph") == {"launch_overhead": 2.0, "queue_latency": 1.0}
+    assert d.remedy("cuda_graph").text.startswith("The trace already replays CUDA graphs (5 graph launches)")
+    assert _removes(d, "bigger_launches") == {"launch_overhead": 2.0, "queue_latency": 3.0}
+
+
+def test_pinning_takes_the_staging_and_shrinks_each_pageable_copy_to_the_pinned_rate():
+    # 8 s: the host staged 1 s; 4 s of pageable HtoD copies exposed of 4 s at 8 GB/s (32 GB), pinned rate 32 GB/s:
+    # they would take 1 s: 3 s go. A DtoH pageable copy with no rate known: all of its 0.5 s exposed, an upper bound.
+    copies = (CopyFigure("HtoD", "pageable", 4, 32e9, 4.0, 4.0), CopyFigure("DtoH", "pageable", 1, None, 0.5, 0.5),
+              CopyFigure("HtoD", "pinned", 2, 8e9, 0.25, 0.25))
+    w = WindowFigures(8.0, {C.PAGEABLE_COPY: 1.0}, {C.PAGEABLE_COPY: 4.5, C.COPY: 0.25}, copies=copies,
+                      links={"HtoD": LinkRate(32.0, "x"), "DtoH": LinkRate(32.0, "x")})
+    d = diagnose(w)
+    assert d.share(C.PAGEABLE_COPY).seconds == 5.5 and d.top.cause is C.PAGEABLE_COPY
+    assert _removes(d, "pin_memory") == {"pageable_copy": 1.0 + 3.0 + 0.5}
+    assert d.remedy("pin_memory").ceiling_x == 8.0 / 3.5
+    assert _removes(d, "overlap_copies") == {"copy": 0.25}
+    # copies already at the pinned rate shrink no more: only the staging goes
+    fast = (CopyFigure("HtoD", "pageable", 4, 128e9, 4.0, 4.0),)
+    d = diagnose(WindowFigures(8.0, {C.PAGEABLE_COPY: 1.0}, {C.PAGEABLE_COPY: 4.0}, copies=fast,
+                               links={"HtoD": LinkRate(32.0, "x")}))
+    assert _removes(d, "pin_memory") == {"pageable_copy": 1.0}
+
+
+def test_the_link_rates_known():
+    a = assumed_link()
+    assert a.gbs == 32 * 16 * 128 / 130 / 8 and "PCIe 5.0 x16" in a.source
+    got = best_links({"HtoD": LinkRate(50.0, "trace")}, {"HtoD": LinkRate(70.0, "nvml"), "DtoH": None}, None)
+    assert got == {"HtoD": LinkRate(70.0, "nvml")}
+
+
+def test_lower_precision_from_flops_or_from_the_roof():
+    # 4 s window: a compute-bound fp32 GEMM of 3 s doing 96e12 FLOP (32 TFLOP/s); bf16 at 256e12 FLOP/s takes
+    # 0.375 s: 2.625 s go. A second one with no FLOP count, 0.5 s at 80% of the fp32 roof (64e12): at the roof
+    # 0.4 s, at bf16 0.4 x 64 / 256 = 0.1 s: 0.4 s go.
+    peaks = {"fp32": 64e12, "tf32": 128e12, "bf16": 256e12, "fp16": 256e12, "fp8": 512e12}
+    ks = (KernelFigure("gemm", 3.0, 10, 0.3, "gemm", "compute", 50.0, "compute", 96e12, "fp32"),
+          KernelFigure("gemm2", 0.5, 5, 0.1, "gemm", "compute", 80.0, "compute", None, "fp32"))
+    d = diagnose(WindowFigures(4.0, {C.HOST_WORK: 0.5}, kernels=ks, peaks=peaks))
+    assert _removes(d, "lower_precision") == {"compute_bound": pytest.approx(2.625 + 0.4)}
+    # at their roof at the same precision: 3 x 50% + 0.5 x 20%
+    assert _removes(d, "faster_kernels") == {"compute_bound": pytest.approx(1.5 + 0.1)}
+    assert LOWER_PRECISION["bf16"] == ("fp8",) and LOWER_PRECISION["fp32"] == ("tf32", "bf16", "fp16")
+    # no peaks known, or a precision with nothing faster: no lower-precision remedy
+    assert diagnose(WindowFigures(4.0, {}, kernels=ks)).remedy("lower_precision") is None
+    fp8 = (KernelFigure("g8", 3.0, 1, 3.0, "gemm", "compute", 50.0, "compute", 1e12, "fp8"),)
+    assert diagnose(WindowFigures(4.0, {}, kernels=fp8, peaks=peaks)).remedy("lower_precision") is None
+
+
+def test_fusion_leaves_the_cheapest_kernel_at_its_roof_once_per_chain():
+    # 2 steps of a chain of memory-bound kernels: a (4 x 0.25 s at 80%), b (2 x 0.5 s at 50%), plus 2 launch-sized
+    # c (8 us each, unmeasured: its roof is 100%). Fused, a step takes at least min(0.2, 0.25, 8e-6) s.
+    ks = (KernelFigure("a", 1.0, 4, 0.25, "elementwise", "memory", 80.0, "DRAM"),
+          KernelFigure("b", 1.0, 2, 0.5, "elementwise", "memory", 50.0, "L2"),
+          KernelFigure("c", 16e-6, 2, 8e-6))
+    d = diagnose(WindowFigures(4.0, {C.HOST_WORK: 2.0 - 16e-6}, kernels=ks, steps=2))
+    removed = 2.0 + 16e-6 - 2 * 8e-6
+    r = _removes(d, "fuse")
+    assert sum(r.values()) == pytest.approx(removed)
+    assert r["memory_bound"] == pytest.approx(removed * 2.0 / (2.0 + 16e-6))  # spread by the shares' time
+    assert d.share(C.MEMORY_BOUND).level in ("DRAM", "L2")  # 1 s each: the first largest
+    # without steps the chains are the fewest launches of any of them (2 here too)
+    d = diagnose(WindowFigures(4.0, {C.HOST_WORK: 2.0 - 16e-6}, kernels=ks))
+    assert sum(_removes(d, "fuse").values()) == pytest.approx(removed)
+
+
+def test_latency_bound_kernels_to_their_roof():
+    ks = (KernelFigure("few_blocks", 2.0, 4, 0.5, "reduction", "latency", 10.0, "DRAM"),
+          KernelFigure("tiny", 1e-3, 200, 5e-6, "elementwise", "latency", 10.0, "DRAM"))  # launch-sized: not offered
+    d = diagnose(WindowFigures(4.0, {C.HOST_WORK: 2.0 - 1e-3}, kernels=ks))
+    assert _removes(d, "more_parallelism") == {"latency_bound": pytest.approx(1.8)}
+    assert d.remedy("more_parallelism").ceiling_x == pytest.approx(4.0 / 2.2)
+    assert d.top.cause is C.LATENCY_BOUND and d.verdict == "latency-bound"
+
+
+def test_every_remedy_in_the_catalogue_is_exercised_here():
+    assert set(BY_KEY) == {"cuda_graph", "bigger_launches", "move_host_work", "remove_syncs", "more_loader_workers",
+                           "pin_memory", "overlap_copies", "reorder_dependency", "overlap_communication",
+                           "lower_precision", "fuse", "more_parallelism", "faster_kernels"}
+    assert [r.key for r in CATALOGUE][0] == "cuda_graph"
+
+
+def test_no_remedy_beats_its_own_shares():
+    # every remedy removes at most the shares it names: their sum over the catalogue on a full window
+    ks = (KernelFigure("a", 1.0, 4, 0.25, "elementwise", "memory", 10.0, "DRAM"),
+          KernelFigure("g", 1.0, 2, 0.5, "gemm", "compute", 10.0, "compute", 1e15, "fp32"))
+    w = WindowFigures(8.0, {c: 0.25 for c in IDLE}, {C.COPY: 0.25, C.PAGEABLE_COPY: 0.25, C.COMMUNICATION: 0.25},
+                      kernels=ks, copies=(CopyFigure("HtoD", "pageable", 1, 1e6, 0.25, 0.25),),
+                      peaks={"fp32": 1e12, "bf16": 1e16}, steps=1)
+    d = diagnose(w)
+    for r in d.remedies:
+        for c, s in r.removes:
+            assert s <= d.share(c).seconds + 1e-12, (r.key, c)
+        assert r.ceiling_x == pytest.approx(d.judged_s / (d.judged_s - r.removed_s))
