@@ -242,3 +242,19 @@ def test_host_operators_are_named_only_for_the_time_after_the_sync():
     d = _one(ev)[1]
     assert _causes(d) == {"host_sync": 4 * 1205, "launch_overhead": 4 * 10}
     assert d.idle.host_ops == ()
+
+
+def test_a_sync_during_the_busy_stretch_gates_the_gap_after_it():
+    # .item() blocks the host T+20..T+600 while a 1000 us kernel runs; the host then launches a 100 us kernel
+    # (T+610, runs T+1100..T+1200: the GPU never idles) and does 500 us of host work before the next launch
+    # (T+1700, kernel T+1710). The gap T+1200..T+1710 follows a sync that returned in the busy stretch
+    # (T+600, after the last gap): without it the host would have been 580 us ahead, so the first 500 us of
+    # the 500 us window up to the launch are the sync's; the 10 us launch is launch overhead.
+    ev = launch(T + 10, T + 100, 1000, 1) + [rt("cudaStreamSynchronize", T + 20, 580)]
+    ev += launch(T + 610, T + 1100, 100, 2) + launch(T + 1700, T + 1710, 100, 3) + launch(T + 1810, T + 1820, 50, 4)
+    d = _one(ev)[1]
+    assert _causes(d) == {"host_sync": 500, "launch_overhead": 10 + 10}
+    # the same host work with no sync before it is host work
+    ev = launch(T + 10, T + 100, 1000, 1) + launch(T + 610, T + 1100, 100, 2) + launch(T + 1700, T + 1710, 100, 3)
+    ev += launch(T + 1810, T + 1820, 50, 4)
+    assert _causes(_one(ev)[1]) == {"host_work": 500, "launch_overhead": 10 + 10}

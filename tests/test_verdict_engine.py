@@ -165,7 +165,7 @@ def test_the_host_side_remedies_remove_their_own_shares_only():
     assert _removes(d, "bigger_launches") == {"launch_overhead": 4.0, "queue_latency": 1.0}
     assert _removes(d, "move_host_work") == {"host_work": 2.0}
     assert _removes(d, "remove_syncs") == {"host_sync": 2.0}
-    assert _removes(d, "more_loader_workers") == {"data_loading": 3.0}
+    assert _removes(d, "more_loader_workers") == {"data_loading": 3.0}  # no pageable copy here
     assert _removes(d, "reorder_dependency") == {"dependency_wait": 1.0}
     assert _removes(d, "overlap_communication") == {"communication": 1.0}
     assert _removes(d, "overlap_copies") == {"copy": 0.5}
@@ -199,6 +199,11 @@ def test_pinning_takes_the_staging_and_shrinks_each_pageable_copy_to_the_pinned_
     assert d.share(C.PAGEABLE_COPY).seconds == 5.5 and d.top.cause is C.PAGEABLE_COPY
     assert _removes(d, "pin_memory") == {"pageable_copy": 1.0 + 3.0 + 0.5}
     assert d.remedy("pin_memory").ceiling_x == 8.0 / 3.5
+    assert d.remedy("more_loader_workers") is None  # no DataLoader: no loader remedy for the copies
+    # with a DataLoader, more workers with pin_memory=True take its copies' share too
+    d = diagnose(WindowFigures(8.0, {C.PAGEABLE_COPY: 1.0, C.DATA_LOADING: 1.0}, {C.PAGEABLE_COPY: 4.5, C.COPY: 0.25},
+                               copies=copies, links={"HtoD": LinkRate(32.0, "x"), "DtoH": LinkRate(32.0, "x")}))
+    assert _removes(d, "more_loader_workers") == {"data_loading": 1.0, "pageable_copy": 5.5}
     assert _removes(d, "overlap_copies") == {"copy": 0.25}
     # copies already at the pinned rate shrink no more: only the staging goes
     fast = (CopyFigure("HtoD", "pageable", 4, 128e9, 4.0, 4.0),)

@@ -4,7 +4,8 @@ Planted cause ``host_sync``. A step's GPU work (four bf16 4096^3 matmuls with ta
 elementwise passes over a 128 MiB fp32 buffer and a row-wise abs-max: about 1.3 ms on an
 H100, two thirds of it GEMM) ends in a 4096-float statistic. The host copies it with
 ``.cpu()``, which waits for the whole step, then digests the values in Python (a histogram
-and moments, about as long as the GPU work: see calibration) before it launches the next
+and moments, then holding the CPU until a calibrated time is up: as long as the GPU work, see
+calibration; a held time, not a count of Python operations, so the core's speed does not move it) before it launches the next
 step. The GPU has nothing queued while the host digests: the gap after each sync is the
 sync's, since without it the host would have digested while the GPU computed.
 
@@ -24,6 +25,8 @@ every run digests the same amount.
 
 from __future__ import annotations
 
+import time
+
 import diag_common as dc
 
 NAME = "d2h_sync"
@@ -37,19 +40,20 @@ def add(ap):
 
 
 def digest(vals, units: int) -> float:
-    """A histogram and moments of the values in plain Python: ``units`` passes of UNIT values."""
+    """A histogram and moments of the values in plain Python, holding the host ``units`` x
+    :data:`diag_common.HOST_UNIT_S` in all (the same wall time on a fast or a slow core)."""
+    t0 = time.perf_counter()
     n = len(vals)
     hist = [0] * 32
     s1 = s2 = 0.0
-    for u in range(units):
-        base = (u * UNIT) % n
-        for v in vals[base:base + UNIT]:
-            b = int(v * 7.99)
-            b = 31 if b > 31 else (0 if b < 0 else b)
-            hist[b] += 1
-            s1 += v
-            s2 += v * v
-    return s1 + 1e-3 * s2 + sum(k * c for k, c in enumerate(hist))
+    for v in vals[: min(n, UNIT)]:
+        b = int(v * 7.99)
+        b = 31 if b > 31 else (0 if b < 0 else b)
+        hist[b] += 1
+        s1 += v
+        s2 += v * v
+    dc.hold_host(t0, units * dc.HOST_UNIT_S)
+    return s1 + 1e-3 * s2 + sum(k * c for k, c in enumerate(hist)) + units
 
 
 def main() -> None:
@@ -78,7 +82,7 @@ def main() -> None:
         ws, h, e = init_state()
         x_s = dc.gpu_time(lambda: gpu_work(ws, h, e), reps=5)
         vals = gpu_work(ws, h, e)[1].cpu().tolist()
-        u_s = dc.median_time(lambda: digest(vals, 16), reps=5) / 16
+        u_s = dc.HOST_UNIT_S
         units = max(1, round(a.ratio * x_s / u_s))
         calib = {"gpu_work_s": x_s, "unit_s": u_s, "units": units}
     ws, h, e = init_state()  # calibration touched the state: start again from the seed

@@ -158,6 +158,21 @@ def emit(result: dict) -> None:
     sys.stdout.flush()
 
 
+#: The wall time of one unit of the host work the host-bound programs plant (s): each unit does a little
+#: real Python and then holds the CPU until its time is up, so a step's host work takes the same wall
+#: time however fast this machine's cores run today (their speed moved by half between runs on the
+#: H100 box), under the profiler or not.
+HOST_UNIT_S = 50e-6
+
+
+def hold_host(t0: float, seconds: float) -> None:
+    """Busy-wait (holding the CPU and the GIL, as Python work does) until ``seconds`` after ``t0``
+    (a ``time.perf_counter()`` reading)."""
+    end = t0 + seconds
+    while time.perf_counter() < end:
+        pass
+
+
 def median_time(fn, reps: int = 5) -> float:
     """Median wall seconds of ``fn()`` over ``reps`` calls (for calibration, outside the steps)."""
     ts = []

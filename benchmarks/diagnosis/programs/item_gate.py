@@ -26,6 +26,7 @@ step; it reports ``calib_args`` and the runner passes them to every later run.
 from __future__ import annotations
 
 import math
+import time
 
 import diag_common as dc
 
@@ -42,17 +43,18 @@ def add(ap):
 
 
 def bookkeeping(step: int, units: int) -> float:
-    """The step's host-side bookkeeping in plain Python: a cosine schedule and a metrics record."""
+    """The step's host-side bookkeeping in plain Python (a cosine schedule and a metrics record), holding
+    the host ``units`` x :data:`diag_common.HOST_UNIT_S` in all (the same wall time on any core)."""
+    t0 = time.perf_counter()
     acc = 0.0
-    for u in range(units):
-        rec = {}
-        for k in range(64):
-            t = (step * 64 + k + u) % 1000 / 1000.0
-            lr = 0.5 * (1.0 + math.cos(math.pi * t)) * 3e-4
-            rec["lr%d" % k] = lr
-            acc += lr
-        acc += len(rec) * 1e-9
-    return acc
+    rec = {}
+    for k in range(64):
+        t = (step * 64 + k) % 1000 / 1000.0
+        lr = 0.5 * (1.0 + math.cos(math.pi * t)) * 3e-4
+        rec["lr%d" % k] = lr
+        acc += lr
+    dc.hold_host(t0, units * dc.HOST_UNIT_S)
+    return acc + len(rec) * 1e-9 + units * 1e-9
 
 
 def main() -> None:
@@ -93,7 +95,7 @@ def main() -> None:
             opt.zero_grad(set_to_none=True)
 
         x_s = dc.gpu_time(one_step, reps=5)
-        u_s = dc.median_time(lambda: bookkeeping(0, 16), reps=5) / 16
+        u_s = dc.HOST_UNIT_S
         units = max(1, round(a.ratio * x_s / u_s))
         calib = {"gpu_step_s": x_s, "unit_s": u_s, "units": units}
     mlp, opt, x, target = init_state()  # calibration trained the model: start again from the seed

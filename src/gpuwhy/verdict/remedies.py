@@ -12,7 +12,8 @@ window's speed-up it gives is at most ``judged / (judged - removed)`` (Amdahl). 
 - ``remove_syncs``: all time the host spent blocked in syncs and the host work they gated (the
   first min(sync, gap) of each gap that followed a sync).
 - ``more_loader_workers``: all GPU idle time while the main process built batches, down to the
-  step's own time.
+  step's own time, and (its ``pin_memory=True``) the pageable copies' share; nothing where no
+  DataLoader ran.
 - ``pin_memory``: the host's staging of pageable copies, and of each pageable copy's own time the
   part a copy at the pinned rate would not take: ``exposed x (1 - achieved / pinned)``.
 - ``overlap_copies``: the copies' time not hidden under kernels.
@@ -74,6 +75,14 @@ def _graph(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Cause, float
     """All launch overhead, and the queue latency outside the graphs the window already replays."""
     return {Cause.LAUNCH_OVERHEAD: shares.get(Cause.LAUNCH_OVERHEAD, 0.0),
             Cause.QUEUE_LATENCY: max(shares.get(Cause.QUEUE_LATENCY, 0.0) - w.graph_queue_s, 0.0)}
+
+
+def _loader(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Cause, float]:
+    """The data loading, and with it (the workers' pin_memory=True) the pageable copies' share; nothing
+    without a DataLoader in the window."""
+    if shares.get(Cause.DATA_LOADING, 0.0) <= 0:
+        return {}
+    return {Cause.DATA_LOADING: shares[Cause.DATA_LOADING], Cause.PAGEABLE_COPY: shares.get(Cause.PAGEABLE_COPY, 0.0)}
 
 
 def _pin(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Cause, float]:
@@ -170,7 +179,7 @@ CATALOGUE: tuple[Remedy, ...] = (
     Remedy("more_loader_workers",
            "Build batches ahead in worker processes: DataLoader(num_workers=N, pin_memory=True, "
            "persistent_workers=True, prefetch_factor=2-4).",
-           _all(Cause.DATA_LOADING)),
+           _loader),
     Remedy("pin_memory",
            "Copy from pinned memory: tensor.pin_memory() once (or DataLoader(pin_memory=True)), then "
            ".to('cuda', non_blocking=True): the host stops staging and the copy runs at the link's pinned rate.",

@@ -19,9 +19,11 @@ The causes are :data:`gpuwhy.verdict.causes.IDLE`'s.
   split by what the host did, first claim first:
 
   1. *host blocked in a sync*: the summed duration D of the sync calls that
-     returned inside the window. Without them the host would have reached its
-     launch D sooner, so the first min(D, window) of the gap is theirs (a sync
-     that returns at once, because the GPU was already idle, costs its few us);
+     returned since the GPU last came out of a gap (during the busy stretch before
+     this gap, or inside it before the launch). Without them the host would have
+     been D further ahead, so the first min(D, window) of the gap is theirs: the host
+     work they gate (a sync that returns at once, because the GPU was already idle,
+     costs its few us);
   2. *copies from pageable memory*: time inside the API call of a pageable
      host-to-device copy (and, when W is such a copy, its launch-to-start time);
   3. *data loading*: time inside a DataLoader ``__next__`` range;
@@ -169,7 +171,10 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
     if late_i.size:
         Lh = np.where(np.isnan(L[late_i]), g1[late_i], L[late_i])
         wl[late_i] = np.clip(Lh, g0[late_i], g1[late_i])
-        d = view.sync_time(g0[late_i], wl[late_i])
+        # the syncs that returned since the GPU last came out of a gap: the host was blocked there
+        # instead of running ahead, so up to their time of this gap is theirs (module docstring, 1.)
+        since = np.concatenate(([-np.inf], g1[:-1]))
+        d = view.sync_time(since[late_i], wl[late_i])
         sync[late_i] = np.minimum(d, wl[late_i] - g0[late_i])
     pg_next = np.zeros(g0.size, dtype=bool)
     pg_next[has_next] = track.pageable_h2d[nx[has_next]]
