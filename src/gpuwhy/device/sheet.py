@@ -47,7 +47,7 @@ class SheetChoice:
         full_sheet_name: the whole GPU's sheet for a MIG slice (else the sheet's name).
         family: set when a family name the user gave picked one variant (``H100`` -> H100 SXM):
             which, and the others, in one sentence; the CLI prints it as a note at the end of a
-            command that succeeds (:func:`gpuwhy.cli.common.noted`).
+            command that succeeds (:func:`gpuwhy.api.sheets.noted`, :func:`gpuwhy.notices.note_later`).
         candidates: the sheets that all fit the attributes given, when more than one did.
     """
 
