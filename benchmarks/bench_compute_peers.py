@@ -46,6 +46,7 @@ import numpy as np  # noqa: E402
 
 from gpuwhy.bench import compute as C  # noqa: E402
 from gpuwhy.device.sample import ClockSampler  # noqa: E402
+from gpuwhy.device.sheet import sheet_for  # noqa: E402
 
 N = 8192
 
@@ -269,7 +270,7 @@ def main(argv=None) -> int:
     with open_device(0) as ctx:
         info = ctx.info
         report["device"] = info.to_dict()
-        sheet = C.find_sheet(ctx)
+        sheet = sheet_for(device=ctx.info).sheet
         report["sheet"] = sheet.name if sheet else None
         print(f"device: {info.name} {info.arch} SMs={info.sm_count} sheet={report['sheet']}", flush=True)
         if args.sass:

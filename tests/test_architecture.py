@@ -2,12 +2,16 @@
 no import loop outside the CLI's command registration, model/ stays pure, only device/ and
 engine/ reach NVML and CUDA; the CLI reaches the use cases through api/ only, the package face
 is a facade over api/, one function builds every document's header, and the use-case layer, the
-CLI and the package face stay small."""
+CLI and the package face stay small. One answer each: numbers are formatted only in units.py,
+architecture names parsed only in archs.py, NVML's UUID prefix put on only by device/uuids.py."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
+
+import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "gpuwhy"
 
@@ -337,3 +341,133 @@ def test_use_cases_cli_and_face_stay_small():
                 if node.end_lineno - first + 1 > MAX_FUNCTION_LINES:
                     long.append(f"{rel}:{node.name}: {node.end_lineno - first + 1} lines")
     assert not big and not long, big + long
+
+
+# --- one home for number formatting (gpuwhy/units.py) -------------------------------------------
+
+#: The one module that formats numbers for people (docs/architecture.md).
+FORMATTER_HOME = "units.py"
+#: Names the private copies had (``def _pct``, ``def _gbs``, ...): a function of one of these
+#: names that returns text is a number formatter, wherever it is.
+FORMATTER_NAMES = frozenset({
+    "pct", "_pct", "num", "_num", "count", "_count", "gbs", "_gbs", "_bytes", "_b", "_n", "_size", "_ns", "_us",
+    "_ms", "_kb", "_mib", "_gib", "_mhz", "_rate", "_usd", "_x", "_share", "_cyc", "_sci", "_t4", "_human",
+})
+
+
+def _returns_text(node: ast.FunctionDef) -> bool:
+    """Annotated ``-> str``, or not annotated and returning an f-string, a string or a ``fmt_*`` call."""
+    if node.returns is not None:
+        return ast.unparse(node.returns) == "str"
+    for r in ast.walk(node):
+        if isinstance(r, ast.Return) and r.value is not None:
+            v = r.value
+            if isinstance(v, ast.JoinedStr) or (isinstance(v, ast.Constant) and isinstance(v.value, str)):
+                return True
+            if isinstance(v, ast.Call) and "fmt_" in ast.unparse(v.func):
+                return True
+    return False
+
+
+def _formatter_defs(source: str) -> list[str]:
+    """The number formatters ``source`` defines: a function named ``fmt_*`` or ``_fmt*``, or one
+    of :data:`FORMATTER_NAMES`, that returns text. Methods and nested functions count too; a
+    parser of the same name (``_num(x) -> float | None``) does not."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if (node.name.startswith(("fmt_", "_fmt")) or node.name in FORMATTER_NAMES) and _returns_text(node):
+            found.append(f"{node.name} (line {node.lineno})")
+    return found
+
+
+def test_number_formatters_live_only_in_units():
+    bad = [f"{p.relative_to(SRC).as_posix()}: {d}" for p in SRC.rglob("*.py")
+           if p.relative_to(SRC).as_posix() != FORMATTER_HOME for d in _formatter_defs(p.read_text())]
+    assert not bad, f"format numbers with gpuwhy.units (add a function or an argument there): {bad}"
+
+
+def test_the_formatter_rule_finds_a_private_copy():
+    copy = 'def _pct(x: float) -> str:\n    return f"{x:.0f}%"\n\n\nclass T:\n    def fmt_gbs(self, b):\n        return f"{b:,.0f}"\n'
+    assert _formatter_defs(copy) == ["_pct (line 1)", "fmt_gbs (line 6)"]
+    nested = "def view(x):\n    def _gbs(v):\n        return fmt_num(v / 1e9)\n    return _gbs(x)\n"
+    assert _formatter_defs(nested) == ["_gbs (line 2)"]
+    # a parser or a helper of the same name is not a formatter
+    assert _formatter_defs("def _num(x) -> float | None:\n    return None\n\n\ndef _n(self, k):\n    return int(k)\n") == []
+    assert "fmt_num (line" in " ".join(_formatter_defs((SRC / FORMATTER_HOME).read_text()))
+
+
+# --- one parser of architecture names (gpuwhy/archs.py) -----------------------------------------
+
+#: Architecture text read by hand: a compute capability or arch taken apart, a number read out of
+#: one, the ``sm_`` cut off or looked for, a regular expression over one (``sm__`` metric names,
+#: two underscores, are ncu's and do not count).
+ARCH_PARSES = (
+    re.compile(r"(compute_capability|\bcc|\barch)\b[\w.()\[\]]*\.(split|rsplit|partition|replace|removeprefix|lstrip)\("),
+    re.compile(r"\b(int|float)\((str\()?[\w.]*(compute_capability|\bcc|\barch)\b"),
+    re.compile(r"\[\s*3\s*:\s*\]|\b(startswith|removeprefix|lstrip|split|partition|find|index)\(\s*r?[\"'](sm|compute)_(?!_)"),
+    re.compile(r"\bre\.(compile|match|fullmatch|search|findall)\(\s*r?[\"'][^\"']*(sm|compute)_(?!_)"),
+)
+#: Modules allowed one such line, and why.
+ARCH_PARSE_ALLOWED = {
+    # ncu's CC column is a number ("9" or "9.0"), written X.Y for matching sheets; parse_arch takes no "9"
+    "importers/ncu/identify.py": 'return f"{float(la.cc):.1f}"',
+}
+
+
+def _arch_parses(rel: str, text: str) -> list[str]:
+    allowed = ARCH_PARSE_ALLOWED.get(rel)
+    return [f"{rel}:{i}: {line.strip()}" for i, line in enumerate(text.splitlines(), 1)
+            if any(r.search(line) for r in ARCH_PARSES) and not (allowed and allowed in line)]
+
+
+def test_architecture_names_are_parsed_only_by_archs():
+    bad = [hit for p in SRC.rglob("*.py") if p.name != "archs.py"
+           for hit in _arch_parses(p.relative_to(SRC).as_posix(), p.read_text())]
+    assert not bad, f"parse architecture text with gpuwhy.archs.parse_arch (or a Sheet's .arch): {bad}"
+
+
+@pytest.mark.parametrize("line", [
+    'major = int(str(compute_capability).split(".")[0])',  # the parses parse_arch replaced
+    'major = int(str(sheet.compute_capability).split(".")[0])',
+    """if f"sm_{cc.replace('.', '')}" != key:""",
+    "have = sorted(table, key=lambda k: int(k[3:]))",
+    """archs = [f"sm_{d.identity.compute_capability.replace('.', '')}" for d in reports]""",
+    '_NEEDS = re.compile(r"//\\s*gpuwhy:\\s*needs\\s+sm_(\\d+)")',
+    'if arch.startswith("sm_"):',
+])
+def test_the_architecture_rule_finds_a_hand_parse(line):
+    assert _arch_parses("x.py", line)
+
+
+def test_the_architecture_rule_leaves_ncu_metric_names_alone():
+    assert not _arch_parses("x.py", 'wanted = [m for m in names if m.startswith("sm__ops_path_tensor_")]')
+
+
+# --- one writer of NVML's UUID prefix (device/uuids.py) -----------------------------------------
+
+UUID_HOME = "device/uuids.py"
+#: A string that puts "GPU-" or "MIG-" before a UUID: the prefix alone, an f-string or glob
+#: starting with it, a literal UUID ("GPU-to-GPU" and "GPU-bound" are words, not UUIDs).
+UUID_PREFIXING = re.compile(r"""(?<!\w)(f["'](GPU|MIG)-[\w-]*\{|["'](GPU|MIG)-(["'*]|[0-9a-fA-F]{4}))""")
+
+
+def test_the_uuid_prefix_is_written_only_by_device_uuids():
+    bad = [f"{p.relative_to(SRC).as_posix()}:{i}: {line.strip()}" for p in SRC.rglob("*.py")
+           if p.relative_to(SRC).as_posix() != UUID_HOME
+           for i, line in enumerate(p.read_text().splitlines(), 1) if UUID_PREFIXING.search(line)]
+    assert not bad, f"put NVML's prefix on a UUID with gpuwhy.device.uuids.with_uuid_prefix: {bad}"
+
+
+@pytest.mark.parametrize("line, found", [
+    ('uuid=uuid if uuid.upper().startswith("GPU-") else f"GPU-{uuid}",', True),  # the copies it replaced
+    ('return ("MIG-" if t.mig_from_driver else "GPU-") + t.drv.uuid_hex', True),
+    ('guuid = g.uuid if not is_na(g.uuid) else f"GPU-unknown-{g.index}"', True),
+    ('pattern = "GPU-*/*.json"', True),
+    ('UUID = "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"', True),
+    ('"""GPU-to-GPU figures"""', False),
+    ('Text(f"GPU-bound: busy {pct}%")', False),
+])
+def test_the_uuid_rule_finds_a_prefix(line, found):
+    assert bool(UUID_PREFIXING.search(line)) is found

@@ -152,7 +152,7 @@ def test_a_saved_profile_keeps_its_key_order():
     assert [f.name for f in dataclasses.fields(profiles.DeviceProfile)] == [
         "uuid", "name", "date", "arch", "driver_version", "driver_cuda_version", "sm_clock_mhz", "mem_clock_mhz",
         "max_sm_clock_mhz", "max_mem_clock_mhz", "dram_bandwidth_gbs", "dram_kernel", "spec_bandwidth_gbs", "sheet",
-        "launch_overhead_s", "launch_submit_s", "launch_round_trip_s", "launch_graph_per_kernel_s", "l2_bytes", "sm_count",
+        "launch_overhead_s", "launch_submit_s", "launch_round_trip_s", "launch_graph_per_kernel_s", "l2_bytes", "sm_count", "pci_device_id",
         "gpuwhy", "schema", "peak_tflops_measured", "compute_date", "roofline_ridge", "roofline_points", "roofline_date",
         "l2_read_bandwidth_gbs", "l2_read_write_bandwidth_gbs", "l2_working_set_bytes", "shared_bandwidth_gbs",
         "shared_clock_limit_gbs", "l1_bandwidth_gbs", "cache_sm_clock_mhz", "cache_date", "latency_s", "l2_near_bytes",

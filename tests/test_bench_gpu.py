@@ -126,14 +126,14 @@ def test_out_of_memory_is_reported_and_nothing_leaks(ctx):
 
 
 def test_cli_quick_json_on_the_gpu(ctx, tmp_path):
-    from gpuwhy.device.sheet import sheet_for_device
+    from gpuwhy.device.sheet import sheet_for
 
     r = run_cli("bench", "--quick", "--json", "--kernel", "read-vec16", "--kernel", "vecadd",
                 env={"XDG_CACHE_HOME": str(tmp_path)})
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["launch_overhead"]["event_s"] > 0 and doc["sustained_dram_gbs"] > 0
-    sheet = sheet_for_device(ctx.info).sheet
+    sheet = sheet_for(device=ctx.info).sheet
     if sheet is not None:  # a GPU gpuwhy has a sheet for: the quick sweep reaches 80% of its DRAM bandwidth
         # (the H200 reached 4,602 GB/s, 95.9% of 4800: docs/results/2026-11-29-h200.md)
         assert doc["sustained_dram_pct_of_spec"] == pytest.approx(100 * doc["sustained_dram_gbs"] / sheet.memory_bandwidth_gbs)

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.gpu
 
 def test_run_caches_orders_the_levels():
     from gpuwhy.bench.cache_bandwidth import measure_caches
-    from gpuwhy.device.sheet import sheet_for_device
+    from gpuwhy.device.sheet import sheet_for
     from gpuwhy.profiles import latest_profile
 
     res = measure_caches(None)
@@ -22,7 +22,7 @@ def test_run_caches_orders_the_levels():
     prof = latest_profile(res.device.uuid, need="dram_bandwidth_gbs")
     if prof is not None:  # after `gpuwhy bench`: the L2 beats DRAM
         assert l2.gbs > 1.2 * prof.dram_bandwidth_gbs
-    sheet = sheet_for_device(res.device).sheet
+    sheet = sheet_for(device=res.device).sheet
     assert sheet is not None, f"no sheet for {res.device.name}: give the GPU a sheet to bound its L2"
     # the L2 at 1.5 x the sheet's DRAM bandwidth or more (the H200: 9,959 GB/s, 2.07 x its 4,800 GB/s)
     assert l2.gbs >= 1.5 * sheet.memory_bandwidth_gbs, (l2.gbs, sheet.memory_bandwidth_gbs)

@@ -39,6 +39,24 @@ def test_profile_of_another_gpu_gets_a_warning(cli):
     assert code == 0 and "another GPU" not in err
 
 
+def test_a_profile_is_matched_to_its_sheet_by_name_and_pci_id(cli, tmp_path):
+    from gpuwhy.profiles import DeviceProfile, find_profile, save_profile
+
+    # an H200 NVL reports the NVML name the H200 SXM sheet lists; its PCI id decides, as for a probed GPU
+    nvl = DeviceProfile(uuid="GPU-0000aaaa", name="NVIDIA H200", date="2026-12-01T00:00:00+00:00",
+                        dram_bandwidth_gbs=4000.0, pci_device_id="0x233b")
+    save_profile(nvl, tmp_path)
+    assert find_profile("H200 NVL", folder=tmp_path).uuid == nvl.uuid
+    assert find_profile("H200 SXM", folder=tmp_path) is None
+    path = next(tmp_path.rglob("*.json"))
+    code, out, err = cli("roofline", "--profile", str(path), "--json")
+    assert code == 0 and json.loads(out)["gpu"] == "H200 NVL", err
+    # a profile written before the id was kept is matched by its name alone
+    old = DeviceProfile(uuid="GPU-0000bbbb", name="NVIDIA H200", date="2026-12-01T00:00:00+00:00", dram_bandwidth_gbs=4000.0)
+    save_profile(old, tmp_path / "old")
+    assert find_profile("H200 SXM", folder=tmp_path / "old").uuid == old.uuid
+
+
 def _store(tmp_path, monkeypatch, names):
     from gpuwhy.profiles import DeviceProfile, save_profile
 

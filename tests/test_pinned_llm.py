@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 
 import pytest
 
 from gpuwhy.errors import UsageError
-from gpuwhy.model.llm.estimate import _fmt_b, _fmt_flop, _fmt_n, _fmt_t, estimate, scaled_estimate, sweep_batches
-from gpuwhy.model.llm.result import ceiling_sentence, fmt_rate
+from gpuwhy.model.llm.estimate import estimate, scaled_estimate, sweep_batches
+from gpuwhy.model.llm.result import ceiling_sentence
 from gpuwhy.model.llm.roofline import (
     AttentionShape,
     LlmGpu,
@@ -32,6 +33,7 @@ from gpuwhy.model.llm.roofline import (
     prefill,
 )
 from gpuwhy.model.llm.scaling import Scaling
+from gpuwhy.units import fmt_params, fmt_rate, fmt_si, fmt_time
 
 P8B = 8_030_261_248
 LLAMA3_8B = AttentionShape(layers=32, kv_heads=8, head_dim=128, heads=32)
@@ -39,6 +41,8 @@ KV_BF16 = 2 * 32 * 8 * 128 * 2  # 131,072 B per token
 KV_FP8 = 2 * 32 * 8 * 128 * 1  # 65,536 B per token
 H200 = LlmGpu("H200 SXM", 4800e9, 989.5e12, "bf16", memory_bytes=141e9)
 RTX5070 = LlmGpu("GeForce RTX 5070", 672e9, 61.7e12, "fp16", memory_bytes=12e9)
+# The arithmetic lines' formats (gpuwhy.units, 4 figures): bytes, times, FLOPs, parameter counts.
+B4, T4, FLOP4 = partial(fmt_si, unit="B", digits=4), partial(fmt_time, digits=4), partial(fmt_si, unit="FLOP", digits=4)
 
 
 # --- prefill: Llama-3 8B, a 2048-token prompt at batch 8 on the H200 --------------------------------
@@ -285,25 +289,25 @@ def test_fmt_rate(x, text):
 @pytest.mark.parametrize(
     "fn, x, text",
     [
-        (_fmt_b, 16_060_522_496, "16.06 GB"),
-        (_fmt_b, 999.96e6, "1 GB"),  # from 0.9995 x the unit up
-        (_fmt_b, 999.4e6, "999.4 MB"),
-        (_fmt_b, 1.5e12, "1.5 TB"),
-        (_fmt_b, 2048.0, "2.048 kB"),
-        (_fmt_b, 12.0, "12 B"),
-        (_fmt_t, 3.3458e-3, "3.346 ms"),
-        (_fmt_t, 1.5, "1.5 s"),
-        (_fmt_t, 16.23e-6, "16.23 us"),
-        (_fmt_t, 40e-9, "40 ns"),
-        (_fmt_flop, 2.5e15, "2.5 PFLOP"),
-        (_fmt_flop, 1.141e12, "1.141 TFLOP"),
-        (_fmt_flop, 25.8e9, "25.8 GFLOP"),
-        (_fmt_flop, 3e6, "3 MFLOP"),
-        (_fmt_flop, 12.0, "12 FLOP"),
-        (_fmt_n, 8.03e9, "8.03B"),
-        (_fmt_n, 1.2e12, "1.2T"),
-        (_fmt_n, 124e6, "124M"),
-        (_fmt_n, 500.0, "500"),
+        (B4, 16_060_522_496, "16.06 GB"),
+        (B4, 999.96e6, "1 GB"),  # from 0.9995 x the unit up
+        (B4, 999.4e6, "999.4 MB"),
+        (B4, 1.5e12, "1.5 TB"),
+        (B4, 2048.0, "2.048 kB"),
+        (B4, 12.0, "12 B"),
+        (T4, 3.3458e-3, "3.346 ms"),
+        (T4, 1.5, "1.5 s"),
+        (T4, 16.23e-6, "16.23 us"),
+        (T4, 40e-9, "40 ns"),
+        (FLOP4, 2.5e15, "2.5 PFLOP"),
+        (FLOP4, 1.141e12, "1.141 TFLOP"),
+        (FLOP4, 25.8e9, "25.8 GFLOP"),
+        (FLOP4, 3e6, "3 MFLOP"),
+        (FLOP4, 12.0, "12 FLOP"),
+        (fmt_params, 8.03e9, "8.03B"),
+        (fmt_params, 1.2e12, "1.2T"),
+        (fmt_params, 124e6, "124M"),
+        (fmt_params, 500.0, "500"),
     ],
 )
 def test_arithmetic_number_formats(fn, x, text):
@@ -564,8 +568,8 @@ def test_experts_spread_line_only_when_it_is_slower():
 
 def test_unit_boundary_of_the_arithmetic_formats():
     # issue 19: one formatter (gpuwhy.units): the larger unit once the figure rounds to 1000 of the smaller
-    assert _fmt_b(1e9 * 0.9995) == "999.5 MB"
-    assert _fmt_b(999.96e6) == "1 GB"
+    assert B4(1e9 * 0.9995) == "999.5 MB"
+    assert B4(999.96e6) == "1 GB"
 
 
 def test_to_dict_figures():

@@ -13,6 +13,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
+from gpuwhy.archs import parse_arch
 from gpuwhy.importers.ncu.counters import launch_figures
 from gpuwhy.specs import library
 from test_pinned_importers import DROP, NO_TENSOR, SASS, launch, sass
@@ -100,7 +101,7 @@ def test_hfma_thread_instructions_stand_for_the_moves_one_warp_at_a_time():
 def _hopper(bf16=None, fp16=None):
     """A made-up compute capability 9.0 GPU with the dense tensor peaks given (TFLOP/s)."""
     peaks = {k: v for k, v in (("bf16", bf16), ("fp16", fp16)) if v is not None}
-    return NS(name="Test Hopper", compute_capability="9.0", peak_tflops=peaks)
+    return NS(name="Test Hopper", compute_capability="9.0", arch=parse_arch("9.0"), peak_tflops=peaks)
 
 
 # 1e7 instructions x 65,536 = 6.5536e11 FLOP in 1 s; 1.05 x 0.624152380952381 TFLOP/s is 6.5536e11 to the last bit

@@ -484,15 +484,19 @@ def test_mig_slice_with_unknown_shares_gets_no_sheet():
     assert c.sheet.name == "H200 SXM MIG slice"
 
 
-def test_sheet_for_device():
-    from gpuwhy.device.sheet import sheet_for_device
-
+def test_sheet_for_device(tmp_path):
     info = SimpleNamespace(name="NVIDIA H200", pci_device_id="0x233B")
-    c = sheet_for_device(info)
+    c = sheet_for(device=info)
     assert c.sheet.name == "H200 NVL" and c.rule == "pci_id"  # the device's PCI id decides
-    assert sheet_for_device(info, gpu="H100 SXM").sheet.name == "H100 SXM"  # a named GPU decides alone
-    unknown = sheet_for_device(SimpleNamespace(name="Mystery GPU", pci_device_id=None))
+    assert sheet_for("H100 SXM", device=info).sheet.name == "H100 SXM"  # a named GPU decides alone
+    unknown = sheet_for(device=SimpleNamespace(name="Mystery GPU", pci_device_id=None))
     assert unknown.sheet is None and unknown.rule == "none"
+    # a broken sheet folder does not stop a measurement; a name given still raises
+    (tmp_path / "bad.yaml").write_text("name: [unclosed\n")
+    broken = sheet_for(device=info, spec_dirs=(str(tmp_path),))
+    assert broken.sheet is None and broken.note.startswith("spec sheets not loaded (")
+    with pytest.raises(SpecError):
+        sheet_for(nvml_name=info.name, pci_device_id=info.pci_device_id, spec_dirs=(str(tmp_path),))
 
 
 def test_sheet_choice_defaults():

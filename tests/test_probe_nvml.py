@@ -360,7 +360,7 @@ def test_mig_slice_gets_scaled_peaks_never_the_full_sheet(machine, driver_uuid_i
     assert all(c.ok for c in d.derived.comparisons), [c.message for c in d.derived.comparisons]
     assert d.identity.uuid == MIG_UUID
     assert d.health.mig_mode is True and [x.profile for x in d.health.mig_instances] == ["1g.18gb"]
-    local = probe_mod.local_sheet()
+    local = probe_mod.device_sheet()[0].sheet
     assert local.name == "H200 SXM MIG 1g.18gb" and local.peak_tflops["fp32"] < 67.0
 
 
@@ -377,7 +377,7 @@ def test_mig_slice_seen_only_by_the_driver_refuses_the_full_sheet(machine):
     assert d.identity.uuid.startswith("MIG-")
     assert any("MIG slice" in w for w in d.warnings)
     with pytest.raises(NoDeviceError, match="full-GPU sheet is not used"):
-        probe_mod.local_sheet()
+        probe_mod.device_sheet()
 
 
 def test_mig_parent_uuid_without_matching_nvml_mig_device(machine):
@@ -405,7 +405,7 @@ def test_mig_share_unknown_refuses_the_full_sheet(machine):
     d = probe_mod.probe_devices().devices[0]
     assert d.sheet.sheet is None and d.sheet.full_sheet_name == "H200 SXM"
     with pytest.raises(NoDeviceError, match="full-GPU sheet is not used"):
-        probe_mod.local_sheet()
+        probe_mod.device_sheet()
 
 
 # ---------------------------------------------------------------------------------
@@ -520,12 +520,12 @@ def test_no_sheet_matched_names_the_closest(machine):
     assert any(w.startswith("no sheet matched") for w in d.warnings)
     assert not d.derived.comparisons
     with pytest.raises(NoDeviceError, match="found NVIDIA H200 Mystery Edition but no sheet matched"):
-        probe_mod.local_sheet()
+        probe_mod.device_sheet()
 
 
-def test_local_sheet_is_the_first_visible_gpu(machine):
+def test_device_sheet_is_the_first_visible_gpu(machine):
     _two_gpu_machine(machine, ["a100", "h200"])
-    assert probe_mod.local_sheet().name == "A100 SXM4 40GB"
+    assert probe_mod.device_sheet()[0].sheet.name == "A100 SXM4 40GB"
 
 
 def test_json_document(machine):

@@ -17,7 +17,7 @@ from gpuwhy.api import run_program as rp
 from gpuwhy.api.run import run_program, to_json
 from gpuwhy.importers.timeline.results import CAUSE_LABELS
 from gpuwhy.render.jsonout import SCHEMA_VERSION
-from gpuwhy.render.numfmt import num
+from gpuwhy.units import fmt_cell
 from gpuwhy.render.report_data import ReportInput
 from gpuwhy.render.report_html import GENERATOR_MARK, REPORT_END, render_report
 from gpuwhy.render.report_run import BUSY_COLOR, CAUSE_COLORS, STRIP_H, run_section, strip
@@ -99,7 +99,7 @@ def test_real_trace_page_has_one_rect_per_non_empty_segment(tmp_path):
     assert f"<b>Verdict:</b> {html.escape(diag['line'])}" in sec
     assert diag["line"].startswith("data-loading-bound: data loading (DataLoader), 93% of the judged window")
     fix = diag["remedies"][0]
-    assert fix["key"] == "more_loader_workers" and f"the window runs at most {num(fix['ceiling_x'])}x faster" in sec
+    assert fix["key"] == "more_loader_workers" and f"the window runs at most {fmt_cell(fix['ceiling_x'])}x faster" in sec
     assert "not measured" in sec  # regimes from a trace alone
     assert page.startswith("<!DOCTYPE html>") and GENERATOR_MARK in page and page.rstrip().endswith(REPORT_END)
     assert 'id="roofline"' not in page  # a run alone: the page is the run's
@@ -130,7 +130,7 @@ def test_fixes_and_the_whole_window(tmp_path):
     sec = run_section(doc)
     assert sec["fixes"][0]["speedup"] == "nothing would be left of the window"
     second = doc["diagnosis"]["remedies"][1]
-    assert sec["fixes"][1]["speedup"] == f"the window runs at most {num(second['ceiling_x'])}x faster"
+    assert sec["fixes"][1]["speedup"] == f"the window runs at most {fmt_cell(second['ceiling_x'])}x faster"
     assert sec["fixes"][1]["detail"].startswith(second["key"].replace("_", " ") + ": removes ")
     assert sec["fixes"][1]["remedies"] == [second["text"]]
     assert sec["verdict"] == doc["diagnosis"]["line"]

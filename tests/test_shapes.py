@@ -312,16 +312,16 @@ def test_whole_number_guard_at_its_limits():
 
 
 def test_exact_count_text_up_to_2_to_the_53():
-    from gpuwhy.model.kernels.shapes import _n
+    from gpuwhy.units import fmt_count
 
     # whole numbers below 2^53 = 9,007,199,254,740,992 are exact, with separators
-    assert _n(12345.0) == "12,345"
-    assert _n(2**53 - 1) == "9,007,199,254,740,991"
+    assert fmt_count(12345.0) == "12,345"
+    assert fmt_count(2**53 - 1) == "9,007,199,254,740,991"
     # from 2^53 on a float may not hold the count: 4 significant digits, 9.007e15
-    assert _n(2**53) == "9.007e15"
-    assert _n(2.0**60) == "1.153e18"  # 2^60 = 1,152,921,504,606,846,976
+    assert fmt_count(2**53) == "9.007e15"
+    assert fmt_count(2.0**60) == "1.153e18"  # 2^60 = 1,152,921,504,606,846,976
     # not whole: 4 significant digits
-    assert _n(1.5) == "1.5" and _n(0.123456) == "0.1235"
+    assert fmt_count(1.5) == "1.5" and fmt_count(0.123456) == "0.1235"
 
 
 def test_gemm_lines_batch_one_and_two():

@@ -8,7 +8,7 @@ import pytest
 from gpuwhy.device.sheet import sheet_for
 from gpuwhy.errors import SpecError, UsageError
 from gpuwhy.resources import bundled_dir
-from gpuwhy.specs import PRECISIONS, SpecLibrary, load_library, load_yaml, validate_sheet
+from gpuwhy.specs import PRECISIONS, SpecLibrary, library, load_library, load_yaml, validate_sheet
 
 FIX = Path(__file__).parent / "fixtures"
 BUNDLED = sorted(bundled_dir("specs").glob("*.yaml"))
@@ -174,3 +174,15 @@ def test_bundled_h200_sheet_matches_probe_values():
     s = sheet_for(nvml_name="NVIDIA H200", pci_device_id="0x2335", library=lib).sheet
     assert s.name == "H200 SXM"
     assert round(s.ridge_point("bf16")) == 206
+
+
+def test_a_sheet_carries_its_parsed_architecture():
+    import dataclasses
+
+    from gpuwhy.archs import Arch
+
+    lib = library(())
+    assert lib.match("H200").arch == Arch(90) and lib.match("RTX 5070").arch.name == "sm_120"
+    assert lib.match("MI300X").arch is None  # gfx942: no NVIDIA architecture
+    assert all(s.arch is not None for s in lib if s.vendor == "NVIDIA")
+    assert dataclasses.replace(lib.match("H200"), compute_capability="8.0").arch == Arch(80)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuwhy.errors import UsageError
+from gpuwhy.units import fmt_file_size
 
 #: Largest input read, in bytes (after decompression): 4 GiB. Real Kineto
 #: traces of long training runs reach about 1 GB; ncu CSV exports are smaller.
@@ -50,14 +51,6 @@ def max_input_bytes(override: int | None = None) -> int:
     if value <= 0:
         raise UsageError(f"{ENV_MAX_BYTES}={env!r} is not a positive number of bytes; unset it or give e.g. 8589934592")
     return value
-
-
-def _human(n: float) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"  # pragma: no cover
 
 
 def check_input_path(path: str | Path, what: str) -> Path:
@@ -150,7 +143,7 @@ def read_input(path: str | Path, what: str, *, max_bytes: int | None = None, gun
     size = p.stat().st_size
     over = (f"; raise the limit with {ENV_MAX_BYTES}=BYTES if the file is meant to be this large")
     if size > limit:
-        raise UsageError(f"{str(p)!r} is {_human(size)}, over the {_human(limit)} input limit{over}")
+        raise UsageError(f"{str(p)!r} is {fmt_file_size(size)}, over the {fmt_file_size(limit)} input limit{over}")
     try:
         with open(p, "rb") as fh:
             head = fh.read(2)
@@ -168,7 +161,7 @@ def read_input(path: str | Path, what: str, *, max_bytes: int | None = None, gun
                     out += chunk
                     if len(out) > limit:
                         verb = "unpacks to" if packed else "is"
-                        raise UsageError(f"{str(p)!r} {verb} more than the {_human(limit)} input limit{over}")
+                        raise UsageError(f"{str(p)!r} {verb} more than the {fmt_file_size(limit)} input limit{over}")
             return bytes(out)
     except UsageError:
         raise

@@ -164,6 +164,8 @@ RUN = Section("run", (
     Field("launch_overhead_s", "float | None", check=_S), Field("launch_submit_s", "float | None", check=_S),
     Field("launch_round_trip_s", "float | None", check=_S), Field("launch_graph_per_kernel_s", "float | None", check=_S),
     Field("l2_bytes", "int | None", check=number(1, 1e12, "bytes")), Field("sm_count", "int | None", check=number(1, 1e5, "SMs")),
+    # the PCI device id ("0x2335"), read with the name to find the sheet; None in older profiles
+    Field("pci_device_id", "str | None", check=text),
     Field("gpuwhy", "str", "", text), Field("schema", "int", SCHEMA),
 ))
 

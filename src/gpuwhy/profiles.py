@@ -48,6 +48,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+from .device.uuids import GPU_PREFIX, MIG_PREFIX, with_uuid_prefix
 from .errors import GpuwhyError, UsageError
 from .profile_sections import SCHEMA, SECTIONS, Section, allreduce_entry  # noqa: F401  (allreduce_entry: public here)
 from .version import __version__
@@ -62,11 +63,13 @@ def profiles_dir() -> Path:
 
 
 def normalize_uuid(uuid: str) -> str:
-    """``GPU-xxxxxxxx-...`` in lower case after the prefix (NVML's form), whatever the input."""
+    """``GPU-xxxxxxxx-...`` in lower case after the prefix (NVML's form), whatever the input
+    (:func:`~gpuwhy.device.uuids.with_uuid_prefix`); a MIG device's ``MIG-`` is kept."""
     u = str(uuid).strip()
-    if u.lower().startswith("gpu-"):
+    mig = u[:4].upper() == MIG_PREFIX
+    if u[:4].upper() in (GPU_PREFIX, MIG_PREFIX):
         u = u[4:]
-    return "GPU-" + u.lower()
+    return with_uuid_prefix(u.lower(), mig=mig)
 
 
 class _ProfileMethods:
@@ -167,7 +170,7 @@ def _read_all(folder: Path | None = None, uuid: str | None = None) -> list[Devic
     Unreadable or foreign files are skipped: the store is a cache, never a reason to fail.
     """
     root = folder or profiles_dir()
-    pattern = f"{normalize_uuid(uuid)}/*.json" if uuid else "GPU-*/*.json"
+    pattern = f"{normalize_uuid(uuid)}/*.json" if uuid else f"{GPU_PREFIX}*/*.json"
     out = []
     for path in sorted(root.glob(pattern)) if root.is_dir() else ():
         try:
@@ -190,20 +193,6 @@ def latest_profile(uuid: str, folder: Path | None = None, need: str | None = Non
     ``"launch_overhead_s"``): a run limited by ``--kernel`` may lack one.
     """
     return find_profile(uuid=uuid, folder=folder, need=need, by_sheet=False)
-
-
-def profile_sheet(profile: DeviceProfile, spec_dirs: Iterable[str] = ()):
-    """The spec sheet of the GPU a profile measured: the sheet it was recorded against,
-    else the one its NVML name matches (:func:`gpuwhy.device.sheet.sheet_for`); None when none does.
-
-    Raises:
-        UsageError: the recorded sheet name is no longer known; SpecError: a malformed sheet.
-    """
-    from .device.sheet import sheet_for
-
-    if profile.sheet:
-        return sheet_for(profile.sheet, spec_dirs=spec_dirs).sheet
-    return sheet_for(nvml_name=profile.name, spec_dirs=spec_dirs).sheet
 
 
 def find_profile(sheet=None, uuid: str | None = None, *, need: str | None = None, folder: Path | None = None,
@@ -230,17 +219,18 @@ def find_profile(sheet=None, uuid: str | None = None, *, need: str | None = None
     for p in _read_all(folder):
         if not usable(p):
             continue
-        if name and p.sheet != name and _sheet_name_of(p.name, spec_dirs) != name:
+        if name and p.sheet != name and _sheet_name_of(p, spec_dirs) != name:
             continue
         best = p
     return best
 
 
-def _sheet_name_of(nvml_name: str, spec_dirs: Iterable[str]) -> str | None:
+def _sheet_name_of(profile, spec_dirs: Iterable[str]) -> str | None:
+    """The name of the sheet the profiled GPU's NVML name and PCI id match, or None."""
     from .device.sheet import sheet_for
 
     try:
-        s = sheet_for(nvml_name=nvml_name, spec_dirs=spec_dirs).sheet
+        s = sheet_for(nvml_name=profile.name, pci_device_id=profile.pci_device_id, spec_dirs=spec_dirs).sheet
     except GpuwhyError:  # a broken user sheet must not hide the other profiles
         return None
     return s.name if s is not None else None
@@ -291,6 +281,7 @@ def profile_from_result(result):
         l2_bytes=d.l2_bytes,
         sm_count=d.sm_count,
         gpuwhy=__version__,
+        pci_device_id=getattr(d, "pci_device_id", None),
     )
 
 

@@ -17,9 +17,11 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable
 
+from .archs import Arch, parse_arch
 from .errors import SpecError, UsageError
 from .resources import bundled_dir
 from .units import fmt_g, fmt_num
@@ -116,6 +118,15 @@ class Sheet:
     notes: tuple[str, ...] = ()
     path: str = ""
     origin: str = "bundled"
+
+    @cached_property
+    def arch(self) -> Arch | None:
+        """``compute_capability`` parsed by :func:`gpuwhy.archs.parse_arch` (``"9.0"`` is sm_90);
+        None when it names no NVIDIA architecture (AMD's ``"gfx942"``)."""
+        try:
+            return parse_arch(self.compute_capability)
+        except UsageError:
+            return None
 
     @property
     def bandwidth_bytes_per_s(self) -> float:

@@ -132,6 +132,54 @@ def parse_count(text: str | int, what: str = "count") -> int:
     return int(value)
 
 
+#: The largest dimension a shape may give: 2**53, the last integer a float holds exactly.
+MAX_DIMENSION = 2**53
+_POWER_RE = re.compile(r"^\s*(\d+)\s*(?:\^|\*\*)\s*(\d+)\s*$")
+
+
+def parse_dimension(text: str | int, what: str = "dimension") -> int:
+    """A whole number of elements greater than zero: ``4096``, ``2^28`` (or ``2**28``),
+    ``1M`` (suffixes as :func:`parse_count`), at most :data:`MAX_DIMENSION`.
+
+    Raises:
+        UsageError: zero, negative, not a whole number, not a number, or too large.
+    """
+    if isinstance(text, bool):
+        raise UsageError(f"{what} {text!r} is not a whole number")
+    m = _POWER_RE.match(str(text)) if not isinstance(text, int) else None
+    if m:
+        base, exp = int(m.group(1)), int(m.group(2))
+        value = base**exp if exp <= 64 and base <= MAX_DIMENSION else MAX_DIMENSION + 1
+        if value < 1:
+            raise UsageError(f"{what} {text!r} must be greater than zero")
+    else:
+        value = parse_count(text, what)
+    if value > MAX_DIMENSION:
+        raise UsageError(f"{what} {text!r} is larger than 2^53; give a real size")
+    return value
+
+
+def parse_shape(text: str | tuple | list, names: tuple[str, ...], sep: str, what: str, example: str) -> tuple[int, ...]:
+    """The dimensions of a shape such as ``8192x8192x4096`` (``sep`` "x"; ``X`` and ``×``
+    also split) or ``1,32,4096,128`` (``sep`` ","), one per name in ``names``; each
+    as :func:`parse_dimension`. A tuple or list of numbers is taken as the dimensions.
+
+    Raises:
+        UsageError: the wrong number of parts (the message shows ``example``), or a bad part.
+    """
+    if isinstance(text, (tuple, list)):
+        parts = [p for p in text]
+    else:
+        s = str(text)
+        if sep == "x":
+            s = s.replace("×", "x").replace("X", "x")
+        parts = s.split(sep)
+    form = sep.join(names)
+    if len(parts) != len(names) or any(isinstance(p, str) and not p.strip() for p in parts):
+        raise UsageError(f"{what} {text!r} must give {len(names)} dimensions {form}, e.g. {example}")
+    return tuple(parse_dimension(p, f"{what} {n}") for n, p in zip(names, parts))
+
+
 # ---------------------------------------------------------------- formatting --
 # One formatter for people: a mantissa of about ``digits`` significant figures,
 # SI prefixes for quantities with a unit, engineering notation (exponent a
@@ -178,17 +226,21 @@ def fmt_eng(value: float, digits: int = 3, trim: bool = True) -> str:
     return f"{_sig(mant, digits, trim)}e{exp}" if exp else _sig(mant, digits, trim)
 
 
-def fmt_num(value: float | None, digits: int = 3, trim: bool = True) -> str:
+def fmt_num(value: float | None, digits: int = 3, trim: bool = True, *, whole_from: float | None = None) -> str:
     """A dimensionless number for people: ``0.00176``, ``3.36``, ``66.1``, ``4,598``, ``71.6e6``, ``120e-6``.
 
     Fixed-point with ``digits`` significant figures (whole numbers from 10**digits up,
     thousands separated) for 1e-3 <= |x| < 1e6, engineering notation outside;
     trailing zeros dropped unless ``trim`` is False (a table column: ``55.0``);
+    with ``whole_from``, a whole number with separators from that magnitude up, never
+    engineering notation there (``fmt_num(2.5e6, 4, whole_from=1000) == "2,500,000"``);
     ``n/a`` for None or NaN, ``inf`` for infinity.
     """
     if _missing(value):
         return "n/a"
     x = float(value)
+    if whole_from is not None and abs(x) >= whole_from:
+        return f"{x:,.0f}"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     r = _round_sig(x, digits)
@@ -206,25 +258,62 @@ def fmt_num(value: float | None, digits: int = 3, trim: bool = True) -> str:
     return text
 
 
-def fmt_g(value: float | None) -> str:
+def fmt_cell(value, digits: int = 3) -> str:
+    """A figure for a table cell of the HTML report or a roofline drawing: :func:`fmt_num` with
+    ``digits`` figures and trailing zeros kept (``55.0``, ``4,598``, ``71.6e6``); ``n/a`` for
+    anything but a finite number (None, text, a bool, NaN, infinity)."""
+    return fmt_num(finite(value), digits, trim=False)
+
+
+def finite(value) -> float | None:
+    """``value`` as a float when it is a finite number, else None (None, text, a bool, NaN,
+    infinity): what a figure read from a JSON document may be."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    x = float(value)
+    return x if math.isfinite(x) else None
+
+
+def fmt_g(value: float | None, unit: str = "") -> str:
     """``format(value, "g")`` (six significant figures, no separators: ``4800``, ``989.5``,
     ``0.5``) where that writes no exponent, engineering notation where it would (from 1e6,
-    below 1e-4: ``1.2e6`` rather than ``1.2e+06``); ``n/a`` for None/NaN."""
+    below 1e-4: ``1.2e6`` rather than ``1.2e+06``); ``unit`` appended after a space
+    (``fmt_g(1980, "MHz") == "1980 MHz"``); ``n/a`` (no unit) for None/NaN."""
     if _missing(value):
         return "n/a"
     text = format(float(value), "g")
-    return fmt_eng(value, 6) if "e" in text else text
+    text = fmt_eng(value, 6) if "e" in text else text
+    return f"{text} {unit}" if unit else text
 
 
-def fmt_pct(value: float | None, decimals: int = 1) -> str:
-    """A percentage (``value`` already in percent): ``95.8%`` with ``decimals`` decimals below
-    1000%, then :func:`fmt_num` (``2,315%``, ``1.49e6%``); ``n/a`` for None/NaN."""
-    if _missing(value):
+def fmt_pct(value: float | None, decimals: int = 1, *, compact: bool = True, fraction: bool = False) -> str:
+    """A percentage with ``decimals`` decimals: ``95.8%``. ``value`` is in percent, or with
+    ``fraction`` a fraction (0.958) that is multiplied by 100 first.
+
+    ``compact`` (the default): from 1000% on :func:`fmt_num` (``2,315%``, ``1.49e6%``), and
+    ``n/a`` for None/NaN. ``compact=False``: exactly ``f"{value:.{decimals}f}%"`` for every
+    number (``2315.0%``; Python's ``inf%``/``nan%``), ``n/a`` only for None (wrap the value
+    in :func:`finite` to write ``n/a`` for infinity, NaN and non-numbers too).
+
+    Raises:
+        ValueError, TypeError: ``compact=False`` and ``value`` is neither None nor a number.
+    """
+    if compact:
+        if _missing(value):
+            return "n/a"
+        x = 100 * float(value) if fraction else float(value)
+        if abs(x) >= 1000 or math.isinf(x):
+            return f"{fmt_num(x)}%"
+        return f"{x:.{decimals}f}%"
+    if value is None:
         return "n/a"
-    x = float(value)
-    if abs(x) >= 1000 or math.isinf(x):
-        return f"{fmt_num(x)}%"
-    return f"{x:.{decimals}f}%"
+    return f"{100 * value if fraction else value:.{decimals}f}%"
+
+
+def fmt_share(part: float, total: float | None, decimals: int = 0) -> str:
+    """``part`` as a percentage of ``total`` with ``decimals`` decimals (``37%``); ``n/a``
+    when ``total`` is None or zero."""
+    return f"{100 * part / total:.{decimals}f}%" if total else "n/a"
 
 
 def fmt_si(value: float | None, unit: str = "", digits: int = 3) -> str:
@@ -294,49 +383,156 @@ def fmt_bytes(n: float | None, digits: int = 3) -> str:
     return f"{fmt_num(x, digits) if a < 1 else f'{x:.0f}'} B"
 
 
-#: The largest dimension a shape may give: 2**53, the last integer a float holds exactly.
-MAX_DIMENSION = 2**53
-_POWER_RE = re.compile(r"^\s*(\d+)\s*(?:\^|\*\*)\s*(\d+)\s*$")
+def fmt_fixed(value: float | None, decimals: int = 1, *, grouped: bool = True, whole_from: float | None = None,
+              missing: str = "n/a") -> str:
+    """``value`` with exactly ``decimals`` decimals, thousands separated when ``grouped``:
+    ``fmt_fixed(3350.04) == "3,350.0"``, ``fmt_fixed(0.5, 2, grouped=False) == "0.50"``.
+
+    ``whole_from``: from that value up a whole number with separators (``fmt_fixed(350.4, 1,
+    grouped=False, whole_from=10) == "350"``, ``"3.5"`` below). ``missing`` for None;
+    infinity and NaN as Python writes them (``inf``, ``nan``).
+    """
+    if value is None:
+        return missing
+    if whole_from is not None and value >= whole_from:
+        return f"{value:,.0f}"
+    return f"{value:,.{decimals}f}" if grouped else f"{value:.{decimals}f}"
 
 
-def parse_dimension(text: str | int, what: str = "dimension") -> int:
-    """A whole number of elements greater than zero: ``4096``, ``2^28`` (or ``2**28``),
-    ``1M`` (suffixes as :func:`parse_count`), at most :data:`MAX_DIMENSION`.
+def fmt_ns(seconds: float | None, decimals: int = 0, *, unit: bool = False) -> str:
+    """A duration given in seconds as nanoseconds with ``decimals`` decimals and separators, for a
+    column of nanoseconds: ``fmt_ns(1.2345e-6) == "1,234"``; ``unit`` appends `` ns``
+    (``fmt_ns(8.05e-7, 1, unit=True) == "805.0 ns"``); ``n/a`` for None."""
+    if seconds is None:
+        return "n/a"
+    text = f"{seconds * 1e9:,.{decimals}f}"
+    return f"{text} ns" if unit else text
+
+
+def fmt_us(microseconds: float, digits: int = 3) -> str:
+    """A duration given in microseconds, written as :func:`fmt_time` writes seconds (``1.76 us``, ``8.9 ms``)."""
+    return fmt_time(microseconds * 1e-6, digits)
+
+
+def fmt_rate(value: float, infinite: str = "unbounded") -> str:
+    """A rate for sentences and tables (tokens/s): :func:`fmt_num` (``112``, ``4,598``);
+    ``infinite`` for infinity or NaN.
 
     Raises:
-        UsageError: zero, negative, not a whole number, not a number, or too large.
+        TypeError: ``value`` is not a number.
     """
-    if isinstance(text, bool):
-        raise UsageError(f"{what} {text!r} is not a whole number")
-    m = _POWER_RE.match(str(text)) if not isinstance(text, int) else None
-    if m:
-        base, exp = int(m.group(1)), int(m.group(2))
-        value = base**exp if exp <= 64 and base <= MAX_DIMENSION else MAX_DIMENSION + 1
-        if value < 1:
-            raise UsageError(f"{what} {text!r} must be greater than zero")
-    else:
-        value = parse_count(text, what)
-    if value > MAX_DIMENSION:
-        raise UsageError(f"{what} {text!r} is larger than 2^53; give a real size")
-    return value
+    if not math.isfinite(value):
+        return infinite
+    return fmt_num(value)
 
 
-def parse_shape(text: str | tuple | list, names: tuple[str, ...], sep: str, what: str, example: str) -> tuple[int, ...]:
-    """The dimensions of a shape such as ``8192x8192x4096`` (``sep`` "x"; ``X`` and ``×``
-    also split) or ``1,32,4096,128`` (``sep`` ","), one per name in ``names``; each
-    as :func:`parse_dimension`. A tuple or list of numbers is taken as the dimensions.
+def fmt_times(value: float | None, decimals: int = 2, *, infinite: str = "no bound") -> str:
+    """A factor for a table: ``2.50x`` (``decimals`` decimals) below 100, a whole ``250x`` from
+    100 up (no separators), ``infinite`` for infinity, ``n/a`` for None."""
+    if value is None:
+        return "n/a"
+    if value == float("inf"):
+        return infinite
+    return f"{value:.{decimals}f}x" if value < 100 else f"{value:.0f}x"
 
-    Raises:
-        UsageError: the wrong number of parts (the message shows ``example``), or a bad part.
-    """
-    if isinstance(text, (tuple, list)):
-        parts = [p for p in text]
-    else:
-        s = str(text)
-        if sep == "x":
-            s = s.replace("×", "x").replace("X", "x")
-        parts = s.split(sep)
-    form = sep.join(names)
-    if len(parts) != len(names) or any(isinstance(p, str) and not p.strip() for p in parts):
-        raise UsageError(f"{what} {text!r} must give {len(names)} dimensions {form}, e.g. {example}")
-    return tuple(parse_dimension(p, f"{what} {n}") for n, p in zip(names, parts))
+
+def fmt_usd(value: float) -> str:
+    """US dollars: cents from 1 up (``1,234.50``), :func:`fmt_num` figures below (``0.0123``)."""
+    return f"{value:,.2f}" if value >= 1 else fmt_num(value)
+
+
+# Counts: five ways of writing how many, each where it reads best.
+
+def fmt_count(n: float) -> str:
+    """An exact count with separators (``134,217,728``); past 2^53, where a float stops
+    holding whole numbers, :func:`fmt_num` with 4 figures."""
+    return f"{int(n):,}" if n == int(n) and abs(n) < 2**53 else fmt_num(n, 4)
+
+
+def fmt_pow2(value) -> str:
+    """An element count: ``2^28`` for a power of two from 1024 up, else ``1,000`` (the whole
+    part); ``n/a`` for anything but a finite number."""
+    x = finite(value)
+    if x is None:
+        return "n/a"
+    n = int(x)
+    if n >= 1024 and n & (n - 1) == 0:
+        return f"2^{n.bit_length() - 1}"
+    return f"{n:,}"
+
+
+def fmt_binary_count(n: int) -> str:
+    """A count as an exact binary multiple when it is one: ``256M`` (256 x 2^20), ``1G``,
+    ``4K``; else the count with separators (``1,000``)."""
+    for factor, suffix in ((2**30, "G"), (2**20, "M"), (2**10, "K")):
+        if n >= factor and n % factor == 0:
+            return f"{n // factor}{suffix}"
+    return f"{n:,}"
+
+
+def fmt_count_words(n: float) -> str:
+    """A count in words: ``3 billion``, ``124 million``, ``1.5 trillion`` (from 0.9995 x the
+    unit, so 999.96 million reads 1 billion); below a thousand the whole number (``512``)."""
+    for factor, unit in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "thousand")):
+        if n >= factor * 0.9995:
+            return f"{fmt_num(n / factor)} {unit}"
+    return f"{n:.0f}"
+
+
+def fmt_params(n: float) -> str:
+    """A parameter or token count the way model names write it, 4 figures and no space:
+    ``8.03B``, ``1.5T``, ``124M``, ``512`` (T, B for billion, M; from 0.9995 x the unit,
+    so 999.96M reads 1B)."""
+    scales = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1.0, ""))
+    for factor, unit in scales:
+        if n >= factor * 0.9995:
+            break
+    return f"{fmt_num(n / factor, 4)}{unit}"
+
+
+# Sizes in words other than fmt_bytes's.
+
+def fmt_size(n: float, smallest: str = "MiB") -> str:
+    """A memory size (a cache, a working set) in GiB from 1 GiB up, else MiB, with
+    :func:`fmt_num` figures (``50 MiB``, ``1.5 GiB``); with ``smallest="KiB"``, KiB below
+    1 MiB (``512 KiB``) where ``"MiB"`` writes ``0.5 MiB``."""
+    if smallest == "MiB":
+        return f"{fmt_num(n / 2**20)} MiB" if n < 2**30 else f"{fmt_num(n / 2**30)} GiB"
+    if n >= 2**30:
+        return f"{fmt_num(n / 2**30)} GiB"
+    if n >= 2**20:
+        return f"{fmt_num(n / 2**20)} MiB"
+    return f"{fmt_num(n / 2**10)} KiB"
+
+
+def fmt_kb(n: float, *, fixed: bool = False) -> str:
+    """Bytes in decimal kilobytes as the course writes them (336 KB = 336,000 B), MB from
+    1e6 up: :func:`fmt_num` figures (``336 KB``, ``2.5 MB``), or with ``fixed`` a table's
+    fixed decimals (``336.0 KB``, ``2.50 MB``)."""
+    if n >= 1e6:
+        return f"{n / 1e6:,.2f} MB" if fixed else f"{fmt_num(n / 1e6)} MB"
+    return f"{n / 1e3:,.1f} KB" if fixed else f"{fmt_num(n / 1e3)} KB"
+
+
+def fmt_file_size(n: float) -> str:
+    """A file size for messages: whole ``bytes`` below 1 KiB, else one decimal in the largest
+    binary unit it reaches up to TiB (``512 bytes``, ``4.0 GiB``, ``2048.0 TiB``)."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+def fmt_decade(exp: int) -> str:
+    """10**``exp`` as an axis tick: ``0.001`` .. ``10,000`` written out, else ``1e5``, ``1e-4``."""
+    if -3 <= exp <= 4:
+        v = 10.0**exp
+        return f"{v:,.0f}" if exp >= 0 else f"{v:.{-exp}f}"
+    return f"1e{exp}"
+
+
+def tera_unit(precision: str) -> str:
+    """The unit of a peak given in 1e12 operations per second: ``TOPS`` for integer
+    precisions (``int8``), else ``TFLOP/s``."""
+    return "TOPS" if precision.startswith("int") else "TFLOP/s"

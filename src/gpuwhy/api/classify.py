@@ -205,15 +205,16 @@ def classify_shape_options(shape: dict, flops=None, bytes_=None, gpu=None, dtype
 def classify(req) -> Classification:
     """`gpuwhy classify`'s use case: the workload, example or shape of ``req`` (a
     :class:`~gpuwhy.api.classify_request.ClassifyRequest`) judged on its GPU's sheet (with no
-    GPU named, this machine's GPU's: :func:`gpuwhy.api.sheets.chosen_sheet`).
+    GPU named, this machine's GPU's: :func:`gpuwhy.device.probe.gpu_sheet`).
 
     Raises:
         UsageError: what :func:`run_classify` and :func:`run_classify_shape` raise; no GPU
             named and none to probe.
     """
-    from .sheets import chosen_sheet
+    from ..device.probe import gpu_sheet
+    from .sheets import noted
 
-    gpu = req.gpu if req.gpu is not None else chosen_sheet(None, req.spec_dirs)
+    gpu = req.gpu if req.gpu is not None else noted(gpu_sheet(None, req.spec_dirs)).sheet
     if req.shape is not None:
         result = run_classify_shape(req.shape.shape, gpu, req.dtype, tensor_cores=req.tensor_cores,
                                     launch_overhead_s=req.launch_overhead_s, spec_dirs=req.spec_dirs, time_s=req.time_s,

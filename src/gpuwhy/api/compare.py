@@ -114,10 +114,11 @@ def compare(query: CompareRequest):
     """
     from ..errors import UsageError
     from ..model.roofline.compare import assign_costs, compare_llm, compare_roofline
-    from .sheets import named_sheet
+    from ..device.sheet import sheet_for
+    from .sheets import noted
 
     def match(name: str):
-        return named_sheet(name, query.spec_dirs)
+        return noted(sheet_for(name, spec_dirs=query.spec_dirs)).sheet
 
     sheets = []
     for g in query.gpus:

@@ -99,10 +99,11 @@ def llm(query: LlmEstimateRequest) -> LlmOutcome:
     """
     from ..model.llm.estimate import scaled_estimate
     from ..model.llm.roofline import gpu_from_sheet
-    from .sheets import chosen_sheet
+    from ..device.probe import gpu_sheet
+    from .sheets import noted
 
     req, plan = query.request, query.plan
-    sheet = chosen_sheet(query.gpu, query.spec_dirs)
+    sheet = noted(gpu_sheet(query.gpu, tuple(query.spec_dirs or ()))).sheet
     if plan.num_gpus > 1 and not query.allreduce_given:
         plan = _measured_allreduce(plan, sheet, query.spec_dirs)
     g = gpu_from_sheet(sheet, req.weight_dtype)
@@ -168,14 +169,15 @@ def estimate_values(params=None, gpu=None, *, model=None, weight_dtype=None, bat
     """
     from ..model.llm.estimate import scaled_estimate
     from ..model.llm.roofline import gpu_from_sheet
+    from ..device.probe import gpu_sheet
     from ..model.llm.scaling import Scaling
-    from .sheets import chosen_sheet
+    from .sheets import noted
 
     text = LlmText(params=_text(params), weight_dtype=weight_dtype, context=_text(context), prompt_len=_text(prompt_len),
                    model=model, layers=_text(layers), kv_heads=_text(kv_heads), head_dim=_text(head_dim), heads=_text(heads),
                    kv_dtype=kv_dtype, batch=str(batch), models=tuple(models))
     req = text.load_shape(text.parse("gpuwhy.llm needs params (e.g. params='8B') or model (e.g. model='llama-3-8b')"))
-    sheet = chosen_sheet(gpu, tuple(spec_dirs))
+    sheet = noted(gpu_sheet(gpu, tuple(spec_dirs))).sheet
     g = gpu_from_sheet(sheet, req.weight_dtype)
     return scaled_estimate(req.params, req.weight_dtype, g, Scaling(), sweep=sweep_batch, notes=req.notes, plain_wording=True,
                            **req.estimate_kwargs()).estimate

@@ -94,9 +94,10 @@ def mfu(req: MfuRequest):
     """
     from ..model.llm.mfu import mfu as model_mfu
     from ..model.roofline.ceilings import sheet_precision
-    from .sheets import chosen_sheet
+    from ..device.probe import gpu_sheet
+    from .sheets import noted
 
-    sheet = chosen_sheet(req.gpu, req.spec_dirs)
+    sheet = noted(gpu_sheet(req.gpu, tuple(req.spec_dirs or ()))).sheet
     prec = sheet_precision(sheet, req.dtype, tensor_cores=True)
     return model_mfu(req.params, req.tokens_per_s, req.gpus, sheet.peak_flops(prec), sheet.name, prec, train=req.train,
                      shape=req.shape)

@@ -125,16 +125,17 @@ def launch_failure(result):
 def _sheet_arch(gpu, spec_dirs) -> tuple[str, str, int]:
     """(architecture key, sheet name, SM count) of ``gpu``'s sheet, else this machine's GPU's."""
     from ..errors import UsageError
+    from ..device.probe import gpu_sheet
     from ..model.kernels.occupancy import arch_key
-    from .sheets import chosen_sheet
+    from .sheets import noted
 
     try:
-        sheet = chosen_sheet(gpu, spec_dirs)
+        sheet = noted(gpu_sheet(gpu, tuple(spec_dirs or ()))).sheet
     except UsageError:
         if gpu is not None:
             raise
         raise UsageError("no --gpu, --arch or --device given and no GPU to probe; pass --gpu NAME or --arch sm_XX") from None
-    if not any(ch.isdigit() for ch in sheet.compute_capability) or "." not in sheet.compute_capability:
+    if sheet.arch is None:
         raise UsageError(f"the {sheet.name} sheet's architecture {sheet.compute_capability!r} is not an NVIDIA compute "
                          "capability; occupancy knows sm_70 to sm_120")
     return arch_key(sheet.compute_capability), sheet.name, sheet.sm_count

@@ -213,14 +213,15 @@ def _sheet_mismatch(sheet: dict, docs: dict, spec_dirs) -> list[str]:
         doc = docs.get(what) or {}
         if what == "probe":
             devs = doc.get("devices") or [{}]
-            name = ((devs[0] or {}).get("identity") or {}).get("name")
+            ident = (devs[0] or {}).get("identity") or {}
         else:
             dev = doc.get("device")
-            name = dev.get("name") if isinstance(dev, dict) else doc.get("name")
+            ident = dev if isinstance(dev, dict) else doc
+        name, pci = ident.get("name"), ident.get("pci_device_id")
         if not isinstance(name, str) or not name:
             continue
         try:
-            own = sheet_for(nvml_name=name, spec_dirs=spec_dirs).sheet
+            own = sheet_for(nvml_name=name, pci_device_id=pci if isinstance(pci, str) else None, spec_dirs=spec_dirs).sheet
         except Exception:
             own = None
         if own is None or own.name != sheet["name"]:

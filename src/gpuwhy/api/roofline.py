@@ -116,20 +116,21 @@ def roofline(req: RooflineRequest) -> RooflinePlan:
     """
     from ..errors import UsageError
     from ..profiles import find_profile, load_profile
+    from ..device.probe import gpu_sheet
     from .options import refuse_unused
-    from .sheets import chosen_sheet
+    from .sheets import noted
 
     spec_dirs = req.spec_dirs
     prof = load_profile(req.profile_file) if req.profile_file is not None else None
     if req.gpu is not None:
-        sheet = chosen_sheet(req.gpu, spec_dirs)
+        sheet = noted(gpu_sheet(req.gpu, tuple(spec_dirs or ()))).sheet
         if prof is not None:
             _warn_other_gpu(prof, sheet, req.profile_file, spec_dirs)
     elif prof is not None:
         sheet = _sheet_of_profile(prof, spec_dirs)
     else:
         try:
-            sheet = chosen_sheet(None, spec_dirs)
+            sheet = noted(gpu_sheet(None, tuple(spec_dirs or ()))).sheet
         except UsageError:
             if not req.measured:
                 raise
@@ -147,10 +148,15 @@ def roofline(req: RooflineRequest) -> RooflinePlan:
 
 
 def _sheet_of_profile(p, spec_dirs):
-    from ..errors import UsageError
-    from ..profiles import profile_sheet
+    """The sheet a profile was recorded against, else the one its GPU's NVML name and PCI id match.
 
-    s = profile_sheet(p, spec_dirs)
+    Raises:
+        UsageError: none matches, or the recorded sheet is no longer known; SpecError: a malformed sheet.
+    """
+    from ..device.sheet import sheet_for
+    from ..errors import UsageError
+
+    s = sheet_for(p.sheet or None, nvml_name=p.name, pci_device_id=p.pci_device_id, spec_dirs=spec_dirs).sheet
     if s is None:
         raise UsageError(f"the profile of {p.name!r} names no spec sheet; pass --gpu NAME")
     return s

@@ -1,50 +1,35 @@
-"""Which spec sheet a use case judges against, said the way every command says it.
+"""Which spec sheet a use case judges against, said the way every command says it: the
+:class:`~gpuwhy.device.sheet.SheetChoice` of :func:`gpuwhy.device.sheet.sheet_for` (a name) or
+:func:`gpuwhy.device.probe.gpu_sheet` (a name, else this machine's GPU), through :func:`noted`.
 
-A name/PCI-id conflict of the sheet chosen is told at once (:func:`gpuwhy.notices.note`);
-a family name's choice (``H100`` is the H100 SXM) is kept by :mod:`gpuwhy.device.sheet`
-for the end of the command (:func:`take_family_notes`).
+A name/PCI-id conflict of the sheet chosen is told at once (:func:`gpuwhy.notices.note`); a
+family name's choice (``H100`` is the H100 SXM), which travels in ``SheetChoice.family``, is
+told at the end of the command (:func:`gpuwhy.notices.note_later`).
 """
 
 from __future__ import annotations
 
-from typing import Iterable
-
 
 def noted(choice):
-    """``choice`` (a :class:`~gpuwhy.device.sheet.SheetChoice`) after its conflict, if any, is noted."""
-    from ..notices import note
+    """``choice`` (a :class:`~gpuwhy.device.sheet.SheetChoice`) after its conflict, if any, is
+    noted now and its family note kept for the end."""
+    from ..notices import note, note_later
 
     if choice.conflict:
         note(choice.conflict)
+    if choice.family:
+        note_later(choice.family)
     return choice
 
 
-def chosen_sheet(gpu=None, spec_dirs: Iterable[str] | None = None):
-    """The :class:`~gpuwhy.specs.Sheet` of ``gpu`` (a name, as ``--gpu`` takes it, or a Sheet),
-    else of the GPU in this machine (:func:`gpuwhy.device.probe.gpu_sheet`).
-
-    Raises:
-        UsageError: an unknown name, or no ``gpu`` and no GPU (the message says to pass --gpu).
-    """
-    from ..device.probe import gpu_sheet
-
-    return noted(gpu_sheet(gpu, tuple(spec_dirs or ()))).sheet
-
-
-def named_sheet(name, spec_dirs: Iterable[str] = ()):
-    """The :class:`~gpuwhy.specs.Sheet` a GPU name matches (:func:`gpuwhy.device.sheet.sheet_for`).
-
-    Raises:
-        UsageError: an unknown or ambiguous name.
-        SpecError: a malformed sheet.
-    """
+def note_family(name: str, spec_dirs=()) -> None:
+    """Keep for the end the family note of a GPU name a command was given (``--gpu H100``), wherever
+    in the command the name is used; a name no sheet matches notes nothing (the command says so)."""
     from ..device.sheet import sheet_for
+    from ..errors import GpuwhyError
 
-    return noted(sheet_for(name, spec_dirs=spec_dirs)).sheet
-
-
-def take_family_notes() -> list[str]:
-    """The family notes of the GPU names resolved since the last call (each once), forgotten after."""
-    from ..device.sheet import take_family_notes as take
-
-    return take()
+    try:
+        choice = sheet_for(name, spec_dirs=tuple(spec_dirs))
+    except GpuwhyError:
+        return
+    noted(choice)

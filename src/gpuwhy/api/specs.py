@@ -36,9 +36,10 @@ def show_sheet(name: str, spec_dirs: Iterable[str] = ()):
     Raises:
         UsageError: an unknown or ambiguous name. SpecError: a malformed sheet.
     """
-    from .sheets import named_sheet
+    from ..device.sheet import sheet_for
+    from .sheets import noted
 
-    return named_sheet(name, spec_dirs)
+    return noted(sheet_for(name, spec_dirs=spec_dirs)).sheet
 
 
 def load_spec(name: str, spec_dirs: Iterable[str] = ()):

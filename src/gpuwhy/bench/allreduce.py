@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
+from ..units import fmt_bytes
 from ..model.multi_gpu.allreduce import (
     BUSBW_SOURCE,
     DEFAULT_MAX_BYTES,
@@ -139,7 +140,7 @@ class AllreduceResult:
             return ONE_GPU + tail
         big, small = self.largest, self.smallest
         s = (f"gpuwhy bench --allreduce: {self.gpus} GPUs, {self.dtype}: busbw {big.busbw_gbs:,.1f} GB/s at "
-             f"{_size(big.size_bytes)}, {small.size_bytes} B in {small.time_s * 1e6:.1f} us")
+             f"{fmt_bytes(big.size_bytes)}, {small.size_bytes} B in {small.time_s * 1e6:.1f} us")
         f = self.limit_fraction
         return s + (f" ({100 * f:.0f}% of the {self.limit.gbs:,.0f} GB/s limit)" if f is not None else "; limit unknown")
 
@@ -173,12 +174,6 @@ class AllreduceResult:
             "duration_s": self.duration_s,
             "summary": self.summary_line(),
         }
-
-
-def _size(n: int) -> str:
-    from ..units import fmt_bytes
-
-    return fmt_bytes(n)
 
 
 def torch_missing() -> str | None:
@@ -325,7 +320,7 @@ def _run(devices: Sequence[RankDevice], dtype: str, sizes: Sequence[int], progre
         except OSError:
             k = 0
         if progress is not None and k > done[0]:
-            progress(advance=k - done[0], description=_size(sizes[k - 1]))
+            progress(advance=k - done[0], description=fmt_bytes(sizes[k - 1]))
             done[0] = k
 
     if progress is not None:

@@ -609,9 +609,9 @@ def clock_ceiling(ctx) -> float | None:
     except Exception:  # NVML is optional
         pass
     try:
-        from .compute import find_sheet
+        from ..device.sheet import sheet_for
 
-        sheet = find_sheet(ctx)
+        sheet = sheet_for(device=ctx.info).sheet
         return float(sheet.boost_clock_mhz) if sheet is not None and sheet.boost_clock_mhz else None
     except Exception:  # an unknown GPU has no sheet
         return None

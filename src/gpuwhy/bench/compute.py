@@ -57,6 +57,7 @@ import numpy as np
 
 from ..archs import parse_arch
 from ..device.sample import ClockSampler
+from ..device.sheet import sheet_for
 from ..errors import UsageError
 from ..model.kernels.mma_fragments import (
     ELEM_BITS,
@@ -367,13 +368,6 @@ def calibrate_iters(probe_iters: int, probe_s: float, target_s: float, limit: in
 # ------------------------------------------------------------ running ----
 
 
-def find_sheet(ctx):
-    """The spec sheet of the open device (:func:`gpuwhy.device.sheet.sheet_for_device`), or None."""
-    from ..device.sheet import sheet_for_device
-
-    return sheet_for_device(ctx.info).sheet
-
-
 def measure_case(ctx, case: ComputeCase, *, sheet=None, target_s: float = 0.03, reps: int = 10,
                  rng: np.random.Generator | None = None,
                  sample: Callable[[], tuple] | None = None) -> ComputeResult:
@@ -475,7 +469,7 @@ def run_compute(device_ctx, precisions: Sequence[str] | None = None, *, sheet=No
     """
     ctx = device_ctx
     if sheet is None:
-        sheet = find_sheet(ctx)
+        sheet = sheet_for(device=ctx.info).sheet
     rng = rng or np.random.default_rng()
     results: list[ComputeResult] = []
     cases = select_cases(ctx.info.arch, precisions, variants)

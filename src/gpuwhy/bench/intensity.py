@@ -651,9 +651,9 @@ def run_roofline_sweep(ctx, sheet=None, dtypes: Sequence[str] = ("fp32",), *, pr
         if d not in want:
             want.append(d)
     if sheet is None:
-        from .compute import find_sheet
+        from ..device.sheet import sheet_for
 
-        sheet = find_sheet(ctx)
+        sheet = sheet_for(device=ctx.info).sheet
     if profile is not None:
         bw_prof = peak_prof = profile
     else:

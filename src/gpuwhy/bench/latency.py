@@ -62,6 +62,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import MeasurementError, UsageError
+from ..units import fmt_bytes
 from ..model.roofline.latency_levels import Level, detect_levels, dram_littles_law  # noqa: F401  (importable from here too)
 from ..model.roofline.pointer_chase import (
     ELEM_BYTES,
@@ -197,7 +198,7 @@ class LatencyResult:
         parts = [f"gpuwhy bench --latency: {d.name} ({d.arch}, {self.load.split(' (')[0]})"]
         for lv in self.levels:
             cyc = f", {lv.cycles:.0f} cycles" if lv.cycles else ""
-            where = f" to {_b(lv.edge_bytes)}" if lv.edge_bytes else f" from {_b(lv.first_bytes)}"
+            where = f" to {fmt_bytes(lv.edge_bytes)}" if lv.edge_bytes else f" from {fmt_bytes(lv.first_bytes)}"
             parts.append(f"{lv.name} {lv.latency_s * 1e9:.0f} ns{cyc}{where}")
         if not self.levels:
             parts.append("no plateau found")
@@ -228,12 +229,6 @@ class LatencyResult:
             "duration_s": self.duration_s,
             "summary": self.summary_line(),
         }
-
-
-def _b(n) -> str:
-    from ..units import fmt_bytes
-
-    return fmt_bytes(n)
 
 
 # ------------------------------------------------------------ runner ----
@@ -307,7 +302,7 @@ def run_latency(
     with ctx.alloc(max(sizes)) as buf, ctx.alloc(8) as state, ctx.alloc(24 * launches) as rec, ctx.alloc(8) as sink:
         base = int(buf.ptr)
         for ws in sizes:
-            prog(description=f"pointer chase, working set {_b(ws)}")
+            prog(description=f"pointer chase, working set {fmt_bytes(ws)}")
             nodes = ws // NODE_BYTES
             order = chase_order(nodes, rng)
             host = chain_addresses(order, ws // ELEM_BYTES, STRIDE_ELEMS, base)
@@ -365,10 +360,10 @@ def _sizes_that_fit(ctx, sizes: list[int], notes: list[str]) -> list[int]:
     free, _total = ctx.mem_info()
     fit = [s for s in sizes if s <= 0.8 * free]
     if len(fit) < len(sizes):
-        notes.append(f"working sets above {_b(0.8 * free)} skipped: {len(sizes) - len(fit)} of {len(sizes)} do not fit in 80% of free GPU memory")
+        notes.append(f"working sets above {fmt_bytes(0.8 * free)} skipped: {len(sizes) - len(fit)} of {len(sizes)} do not fit in 80% of free GPU memory")
         sizes = fit
     if not sizes:
-        raise MeasurementError(f"no working set fits in the GPU's free memory ({_b(free)})")
+        raise MeasurementError(f"no working set fits in the GPU's free memory ({fmt_bytes(free)})")
     return sizes
 
 
@@ -384,11 +379,11 @@ def _check_chase(recs, final: int, order, base: int, prime: int, per_launch: int
         got = int(recs[r, 2])
         if got != want:
             raise MeasurementError(
-                f"the pointer chase ({kernel}) over {_b(ws)} ended launch {r + 1} at 0x{got:x}, "
+                f"the pointer chase ({kernel}) over {fmt_bytes(ws)} ended launch {r + 1} at 0x{got:x}, "
                 f"expected 0x{want:x}: the kernel did not follow the chain; nothing reported"
             )
     if final != int(recs[-1, 2]):
-        raise MeasurementError(f"the pointer chase over {_b(ws)} left its state at 0x{final:x}, expected 0x{int(recs[-1, 2]):x}")
+        raise MeasurementError(f"the pointer chase over {fmt_bytes(ws)} left its state at 0x{final:x}, expected 0x{int(recs[-1, 2]):x}")
 
 
 def _step_times(recs, event_samples_s, warm: int, timed_steps: int, notes: list[str]):
@@ -430,11 +425,11 @@ def dram_bandwidth_for(info, spec_dirs: Sequence[str] = (), gpu: str | None = No
         prof = None
     if prof is not None and prof.dram_bandwidth_gbs:
         return float(prof.dram_bandwidth_gbs), f"measured by `gpuwhy bench` on {prof.date} ({prof.dram_kernel or 'vec16'})"
-    from ..device.sheet import sheet_for_device
+    from ..device.sheet import sheet_for
     from ..errors import GpuwhyError
 
     try:
-        sheet = sheet_for_device(info, gpu, spec_dirs).sheet
+        sheet = sheet_for(gpu, device=info, spec_dirs=spec_dirs).sheet
     except GpuwhyError:
         sheet = None
     if sheet is not None:
@@ -481,14 +476,14 @@ def measure_latency(
     points, levels = attach_levels(points, levels, summ.get("sm_clock_mhz"))
     names = [lv.name for lv in levels]
     if "DRAM" not in names:
-        notes.append(f"no DRAM level found (largest working set {_b(max(p.working_set_bytes for p in points))}); no Little's law")
+        notes.append(f"no DRAM level found (largest working set {fmt_bytes(max(p.working_set_bytes for p in points))}); no Little's law")
     if "L2 far" not in names and "L2" in names:
         notes.append("no far-L2 step showed (a single L2 latency up to the DRAM step)")
     dram_i = names.index("DRAM") if "DRAM" in names else -1
     if dram_i > 0 and levels[dram_i - 1].edge_bytes and info.l2_bytes:
         edge = levels[dram_i - 1].edge_bytes
-        notes.append(f"the step to DRAM falls at a working set of {_b(edge)}: {100 * edge / info.l2_bytes:.0f}% of the "
-                     f"{_b(info.l2_bytes)} L2 the driver reports")
+        notes.append(f"the step to DRAM falls at a working set of {fmt_bytes(edge)}: {100 * edge / info.l2_bytes:.0f}% of the "
+                     f"{fmt_bytes(info.l2_bytes)} L2 the driver reports")
     bw, src = dram_bandwidth_for(info, spec_dirs, gpu)
     littles = dram_littles_law(levels, info, bw, src)
     if littles is None and "DRAM" in names:

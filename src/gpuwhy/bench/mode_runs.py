@@ -190,13 +190,13 @@ def run_compute(req: BenchRequest, hooks: RunHooks) -> list:
 def run_roofline(req: BenchRequest, hooks: RunHooks) -> RooflineRun:
     """Open the GPU, run the mixed-intensity sweep (fp32, and fp16/bf16 half2 where the GPU has them), save it in the profile."""
     from ..engine.context import open_device
-    from .compute import find_sheet
+    from ..device.sheet import sheet_for
     from .intensity import DTYPES, run_roofline_sweep, supported
 
     sheet = _sheet(req)
     with open_device(req.device) as ctx:
         if sheet is None:
-            sheet = find_sheet(ctx)
+            sheet = sheet_for(device=ctx.info).sheet
         dtypes = [d for d in DTYPES if supported(d, ctx.info.arch)]
         sweep = run_roofline_sweep(ctx, sheet, dtypes)
         info = ctx.info

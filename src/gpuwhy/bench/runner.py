@@ -49,9 +49,9 @@ def _nvrtc_text() -> str:
 
 
 def _sheet_for(info, opts: BenchOptions, notes: list[str]):
-    from ..device.sheet import sheet_for_device
+    from ..device.sheet import sheet_for
 
-    choice = sheet_for_device(info, opts.gpu, opts.spec_dirs)
+    choice = sheet_for(opts.gpu, device=info, spec_dirs=opts.spec_dirs)
     if choice.conflict:
         notes.append(choice.conflict)
     if choice.sheet is None:

@@ -51,13 +51,10 @@ def _root(
 
 
 def _notes_at_the_end(show: bool) -> None:
-    """Print (``show``) or drop the notes kept for the end: the family notes of GPU names resolved
-    during the command (device/sheet), then those kept with render/console.note_later."""
-    from ..api.sheets import take_family_notes
-    from ..render.console import flush_later, note_later
+    """Print (``show``) or drop the notes kept for the end with render/console.note_later: the family
+    notes of the GPU names the command was given (:func:`gpuwhy.notices.note_later`)."""
+    from ..render.console import flush_later
 
-    for words in take_family_notes():
-        note_later(words)
     flush_later(show)
 
 
@@ -152,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (see errors.py for the codes)."""
     from . import register  # noqa: F401  (attaches the commands to `app`)
     from ..notices import listening
-    from ..render.console import note, sanitize_columns, warn
+    from ..render.console import note, note_later, sanitize_columns, warn
 
     args = list(argv if argv is not None else sys.argv[1:])
     # --debug is global but users put it anywhere (`gpuwhy classify ... --debug`): take it out here.
@@ -162,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     sanitize_columns()
     previous = _note_ctrl_c()
     try:
-        with listening(note, warn):  # what the use cases tell the reader, on stderr as it comes
+        with listening(note, warn, note_later):  # what the use cases tell the reader, on stderr as it comes (or at the end)
             code = _run(args)
         return _finish(code)
     except KeyboardInterrupt:  # Ctrl-C while the output was flushed

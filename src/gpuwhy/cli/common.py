@@ -16,7 +16,27 @@ SpecsOpt = Annotated[
     Optional[List[str]],
     typer.Option("--specs", metavar="DIR", help="Extra folder of spec-sheet YAML files (overrides bundled sheets of the same name). Repeatable; also GPUWHY_SPECS."),
 ]
-GpuOpt = Annotated[Optional[str], typer.Option("--gpu", metavar="NAME", help="GPU spec sheet by name, e.g. 'H100 SXM', 'rtx 5070' (see `gpuwhy specs list`).")]
+
+
+def _family_note_at_the_end(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
+    """``--gpu``'s callback: when the command ends, the name's family note ("'H100' is the H100 SXM
+    sheet; ...", :attr:`gpuwhy.device.sheet.SheetChoice.family`) is kept for the end, read with
+    the command's ``--specs`` (:func:`gpuwhy.api.sheets.note_family`)."""
+    if value and not ctx.resilient_parsing:
+        def note_family() -> None:
+            from ..api.sheets import note_family as note
+
+            note(value, ctx.params.get("specs") or ())
+
+        ctx.call_on_close(note_family)
+    return value
+
+
+GpuOpt = Annotated[
+    Optional[str],
+    typer.Option("--gpu", metavar="NAME", help="GPU spec sheet by name, e.g. 'H100 SXM', 'rtx 5070' (see `gpuwhy specs list`).",
+                 callback=_family_note_at_the_end),
+]
 DeviceOpt = Annotated[
     Optional[str],
     typer.Option(

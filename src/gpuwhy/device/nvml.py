@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..na import NA, is_na
+from .uuids import with_uuid_prefix
 
 
 # NVML return codes (nvml.h nvmlReturn_t) -> (words, kind).
@@ -270,10 +271,7 @@ class Nvml:
 
     def handle_by_uuid(self, uuid: str) -> Any:
         """Handle of the GPU (or MIG device) with UUID ``uuid`` (``GPU-...``; the prefix may be left out)."""
-        u = str(uuid).strip()
-        if not u.upper().startswith(("GPU-", "MIG-")):
-            u = f"GPU-{u}"
-        return self.call("nvmlDeviceGetHandleByUUID", u)
+        return self.call("nvmlDeviceGetHandleByUUID", with_uuid_prefix(str(uuid).strip()))
 
     def process_name(self, pid: int) -> str | NA:
         """Process name as NVML knows it."""

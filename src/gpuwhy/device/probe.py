@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
+from ..archs import parse_arch
 from ..errors import NoDeviceError, UsageError
 from . import derive
 from .health import nvml_query, read_health
@@ -45,12 +46,13 @@ from .probe_report import (
 )
 from .sheet import SheetChoice, sheet_for
 from .software import is_wsl2, perf_counter_access, read_software
+from .uuids import with_uuid_prefix
 from .select import visible_targets
 from .visible import Candidate, Target, VisibleSelection, cvd_hides_all_message, resolve_cuda_visible_devices
 from ..units import fmt_g, fmt_num
 
 __all__ = [
-    "probe_devices", "device_sheet", "local_sheet", "gpu_sheet",
+    "probe_devices", "device_sheet", "gpu_sheet",
     # at home in visible, software and probe_report; importable from here too
     "Candidate", "VisibleSelection", "resolve_cuda_visible_devices", "cvd_hides_all_message",
     "perf_counter_access", "is_wsl2",
@@ -169,9 +171,9 @@ def _uuid(r: _Reads) -> tuple[Any, str | None]:
         uuid, s = pick(("CUDA driver", r.dv("uuid_hex")))
     else:
         uuid, s = pick(("NVML", r.nvq("uuid")), ("CUDA driver", r.dv("uuid_hex")))
-    if s == "CUDA driver" and isinstance(uuid, str) and not uuid.startswith(("GPU-", "MIG-")):
+    if s == "CUDA driver" and isinstance(uuid, str):
         # CUDA 11.4+ reports a MIG device's own UUID, with no prefix
-        uuid = ("MIG-" if r.is_mig else "GPU-") + uuid
+        uuid = with_uuid_prefix(uuid, mig=r.is_mig)
     return uuid, s
 
 
@@ -382,7 +384,7 @@ def probe_devices(device: str | None = None, spec_dirs: Iterable[str] = (), *, f
     None or ``all``: every visible GPU), in nvidia-smi's order unless the selection gives one.
 
     ``spec_dirs`` are extra spec-sheet folders. ``full=False`` skips health and
-    software (what :func:`local_sheet` needs is identity, shape and sheet).
+    software (what :func:`device_sheet` needs is identity, shape and sheet).
 
     Raises:
         NoDeviceError: no driver, no NVML and no CUDA driver, the kernel driver not
@@ -401,7 +403,7 @@ def probe_devices(device: str | None = None, spec_dirs: Iterable[str] = (), *, f
         reports = tuple(_build_device(t, vt.nv, vt.nv_na, vt.drv_na, spec_dirs, full) for t in chosen)
         software = None
         if full:
-            archs = [f"sm_{d.identity.compute_capability.replace('.', '')}" for d in reports if not is_na(d.identity.compute_capability)]
+            archs = [parse_arch(d.identity.compute_capability).name for d in reports if not is_na(d.identity.compute_capability)]
             software = read_software(vt.nv, vt.nv_na, vt.drv, vt.drv_na, archs)
         return ProbeReport(reports, software, vt.cvd, tuple(notes))
 
@@ -427,15 +429,6 @@ def device_sheet(device: str | None = None, spec_dirs: Iterable[str] = ()) -> tu
         name = d.identity.name if not is_na(d.identity.name) else "the GPU"
         raise NoDeviceError(f"found {name} but {d.sheet.note}")
     return d.sheet, d
-
-
-def local_sheet(spec_dirs: Iterable[str] = ()):
-    """The spec sheet of the first visible GPU (see :func:`device_sheet`).
-
-    Raises:
-        NoDeviceError, UsageError, SpecError: as :func:`device_sheet`.
-    """
-    return device_sheet(None, spec_dirs)[0].sheet
 
 
 def gpu_sheet(gpu=None, spec_dirs: Iterable[str] = ()) -> SheetChoice:

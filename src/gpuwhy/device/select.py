@@ -32,6 +32,7 @@ from typing import Any, Sequence
 from ..errors import NoDeviceError, UsageError
 from . import derive
 from ..na import is_na
+from .uuids import with_uuid_prefix
 
 #: nvidia-smi(1), ``-i, --id=ID``: a 0-based index "in the natural enumeration returned by
 #: the driver", a UUID, or a PCI bus id (domain:bus:device.function, hex).
@@ -259,7 +260,7 @@ def target_uuid(t) -> str | None:
     if t.gpu is not None and not is_na(t.gpu.uuid):
         return t.gpu.uuid
     if t.drv is not None and not is_na(t.drv.uuid_hex):
-        return ("MIG-" if t.mig_from_driver else "GPU-") + t.drv.uuid_hex
+        return with_uuid_prefix(t.drv.uuid_hex, mig=t.mig_from_driver)
     return None
 
 

@@ -34,18 +34,6 @@ MEMORY_FIT = (0.88, 1.04)
 #: The reported maximum SM clock against a sheet's boost clock (used only to narrow several fits).
 CLOCK_FIT = 0.03
 
-#: Family notes of the names resolved in this run ("'H100' is the H100 SXM sheet; ..."), in order,
-#: for the CLI to print once at the end of a command that succeeds (:func:`take_family_notes`).
-_FAMILY_NOTES: list[str] = []
-
-
-def take_family_notes() -> list[str]:
-    """The family notes gathered since the last call (each once), and forget them."""
-    notes = list(dict.fromkeys(_FAMILY_NOTES))
-    _FAMILY_NOTES.clear()
-    return notes
-
-
 @dataclass(frozen=True)
 class SheetChoice:
     """The sheet picked for a GPU, the rule that picked it and what to tell the user.
@@ -58,7 +46,8 @@ class SheetChoice:
         closest: the nearest sheet names when nothing matched.
         full_sheet_name: the whole GPU's sheet for a MIG slice (else the sheet's name).
         family: set when a family name the user gave picked one variant (``H100`` -> H100 SXM):
-            which, and the others; callers print it as a note.
+            which, and the others, in one sentence; the CLI prints it as a note at the end of a
+            command that succeeds (:func:`gpuwhy.api.sheets.noted`, :func:`gpuwhy.notices.note_later`).
         candidates: the sheets that all fit the attributes given, when more than one did.
     """
 
@@ -107,6 +96,7 @@ def _names(sheets) -> str:
 def sheet_for(
     gpu: Any = None,
     *,
+    device: Any = None,
     nvml_name: str | None = None,
     pci_device_id: str | None = None,
     mig: Any = None,
@@ -123,6 +113,10 @@ def sheet_for(
     Args:
         gpu: what the user named (``--gpu``: a name, or a :class:`~gpuwhy.specs.Sheet`);
             it decides alone when given.
+        device: an open device being measured (its ``name`` and ``pci_device_id``, e.g. an
+            engine ``DeviceInfo``), read as ``nvml_name`` and ``pci_device_id``; without
+            ``gpu``, a broken sheet folder then gives no sheet and the note "spec sheets not
+            loaded (...)", never an error: a measurement must not stop for a spec sheet.
         nvml_name: the device's name as NVML reports it (``"NVIDIA H200"``).
         pci_device_id: the device id, ``"0x2335"`` (any case), or None.
         mig: a MIG slice (``profile``, ``sm_count``, ``parent_sm_count``, ``sm_share``,
@@ -142,8 +136,16 @@ def sheet_for(
 
     Raises:
         UsageError: ``gpu`` names no sheet or is ambiguous.
-        SpecError: a malformed sheet in the searched folders.
+        SpecError: a malformed sheet in the searched folders (not for a ``device`` without ``gpu``).
     """
+    if device is not None and gpu is None:
+        from ..errors import GpuwhyError
+
+        try:
+            return sheet_for(nvml_name=device.name, pci_device_id=device.pci_device_id, mig=mig, fuzzy=fuzzy,
+                             spec_dirs=spec_dirs, library=library)
+        except GpuwhyError as exc:
+            return SheetChoice(None, "none", f"spec sheets not loaded ({exc})")
     from ..specs import Sheet
     from ..specs import library as cached_library
 
@@ -152,8 +154,6 @@ def sheet_for(
     lib = library if library is not None else cached_library(spec_dirs)
     if gpu is not None and str(gpu).strip():
         s, family = lib.resolve(str(gpu))
-        if family:
-            _FAMILY_NOTES.append(family)
         return _scaled(SheetChoice(s, "given", f"the {s.name} sheet, as named ({s.path})", family=family), mig)
     if gpu is not None:
         raise UsageError("empty GPU name; pass --gpu with a name from `gpuwhy specs list`")
@@ -268,22 +268,3 @@ def _scaled(choice: SheetChoice, mig: Any) -> SheetChoice:
     if choice.conflict:
         note = f"{note}; {choice.conflict}"
     return dataclasses.replace(choice, sheet=scaled, full_sheet_name=sheet.name, note=note)
-
-
-def sheet_for_device(info: Any, gpu: Any = None, spec_dirs: Iterable[str] = ()) -> SheetChoice:
-    """:func:`sheet_for` of an open device (``info.name``, ``info.pci_device_id``, e.g. an
-    engine ``DeviceInfo``), for measurements: ``gpu`` decides when given (and raises when
-    unknown); otherwise a broken sheet folder gives no sheet and a note, never an error,
-    because a measurement must not stop for a spec sheet.
-
-    Raises:
-        UsageError: ``gpu`` names no sheet.
-    """
-    if gpu is not None:
-        return sheet_for(gpu, spec_dirs=spec_dirs)
-    from ..errors import GpuwhyError
-
-    try:
-        return sheet_for(nvml_name=info.name, pci_device_id=info.pci_device_id, spec_dirs=spec_dirs)
-    except GpuwhyError as exc:
-        return SheetChoice(None, "none", f"spec sheets not loaded ({exc})")

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from . import derive
 from ..na import NA, is_na
 from .nvml import MigDevice
+from .uuids import with_uuid_prefix
 
 #: CUDA's documented rules for CUDA_VISIBLE_DEVICES (indices, UUIDs and prefixes, MIG UUIDs).
 CVD_SOURCE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables"
@@ -187,10 +188,10 @@ def nvml_candidates(gpus: list[NvGpu]) -> list[tuple[Candidate, NvGpu, MigDevice
     """What CUDA would enumerate from NVML's view: each whole GPU, or each MIG device of a GPU in MIG mode."""
     out = []
     for g in gpus:
-        guuid = g.uuid if not is_na(g.uuid) else f"GPU-unknown-{g.index}"
+        guuid = g.uuid if not is_na(g.uuid) else with_uuid_prefix(f"unknown-{g.index}")
         if g.mig_enabled:
             for m in g.migs:
-                muuid = m.uuid if not is_na(m.uuid) else f"MIG-unknown-{g.index}"
+                muuid = m.uuid if not is_na(m.uuid) else with_uuid_prefix(f"unknown-{g.index}", mig=True)
                 gi = m.gpu_instance_id if isinstance(m.gpu_instance_id, int) else None
                 ci = m.compute_instance_id if isinstance(m.compute_instance_id, int) else None
                 out.append((Candidate(muuid, guuid, gi, ci), g, m))

@@ -403,17 +403,21 @@ def compile_file(
     return compile_source(src, a.name, name=file_name, defines=defines, use_cache=use_cache)
 
 
-_NEEDS = re.compile(r"//\s*gpuwhy:\s*needs\s+sm_(\d+)\s*(\([^)]*\))?")
+_NEEDS = re.compile(r"//\s*gpuwhy:\s*needs\s+(\S+)\s*(\([^)]*\))?")
 
 
 def needs_arch(source: str) -> tuple[int, str] | None:
-    """``(cc, why)`` from a ``// gpuwhy: needs sm_80 (why)`` line near the top of a source, or None.
+    """``(cc, why)`` from a ``// gpuwhy: needs sm_80 (why)`` line near the top of a source, or None;
+    ``cc`` as :attr:`gpuwhy.archs.Arch.cc` (80).
 
     The oldest architecture whose instructions the source uses (``mma.sync m16n8k16``
     needs sm_80): ``--compile-only`` skips it, and says why, for an older target.
+
+    Raises:
+        UsageError: a needs line whose architecture :func:`~gpuwhy.archs.parse_arch` cannot read.
     """
     m = _NEEDS.search(source[:2000])
-    return (int(m.group(1)), m.group(2) or "") if m else None
+    return (parse_arch(m.group(1), what="a `// gpuwhy: needs` line's architecture").cc, m.group(2) or "") if m else None
 
 
 def compile_all(arch: str, *, use_cache: bool | None = None) -> list[CompileReport]:

@@ -32,6 +32,8 @@ import functools
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..archs import parse_arch
+from ..device.uuids import with_uuid_prefix
 from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError, gpu_packages_missing
 
 
@@ -339,8 +341,8 @@ class GpuContext:
         self.info = DeviceInfo(
             index=index,
             name=str(self.device.name),
-            uuid=uuid if uuid.upper().startswith("GPU-") else f"GPU-{uuid}",
-            arch=f"sm_{cc[0]}{cc[1]}",
+            uuid=with_uuid_prefix(uuid),
+            arch=parse_arch((cc[0], cc[1])).name,
             sm_count=int(p.multiprocessor_count),
             l2_bytes=int(p.l2_cache_size),
             total_memory_bytes=int(check(driver.cuMemGetInfo(), "cuMemGetInfo")[1]),

@@ -5,17 +5,10 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_bytes, fmt_g, fmt_num, fmt_si, fmt_time
+from ..units import fmt_binary_count, fmt_bytes, fmt_g, fmt_num, fmt_si, fmt_time
 from .console import note, out, warn
 
 _REGIME_STYLE = {"fits in L2": "cyan", "L2 partly": "yellow", "DRAM": "green"}
-
-
-def _count(n: int) -> str:
-    for factor, suffix in ((2**30, "G"), (2**20, "M"), (2**10, "K")):
-        if n >= factor and n % factor == 0:
-            return f"{n // factor}{suffix}"
-    return f"{n:,}"
 
 
 def render_bench(result) -> None:
@@ -57,7 +50,7 @@ def render_bench(result) -> None:
             pct = f"{r.pct_of_spec:.1f}%" if r.pct_of_spec is not None else "-"
             regime = r.regime + (f" x{r.buffer_sets} sets" if r.buffer_sets > 1 else "")
             t.add_row(
-                r.kernel, _count(r.elements), fmt_bytes(r.bytes_moved), f"{r.time.median_s * 1e6:,.1f} us",
+                r.kernel, fmt_binary_count(r.elements), fmt_bytes(r.bytes_moved), f"{r.time.median_s * 1e6:,.1f} us",
                 f"{100 * r.time.cv:.1f}%", f"{r.gbs:,.0f}", pct, fmt_si(r.elements_per_s, "/s"),
                 Text(regime, style=_REGIME_STYLE.get(r.regime, "")),
             )
@@ -72,7 +65,7 @@ def render_bench(result) -> None:
         s = result.sustained
         line = Text("sustained DRAM bandwidth: ", style="bold")
         line.append(f"{s.gbs:,.0f} GB/s", style="bold green")
-        line.append(f" ({s.kernel} {s.dtype}, {_count(s.elements)} elements, {fmt_bytes(s.bytes_moved)} moved per launch, read+write bytes)")
+        line.append(f" ({s.kernel} {s.dtype}, {fmt_binary_count(s.elements)} elements, {fmt_bytes(s.bytes_moved)} moved per launch, read+write bytes)")
         if result.sustained_pct is not None:
             line.append(f" = {result.sustained_pct:.1f}% of the {result.sheet_name} sheet's {fmt_g(result.sheet_bandwidth_gbs)} GB/s: the practical ceiling")
         con.print(line)

@@ -86,13 +86,6 @@ def column_scale(values, unit: str) -> tuple[float, str]:
     return 1.0, unit
 
 
-def _num(x: float | None, scale: float = 1.0) -> str:
-    if x is None:
-        return "n/a"
-    v = x / scale
-    return fmt_num(v)
-
-
 def roofline_series(c) -> list[tuple[str, float, float]]:
     """``(name, peak FLOP/s, bandwidth B/s)`` of each row of a :class:`~gpuwhy.model.roofline.compare.GpuComparison` with figures."""
     return [(r.gpu, r.peak_flops, r.bandwidth) for r in c.rows if r.peak_flops]
@@ -153,15 +146,15 @@ def render_compare(c, plot: bool = True) -> None:
             f"{fmt_g(r.peak_flops / 1e12)}" + (f" {r.precision}" if len(precs) > 1 else ""),
             f"{fmt_num(r.ridge_point)}",
             Text(r.regime or "", style=_REGIME_STYLE.get(r.regime or "", "")),
-            _num(r.throughput, thr_f),
+            fmt_num(None if r.throughput is None else r.throughput / thr_f),
         ]
         if has_time:
             row.append(fmt_time(r.time_s) if r.time_s is not None else "n/a")
         row.append("n/a" if r.speedup is None else f"{r.speedup:.2f}x")
         if costs:
-            row += ["n/a" if r.usd_per_hour is None else f"{fmt_g(r.usd_per_hour)}", _num(r.per_dollar, usd_f)]
+            row += ["n/a" if r.usd_per_hour is None else f"{fmt_g(r.usd_per_hour)}", fmt_num(None if r.per_dollar is None else r.per_dollar / usd_f)]
         if watts:
-            row += [f"{fmt_g(r.board_power_w)}", _num(r.per_watt, w_f)]
+            row += [f"{fmt_g(r.board_power_w)}", fmt_num(None if r.per_watt is None else r.per_watt / w_f)]
         if llm:
             row.append("n/a" if r.fits is None else ("yes" if r.fits else Text("no", style="red")))
         t.add_row(*row)

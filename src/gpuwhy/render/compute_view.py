@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..units import fmt_g, fmt_num
+from ..units import fmt_fixed, fmt_g, fmt_num, fmt_pct
 from .console import out
-
-
-def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.1f}%"
-
-
-def _num(v: float | None, fmt: str | None = "{:.1f}") -> str:
-    """``v`` by ``fmt``, or by :func:`gpuwhy.units.fmt_num` when ``fmt`` is None; ``n/a`` for None."""
-    return "n/a" if v is None else (fmt_g(v) if fmt is None else fmt.format(v))
 
 
 def render_compute(results, device_name: str = "") -> None:
@@ -36,12 +27,12 @@ def render_compute(results, device_name: str = "") -> None:
     notes: list[str] = []
     for r in results:
         if r.status != "measured":
-            t.add_row(r.precision, r.unit, r.kernel or "-", r.status, "", "", "", _num(r.sheet_peak_tflops, None), "", "", r.note[:60])
+            t.add_row(r.precision, r.unit, r.kernel or "-", r.status, "", "", "", fmt_g(r.sheet_peak_tflops), "", "", r.note[:60])
             continue
         clock = "n/a" if r.sm_clock_mhz is None else f"{r.sm_clock_mhz:.0f} MHz"
         t.add_row(
-            r.precision, r.unit, r.variant or r.kernel, f"{r.tflops:.1f}", clock, _num(r.clock_peak_tflops),
-            _pct(r.pct_of_clock_peak), _num(r.sheet_peak_tflops, None), _pct(r.pct_of_sheet),
+            r.precision, r.unit, r.variant or r.kernel, f"{r.tflops:.1f}", clock, fmt_fixed(r.clock_peak_tflops, 1, grouped=False),
+            fmt_pct(r.pct_of_clock_peak, compact=False), fmt_g(r.sheet_peak_tflops), fmt_pct(r.pct_of_sheet, compact=False),
             ", ".join(r.clock_events) or "none", r.verify,
         )
         if r.note and r.note not in notes:

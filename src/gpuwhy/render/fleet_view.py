@@ -4,26 +4,18 @@ from __future__ import annotations
 
 import csv
 import io
+from functools import partial
 
 from rich.table import Table
 from rich.text import Text
 
 from .console import out
-from ..units import fmt_g, fmt_num
+from ..units import fmt_g, fmt_num, fmt_pct
 
 #: Failing or warned GPUs listed one by one up to this many (then counted).
 LIST_AT_MOST = 50
-
-
-def _num(v: float | None) -> str:
-    """A figure for people: four significant digits, no cut."""
-    if v is None:
-        return "n/a"
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{fmt_num(v, 4)}"
-
-
-def _pct(f: float | None) -> str:
-    return "n/a" if f is None else f"{100 * f:.1f}%"
+#: A figure in the tables: 4 figures, whole numbers with separators from 1000 up (never engineering notation).
+_figure = partial(fmt_num, digits=4, whole_from=1000)
 
 
 def render_fleet(summary) -> None:
@@ -38,7 +30,7 @@ def render_fleet(summary) -> None:
             t.add_column(col, justify="left" if col == "figure" else "right")
         for f in m.figures:
             s = f.spread
-            t.add_row(f.key, str(s.n), _num(s.median), _pct(s.mad_fraction), _num(s.low), _num(s.high),
+            t.add_row(f.key, str(s.n), _figure(s.median), fmt_pct(s.mad_fraction, compact=False, fraction=True), _figure(s.low), _figure(s.high),
                       str(f.outliers) if f.judged else "-")
         con.print(t)
         if any(not f.judged for f in m.figures):
@@ -49,8 +41,8 @@ def render_fleet(summary) -> None:
         for col in ("host", "uuid", "figure", "value", "median", "worse", "MADs"):
             t.add_column(col, justify="right" if col in ("value", "median", "worse", "MADs") else "left")
         for o in summary.outliers:
-            t.add_row(o.record.host or "?", o.record.uuid or "?", o.figure, _num(o.value), _num(o.median),
-                      _pct(o.worse_fraction), "inf" if o.mads is None else f"{o.mads:.1f}")
+            t.add_row(o.record.host or "?", o.record.uuid or "?", o.figure, _figure(o.value), _figure(o.median),
+                      fmt_pct(o.worse_fraction, compact=False, fraction=True), "inf" if o.mads is None else f"{o.mads:.1f}")
         con.print(t)
     failing = summary.failing
     if failing:

@@ -6,33 +6,18 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_bytes, fmt_time
+from ..units import fmt_bytes, fmt_fixed, fmt_kb, fmt_ns, fmt_time
 from .console import note, out, warn
 
 _LEVEL_STYLE = {"L1": "cyan", "L2": "green", "L2 far": "yellow", "DRAM": "magenta", "transition": "dim"}
-
-
-def _ns(s: float | None) -> str:
-    return "n/a" if s is None else f"{s * 1e9:,.1f} ns"
-
-
-def _cyc(c: float | None) -> str:
-    return "n/a" if not c else f"{c:,.0f}"
-
-
-def _kb(n: float) -> str:
-    """Decimal kilobytes as the course writes them (336 KB = 336,000 B)."""
-    if n >= 1e6:
-        return f"{n / 1e6:,.2f} MB"
-    return f"{n / 1e3:,.1f} KB"
 
 
 def littles_lines(ll, title: str) -> list[Text]:
     """Little's-law sentences for a :class:`~gpuwhy.model.roofline.littles_law.LittlesLaw`."""
     lines = [Text(title, style="bold")]
     lines.append(Text(
-        f"  {ll.bandwidth_gbs:,.0f} GB/s x {ll.latency_s * 1e9:,.0f} ns = {_kb(ll.bytes_in_flight)} in flight "
-        f"({ll.bytes_in_flight:,.0f} B); / {ll.sm_count} SMs = {_kb(ll.bytes_in_flight_per_sm)} per SM"))
+        f"  {ll.bandwidth_gbs:,.0f} GB/s x {ll.latency_s * 1e9:,.0f} ns = {fmt_kb(ll.bytes_in_flight, fixed=True)} in flight "
+        f"({ll.bytes_in_flight:,.0f} B); / {ll.sm_count} SMs = {fmt_kb(ll.bytes_in_flight_per_sm, fixed=True)} per SM"))
     for n in ll.needs:
         verdict = ("fits" if n.reachable else "more threads than an SM holds: each thread needs several loads in flight (ILP) or wider loads")
         lines.append(Text(
@@ -70,8 +55,8 @@ def render_latency(result) -> None:
                          ("cycles at NVML clock", {"justify": "right"}), ("working sets", {}), ("step to next at", {"justify": "right"})):
             t.add_column(name, **kw)
         for lv in result.levels:
-            t.add_row(Text(lv.name, style=_LEVEL_STYLE.get(lv.name, "")), _ns(lv.latency_s), _cyc(lv.cycles),
-                      _cyc(lv.cycles_at_clock), f"{fmt_bytes(lv.first_bytes)} .. {fmt_bytes(lv.last_bytes)} ({lv.points} points)",
+            t.add_row(Text(lv.name, style=_LEVEL_STYLE.get(lv.name, "")), fmt_ns(lv.latency_s, 1, unit=True), fmt_fixed(lv.cycles or None, 0),
+                      fmt_fixed(lv.cycles_at_clock or None, 0), f"{fmt_bytes(lv.first_bytes)} .. {fmt_bytes(lv.last_bytes)} ({lv.points} points)",
                       fmt_bytes(lv.edge_bytes) if lv.edge_bytes else "-")
         con.print(t)
 
@@ -83,8 +68,8 @@ def render_latency(result) -> None:
                          ("clock64 MHz", {"justify": "right"}), ("level", {})):
             t.add_column(name, **kw)
         for p in result.points:
-            t.add_row(fmt_bytes(p.working_set_bytes), _ns(p.latency_s), f"{p.min_s * 1e9:,.1f}..{p.max_s * 1e9:,.1f}",
-                      _cyc(p.cycles), _cyc(p.implied_clock_mhz), Text(p.level, style=_LEVEL_STYLE.get(p.level, "")))
+            t.add_row(fmt_bytes(p.working_set_bytes), fmt_ns(p.latency_s, 1, unit=True), f"{p.min_s * 1e9:,.1f}..{p.max_s * 1e9:,.1f}",
+                      fmt_fixed(p.cycles or None, 0), fmt_fixed(p.implied_clock_mhz or None, 0), Text(p.level, style=_LEVEL_STYLE.get(p.level, "")))
         con.print(t)
 
     if result.littles is not None:
@@ -99,10 +84,6 @@ def render_latency(result) -> None:
     for n in result.notes:
         note(n)
     con.print(Text(result.summary_line(), style="bold"), soft_wrap=True)
-
-
-def _gbs(x: float | None) -> str:
-    return "-" if x is None else f"{x:,.1f}"
 
 
 def render_link(result) -> None:
@@ -139,7 +120,7 @@ def render_link(result) -> None:
             t.add_column(f"{label} {memory}", justify="right")
         t.add_column("H2D pinned time", justify="right")
         for n in sizes:
-            cells = [_gbs(by[(dd, m, n)].gbs) if (dd, m, n) in by else "-" for dd, m in cols]
+            cells = [fmt_fixed(by[(dd, m, n)].gbs, 1, missing="-") if (dd, m, n) in by else "-" for dd, m in cols]
             r = by.get(("h2d", "pinned", n))
             t.add_row(fmt_bytes(n), *cells, fmt_time(r.time.median_s) if r else "-")
         con.print(t)

@@ -8,7 +8,7 @@ import math
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_g, fmt_num, fmt_si, fmt_time
+from ..units import fmt_count_words, fmt_g, fmt_num, fmt_rate, fmt_si, fmt_time, fmt_usd
 from .console import out
 
 _REGIME_STYLE = {"compute": "bold magenta", "memory": "bold cyan"}
@@ -19,24 +19,6 @@ def _kv_table(title: str | None = None) -> Table:
     t.add_column(style="bold", no_wrap=True)
     t.add_column()
     return t
-
-
-def _count(x: float) -> str:
-    """A parameter count in words: 3 billion, 124 million."""
-    for factor, unit in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "thousand")):
-        if x >= factor * 0.9995:
-            return f"{fmt_num(x / factor)} {unit}"
-    return f"{x:.0f}"
-
-
-def _rate(x: float) -> str:
-    if not math.isfinite(x):
-        return "n/a"
-    return fmt_num(x)
-
-
-def _bytes(x: float | None) -> str:
-    return fmt_si(x, "B")
 
 
 def _regime(regime: str, ratio: float) -> Text:
@@ -53,30 +35,30 @@ def render_llm(e) -> None:
     leaves out."""
     con = out()
     g, d = e.gpu, e.decode
-    who = e.model or f"{_count(e.params)} parameters"
+    who = e.model or f"{fmt_count_words(e.params)} parameters"
     title = f"LLM inference roofline: {who}, {e.weight_dtype} weights, on the {g.name}"
     t = _kv_table(title)
     mem = f", {fmt_si(g.memory_bytes, 'B')} memory" if g.memory_bytes else ""
     t.add_row("GPU", f"{fmt_g(g.bandwidth / 1e9)} GB/s DRAM, "
               f"{fmt_g(g.peak_flops / 1e12)} TFLOP/s {g.precision} dense peak{mem}; {g.source}")
     if e.model:
-        t.add_row("model", f"{e.model}: {_count(e.params)} parameters ({e.params:,.0f})")
+        t.add_row("model", f"{e.model}: {fmt_count_words(e.params)} parameters ({e.params:,.0f})")
     if e.shape is not None:
         s = e.shape
         t.add_row("shape", f"{s.layers} layers, {s.query_heads} query heads, {s.kv_heads} KV heads of {s.head_dim}")
-    t.add_row("weights", f"{_bytes(e.weight_bytes)} ({_count(e.params)} parameters x {fmt_g(e.bytes_per_weight)} bytes per {e.weight_dtype} weight)")
+    t.add_row("weights", f"{fmt_si(e.weight_bytes, 'B')} ({fmt_count_words(e.params)} parameters x {fmt_g(e.bytes_per_weight)} bytes per {e.weight_dtype} weight)")
     con.print(t)
 
     ctx = f", context {d.context:,} tokens" if e.shape is not None else ""
     step = _kv_table(f"decode step: batch {d.batch}{ctx}")
-    kv_part = f" + KV read {_bytes(d.kv_read_bytes)}" if e.shape is not None else ""
-    step.add_row("bytes", f"{_bytes(d.bytes)} (weights {_bytes(d.weight_bytes)}{kv_part})")
+    kv_part = f" + KV read {fmt_si(d.kv_read_bytes, 'B')}" if e.shape is not None else ""
+    step.add_row("bytes", f"{fmt_si(d.bytes, 'B')} (weights {fmt_si(d.weight_bytes, 'B')}{kv_part})")
     attn_part = f" + attention {fmt_si(d.attention_flops, 'FLOP')}" if e.shape is not None else ""
     step.add_row("FLOPs", f"{fmt_si(d.flops, 'FLOP')} (2 x params x batch = {fmt_si(d.matmul_flops, 'FLOP')}{attn_part})")
     step.add_row("t_memory", f"{fmt_time(d.t_memory_s)} (bytes / {fmt_g(g.bandwidth / 1e9)} GB/s)")
     step.add_row("t_compute", f"{fmt_time(d.t_compute_s)} (FLOPs / {fmt_g(g.peak_flops / 1e12)} TFLOP/s)")
     step.add_row("step time", Text(f"{fmt_time(d.step_time_s)}, ") + _regime(d.regime, d.bound_ratio))
-    step.add_row("tokens/s", f"{_rate(d.tokens_per_s_per_seq)} per sequence, {_rate(d.tokens_per_s_total)} in total")
+    step.add_row("tokens/s", f"{fmt_rate(d.tokens_per_s_per_seq, 'n/a')} per sequence, {fmt_rate(d.tokens_per_s_total, 'n/a')} in total")
     con.print(step)
     con.print(Text("ceiling: ", style="bold") + Text(e.ceiling))
 
@@ -103,11 +85,11 @@ def render_llm(e) -> None:
         s = e.shape
         kt.add_row(
             "per token",
-            f"{_bytes(k.bytes_per_token)} ({k.bytes_per_token:,.0f} B = 2 x {s.layers} layers x {s.kv_heads} KV heads x {s.head_dim} x {fmt_g(k.bytes_per_element)} B)",
+            f"{fmt_si(k.bytes_per_token, 'B')} ({k.bytes_per_token:,.0f} B = 2 x {s.layers} layers x {s.kv_heads} KV heads x {s.head_dim} x {fmt_g(k.bytes_per_element)} B)",
         )
         if k.bytes_per_seq is not None:
-            kt.add_row("per sequence", f"{_bytes(k.bytes_per_seq)} at {k.seq_len:,} tokens")
-            kt.add_row("for the batch", f"{_bytes(k.bytes_total)} ({k.batch} sequence{'' if k.batch == 1 else 's'})")
+            kt.add_row("per sequence", f"{fmt_si(k.bytes_per_seq, 'B')} at {k.seq_len:,} tokens")
+            kt.add_row("for the batch", f"{fmt_si(k.bytes_total, 'B')} ({k.batch} sequence{'' if k.batch == 1 else 's'})")
         con.print(kt)
 
     if e.prefill is not None:
@@ -116,9 +98,9 @@ def render_llm(e) -> None:
         attn = f" + attention {fmt_si(p.attention_flops, 'FLOP')}" if e.shape is not None else ""
         pt.add_row("FLOPs", f"{fmt_si(p.flops, 'FLOP')} (2 x params x tokens = {fmt_si(p.matmul_flops, 'FLOP')}{attn})")
         pt.add_row("t_compute", fmt_time(p.t_compute_s))
-        pt.add_row("t_memory", f"{fmt_time(p.t_memory_s)} ({_bytes(p.bytes)})")
+        pt.add_row("t_memory", f"{fmt_time(p.t_memory_s)} ({fmt_si(p.bytes, 'B')})")
         pt.add_row("time to first token", Text(f"{fmt_time(p.ttft_s)}, ") + Text(f"{p.regime}-bound", style=_REGIME_STYLE.get(p.regime, "bold")))
-        pt.add_row("prompt tokens/s", _rate(p.tokens_per_s))
+        pt.add_row("prompt tokens/s", fmt_rate(p.tokens_per_s, "n/a"))
         con.print(pt)
 
     if e.sweep:
@@ -138,11 +120,11 @@ def render_llm(e) -> None:
                 fmt_time(r.t_memory_s),
                 fmt_time(r.t_compute_s),
                 Text(r.regime, style=_REGIME_STYLE.get(r.regime, "")),
-                _rate(r.tokens_per_s_per_seq),
-                _rate(r.tokens_per_s_total),
+                fmt_rate(r.tokens_per_s_per_seq, "n/a"),
+                fmt_rate(r.tokens_per_s_total, "n/a"),
             ]
             if fits:
-                row += [_bytes(r.kv_cache_bytes), "n/a" if r.fits_in_memory is None else ("yes" if r.fits_in_memory else Text("no", style="red"))]
+                row += [fmt_si(r.kv_cache_bytes, "B"), "n/a" if r.fits_in_memory is None else ("yes" if r.fits_in_memory else Text("no", style="red"))]
             sw.add_row(*row)
         con.print(sw)
 
@@ -192,15 +174,11 @@ def render_llm_cost(c) -> None:
     for col in ("weights", "batch", "tokens/s ceiling", "USD at ceiling", f"USD at {hi * 100:.0f}%", f"USD at {lo * 100:.0f}%"):
         t.add_column(col, justify="left" if col == "weights" else "right")
     for r in c.rows:
-        t.add_row(r.weight_dtype, f"{r.batch:,}", _rate(r.tokens_per_s), _usd(r.usd_per_m_tokens), _usd(r.usd_per_m_tokens_at_hi),
-                  _usd(r.usd_per_m_tokens_at_lo))
+        t.add_row(r.weight_dtype, f"{r.batch:,}", fmt_rate(r.tokens_per_s, "n/a"), fmt_usd(r.usd_per_m_tokens), fmt_usd(r.usd_per_m_tokens_at_hi),
+                  fmt_usd(r.usd_per_m_tokens_at_lo))
     out().print(t)
     for n in c.notes:
         out().print(Text("note: ", style="bold") + Text(n))
-
-
-def _usd(x: float) -> str:
-    return f"{x:,.2f}" if x >= 1 else f"{fmt_num(x)}"
 
 
 def render_llm_outcome(o) -> None:

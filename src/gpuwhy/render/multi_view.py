@@ -6,18 +6,18 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from ..units import fmt_fixed, fmt_ns
 from .console import out
 
 
-def _fmt(key: str, v) -> str:
-    """A headline figure for people: seconds as ns, rates with separators."""
-    if v is None:
-        return "n/a"
+def _figure(key: str, v) -> str:
+    """A headline figure in the unit :func:`_unit` names for ``key``: seconds as whole ns, us with
+    two decimals, rates whole with separators from 100 up and one decimal below."""
     if key.endswith("_s"):
-        return f"{v * 1e9:,.0f}"
+        return fmt_ns(v)
     if key.endswith("_us"):
-        return f"{v:.2f}"
-    return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+        return fmt_fixed(v, 2, grouped=False)
+    return fmt_fixed(v, 1, grouped=False, whole_from=100)
 
 
 def _unit(key: str) -> str:
@@ -34,15 +34,15 @@ def render_multi(run) -> None:
         t.add_column(col)
     for r in run.runs:
         status = Text("ok", style="green") if not r.exit_code else Text(f"exit {r.exit_code}", style="bold red")
-        t.add_row(Text(str(r.index)), Text(r.name or "n/a"), *(Text(_fmt(f.key, r.figures.get(f.key))) for f in shown),
+        t.add_row(Text(str(r.index)), Text(r.name or "n/a"), *(Text(_figure(f.key, r.figures.get(f.key))) for f in shown),
                   Text(f"{r.elapsed_s:.1f}"), status)
     con.print(t)
     s = run.slowest
     if s is not None:
         r = run.runs[s.position]
         head = next(f.heading for f in run.figures if f.key == s.figure)
-        con.print(Text(f"slowest: GPU {r.index} {r.uuid}: {head.split()[0]} {_fmt(s.figure, s.value)} {_unit(s.figure)}, "
-                       f"{s.ratio:.2f}x the median {_fmt(s.figure, s.median)} {_unit(s.figure)}", style="bold"))
+        con.print(Text(f"slowest: GPU {r.index} {r.uuid}: {head.split()[0]} {_figure(s.figure, s.value)} {_unit(s.figure)}, "
+                       f"{s.ratio:.2f}x the median {_figure(s.figure, s.median)} {_unit(s.figure)}", style="bold"))
     for r in run.failed:
         con.print(Text(f"GPU {r.index} {r.uuid}: {r.error}", style="bold red"))
     sch = run.schedule

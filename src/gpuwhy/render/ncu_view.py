@@ -8,8 +8,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_bytes, fmt_g, fmt_num, fmt_time
-from .cells import num, pct
+from ..units import fmt_bytes, fmt_fixed, fmt_g, fmt_num, fmt_pct, fmt_share, fmt_time
 from .console import note, note_left_out, out
 
 _REGIME_STYLE = {
@@ -23,10 +22,6 @@ _REGIME_STYLE = {
 _BASIS_MARK = {"counters": "", "estimate": " est.", "utilisation": " util."}
 _FIGURES = (("time", "time"), ("dram_bytes", "DRAM bytes"), ("flops", "FLOPs"), ("pipe", "pipe utilisation"),
             ("l2_bytes", "L2 bytes"), ("l1_bytes", "L1 bytes"), ("regime", "regime"))
-
-
-def _share(part: float, total: float | None) -> str:
-    return f"{100 * part / total:.0f}%" if total else "n/a"
 
 
 def _level(lv: dict | None) -> str:
@@ -73,7 +68,7 @@ def _device(con, d) -> None:
         con.print(Text("verdict: ", style="bold") + Text(d.verdict))
         _kernels(con, d)
         return
-    con.print(f"{fmt_time(d.total_time_s)} of kernel time, {_share(d.classified_time_s, d.total_time_s)} of it classified")
+    con.print(f"{fmt_time(d.total_time_s)} of kernel time, {fmt_share(d.classified_time_s, d.total_time_s)} of it classified")
     _kernels(con, d)
     if d.other_kernels:
         con.print(f"... and {d.other_kernels} more kernels ({fmt_time(d.other_time_s)}); --top N shows more")
@@ -84,7 +79,7 @@ def _device(con, d) -> None:
     for i, (regime, secs) in enumerate(sorted(d.regime_time_s.items(), key=lambda kv: -kv[1])):
         if i:
             parts.append(", ")
-        parts.append(f"{regime} {_share(secs, d.total_time_s)}", style=_REGIME_STYLE.get(regime, ""))
+        parts.append(f"{regime} {fmt_share(secs, d.total_time_s)}", style=_REGIME_STYLE.get(regime, ""))
         parts.append(f" ({fmt_time(secs)})")
     con.print(parts)
     a = d.ncu_agreement
@@ -132,8 +127,8 @@ def _kernels(con, d) -> None:
             regime = Text("not classifiable", style="dim")
             advice.append((k.name, k.reason))
         name = k.name if k.launches == 1 else f"{k.name} ({k.launches} launches)"
-        t.add_row(name, fmt_time(k.total_time_s), num(k.intensity), num(k.achieved_tflops),
-                  num(k.achieved_gbs, ".0f"), pct(k.roof_pct), regime)
+        t.add_row(name, fmt_time(k.total_time_s), fmt_num(k.intensity), fmt_num(k.achieved_tflops),
+                  fmt_fixed(k.achieved_gbs, 0, grouped=False), fmt_pct(k.roof_pct, 0, compact=False), regime)
     con.print(t)
     if any(k.basis in ("estimate", "utilisation") for k in d.kernels):
         note("est.: a figure is estimated (see 'how derived'); util.: no FLOPs, regime from pipe or SM utilisation vs DRAM")
@@ -157,7 +152,7 @@ def _levels(con, d) -> None:
         if agrees is False:
             says.append("*", style="bold")
         t.add_row(k.name, _level(lv.get("dram")), _level(lv.get("l2")), _level(lv.get("l1")),
-                  pct(sol.compute_pct if sol else None), pct(sol.memory_pct if sol else None), says)
+                  fmt_pct(sol.compute_pct if sol else None, 0, compact=False), fmt_pct(sol.memory_pct if sol else None, 0, compact=False), says)
     con.print(t)
     if any(k.ncu_sol is not None and k.ncu_sol.agrees(k.regime) is False for k in ks):
         note("*: ncu's Speed-of-Light side differs from gpuwhy's regime")
@@ -167,7 +162,7 @@ def _roof_cell(p) -> str:
     """``FLOP/B share`` of one level's point; ``n/a`` for the share where its roof is unknown."""
     if p is None:
         return "n/a"
-    return f"{fmt_num(p.intensity)} {pct(100 * p.fraction_of_roof) if p.fraction_of_roof is not None else 'n/a'}"
+    return f"{fmt_num(p.intensity)} {fmt_pct(100 * p.fraction_of_roof, 0, compact=False) if p.fraction_of_roof is not None else 'n/a'}"
 
 
 def _hierarchy(con, d) -> None:
@@ -196,7 +191,7 @@ def _derivations(con, d) -> None:
         ways = d.derivations.get(key)
         if not ways:
             continue
-        text = "; ".join(f"{how} ({_share(secs, d.total_time_s)})" for how, secs in sorted(ways.items(), key=lambda kv: -kv[1]))
+        text = "; ".join(f"{how} ({fmt_share(secs, d.total_time_s)})" for how, secs in sorted(ways.items(), key=lambda kv: -kv[1]))
         con.print(Text(f"  {label}: ", style="bold") + Text(text))
 
 

@@ -5,25 +5,21 @@ wider than the terminal (many GPUs), one line per ordered pair instead."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from rich.table import Table
 from rich.text import Text
 
 from ..model.multi_gpu.p2p import MEASURED, NO_PEER
 from ..model.multi_gpu.topology import CONVENTION
 from ..bench.p2p import NOTHING_TO_PAIR
-from ..units import fmt_bytes
+from ..units import fmt_bytes, fmt_fixed, fmt_ns
 from .console import out
 
 #: What a cell of a pair without peer access shows.
 NO_PEER_CELL = "n/p"
-
-
-def _gbs(v) -> str:
-    return f"{v:,.0f}" if v >= 10 else f"{v:.1f}"
-
-
-def _ns(v) -> str:
-    return f"{v * 1e9:,.0f}"
+#: A bandwidth cell (GB/s): whole numbers from 10 up, one decimal below.
+_bandwidth_cell = partial(fmt_fixed, decimals=1, grouped=False, whole_from=10)
 
 
 def _cells(m, fmt) -> list[list[str]]:
@@ -35,12 +31,12 @@ def _cells(m, fmt) -> list[list[str]]:
 
 def _figures(result):
     """(title, matrix, formatter) of every matrix shown."""
-    yield "theoretical, one way (GB/s; NVLink links x rate, or the slower PCIe link)", result.theoretical("uni"), _gbs
-    yield "copy engine, one way (GB/s)", result.matrix("ce", "uni"), _gbs
-    yield "SM copy kernel, one way (GB/s)", result.matrix("sm", "uni"), _gbs
-    yield "copy engine, both ways at once (GB/s, bytes both ways / time)", result.matrix("ce", "bidir"), _gbs
-    yield "SM copy kernel, both ways at once (GB/s, bytes both ways / time)", result.matrix("sm", "bidir"), _gbs
-    yield "pointer-chase latency (ns per dependent load: owner row, reader column)", result.latency_matrix(), _ns
+    yield "theoretical, one way (GB/s; NVLink links x rate, or the slower PCIe link)", result.theoretical("uni"), _bandwidth_cell
+    yield "copy engine, one way (GB/s)", result.matrix("ce", "uni"), _bandwidth_cell
+    yield "SM copy kernel, one way (GB/s)", result.matrix("sm", "uni"), _bandwidth_cell
+    yield "copy engine, both ways at once (GB/s, bytes both ways / time)", result.matrix("ce", "bidir"), _bandwidth_cell
+    yield "SM copy kernel, both ways at once (GB/s, bytes both ways / time)", result.matrix("sm", "bidir"), _bandwidth_cell
+    yield "pointer-chase latency (ns per dependent load: owner row, reader column)", result.latency_matrix(), fmt_ns
 
 
 def matrix_width(result) -> int:
@@ -95,7 +91,7 @@ def render_p2p(result) -> None:
     if s is not None:
         a, b = result.gpus[s.src].index, result.gpus[s.dst].index
         of = f", {s.fraction:.0%} of the {s.theoretical_gbs:,.0f} GB/s the link allows" if s.fraction is not None else ""
-        con.print(Text(f"slowest pair (copy engine, one way): GPU {a} -> GPU {b}: {_gbs(s.gbs)} GB/s{of}", style="bold"))
+        con.print(Text(f"slowest pair (copy engine, one way): GPU {a} -> GPU {b}: {_bandwidth_cell(s.gbs)} GB/s{of}", style="bold"))
     if any(c.status == NO_PEER for c in result.copies):
         con.print(Text(f"{NO_PEER_CELL} = no peer access (cuDeviceCanAccessPeer: no): not measured", style="yellow"))
     con.print(Text(f"{CONVENTION}; diagonal (dim): a GPU copying its own memory, each byte read and written in its DRAM",
@@ -115,9 +111,9 @@ def _render_one(con, result) -> None:
     t.add_column()
     for m in ("ce", "sm"):
         v = result.matrix(m, "uni").values[0][0]
-        t.add_row(Text(f"own copy, {'copy engine' if m == 'ce' else 'SM copy kernel'}"), Text("n/a" if v is None else f"{_gbs(v)} GB/s"))
+        t.add_row(Text(f"own copy, {'copy engine' if m == 'ce' else 'SM copy kernel'}"), Text("n/a" if v is None else f"{_bandwidth_cell(v)} GB/s"))
     lat = result.latency_matrix().values[0][0]
-    t.add_row(Text("pointer chase of its own memory"), Text("n/a" if lat is None else f"{_ns(lat)} ns per load"))
+    t.add_row(Text("pointer chase of its own memory"), Text("n/a" if lat is None else f"{fmt_ns(lat)} ns per load"))
     con.print(t)
     con.print(Text(f"each copy {fmt_bytes(result.nbytes)}, checked word by word after every repetition; GB/s = bytes copied / "
                    f"time (each byte is read and written in the GPU's DRAM)", style="dim"))

@@ -28,13 +28,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..units import fmt_num, fmt_pct, fmt_si
+from ..units import fmt_decade, fmt_num, fmt_pct, fmt_si
 from .fit import chart_columns
 from .roofline_chart import (  # noqa: F401  (the chart's parts: importable here too, beside the drawings)
     PointSpec, RooflineChart, SweepSeries, WorkloadPoint, build_chart, ceiling_key, chart_from_classification,
     chart_from_sweep, chart_slopes,
 )
-from .roofline_geometry import LEVEL_WORDS, x_tick_text, y_tick_text
+from .roofline_geometry import LEVEL_WORDS
 
 #: The one line every plotting path raises when matplotlib is missing.
 MISSING_MATPLOTLIB = "plots need matplotlib: pip install 'gpuwhy[plot]'"
@@ -49,8 +49,8 @@ from ..outputs import PLOT_SUFFIXES, check_plot_path  # noqa: E402,F401
 
 class LogCanvas:
     """A character grid with log-log axes: x in FLOP/byte, y in ``unit`` (FLOP/s), ticks
-    written as in every roofline drawing (:func:`~gpuwhy.render.roofline_geometry.x_tick_text`,
-    :func:`~gpuwhy.render.roofline_geometry.y_tick_text`).
+    written as in every roofline drawing (:func:`~gpuwhy.units.fmt_decade` on x,
+    :func:`~gpuwhy.units.fmt_si` of the decade on y).
 
     Args:
         x_lo, x_hi, y_lo, y_hi: the axis ranges (powers of ten read best).
@@ -114,7 +114,7 @@ class LogCanvas:
         labels = {}
         for k in range(round(self.ly0), round(self.ly1) + 1):
             row = self.row_of(10.0**k * 1.0001) if k < round(self.ly1) else 0
-            labels[row] = y_tick_text(k, self.unit)
+            labels[row] = fmt_si(10.0**k, self.unit)
         return labels
 
     @property
@@ -130,7 +130,7 @@ class LogCanvas:
         axis = [" "] * (self.width + 12)
         for k in range(round(self.lx0), round(self.lx1) + 1):
             c = self.col_of(10.0**k * 1.0001) if k < round(self.lx1) else self.width - 1
-            t = x_tick_text(k)
+            t = fmt_decade(k)
             start = min(max(c - len(t) // 2, 0), self.width + 12 - len(t))
             if all(ch == " " for ch in axis[max(start - 1, 0): start + len(t) + 1]):
                 axis[start: start + len(t)] = t

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any, Callable
 
 from rich.console import Group
@@ -13,6 +14,9 @@ from rich.text import Text
 from ..na import is_na
 from ..units import fmt_bytes, fmt_g, fmt_num, fmt_si
 from .console import out
+
+#: A clock for the panel: ``1980 MHz``.
+_in_mhz = partial(fmt_g, unit="MHz")
 
 
 def _na(v: Any) -> Text:
@@ -61,10 +65,6 @@ def _kv(title: str) -> Table:
     return t
 
 
-def _mhz(v: Any) -> str:
-    return f"{fmt_g(v)} MHz"
-
-
 def _onoff(v: Any) -> str:
     return "on" if v else "off"
 
@@ -101,9 +101,9 @@ def _shape(d) -> Table:
     t.add_row("L2", _val(s.l2_bytes, fmt_bytes))
     t.add_row("memory", _row("total ", (s.memory_total_bytes, fmt_bytes), ", free ", (s.memory_free_bytes, fmt_bytes)))
     t.add_row("memory type", _row((s.memory_type, str), ", ", (s.memory_bus_width_bits, lambda v: f"{v}-bit bus")))
-    t.add_row("memory clock", _row("max ", (s.memory_clock_mhz, _mhz), ", now ", (s.memory_clock_current_mhz, _mhz)))
-    t.add_row("SM clock", _row("max ", (s.sm_clock_max_mhz, _mhz), ", now ", (s.sm_clock_current_mhz, _mhz)))
-    boost = _val(s.boost_clock_mhz, _mhz)
+    t.add_row("memory clock", _row("max ", (s.memory_clock_mhz, _in_mhz), ", now ", (s.memory_clock_current_mhz, _in_mhz)))
+    t.add_row("SM clock", _row("max ", (s.sm_clock_max_mhz, _in_mhz), ", now ", (s.sm_clock_current_mhz, _in_mhz)))
+    boost = _val(s.boost_clock_mhz, _in_mhz)
     if not is_na(s.boost_clock_mhz):
         boost.append(f" ({s.sources.get('boost_clock_mhz', '?')})", style="dim")
     t.add_row("boost clock", boost)

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .numfmt import finite, num
+from ..units import finite, fmt_cell
 from .roofline_geometry import LevelSlope, Roof
 
 #: Sheet precisions with the words used for their ceilings, in the order tables list them.
@@ -268,7 +268,7 @@ class PlacedPoint:
         """``name: memory-bound (12x)`` and the speed of light when timed."""
         v = self.verdict
         ratio = f" ({v.bound_ratio:.0f}x)" if math.isfinite(v.bound_ratio) and v.bound_ratio >= 1.5 else ""
-        sol = f", {num(v.sol_pct)}% SOL" if v.sol_pct is not None else ""
+        sol = f", {fmt_cell(v.sol_pct)}% SOL" if v.sol_pct is not None else ""
         return f"{self.point.name}: {v.regime}-bound{ratio}{sol}"
 
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from ..units import fmt_time
+from ..units import finite, fmt_cell, fmt_pct, fmt_time
 from .cells import kernel_regime
-from .numfmt import finite, num
 from .report_data import get, records
 from .report_sections import Table, code, table, txt
 
@@ -54,7 +53,7 @@ def cause_color(name: str, others: list[str]) -> str:
 
 def _speedup(x: Any) -> str:
     v = finite(x)
-    return "nothing would be left of the window" if v is None else f"the window runs at most {num(v)}x faster"
+    return "nothing would be left of the window" if v is None else f"the window runs at most {fmt_cell(v)}x faster"
 
 
 def _g(v: float) -> str:
@@ -111,15 +110,10 @@ def _budget_table(b: dict) -> Table:
     rows = []
     for s in records(b.get("shares")):
         side = "busy" if s.get("side") == "busy" else "idle"
-        rows.append([f"GPU {side}: {txt(s.get('label'))}", fmt_time(finite(s.get("seconds"))), _pct(s.get("share_pct"))])
+        rows.append([f"GPU {side}: {txt(s.get('label'))}", fmt_time(finite(s.get("seconds"))), fmt_pct(finite(s.get("share_pct")), compact=False)])
     total = sum(finite(s.get("share_pct")) or 0.0 for s in records(b.get("shares")))
-    rows.append(["total", fmt_time(finite(b.get("window_s"))), _pct(total)])
+    rows.append(["total", fmt_time(finite(b.get("window_s"))), fmt_pct(finite(total), compact=False)])
     return table(["share of the window", "time", "% of the window"], rows, numeric=(1, 2), wrap=(0,))
-
-
-def _pct(v: Any) -> str:
-    x = finite(v)
-    return "n/a" if x is None else f"{x:.1f}%"
 
 
 def _fixes(b: dict) -> list[dict]:
@@ -129,7 +123,7 @@ def _fixes(b: dict) -> list[dict]:
         what = ", ".join(f"{txt(x.get('cause')).replace('_', ' ')} {fmt_time(finite(x.get('seconds')))}"
                          for x in records(f.get("removes")))
         out.append({"detail": f"{txt(f.get('key')).replace('_', ' ')}: removes {what}",
-                    "removes": _pct(f.get("share_pct")), "speedup": _speedup(f.get("ceiling_x")),
+                    "removes": fmt_pct(finite(f.get("share_pct")), compact=False), "speedup": _speedup(f.get("ceiling_x")),
                     "remedies": [str(f.get("text"))] if isinstance(f.get("text"), str) else []})
     return out
 
@@ -145,7 +139,7 @@ def _kernels_table(ks: list[dict], window_s: float | None) -> Table | None:
         shown = kernel_regime(regime, level, bool(k.get("measured_launches")), missing="not measured")
         rows.append([code(k.get("name")), f"{int(n):,}" if n is not None else "n/a", fmt_time(total),
                      fmt_time(finite(k.get("mean_s"))),
-                     _pct(100.0 * total / window_s if total is not None and window_s else None),
+                     fmt_pct(finite(100.0 * total / window_s if total is not None and window_s else None), compact=False),
                      shown, f"{roof:.0f}%" if roof is not None else "not measured"])
     if not rows:
         return None
@@ -201,7 +195,7 @@ def run_document_problem(doc: dict) -> str | None:
                 return f"a share of {x.get('seconds')!r} s in a window of {w} s"
         total = sum(x.get("share_pct") or 0.0 for x in b.get("shares", []) if not bad(x.get("share_pct")))
         if total > 100.0 + 1e-3:
-            return f"the shares add up to {num(total)}%, more than the window"
+            return f"the shares add up to {fmt_cell(total)}%, more than the window"
     for k in doc.get("kernels") or []:
         if not isinstance(k, dict) or bad(k.get("total_s")) or bad(k.get("mean_s")) or bad(k.get("launches")):
             return "a kernel with a time or launch count that is not a number >= 0"

@@ -12,8 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from ..units import fmt_bytes, fmt_si, fmt_time
-from .numfmt import count, finite, num, pct, tera_unit
+from ..units import finite, fmt_bytes, fmt_cell, fmt_pct, fmt_pow2, fmt_si, fmt_time, tera_unit
 from .report_data import (PRECISION_WORDS, Measured, PlacedPoint, ReportInput, Spec, get, precision_order,
                           records)
 
@@ -89,25 +88,25 @@ def summary(inp: ReportInput, spec: Spec | None, meas: Measured | None) -> dict:
     """The cards at the top: DRAM bandwidth, the dtype's peak and ridge, launch overhead, check."""
     cards = []
     if meas and meas.bandwidth_gbs:
-        sp = f"{100 * meas.bandwidth_gbs / spec.bandwidth_gbs:.1f}% of the sheet's {num(spec.bandwidth_gbs)} GB/s" \
+        sp = f"{100 * meas.bandwidth_gbs / spec.bandwidth_gbs:.1f}% of the sheet's {fmt_cell(spec.bandwidth_gbs)} GB/s" \
             if spec and spec.bandwidth_gbs else ""
-        cards.append(("DRAM bandwidth, sustained (GB/s)", num(meas.bandwidth_gbs), sp))
+        cards.append(("DRAM bandwidth, sustained (GB/s)", fmt_cell(meas.bandwidth_gbs), sp))
     elif spec and spec.bandwidth_gbs:
-        cards.append(("DRAM bandwidth, sheet (GB/s)", num(spec.bandwidth_gbs), "not measured"))
+        cards.append(("DRAM bandwidth, sheet (GB/s)", fmt_cell(spec.bandwidth_gbs), "not measured"))
     prec = inp.dtype
     unit = tera_unit(prec)
     if meas and prec in meas.peaks:
         t = meas.peaks[prec][0]
-        sp = f"{100 * t / spec.peaks[prec]:.1f}% of the sheet's {num(spec.peaks[prec])}" if spec and spec.peaks.get(prec) else ""
-        cards.append((f"{prec} peak, measured ({unit})", num(t), sp))
+        sp = f"{100 * t / spec.peaks[prec]:.1f}% of the sheet's {fmt_cell(spec.peaks[prec])}" if spec and spec.peaks.get(prec) else ""
+        cards.append((f"{prec} peak, measured ({unit})", fmt_cell(t), sp))
     elif spec and spec.peaks.get(prec):
-        cards.append((f"{prec} peak, sheet ({unit})", num(spec.peaks[prec]), "not measured"))
+        cards.append((f"{prec} peak, sheet ({unit})", fmt_cell(spec.peaks[prec]), "not measured"))
     if spec and spec.bandwidth_gbs and spec.peaks.get(prec):
         rp = spec.peaks[prec] * 1e12 / (spec.bandwidth_gbs * 1e9)
         extra = ""
         if meas and meas.bandwidth_gbs and prec in meas.peaks:
-            extra = f"measured: {num(meas.peaks[prec][0] * 1e12 / (meas.bandwidth_gbs * 1e9))}"
-        cards.append((f"{prec} ridge point, sheet (FLOP/byte)", num(rp), extra))
+            extra = f"measured: {fmt_cell(meas.peaks[prec][0] * 1e12 / (meas.bandwidth_gbs * 1e9))}"
+        cards.append((f"{prec} ridge point, sheet (FLOP/byte)", fmt_cell(rp), extra))
     if meas and meas.launch.get("event"):
         graph = meas.launch.get("graph")
         cards.append(("launch overhead, event-timed", fmt_time(meas.launch["event"]),
@@ -132,8 +131,8 @@ def roofline(inp: ReportInput, roofs: Sequence, placed: Sequence[PlacedPoint], c
     legend = []
     for r in roofs:
         legend.append({"dashed": not r.measured, "color": COLORS[slot[r.precision] % len(COLORS)], "name": roof_name(r),
-                       "bw": num(r.bandwidth_gbs), "peak": num(r.peak_tflops), "unit": tera_unit(r.precision),
-                       "ridge": num(r.ridge)})
+                       "bw": fmt_cell(r.bandwidth_gbs), "peak": fmt_cell(r.peak_tflops), "unit": tera_unit(r.precision),
+                       "ridge": fmt_cell(r.ridge)})
     out = {"dtype": inp.dtype, "roofs": bool(roofs), "legend": legend, "points": bool(placed), "sweep": bool(sweep),
            "missing": "" if any(r.precision == inp.dtype for r in roofs) else ", ".join(sorted({r.precision for r in roofs}))}
     if placed:
@@ -142,14 +141,14 @@ def roofline(inp: ReportInput, roofs: Sequence, placed: Sequence[PlacedPoint], c
             v, p = pp.verdict, pp.point
             rows.append([
                 p.name,
-                Cell("verdict", f"{v.regime}-bound", f" ({num(v.bound_ratio)}x)" if math.isfinite(v.bound_ratio) else ""),
-                num(v.arithmetic_intensity), num(v.ridge_point),
-                num(v.attainable_flops / 1e12),
-                num(v.achieved_flops / 1e12) if v.achieved_flops else DASH,
-                num(v.sol_pct) + "%" if v.sol_pct is not None else DASH,
+                Cell("verdict", f"{v.regime}-bound", f" ({fmt_cell(v.bound_ratio)}x)" if math.isfinite(v.bound_ratio) else ""),
+                fmt_cell(v.arithmetic_intensity), fmt_cell(v.ridge_point),
+                fmt_cell(v.attainable_flops / 1e12),
+                fmt_cell(v.achieved_flops / 1e12) if v.achieved_flops else DASH,
+                fmt_cell(v.sol_pct) + "%" if v.sol_pct is not None else DASH,
                 fmt_time(p.time_s) if p.time_s else DASH,
                 fmt_time(v.predicted_time_s),
-                num(v.achieved_bandwidth / 1e9) if v.achieved_bandwidth else DASH,
+                fmt_cell(v.achieved_bandwidth / 1e9) if v.achieved_bandwidth else DASH,
                 fmt_si(p.flops, "FLOP"), fmt_si(p.bytes, "B"),
                 "; ".join(v.warnings) if v.warnings else "",
             ])
@@ -158,7 +157,7 @@ def roofline(inp: ReportInput, roofs: Sequence, placed: Sequence[PlacedPoint], c
             ["point", "verdict", "FLOP/byte", "ridge", f"attainable {u}", f"achieved {u}", "speed of light",
              "measured time", "model time", "achieved GB/s", "FLOP", "bytes", "warnings"],
             rows, numeric=(2, 3, 4, 5, 6, 7, 8, 9, 10, 11), wide=(12,))
-        out["against"] = {"source": ceilings.source, "bw": num(ceilings.bandwidth / 1e9), "peak": num(ceilings.peak_flops / 1e12),
+        out["against"] = {"source": ceilings.source, "bw": fmt_cell(ceilings.bandwidth / 1e9), "peak": fmt_cell(ceilings.peak_flops / 1e12),
                           "unit": u, "launch": fmt_time(ceilings.launch_overhead_s), "launch_source": ceilings.launch_overhead_source}
     return out
 
@@ -170,8 +169,8 @@ def ceilings(inp: ReportInput, spec: Spec | None, meas: Measured | None) -> dict
         return {"none": True}
     sbw = spec.bandwidth_gbs if spec else None
     mbw = meas.bandwidth_gbs if meas else None
-    rows: list[list] = [[Cell("unit", "DRAM bandwidth", "GB/s"), num(mbw) if mbw else "not measured",
-                         pct(100 * mbw / sbw) if mbw and sbw else "n/a", num(sbw), meas.bandwidth_kernel if meas else "", ""]]
+    rows: list[list] = [[Cell("unit", "DRAM bandwidth", "GB/s"), fmt_cell(mbw) if mbw else "not measured",
+                         fmt_pct(finite(100 * mbw / sbw), compact=False) if mbw and sbw else "n/a", fmt_cell(sbw), meas.bandwidth_kernel if meas else "", ""]]
     footnotes: list[str] = []
 
     def refs(note: Any) -> str:
@@ -193,9 +192,9 @@ def ceilings(inp: ReportInput, spec: Spec | None, meas: Measured | None) -> dict
             sheet_v = finite(r.get("sheet_peak_tflops")) or (spec.peaks.get(prec) if spec else None)
             rows.append([
                 Cell("unit", _words(prec), tera_unit(prec)),
-                num(r.get("tflops")) if measured else txt(r.get("status") or "not measured"),
-                pct(r.get("pct_of_sheet")) if measured and finite(r.get("pct_of_sheet")) else DASH,
-                num(sheet_v) if sheet_v else DASH,
+                fmt_cell(r.get("tflops")) if measured else txt(r.get("status") or "not measured"),
+                fmt_pct(finite(r.get("pct_of_sheet")), compact=False) if measured and finite(r.get("pct_of_sheet")) else DASH,
+                fmt_cell(sheet_v) if sheet_v else DASH,
                 f"{r.get('kernel', '')} ({r.get('unit', '')})",
                 refs(r.get("note")),
             ])
@@ -204,8 +203,8 @@ def ceilings(inp: ReportInput, spec: Spec | None, meas: Measured | None) -> dict
         for prec in precs:
             m = meas.peaks.get(prec) if meas else None
             s = spec.peaks.get(prec) if spec else None
-            rows.append([Cell("unit", _words(prec), tera_unit(prec)), num(m[0]) if m else "not measured",
-                         pct(100 * m[0] / s) if m and s else DASH, num(s) if s else DASH, txt(m[1]) if m else "", ""])
+            rows.append([Cell("unit", _words(prec), tera_unit(prec)), fmt_cell(m[0]) if m else "not measured",
+                         fmt_pct(finite(100 * m[0] / s), compact=False) if m and s else DASH, fmt_cell(s) if s else DASH, txt(m[1]) if m else "", ""])
     out = {"none": False, "meas": meas.source if meas else None, "sheet": txt(spec.name if spec else "none"),
            "table": table(["ceiling", "measured", "% of sheet", "sheet", "kernel", "notes"], rows, numeric=(1, 2, 3)),
            "footnotes": footnotes, "ridges": None}
@@ -214,7 +213,7 @@ def ceilings(inp: ReportInput, spec: Spec | None, meas: Measured | None) -> dict
         for prec in sorted(spec.peaks, key=precision_order):
             m = meas.peaks.get(prec) if meas else None
             mr = m[0] * 1e12 / (mbw * 1e9) if m and mbw else None
-            ridge_rows.append([_words(prec), num(spec.peaks[prec] * 1e12 / (spec.bandwidth_gbs * 1e9)), num(mr) if mr else DASH])
+            ridge_rows.append([_words(prec), fmt_cell(spec.peaks[prec] * 1e12 / (spec.bandwidth_gbs * 1e9)), fmt_cell(mr) if mr else DASH])
         out["ridges"] = table(["precision", "sheet", "measured"], ridge_rows, numeric=(1, 2))
     return out
 
@@ -230,7 +229,7 @@ def launch(meas: Measured | None) -> dict:
         ("round_trip", "round trip", "launch + synchronize, host wall time"),
         ("graph", "per kernel in a CUDA graph", "one graph of many launches, time per kernel"),
     ]
-    rows = [[name, num(lo[k] * 1e6) if lo.get(k) else "n/a", meaning] for k, name, meaning in what]
+    rows = [[name, fmt_cell(lo[k] * 1e6) if lo.get(k) else "n/a", meaning] for k, name, meaning in what]
     return {"absent": False, "table": table(["how", "\u00b5s", "what it measures"], rows, numeric=(1,), wide=(2,)),
             "source": meas.source}
 
@@ -249,9 +248,9 @@ def sweep(inp: ReportInput) -> dict:
     headers = ["kernel", "elements", "bytes", "median time", "GB/s", "% spec", "regime"]
 
     def cells(r: dict) -> list:
-        return [txt(r.get("kernel")), count(r.get("elements")), fmt_bytes(finite(r.get("bytes_moved"))),
-                fmt_time(finite(r.get("median_s"))), num(r.get("gbs")),
-                pct(r.get("pct_of_spec")) if finite(r.get("pct_of_spec")) is not None else DASH, txt(r.get("regime"))]
+        return [txt(r.get("kernel")), fmt_pow2(r.get("elements")), fmt_bytes(finite(r.get("bytes_moved"))),
+                fmt_time(finite(r.get("median_s"))), fmt_cell(r.get("gbs")),
+                fmt_pct(finite(r.get("pct_of_spec")), compact=False) if finite(r.get("pct_of_spec")) is not None else DASH, txt(r.get("regime"))]
 
     best: dict = {}
     order: list = []
@@ -269,8 +268,8 @@ def sweep(inp: ReportInput) -> dict:
            "warnings": [txt(w) for key in ("warnings", "notes") for w in (b.get(key) or [])], "health": None}
     cpu = b.get("cpu_vecadd")
     if isinstance(cpu, dict) and finite(cpu.get("cpu_gbs")):
-        out["cpu"] = {"elements": count(cpu.get("elements")), "dtype": txt(cpu.get("dtype", "")), "gbs": num(cpu.get("cpu_gbs")),
-                      "kernel": txt(cpu.get("gpu_kernel", "")), "speedup": num(cpu.get("speedup"))}
+        out["cpu"] = {"elements": fmt_pow2(cpu.get("elements")), "dtype": txt(cpu.get("dtype", "")), "gbs": fmt_cell(cpu.get("cpu_gbs")),
+                      "kernel": txt(cpu.get("gpu_kernel", "")), "speedup": fmt_cell(cpu.get("speedup"))}
     hb, ha = b.get("health_before"), b.get("health_after")
     if isinstance(hb, dict) or isinstance(ha, dict):
         def h(d):
@@ -279,7 +278,7 @@ def sweep(inp: ReportInput) -> dict:
             r = ", ".join(map(str, d.get("reasons") or [])) or "no clock events"
             return (f"SM {d.get('sm_clock_mhz', 'n/a')}/{d.get('max_sm_clock_mhz', 'n/a')} MHz, memory "
                     f"{d.get('mem_clock_mhz', 'n/a')}/{d.get('max_mem_clock_mhz', 'n/a')} MHz, {d.get('temperature_c', 'n/a')} C, "
-                    f"{num(d.get('power_w'))} W, {r}")
+                    f"{fmt_cell(d.get('power_w'))} W, {r}")
         out["health"] = (h(hb), h(ha))
     return out
 
@@ -296,7 +295,7 @@ def latency(doc: dict | None) -> dict:
         rows = []
         for lv in levels:
             lat = finite(lv.get("latency_s"))
-            rows.append([txt(lv.get("name")), num(lat * 1e9) if lat else "n/a", num(lv.get("cycles")),
+            rows.append([txt(lv.get("name")), fmt_cell(lat * 1e9) if lat else "n/a", fmt_cell(lv.get("cycles")),
                          Cell("range", fmt_bytes(finite(lv.get("first_bytes"))), fmt_bytes(finite(lv.get("last_bytes")))),
                          fmt_bytes(finite(lv.get("edge_bytes"))) if finite(lv.get("edge_bytes")) else DASH])
         out["levels"] = table(["level", "ns", "SM cycles", "working sets", "step at"], rows, numeric=(1, 2))
@@ -306,19 +305,19 @@ def latency(doc: dict | None) -> dict:
         needs = records(ll.get("needs") or [])
         srcs = [f"{w}: {ll[k]}" for w, k in (("bandwidth", "bandwidth_source"), ("latency", "latency_source")) if ll.get(k)]
         out["littles"] = {
-            "bw": num(ll["bandwidth_gbs"]), "ns": num(ll["latency_s"] * 1e9), "bytes": fmt_si(finite(ll.get("bytes_in_flight")), "B"),
+            "bw": fmt_cell(ll["bandwidth_gbs"]), "ns": fmt_cell(ll["latency_s"] * 1e9), "bytes": fmt_si(finite(ll.get("bytes_in_flight")), "B"),
             "per_sm": fmt_si(per_sm, "B") if per_sm else "",
             "needs": table(["bytes in flight per thread", "threads per SM needed", "of the SM's limit"],
-                           [[txt(n.get("bytes_per_thread")), num(n.get("threads_per_sm")),
-                             pct(100 * finite(n.get("fraction_of_limit"))) if finite(n.get("fraction_of_limit")) is not None else "n/a"]
+                           [[txt(n.get("bytes_per_thread")), fmt_cell(n.get("threads_per_sm")),
+                             fmt_pct(finite(100 * finite(n.get("fraction_of_limit"))), compact=False) if finite(n.get("fraction_of_limit")) is not None else "n/a"]
                             for n in needs], numeric=(0, 1, 2)) if needs else None,
             "sources": "; ".join(srcs)}
     points = records(doc.get("points") or [])
     out["n_points"] = len(points)
     out["points"] = table(["working set", "ns per load", "SM cycles", "level"],
                           [[fmt_bytes(finite(p.get("working_set_bytes"))),
-                            num(finite(p.get("latency_s")) * 1e9) if finite(p.get("latency_s")) else "n/a",
-                            num(p.get("cycles")), txt(p.get("level") or "")] for p in points], numeric=(0, 1, 2))
+                            fmt_cell(finite(p.get("latency_s")) * 1e9) if finite(p.get("latency_s")) else "n/a",
+                            fmt_cell(p.get("cycles")), txt(p.get("level") or "")] for p in points], numeric=(0, 1, 2))
     return out
 
 
@@ -342,7 +341,7 @@ def _cell(k: str, v: Any) -> Any:
         return fmt_time(x)
     if k == "bytes" or k.endswith("_bytes"):
         return fmt_bytes(x)
-    return num(x)
+    return fmt_cell(x)
 
 
 def _heading(k: str) -> str:
@@ -389,13 +388,13 @@ def link(doc: dict | None) -> dict:
                  "notes": [txt(n) for n in doc.get("notes") or []], "warnings": [txt(w) for w in doc.get("warnings") or []]}
     if lk:
         theo = finite(lk.get("theoretical_gbs"))
-        out["link"] = {"label": txt(lk.get("label") or lk.get("kind") or "n/a"), "theo": num(theo) if theo else "",
+        out["link"] = {"label": txt(lk.get("label") or lk.get("kind") or "n/a"), "theo": fmt_cell(theo) if theo else "",
                        "note": txt(lk["note"]) if lk.get("note") else ""}
     if curves:
         out["curves"] = table(
             ["direction", "memory", "plateau GB/s", "% of theoretical", "small-copy floor", "half bandwidth at", "timing"],
             [[txt(_DIRECTIONS.get(str(c.get("direction")), c.get("direction"))), txt(c.get("memory")),
-              num(c.get("plateau_gbs")), pct(c.get("pct_of_theoretical")) if finite(c.get("pct_of_theoretical")) else DASH,
+              fmt_cell(c.get("plateau_gbs")), fmt_pct(finite(c.get("pct_of_theoretical")), compact=False) if finite(c.get("pct_of_theoretical")) else DASH,
               f"{fmt_time(finite(c.get('floor_s')))} at {fmt_bytes(finite(c.get('floor_bytes')))}" if finite(c.get("floor_s")) else "n/a",
               fmt_bytes(finite(c.get("half_bytes"))) if finite(c.get("half_bytes")) else DASH,
               txt(c.get("timing") or "")] for c in curves],
@@ -404,14 +403,14 @@ def link(doc: dict | None) -> dict:
     said = []
     for d, r in ratio.items():
         if isinstance(r, dict) and finite(r.get("plateau")):
-            small = f" ({num(r['small'])}x at the smallest size)" if finite(r.get("small")) else ""
-            said.append(f"{_DIRECTIONS.get(d, d)}: pinned {num(r['plateau'])}x pageable on large copies{small}")
+            small = f" ({fmt_cell(r['small'])}x at the smallest size)" if finite(r.get("small")) else ""
+            said.append(f"{_DIRECTIONS.get(d, d)}: pinned {fmt_cell(r['plateau'])}x pageable on large copies{small}")
     out["pinned"] = "; ".join(said)
     if rows:
         out["rows"] = table(["direction", "memory", "size", "GB/s", "median time", "host-clock GB/s"],
                             [[txt(_DIRECTIONS.get(str(r.get("direction")), r.get("direction"))), txt(r.get("memory")),
-                              fmt_bytes(finite(r.get("size_bytes"))), num(r.get("gbs")), fmt_time(finite(r.get("median_s"))),
-                              num(r.get("host_gbs")) if finite(r.get("host_gbs")) else DASH] for r in rows],
+                              fmt_bytes(finite(r.get("size_bytes"))), fmt_cell(r.get("gbs")), fmt_time(finite(r.get("median_s"))),
+                              fmt_cell(r.get("host_gbs")) if finite(r.get("host_gbs")) else DASH] for r in rows],
                             numeric=(2, 3, 4, 5))
     if not curves and not rows:
         out["generic"] = _generic_tables(doc, {"checks", "devices", "warnings", "notes"})
@@ -478,20 +477,20 @@ def _device(d: dict, several: bool) -> dict:
         ],
         "shape": [
             ("SMs", f"{shape.get('sm_count', 'n/a')} x {shape.get('fp32_lanes_per_sm', 'n/a')} FP32 lanes "
-                    f"({count(shape.get('cuda_cores'))} CUDA cores)"),
+                    f"({fmt_pow2(shape.get('cuda_cores'))} CUDA cores)"),
             ("memory", f"{fmt_si(mem, 'B')} {shape.get('memory_type') or ''}, {shape.get('memory_bus_width_bits', 'n/a')}-bit bus, "
                        f"{shape.get('memory_clock_mhz', 'n/a')} MHz" if mem else "n/a"),
             ("L2", fmt_bytes(l2) if l2 else "n/a"),
             ("SM clock", f"{shape.get('sm_clock_current_mhz', 'n/a')} MHz now, {shape.get('sm_clock_max_mhz', 'n/a')} MHz max"),
         ],
         "derived": table(["quantity", "unit", "derived", "sheet", "diff", "", "formula"],
-                         [[txt(c.get("quantity")), txt(c.get("unit")), num(c.get("derived")), num(c.get("sheet")),
+                         [[txt(c.get("quantity")), txt(c.get("unit")), fmt_cell(c.get("derived")), fmt_cell(c.get("sheet")),
                            f"{finite(c.get('diff_pct')):+.1f}%" if finite(c.get("diff_pct")) is not None else "n/a",
                            status("pass" if c.get("ok") else "warn"), code(formulas.get(c.get("quantity")) or "")]
                           for c in comps], numeric=(2, 3, 4)) if comps else None,
         "health": [
-            ("temperature, power", f"{hl.get('temperature_c', 'n/a')} C, {num(hl.get('power_draw_w'))} W of "
-                                   f"{num(hl.get('power_limit_w'))} W"),
+            ("temperature, power", f"{hl.get('temperature_c', 'n/a')} C, {fmt_cell(hl.get('power_draw_w'))} W of "
+                                   f"{fmt_cell(hl.get('power_limit_w'))} W"),
             ("clock events", ", ".join(map(str, reasons)) if reasons else ("none" if isinstance(reasons, list) else "n/a")),
             ("ECC", f"{ecc}, {hl.get('ecc_volatile_uncorrected', 'n/a')} volatile uncorrected errors"),
             ("memory repair", f"row remap pending: {hl.get('remapped_rows_pending', 'n/a')}, failed: "

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .numfmt import tera_unit
 from .report_data import roof_name
 from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Mark, Plane, Roof, minor_ticks, rate_unit
 from .roofline_labels import layout
-from ..units import fmt_num
+from ..units import fmt_num, tera_unit
 
 #: Colours of the precisions' roofs, in slot order (:func:`~gpuwhy.render.roofline_geometry.slots`).
 COLORS = ("#0b5cad", "#c0560c", "#2b7a3d", "#8a3ea8")

@@ -30,8 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..units import fmt_si
-from .numfmt import num
+from ..units import fmt_cell, fmt_decade, fmt_si
 
 #: Line height of multi-line labels, in font sizes.
 LINE = 1.2
@@ -161,16 +160,16 @@ def slope_texts(level: str, slopes: Sequence, spec_word: str = "spec") -> list[s
     name = LEVEL_WORDS.get(level, level)
     parts, meas = [], None
     for s in slopes:
-        part = f"{word.get(s.kind, s.kind)} {num(s.bandwidth / 1e9)}"
+        part = f"{word.get(s.kind, s.kind)} {fmt_cell(s.bandwidth / 1e9)}"
         if part not in parts:
             parts.append(part)
         if s.kind == "measured":
             meas = s
     out = [f"{name} GB/s: {', '.join(parts)}"]
     if len(parts) > 1 and meas is not None:
-        out.append(f"{name} GB/s: measured {num(meas.bandwidth / 1e9)}")
+        out.append(f"{name} GB/s: measured {fmt_cell(meas.bandwidth / 1e9)}")
     best = meas or max(slopes, key=lambda s: s.bandwidth)
-    out.append(f"{name} {num(best.bandwidth / 1e9)} GB/s")
+    out.append(f"{name} {fmt_cell(best.bandwidth / 1e9)} GB/s")
     return list(dict.fromkeys(out))
 
 
@@ -225,22 +224,9 @@ def log_grid(lo: float, hi: float, n: int = 200) -> list[float]:
     return [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
 
 
-def x_tick_text(exp: int) -> str:
-    """The x tick (FLOP/byte) at 10**exp: ``0.001`` .. ``10,000``, else ``1e5``, ``1e-4``."""
-    if -3 <= exp <= 4:
-        v = 10.0**exp
-        return f"{v:,.0f}" if exp >= 0 else f"{v:.{-exp}f}"
-    return f"1e{exp}"
-
-
 def rate_unit(precision: str) -> str:
     """The y axis unit for roofs of ``precision``: ``OP/s`` for integer precisions, else ``FLOP/s``."""
     return "OP/s" if precision.startswith("int") else "FLOP/s"
-
-
-def y_tick_text(exp: int, unit: str = "FLOP/s") -> str:
-    """The y tick at 10**exp ``unit``, with an SI prefix: ``10 GFLOP/s``, ``1 PFLOP/s``."""
-    return fmt_si(10.0**exp, unit, digits=3)
 
 
 def decades(lo: float, hi: float) -> list[int]:
@@ -371,7 +357,7 @@ class Plane:
         """A tick per decade of FLOP/byte; every decade labelled up to seven, else every other."""
         es = decades(self.frame.x_lo, self.frame.x_hi)
         step = 1 if len(es) <= 7 else 2
-        return [Tick(self.X(10.0**e), x_tick_text(e) if i % step == 0 else "") for i, e in enumerate(es)]
+        return [Tick(self.X(10.0**e), fmt_decade(e) if i % step == 0 else "") for i, e in enumerate(es)]
 
     def y_ticks(self, unit: str = "FLOP/s") -> list[Tick]:
         """A tick per decade of ``unit``; every decade labelled up to nine, else every other."""
@@ -392,4 +378,4 @@ def _y_labels(frame: Frame, unit: str) -> list[tuple[int, str]]:
     """(exponent, text) per decade of y; every decade labelled up to nine, else every other."""
     es = decades(frame.y_lo, frame.y_hi)
     step = 1 if len(es) <= 9 else 2
-    return [(e, y_tick_text(e, unit) if i % step == 0 else "") for i, e in enumerate(es)]
+    return [(e, fmt_si(10.0**e, unit) if i % step == 0 else "") for i, e in enumerate(es)]

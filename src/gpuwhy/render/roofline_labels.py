@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .numfmt import num, tera_unit
+from ..units import fmt_cell, tera_unit
 from .roofline_geometry import LINE, Box, LevelSlope, Mark, Plane, Roof, slope_texts, slots
 
 
@@ -328,7 +328,7 @@ def _ridge_label(plane: Plane, rs: Sequence[Roof], slot: int, spec_word: str, la
     top = max(rs, key=lambda r: r.peak_flops)
     cx, cy = plane.X(top.ridge), plane.Y(top.peak_flops)
     low_y = max(plane.Y(r.peak_flops) for r in rs)
-    text = "\n".join(f"{'ridge ' if i == 0 else ''}{num(r.ridge)} {'measured' if r.measured else spec_word}"
+    text = "\n".join(f"{'ridge ' if i == 0 else ''}{fmt_cell(r.ridge)} {'measured' if r.measured else spec_word}"
                      for i, r in enumerate(rs))
     cands = [(cx - 8, low_y + 17, "end"), (cx + 8, low_y + 17, "start"), (cx - 8, low_y + 31, "end"),
              (cx + 8, low_y + 31, "start"), (cx - 10, cy - 24, "end"), (cx + 8, low_y + 45, "start"),
@@ -353,9 +353,9 @@ def _dram_text(roofs: Sequence[Roof], spec_word: str) -> str:
     meas_bw = next((r for r in roofs if r.measured), None)
     parts = []
     if sheet_bw:
-        parts.append(f"{spec_word} {num(sheet_bw.bandwidth_gbs)}")
+        parts.append(f"{spec_word} {fmt_cell(sheet_bw.bandwidth_gbs)}")
     if meas_bw and (not sheet_bw or abs(meas_bw.bandwidth - sheet_bw.bandwidth) > 0.5e9):
-        parts.append(f"measured {num(meas_bw.bandwidth_gbs)}")
+        parts.append(f"measured {fmt_cell(meas_bw.bandwidth_gbs)}")
     return f"DRAM GB/s: {', '.join(parts)}"
 
 
@@ -373,8 +373,8 @@ def _slope_label(plane: Plane, roofs: Sequence[Roof], slot: dict, spec_word: str
     text = _dram_text(roofs, spec_word)
     parts = text.split(": ", 1)[1].split(", ")
     if crowded:  # the next level's line runs close above: below the line first
-        texts = [text] + ([f"DRAM GB/s: measured {num(meas_bw.bandwidth_gbs)}"] if meas_bw and len(parts) > 1 else [])
-        texts.append(f"DRAM {num((meas_bw or ref).bandwidth_gbs)} GB/s")
+        texts = [text] + ([f"DRAM GB/s: measured {fmt_cell(meas_bw.bandwidth_gbs)}"] if meas_bw and len(parts) > 1 else [])
+        texts.append(f"DRAM {fmt_cell((meas_bw or ref).bandwidth_gbs)} GB/s")
         return _along(plane, bw, min(lowest_ridge, f.x_hi), texts, slot[ref.precision], labels, (), sides=(-1, 1))
     xa, xb = max(f.x_lo, f.y_lo / bw), min(lowest_ridge, f.x_hi)
     xm = 10 ** (math.log10(xa) + (math.log10(xb) - math.log10(xa)) * 0.08)
@@ -451,7 +451,7 @@ def _roof_label(plane: Plane, prec: str, rs: Sequence[Roof], slot: int, spec_wor
     the flat part of the precision's roofs when there is room, else below them or further left."""
     X, Y = plane.X, plane.Y
     unit = tera_unit(prec)
-    figures = ", ".join(f"{'measured' if r.measured else spec_word} {num(r.peak_tflops)}" for r in rs)
+    figures = ", ".join(f"{'measured' if r.measured else spec_word} {fmt_cell(r.peak_tflops)}" for r in rs)
     text = f"{prec} {unit}\n{figures}"
     one_line = f"{prec}: {figures} {unit}"
     y_top = min(Y(r.peak_flops) for r in rs)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .numfmt import num
+from ..units import fmt_cell
 
 
 @lru_cache(maxsize=1)
@@ -17,7 +17,7 @@ def environment():
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("gpuwhy.render", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["f1"] = lambda v: f"{v:.1f}"
+    env.filters["f1"] = lambda v: f"{v:.1f}"  # SVG coordinates (machine text)
     env.filters["g"] = lambda v: f"{v:g}"  # SVG attribute values (machine text)
-    env.filters["num"] = num
+    env.filters["num"] = fmt_cell
     return env

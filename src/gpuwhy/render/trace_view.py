@@ -7,8 +7,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_time
-from .cells import num, pct
+from ..units import fmt_num, fmt_pct, fmt_time
 from .console import note, note_left_out, out
 from .diagnosis_view import render_diagnosis, render_remedies
 
@@ -41,7 +40,7 @@ def _timeline(con, d) -> None:
     t.add_row("busy", f"{fmt_time(d.busy_s)} ({d.busy_pct:.1f}%: kernels, memcpy and memset, union over {streams})")
     t.add_row("idle", f"{fmt_time(d.idle_s)} ({d.idle_pct:.1f}%) in {d.gaps:,} gaps")
     kline = (f"{d.kernels:,} ({fmt_time(d.kernel_s)}), median {fmt_time(d.median_kernel_s)}, "
-             f"{pct(d.short_kernel_pct)} shorter than 10 us ({pct(d.short_kernel_time_pct)} of kernel time)")
+             f"{fmt_pct(d.short_kernel_pct, 0, compact=False)} shorter than 10 us ({fmt_pct(d.short_kernel_time_pct, 0, compact=False)} of kernel time)")
     if d.zero_duration_kernels:
         kline += f"; {d.zero_duration_kernels:,} with dur 0 (below the {d.time_resolution} resolution)"
     t.add_row("kernels", kline)
@@ -119,7 +118,7 @@ def _top(con, d) -> None:
     for x in d.top_kernels:
         row = [x.name, f"{x.count:,}", fmt_time(x.total_s), fmt_time(x.mean_s), f"{x.busy_pct:.1f}%"]
         if has_flops:
-            row.append(num(x.achieved_tflops))
+            row.append(fmt_num(x.achieved_tflops))
         k.add_row(*row)
     con.print(k)
 

@@ -504,11 +504,9 @@ def _tensor_inst_flops(la, inst: float, sheet, t, notes) -> tuple[float, str] | 
     """(estimated tensor FLOPs, how) from the tensor-pipe instruction count, or None with a note."""
     if sheet is None:
         return None
-    try:
-        major = int(str(sheet.compute_capability).split(".")[0])
-    except ValueError:
+    if sheet.arch is None:
         return None
-    per = TENSOR_INST_FLOPS.get(major)
+    per = TENSOR_INST_FLOPS.get(sheet.arch.major_minor[0])
     if per is None:
         notes.append(f"tensor-pipe instructions cannot be turned into FLOPs on compute capability {sheet.compute_capability} "
                      "(no fixed MMA shape); add sm__ops_path_tensor_* metrics")

@@ -7,7 +7,7 @@ from collections import Counter
 
 import numpy as np
 
-from ...units import fmt_num, fmt_time
+from ...units import fmt_num, fmt_time, fmt_us as fmt_time_us
 from ..kernel_names import display_names
 from .activities import KERNEL, Timeline
 from .gaps import QUEUE_LATENCY_US, WAIT_CLASS, WAITED_FOR, Gaps
@@ -17,11 +17,6 @@ from ...verdict.figures import LAUNCH_SIZED_S
 
 #: With DataLoader workers, the GPU idle in DataLoader calls from this share of the span on says the workers lag.
 DATA_WAIT_SHARE = 0.05
-
-
-def fmt_time_us(us: float) -> str:
-    """A time given in us, as people write it (``fmt_time`` of the seconds)."""
-    return fmt_time(us * 1e-6)
 
 
 class Evidence:

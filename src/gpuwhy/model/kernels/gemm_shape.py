@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ...archs import parse_arch
 from ...errors import UsageError
 from .shapes import Gemm, element_bytes
 from ...units import fmt_num
@@ -96,8 +97,8 @@ def typical_tile(compute_capability: str) -> tuple[tuple[int, int], str]:
     """``((TM, TN), why)``: the typical tile for a sheet's compute capability ("9.0"),
     and the words that state it."""
     try:
-        major = int(str(compute_capability).split(".")[0])
-    except ValueError:
+        major = parse_arch(compute_capability).major_minor[0]
+    except UsageError:
         return DEFAULT_TILE, f"a typical {DEFAULT_TILE[0]}x{DEFAULT_TILE[1]} tile (compute capability {compute_capability!r} is not NVIDIA's; assumed)"
     tile = TYPICAL_TILES.get(major, DEFAULT_TILE)
     return tile, f"a typical {tile[0]}x{tile[1]} tile for compute capability {compute_capability} (stated, not what cuBLAS picks; --tile to change)"

@@ -74,6 +74,14 @@ def _is_arch_key(key: str) -> bool:
         return False
 
 
+def _names_arch(compute_capability: str, key: str) -> bool:
+    """True when ``compute_capability`` (``"9.0"``) is the architecture of the key ``sm_90``."""
+    try:
+        return parse_arch(compute_capability).base == key
+    except UsageError:
+        return False
+
+
 @dataclass(frozen=True)
 class ArchLimits:
     """One architecture's occupancy limits (see ``specs/arch/limits.yaml``).
@@ -187,7 +195,7 @@ def limits_from_data(data: Any, path: str, origin: str = "bundled", base: Mappin
         cc = merged["compute_capability"]
         if not isinstance(cc, str) or not re.fullmatch(r"\d+\.\d", cc):
             raise SpecError(f"{where}: field 'compute_capability' must be a quoted string such as \"9.0\", got {cc!r}")
-        if f"sm_{cc.replace('.', '')}" != key:
+        if not _names_arch(cc, key):
             raise SpecError(f"{where}: compute_capability {cc!r} does not match the key {key!r}")
         cos = merged["carveouts_kib"]
         if not isinstance(cos, (list, tuple)) or not cos or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in cos):
@@ -260,7 +268,7 @@ def arch_limits(arch: str, table: Mapping[str, ArchLimits]) -> ArchLimits:
     """
     key = arch_key(arch)
     if key not in table:
-        have = ", ".join(sorted(table, key=lambda k: int(k[3:])))
+        have = ", ".join(sorted(table, key=lambda k: parse_arch(k).cc))
         raise UsageError(f"no occupancy limits for {key}; known: {have} (add it to arch/limits.yaml in a --specs DIR)")
     return table[key]
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UsageError
-from ...units import fmt_bytes, fmt_g, fmt_num, fmt_si, parse_dimension, parse_quantity, parse_shape
+from ...units import fmt_bytes, fmt_count, fmt_g, fmt_num, fmt_si, parse_dimension, parse_quantity, parse_shape
 from ..llm.dtypes import BYTES_PER_ELEMENT
 from ..roofline.classify import Workload
 
@@ -77,15 +77,6 @@ def _whole(value: Any, what: str, minimum: int = 1) -> int:
         bound = "zero or more" if minimum == 0 else "greater than zero"
         raise UsageError(f"{what} must be a whole number {bound}, got {value!r}")
     return value
-
-
-def _n(x: float) -> str:
-    """An exact count with thousands separators, or 4 significant digits past 2^53."""
-    return f"{int(x):,}" if x == int(x) and abs(x) < 2**53 else f"{fmt_num(x, 4)}"
-
-
-def _b(e: float) -> str:
-    return f"{fmt_g(e)} B"
 
 
 @dataclass(frozen=True)
@@ -152,11 +143,11 @@ class Gemm:
         batch = f" x batch {b}" if b > 1 else ""
         c_words = "C M x N written and read (C += A @ B)" if self.accumulate else "C M x N written"
         lines = (
-            f"FLOPs = 2 x M x N x K{batch} = 2 x {m:,} x {n:,} x {k:,}{f' x {b:,}' if b > 1 else ''} = {_n(flops)} ({fmt_si(flops, 'FLOP')})",
-            f"bytes = (A M x K + B K x N read, {c_words}) x {_b(e)} ({dtype}){batch} "
-            f"= ({_n(m * k)} + {_n(k * n)} + {_n(m * n * c_passes)}) x {fmt_g(e)}{f' x {b:,}' if b > 1 else ''} = {_n(nbytes)} B ({fmt_bytes(nbytes)}), "
+            f"FLOPs = 2 x M x N x K{batch} = 2 x {m:,} x {n:,} x {k:,}{f' x {b:,}' if b > 1 else ''} = {fmt_count(flops)} ({fmt_si(flops, 'FLOP')})",
+            f"bytes = (A M x K + B K x N read, {c_words}) x {fmt_g(e)} B ({dtype}){batch} "
+            f"= ({fmt_count(m * k)} + {fmt_count(k * n)} + {fmt_count(m * n * c_passes)}) x {fmt_g(e)}{f' x {b:,}' if b > 1 else ''} = {fmt_count(nbytes)} B ({fmt_bytes(nbytes)}), "
             "the minimum: each matrix through DRAM once",
-            f"intensity = {_n(flops)} / {_n(nbytes)} = {fmt_num(flops / nbytes, 4)} FLOP/byte",
+            f"intensity = {fmt_count(flops)} / {fmt_count(nbytes)} = {fmt_num(flops / nbytes, 4)} FLOP/byte",
         )
         label = f"gemm {m}x{n}x{k}" + (f" batch {b}" if b > 1 else "") + f" {dtype}"
         dims = {"m": m, "n": n, "k": k, "batch": b, "accumulate": self.accumulate}
@@ -229,11 +220,11 @@ class Attention:
         kv = f" ({hk:,} KV heads)" if hk != h else ""
         lines = (
             f"pairs per head = {pair_words} = {pairs:,}",
-            f"FLOPs = 4 x B x H x pairs x D = 4 x {b:,} x {h:,} x {pairs:,} x {d:,} = {_n(flops)} ({fmt_si(flops, 'FLOP')}; Q K^T and P V, softmax left out)",
+            f"FLOPs = 4 x B x H x pairs x D = 4 x {b:,} x {h:,} x {pairs:,} x {d:,} = {fmt_count(flops)} ({fmt_si(flops, 'FLOP')}; Q K^T and P V, softmax left out)",
             f"fused (flash) bytes = (Q + O: 2 x {b:,} x {h:,} x {sq:,} x {d:,} + K + V: 2 x {b:,} x {hk:,}{kv} x {s:,} x {d:,}) "
-            f"x {_b(e)} ({dtype}) = {_n(fused)} B ({fmt_bytes(fused)})",
-            f"score matrix = {sq:,} x {s:,} x {_b(e)} = {fmt_bytes(score_head)} per head per layer ({fmt_bytes(score_el * e)} for all {b * h:,} heads)",
-            f"naive bytes = fused + 4 x score matrices (write S, read it for softmax, write P, read it for P V) = {_n(naive)} B "
+            f"x {fmt_g(e)} B ({dtype}) = {fmt_count(fused)} B ({fmt_bytes(fused)})",
+            f"score matrix = {sq:,} x {s:,} x {fmt_g(e)} B = {fmt_bytes(score_head)} per head per layer ({fmt_bytes(score_el * e)} for all {b * h:,} heads)",
+            f"naive bytes = fused + 4 x score matrices (write S, read it for softmax, write P, read it for P V) = {fmt_count(naive)} B "
             f"({fmt_bytes(naive)}), {fmt_num(naive / fused)}x the fused kernel's",
         )
         causal = " causal" if self.causal else ""
@@ -275,8 +266,8 @@ class Elementwise:
         flops = n * o * f
         nbytes = n * (i + o) * e
         lines = (
-            f"FLOPs = N x outputs x FLOPs per output element = {n:,} x {o} x {fmt_g(f)} = {_n(flops)} ({fmt_si(flops, 'FLOP')})",
-            f"bytes = N x (inputs + outputs) x {_b(e)} ({dtype}) = {n:,} x ({i} + {o}) x {fmt_g(e)} = {_n(nbytes)} B ({fmt_bytes(nbytes)}), "
+            f"FLOPs = N x outputs x FLOPs per output element = {n:,} x {o} x {fmt_g(f)} = {fmt_count(flops)} ({fmt_si(flops, 'FLOP')})",
+            f"bytes = N x (inputs + outputs) x {fmt_g(e)} B ({dtype}) = {n:,} x ({i} + {o}) x {fmt_g(e)} = {fmt_count(nbytes)} B ({fmt_bytes(nbytes)}), "
             "each element read and written once",
             f"intensity = {fmt_g(f * o)} FLOP / {fmt_g((i + o) * e)} B per element = {fmt_num(flops / nbytes, 4)} FLOP/byte",
         )

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from ...errors import UsageError
 from .dtypes import default_kv_dtype, normalize_dtype
-from .result import LEAVES_OUT, LlmEstimate, ScaledEstimate, ScalingReport, ceiling_sentence, fmt_rate
+from .result import LEAVES_OUT, LlmEstimate, ScaledEstimate, ScalingReport, ceiling_sentence
 from .roofline import (
     AttentionShape,
     DecodeStep,
@@ -40,7 +40,7 @@ from .scaling import (
     group_gpu,
     kv_split,
 )
-from ...units import fmt_g, fmt_num, fmt_si, fmt_time
+from ...units import fmt_g, fmt_num, fmt_params, fmt_rate, fmt_si, fmt_time
 
 #: Batch sizes of ``--sweep-batch`` (the batch asked for, the batch ridge and the
 #: largest batch that fits are added).
@@ -349,71 +349,42 @@ def _arithmetic(rep: ScalingReport, grp: LlmGpu, shape: AttentionShape | None, r
     step, step_spread, comm, batch = rep.step, rep.step_spread, rep.allreduce_time_s, rep.step.batch
     weight_fit = rep.weight_bytes_total
     lines = [f"bytes per weight: {rep.bytes_per_weight_text}"]
-    per_gpu = f"; per GPU / {n} = {_fmt_b(weight_fit / n)}" if n > 1 else ""
-    lines.append(f"weights to fit: {_fmt_n(params)} params x {fmt_g(bpw)} B = {_fmt_b(weight_fit)}{per_gpu}")
+    per_gpu = f"; per GPU / {n} = {fmt_si(weight_fit / n, 'B', 4)}" if n > 1 else ""
+    lines.append(f"weights to fit: {fmt_params(params)} params x {fmt_g(bpw)} B = {fmt_si(weight_fit, 'B', 4)}{per_gpu}")
     if active < params:
         extra = ""
         if batch > 1:
-            extra = f"; at batch {batch} tokens on different experts read up to min(params, {batch} x active) x {fmt_g(bpw)} B = {_fmt_b(step_spread.weight_bytes)}"
-        lines.append(f"weights read per step: {_fmt_n(active)} active params x {fmt_g(bpw)} B = {_fmt_b(active * bpw)} (each token reads only its experts{extra})")
-        lines.append(f"FLOPs per token: 2 x {_fmt_n(active)} active params = {_fmt_flop(2 * active)}" + (" + attention" if shape is not None else ""))
+            extra = f"; at batch {batch} tokens on different experts read up to min(params, {batch} x active) x {fmt_g(bpw)} B = {fmt_si(step_spread.weight_bytes, 'B', 4)}"
+        lines.append(f"weights read per step: {fmt_params(active)} active params x {fmt_g(bpw)} B = {fmt_si(active * bpw, 'B', 4)} (each token reads only its experts{extra})")
+        lines.append(f"FLOPs per token: 2 x {fmt_params(active)} active params = {fmt_si(2 * active, 'FLOP', 4)}" + (" + attention" if shape is not None else ""))
     if n > 1:
         mem = f", memory {n} x {fmt_g(gpu.memory_bytes / 1e9)} GB = {fmt_g(grp.memory_bytes / 1e9)} GB" if gpu.memory_bytes else ""
         lines.append(
             f"{n} GPUs (tensor parallel): bandwidth {n} x {fmt_g(gpu.bandwidth / 1e9)} GB/s = {fmt_g(grp.bandwidth / 1e9)} GB/s, "
             f"peak {n} x {fmt_g(gpu.peak_flops / 1e12)} = {fmt_g(grp.peak_flops / 1e12)} TFLOP/s{mem}"
         )
-    each = f" (each GPU reads {_fmt_b(step.bytes / n)} at {fmt_g(gpu.bandwidth / 1e9)} GB/s)" if n > 1 else ""
+    each = f" (each GPU reads {fmt_si(step.bytes / n, 'B', 4)} at {fmt_g(gpu.bandwidth / 1e9)} GB/s)" if n > 1 else ""
     lines.append(
-        f"times: t_memory = {_fmt_b(step.bytes)} / {fmt_g(grp.bandwidth / 1e9)} GB/s = {_fmt_t(step.t_memory_s)}{each}; "
-        f"t_compute = {_fmt_flop(step.flops)} / {fmt_g(grp.peak_flops / 1e12)} TFLOP/s = {_fmt_t(step.t_compute_s)}"
+        f"times: t_memory = {fmt_si(step.bytes, 'B', 4)} / {fmt_g(grp.bandwidth / 1e9)} GB/s = {fmt_time(step.t_memory_s, 4)}{each}; "
+        f"t_compute = {fmt_si(step.flops, 'FLOP', 4)} / {fmt_g(grp.peak_flops / 1e12)} TFLOP/s = {fmt_time(step.t_compute_s, 4)}"
     )
     if n > 1 and shape is not None:
         s = rep.inputs
         why = "assumed; measure it with `gpuwhy bench --allreduce` or set --allreduce-latency" if s.allreduce_source == DEFAULT_ALLREDUCE_SOURCE else s.allreduce_source
-        each = _fmt_t(s.allreduce_latency_s)
+        each = fmt_time(s.allreduce_latency_s, 4)
         if s.allreduce_busbw_gbs:
-            each = (f"({each} + {_fmt_b(allreduce_message_bytes(batch, shape))} x 2({n}-1)/{n} at "
+            each = (f"({each} + {fmt_si(allreduce_message_bytes(batch, shape), 'B', 4)} x 2({n}-1)/{n} at "
                     f"{fmt_g(s.allreduce_busbw_gbs)} GB/s bus bandwidth)")
-        lines.append(f"all-reduce allowance: {ALLREDUCES_PER_LAYER} per layer x {shape.layers} layers x {each} = {_fmt_t(comm)} per step ({why})")
-    comm_txt = f" + {_fmt_t(comm)}" if comm else ""
+        lines.append(f"all-reduce allowance: {ALLREDUCES_PER_LAYER} per layer x {shape.layers} layers x {each} = {fmt_time(comm, 4)} per step ({why})")
+    comm_txt = f" + {fmt_time(comm, 4)}" if comm else ""
     lines.append(
-        f"step: max({_fmt_t(step.t_memory_s)}, {_fmt_t(step.t_compute_s)}){comm_txt} = {_fmt_t(step.step_time_s)} -> "
+        f"step: max({fmt_time(step.t_memory_s, 4)}, {fmt_time(step.t_compute_s, 4)}){comm_txt} = {fmt_time(step.step_time_s, 4)} -> "
         f"{fmt_rate(step.tokens_per_s_per_seq)} tokens/s per sequence" + (f", {fmt_rate(step.tokens_per_s_total)} in total" if batch > 1 else "")
     )
     if active < params and batch > 1 and step_spread.step_time_s > step.step_time_s:
-        lines.append(f"experts spread: with every token on different experts, step {_fmt_t(step_spread.step_time_s)} -> {fmt_rate(step_spread.tokens_per_s_total)} tokens/s in total")
+        lines.append(f"experts spread: with every token on different experts, step {fmt_time(step_spread.step_time_s, 4)} -> {fmt_rate(step_spread.tokens_per_s_total)} tokens/s in total")
     if rep.batch_ridge_spread is not None:
         lines.append(
-            f"batch ridge: {_num(ridge)} if the batch's tokens share experts; {_num(rep.batch_ridge_spread)} (x params/active) once they spread over all experts"
+            f"batch ridge: {fmt_num(ridge)} if the batch's tokens share experts; {fmt_num(rep.batch_ridge_spread)} (x params/active) once they spread over all experts"
         )
     return tuple(lines)
-
-
-def _num(x: float) -> str:
-    return fmt_num(x)
-
-
-def _fmt_scaled(x: float, scales: tuple[tuple[float, str], ...], sep: str = " ") -> str:
-    """``x`` in the first of ``scales`` (factor, unit), largest first, it reaches
-    (from 0.9995 x the factor, so that 999.96 MB reads 1 GB), else in the last; 4 digits."""
-    for f, u in scales:
-        if x >= f * 0.9995:
-            break
-    return f"{fmt_num(x / f, 4)}{sep}{u}"
-
-
-def _fmt_b(x: float) -> str:
-    return fmt_si(x, "B", 4)
-
-
-def _fmt_t(s: float) -> str:
-    return fmt_time(s, 4)
-
-
-def _fmt_flop(x: float) -> str:
-    return fmt_si(x, "FLOP", 4)
-
-
-def _fmt_n(x: float) -> str:
-    return _fmt_scaled(x, ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1.0, "")), sep="")

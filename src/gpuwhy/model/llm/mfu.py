@@ -128,9 +128,9 @@ def mfu(params: float, tokens_per_s: float, gpus: int, peak_flops_per_gpu: float
     attn_words = ""
     if shape is not None:
         attn_words = (f" + attention {fmt_g(attn_factor)} x {shape.layers} layers x {shape.hidden} hidden x {shape.seq_len} tokens"
-                      f" = {_sci(dense)} + {_sci(attn)} = {_sci(per_token)}")
-    lines = [f"FLOPs per token: {fmt_g(dense_factor)} x {_sci(params)} params = {_sci(dense)}{attn_words}",
-             f"model FLOP/s: {_sci(per_token)} x {fmt_g(tokens_per_s)} tokens/s = {fmt_num(achieved / 1e12, 4)} TFLOP/s "
+                      f" = {fmt_num(dense, 4)} + {fmt_num(attn, 4)} = {fmt_num(per_token, 4)}")
+    lines = [f"FLOPs per token: {fmt_g(dense_factor)} x {fmt_num(params, 4)} params = {fmt_num(dense, 4)}{attn_words}",
+             f"model FLOP/s: {fmt_num(per_token, 4)} x {fmt_g(tokens_per_s)} tokens/s = {fmt_num(achieved / 1e12, 4)} TFLOP/s "
              f"({fmt_num(achieved / gpus / 1e12, 4)} per GPU)",
              f"peak: {gpus} x {fmt_g(peak_flops_per_gpu / 1e12)} TFLOP/s {precision} dense ({gpu}) = {fmt_num(peak_total / 1e12, 4)} TFLOP/s",
              f"MFU: {fmt_num(achieved / 1e12, 4)} / {fmt_num(peak_total / 1e12, 4)} = {fmt_num(pct)}%"]
@@ -146,15 +146,6 @@ def mfu(params: float, tokens_per_s: float, gpus: int, peak_flops_per_gpu: float
                      f"(at 100% the same GPUs would do {peak_total / per_token:,.0f} tokens/s)")
     return Mfu(params, mode, shape, dense, attn, per_token, tokens_per_s, gpus, gpu, precision, peak_flops_per_gpu, achieved, pct,
                verdict, tuple(lines), tuple(notes))
-
-
-def _sci(x: float) -> str:
-    """``x`` in 4 significant digits, exponents written short: 8e9, 4.8e10."""
-    text = f"{fmt_num(x, 4)}"
-    if "e" in text:
-        mant, exp = text.split("e")
-        text = f"{mant}e{int(exp)}"
-    return text
 
 
 __all__ = ["MFU_ALARM_PCT", "Mfu", "MfuShape", "mfu"]

@@ -4,13 +4,12 @@ what it leaves out), and with the scaling options :class:`ScalingReport` and
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from .roofline import AttentionShape, DecodeStep, KvCache, LlmGpu, Prefill
 from .scaling import Scaling
-from ...units import fmt_num
+from ...units import fmt_rate
 
 #: The share of these ceilings real inference engines reach: about 60-85%, a
 #: rule of thumb quoted in the design issue (gpuwhy issue 7), not a measurement.
@@ -23,14 +22,6 @@ LEAVES_OUT = (
     "the write of each new token's KV entries, sampling, and the scales of quantized formats",
     "kernel-launch and host overhead, and communication between GPUs",
 )
-
-
-def fmt_rate(x: float) -> str:
-    """Tokens/s for sentences: thousands separators at 100 and above, 3 digits below;
-    ``"unbounded"`` when not finite."""
-    if not math.isfinite(x):
-        return "unbounded"
-    return fmt_num(x)
 
 
 def ceiling_sentence(step: DecodeStep, gpu_name: str, precision: str) -> str:

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import UsageError
-from ...units import fmt_g, fmt_num, fmt_time
+from ...units import fmt_g, fmt_num, fmt_rate, fmt_time
 from .roofline import AttentionShape, DecodeStep, LlmGpu, decode_step
-from .result import fmt_rate
 
 PAPER = "Leviathan, Kalman & Matias, ICML 2023, arXiv:2211.17192"
 
@@ -158,26 +157,22 @@ def speculative(
         f"tokens per target step: (1 - A^(K+1)) / (1 - A) = (1 - {fmt_g(acceptance)}^{k + 1}) / (1 - {fmt_g(acceptance)}) = {fmt_num(e, 4)}"
         if acceptance < 1 else f"tokens per target step: K + 1 = {k + 1} (every drafted token accepted)",
         f"verify step: the target reads its bytes once and does {k + 1} tokens' FLOPs: "
-        f"max({_t4(target.t_memory_s)}, {k + 1} x {_t4(target.t_compute_s)})"
-        + (f" + {_t4(extra)} (all-reduces)" if extra > 0 else "") + f" = {_t4(verify)}",
+        f"max({fmt_time(target.t_memory_s, 4)}, {k + 1} x {fmt_time(target.t_compute_s, 4)})"
+        + (f" + {fmt_time(extra, 4)} (all-reduces)" if extra > 0 else "") + f" = {fmt_time(verify, 4)}",
     ]
     if draft_step is not None:
-        lines.append(f"draft step ({name}): {_t4(draft_step.step_time_s)}, {draft_step.regime}-bound; "
-                     f"{k} per cycle = {_t4(k * t_draft)}")
+        lines.append(f"draft step ({name}): {fmt_time(draft_step.step_time_s, 4)}, {draft_step.regime}-bound; "
+                     f"{k} per cycle = {fmt_time(k * t_draft, 4)}")
         if draft_shape is None:
             notes.append("the draft has no shape: its KV-cache read is left out (give --draft-model NAME)")
     else:
         notes.append("no draft given: its cost is left out, so the speed-up is an upper bound (give --draft-params P or --draft-model NAME)")
-    lines.append(f"cycle: {k} x {_t4(t_draft)} + {_t4(verify)} = {_t4(cycle)}" if draft_step is not None
-                 else f"cycle: the verify step alone (the draft's cost left out) = {_t4(cycle)}")
-    lines.append(f"speed-up: {fmt_num(e, 4)} tokens x {_t4(target.step_time_s)} / {_t4(cycle)} = {fmt_num(speedup)}x -> "
+    lines.append(f"cycle: {k} x {fmt_time(t_draft, 4)} + {fmt_time(verify, 4)} = {fmt_time(cycle, 4)}" if draft_step is not None
+                 else f"cycle: the verify step alone (the draft's cost left out) = {fmt_time(cycle, 4)}")
+    lines.append(f"speed-up: {fmt_num(e, 4)} tokens x {fmt_time(target.step_time_s, 4)} / {fmt_time(cycle, 4)} = {fmt_num(speedup)}x -> "
                  f"{fmt_rate(per_seq)} tokens/s per sequence" + (f", {fmt_rate(per_seq * target.batch)} in total" if target.batch > 1 else ""))
     return Speculative(k, float(acceptance), e, name, draft_step, target.step_time_s, verify, cycle, speedup, per_seq,
                        per_seq * target.batch, tuple(lines), tuple(notes))
-
-
-def _t4(s: float) -> str:
-    return fmt_time(s, 4)
 
 
 __all__ = ["PAPER", "Speculative", "check_speculative", "expected_tokens", "speculative", "verify_step_s"]

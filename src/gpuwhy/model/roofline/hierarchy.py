@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from .littles_law import LittlesLaw, littles_law
-from ...units import fmt_g, fmt_num
+from ...units import fmt_g, fmt_kb, fmt_num, fmt_size
 
 #: The levels, outermost first. ``L1`` is the L1 data cache and shared memory.
 LEVELS = ("DRAM", "L2", "L1")
@@ -205,10 +205,6 @@ class Placement:
                 "fraction_of_l2": self.fraction_of_l2, "reason": self.reason}
 
 
-def _mib(n: float) -> str:
-    return f"{fmt_num(n / 2**20)} MiB" if n < 2**30 else f"{fmt_num(n / 2**30)} GiB"
-
-
 def place_working_set(working_set_bytes: float, l2_bytes: int, fit_fraction: float = L2_FIT_FRACTION) -> Placement:
     """``L2`` when ``working_set_bytes`` <= ``fit_fraction`` x ``l2_bytes``, else ``DRAM``.
 
@@ -221,11 +217,11 @@ def place_working_set(working_set_bytes: float, l2_bytes: int, fit_fraction: flo
         raise ValueError("the L2 size is unknown")
     ws, l2 = float(working_set_bytes), int(l2_bytes)
     if ws <= fit_fraction * l2:
-        return Placement(ws, l2, "L2", f"fits in the {_mib(l2)} L2 ({100 * ws / l2:.0f}% of it)")
+        return Placement(ws, l2, "L2", f"fits in the {fmt_size(l2)} L2 ({100 * ws / l2:.0f}% of it)")
     if ws <= l2:
-        return Placement(ws, l2, "DRAM", f"{100 * ws / l2:.0f}% of the {_mib(l2)} L2: above the {fit_fraction:.0%} "
+        return Placement(ws, l2, "DRAM", f"{100 * ws / l2:.0f}% of the {fmt_size(l2)} L2: above the {fit_fraction:.0%} "
                                          "left after other traffic, so part of it comes from DRAM; judged against DRAM")
-    return Placement(ws, l2, "DRAM", f"does not fit in the {_mib(l2)} L2 ({fmt_num(ws / l2)}x its size): judged against DRAM")
+    return Placement(ws, l2, "DRAM", f"does not fit in the {fmt_size(l2)} L2 ({fmt_num(ws / l2)}x its size): judged against DRAM")
 
 
 # ---------------------------------------------------------------------------
@@ -275,11 +271,6 @@ class LatencyDiagnosis:
             "kernel_in_flight_per_sm_bytes": self.kernel_in_flight_per_sm,
             "need_loaded_per_sm_bytes": self.need_loaded_per_sm, "cause": self.cause, "reason": self.reason,
         }
-
-
-def _kb(n: float) -> str:
-    """Decimal kilobytes, as the course writes them (336 KB = 336,000 B)."""
-    return f"{fmt_num(n / 1e6)} MB" if n >= 1e6 else f"{fmt_num(n / 1e3)} KB"
 
 
 def blocks_per_sm(block: int, max_threads_per_sm: int, max_blocks_per_sm: int | None = None) -> int:
@@ -354,7 +345,7 @@ def latency_diagnosis(
         in_flight = resident * float(bytes_per_thread)
     name = LEVEL_TEXT.get(level, level)
     head = (f"{100 * frac:.0f}% of the {name} roof; Little's law: {law.bandwidth_gbs:,.0f} GB/s x "
-            f"{law.latency_s * 1e9:,.0f} ns = {_kb(law.bytes_in_flight)} in flight, {_kb(law.bytes_in_flight_per_sm)} per SM")
+            f"{law.latency_s * 1e9:,.0f} ns = {fmt_kb(law.bytes_in_flight)} in flight, {fmt_kb(law.bytes_in_flight_per_sm)} per SM")
     if waves is not None and waves < 1:
         cause = "small grid"
         blocks = f" ({grid:,} blocks of {block})" if grid and block else ""
@@ -366,7 +357,7 @@ def latency_diagnosis(
     elif in_flight is not None and in_flight < need_loaded:
         cause = "few bytes per thread"
         reason = (f"{fmt_g(bytes_per_thread)} bytes in flight per thread x {in_flight / bytes_per_thread:,.0f} threads per SM = "
-                  f"{_kb(in_flight)} per SM, below the {_kb(need_loaded)} Little's law needs under load "
+                  f"{fmt_kb(in_flight)} per SM, below the {fmt_kb(need_loaded)} Little's law needs under load "
                   f"({law.bandwidth_gbs:,.0f} GB/s x {fmt_g(LOADED_LATENCY_FACTOR)} x {law.latency_s * 1e9:,.0f} ns / {sm_count} SMs)")
     else:
         cause = "too few bytes in flight"

@@ -70,6 +70,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .hierarchy import ISSUE_FRACTION
+from ...units import fmt_pct
 
 #: A unit at or above this percent of its peak is busy (Nsight Compute's SOLBottleneck rule:
 #: under 60% on both compute and memory throughput it reports latency issues).
@@ -149,10 +150,6 @@ def _busiest_memory(utilisation_pct: Mapping[str, float], level_fractions: Mappi
     return max(figs, key=lambda x: x[0]) if figs else None
 
 
-def _pct(x: float) -> str:
-    return f"{x:.0f}%"
-
-
 def issue_diagnosis(
     side: str,
     roof_fraction: float,
@@ -203,18 +200,18 @@ def issue_diagnosis(
     if mem is None or sm - mem[0] < ISSUE_MARGIN_PCT:
         return None
     sm_tp, pipe, issue = (utilisation_pct.get(k) for k in ("sm", "pipe", "issue"))
-    busy = [f"ncu's SM throughput is {_pct(sm_tp)}" if sm_tp is not None else f"the {busiest_pipe or 'busiest'} pipe is at {_pct(pipe)}"]
+    busy = [f"ncu's SM throughput is {fmt_pct(sm_tp, 0, compact=False)}" if sm_tp is not None else f"the {busiest_pipe or 'busiest'} pipe is at {fmt_pct(pipe, 0, compact=False)}"]
     if issue is not None:
-        busy.append(f"an instruction issued on {_pct(issue)} of cycles")
+        busy.append(f"an instruction issued on {fmt_pct(issue, 0, compact=False)} of cycles")
     if sm_tp is not None and pipe is not None:
-        busy.append(f"busiest pipe {busiest_pipe or '?'} at {_pct(pipe)}")
+        busy.append(f"busiest pipe {busiest_pipe or '?'} at {fmt_pct(pipe, 0, compact=False)}")
     unit = mem[1]
     if side == "memory":
-        head = (f"{', '.join(busy)}, while the busiest memory figure ({unit}) is {_pct(mem[0])} and the bytes reach "
-                f"{_pct(100 * roof_fraction)} of the {roof} roof")
+        head = (f"{', '.join(busy)}, while the busiest memory figure ({unit}) is {fmt_pct(mem[0], 0, compact=False)} and the bytes reach "
+                f"{fmt_pct(100 * roof_fraction, 0, compact=False)} of the {roof} roof")
     else:
-        head = (f"{', '.join(busy)} and the busiest memory figure ({unit}) is {_pct(mem[0])}, but the work reaches "
-                f"only {_pct(100 * roof_fraction)} of the {roof} roof")
+        head = (f"{', '.join(busy)} and the busiest memory figure ({unit}) is {fmt_pct(mem[0], 0, compact=False)}, but the work reaches "
+                f"only {fmt_pct(100 * roof_fraction, 0, compact=False)} of the {roof} roof")
     tail = []
     if pipe is not None and sm - pipe >= ISSUE_MARGIN_PCT:
         tail.append("no arithmetic pipe is near its peak: issuing the whole instruction mix (integer, special-function, "
@@ -270,16 +267,16 @@ def refine_regime(
     sm = sm_utilisation(utilisation_pct)
     if sm is None:
         return Refined("memory", None, (
-            f"at {_pct(100 * roof_fraction)} of the {roof} roof it is latency-bound (too few bytes in flight) if the SM "
+            f"at {fmt_pct(100 * roof_fraction, 0, compact=False)} of the {roof} roof it is latency-bound (too few bytes in flight) if the SM "
             "is idle, issue-bound if the SM is busy; without an SM utilisation the two cannot be told apart",))
     if sm >= BUSY_PCT:
         return Refined("memory", None, (
-            f"at {_pct(100 * roof_fraction)} of the {roof} roof but the SM is busy ({_pct(sm)}, not clearly busier "
+            f"at {fmt_pct(100 * roof_fraction, 0, compact=False)} of the {roof} roof but the SM is busy ({fmt_pct(sm, 0, compact=False)}, not clearly busier "
             "than memory): not latency-bound (a busy SM is not waiting on loads)",))
     busy = _busiest_memory(utilisation_pct, {})
     if busy is not None and busy[0] >= BUSY_PCT:
         return Refined("memory", None, (
-            f"at {_pct(100 * roof_fraction)} of the {roof} roof but {busy[1]} is {_pct(busy[0])} busy: bound by that "
+            f"at {fmt_pct(100 * roof_fraction, 0, compact=False)} of the {roof} roof but {busy[1]} is {fmt_pct(busy[0], 0, compact=False)} busy: bound by that "
             "unit, not by latency",))
     return Refined("latency")
 

@@ -36,7 +36,7 @@ from .hierarchy import (
     place_working_set,
 )
 from .classify import Ceilings, Verdict, Workload, classify
-from ...units import fmt_num
+from ...units import fmt_fixed, fmt_num, fmt_size
 
 #: Precisions that run on tensor cores (the ``issue`` verdict applies to them).
 TENSOR_PRECISIONS = ("tf32", "fp16", "bf16", "fp8", "int8", "fp4", "fp64_tensor")
@@ -72,10 +72,6 @@ class LevelJudgement:
                 "dram_roof_gbs": None if self.dram_roof is None else self.dram_roof / 1e9,
                 "dram_roof_ratio": self.times_dram, "latency": self.latency.to_dict() if self.latency else None,
                 "lines": list(self.lines)}
-
-
-def _gbs(b: float) -> str:
-    return f"{b / 1e9:,.0f} GB/s"
 
 
 def _latency_for(level: str, profile) -> tuple[float, str]:
@@ -129,13 +125,13 @@ def judge_workload(
             roof = roofs.get("L2")
             if roof is not None:
                 ceilings = replace(ceilings, bandwidth=roof.bandwidth, level="L2")  # its source: roof.source
-                lines.append(f"working set {_mib(working_set)} {placement.reason}: judged against the L2 roof, "
-                             f"{_gbs(roof.bandwidth)} ({roof.source})")
+                lines.append(f"working set {fmt_size(working_set, 'KiB')} {placement.reason}: judged against the L2 roof, "
+                             f"{fmt_fixed(roof.bandwidth / 1e9, 0)} GB/s ({roof.source})")
             else:
-                lines.append(f"working set {_mib(working_set)} {placement.reason}: judged against the L2; "
+                lines.append(f"working set {fmt_size(working_set, 'KiB')} {placement.reason}: judged against the L2; "
                              + how_to_measure_l2(sheet.name))
         else:
-            lines.append(f"working set {_mib(working_set)} {placement.reason}")
+            lines.append(f"working set {fmt_size(working_set, 'KiB')} {placement.reason}")
     verdict = classify(workload, ceilings)
     timed = workload.time_s is not None
     times_dram = verdict.achieved_bandwidth / dram_bw if timed else None
@@ -145,19 +141,19 @@ def judge_workload(
         warns = tuple(w for w in verdict.warnings if not w.startswith(_ABOVE_ROOF))
         verdict = replace(verdict, sol_pct=None, memory_sol_pct=None, unexplained_fraction=None, warnings=warns)
         if timed:
-            lines.append(f"the achieved {_gbs(verdict.achieved_bandwidth)} is {fmt_num(times_dram)}x the DRAM roof "
-                         f"({_gbs(dram_bw)}){': only the L2 can deliver that' if times_dram > 1 else ''}")
+            lines.append(f"the achieved {fmt_fixed(verdict.achieved_bandwidth / 1e9, 0)} GB/s is {fmt_num(times_dram)}x the DRAM roof "
+                         f"({fmt_fixed(dram_bw / 1e9, 0)} GB/s){': only the L2 can deliver that' if times_dram > 1 else ''}")
     elif level == "L2" and timed:
-        lines.append(f"the achieved {_gbs(verdict.achieved_bandwidth)} is {fmt_num(times_dram)}x the DRAM roof ({_gbs(dram_bw)}), "
+        lines.append(f"the achieved {fmt_fixed(verdict.achieved_bandwidth / 1e9, 0)} GB/s is {fmt_num(times_dram)}x the DRAM roof ({fmt_fixed(dram_bw / 1e9, 0)} GB/s), "
                      f"{verdict.memory_sol_pct:.0f}% of the L2 roof")
     elif timed and working_set is None and verdict.memory_sol_pct is not None and verdict.memory_sol_pct > 100 \
             and (verdict.compute_sol_pct or 0) <= 100:
         warns = tuple(w for w in verdict.warnings if not w.startswith(_ABOVE_ROOF))
         l2 = roofs.get("L2")
-        head = (f"{_ABOVE_ROOF} on DRAM bytes alone ({fmt_num(times_dram)}x the DRAM roof: {_gbs(verdict.achieved_bandwidth)} "
-                f"of {_gbs(dram_bw)})")
+        head = (f"{_ABOVE_ROOF} on DRAM bytes alone ({fmt_num(times_dram)}x the DRAM roof: {fmt_fixed(verdict.achieved_bandwidth / 1e9, 0)} GB/s "
+                f"of {fmt_fixed(dram_bw / 1e9, 0)} GB/s)")
         if l2 is not None and verdict.achieved_bandwidth > l2.bandwidth:
-            msg = (f"{head}, and faster than even the L2 roof ({_gbs(l2.bandwidth)}): check the byte and FLOP counts, "
+            msg = (f"{head}, and faster than even the L2 roof ({fmt_fixed(l2.bandwidth / 1e9, 0)} GB/s): check the byte and FLOP counts, "
                    "their units and that the right GPU sheet is used")
         else:
             msg = (f"{head}: the data must be coming from the L2 (or the byte count is wrong); give the working set "
@@ -183,9 +179,3 @@ def judge_workload(
     return verdict, LevelJudgement(level, placement, roof, dram_bw, times_dram, latency, tuple(lines))
 
 
-def _mib(n: float) -> str:
-    if n >= 2**30:
-        return f"{fmt_num(n / 2**30)} GiB"
-    if n >= 2**20:
-        return f"{fmt_num(n / 2**20)} MiB"
-    return f"{fmt_num(n / 2**10)} KiB"
