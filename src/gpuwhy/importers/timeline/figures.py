@@ -5,6 +5,8 @@ us inside, seconds in the results."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...verdict.causes import Cause
@@ -61,24 +63,52 @@ def busy_figures(t: Timeline, track: GpuTrack, top: int | None = None):
 
 def _kernel_figures(t: Timeline, track: GpuTrack, kernel_us: float, top: int | None) -> tuple[KernelFigure, ...]:
     """One figure per kernel name (collectives aside), their times sharing the kernels' union ``kernel_us``."""
-    is_k = (track.kind == KERNEL) & ~track.communication
-    if not is_k.any():
+    per = _PerName.of(t, track, (track.kind == KERNEL) & ~track.communication)
+    if per is None:
         return ()
-    kd = track.dur[is_k]
-    kn = track.name[is_k]
-    tot = np.bincount(kn, weights=kd)
-    cnt = np.bincount(kn)
-    summed = float(kd.sum())
+    summed = float(per.dur_us.sum())
     scale = kernel_us / summed if summed > 0 else 0.0
-    fl, fl_cnt = _kernel_flops(t, track, is_k, kd, len(tot))
-    ids = [int(i) for i in np.argsort(-tot, kind="stable") if cnt[i] > 0]
     out = []
-    for i in ids[:top] if top is not None else ids:
+    for i in per.ranked(top):
         name = t.gpu_names[i]
-        flops = float(fl[i]) if fl is not None and fl_cnt[i] == cnt[i] and fl[i] > 0 else None
-        out.append(KernelFigure(name, float(tot[i]) * scale * 1e-6, int(cnt[i]), float(tot[i] / cnt[i]) * 1e-6,
-                                kernel_kind(name), flops=flops))
+        tot, cnt = float(per.total_us[i]), int(per.count[i])
+        out.append(KernelFigure(name, tot * scale * 1e-6, cnt, tot / cnt * 1e-6, kernel_kind(name), flops=per.flops(i)))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class _PerName:
+    """The kernels ``is_k`` selects on a track, summed per kernel name id: their durations
+    ``dur_us`` (us, in track order), each name's total time ``total_us`` (us) and launch ``count``,
+    and FLOPs per name (``name_flops``, with ``flop_count`` launches carrying one; None when no
+    operator has a FLOP count)."""
+
+    dur_us: np.ndarray
+    total_us: np.ndarray
+    count: np.ndarray
+    name_flops: np.ndarray | None
+    flop_count: np.ndarray | None
+
+    @classmethod
+    def of(cls, t: Timeline, track: GpuTrack, is_k: np.ndarray) -> "_PerName | None":
+        """None when ``is_k`` selects nothing."""
+        if not is_k.any():
+            return None
+        kd = track.dur[is_k]
+        kn = track.name[is_k]
+        tot = np.bincount(kn, weights=kd)
+        fl, fl_cnt = _kernel_flops(t, track, is_k, kd, len(tot))
+        return cls(kd, tot, np.bincount(kn), fl, fl_cnt)
+
+    def ranked(self, top: int | None) -> list[int]:
+        """The name ids with launches, most time first (the first ``top`` when given)."""
+        ids = [int(i) for i in np.argsort(-self.total_us, kind="stable") if self.count[i] > 0]
+        return ids[:top] if top is not None else ids
+
+    def flops(self, i: int) -> float | None:
+        """Name ``i``'s FLOPs when every launch of it has a count, else None."""
+        fl, fc = self.name_flops, self.flop_count
+        return float(fl[i]) if fl is not None and fc[i] == self.count[i] and fl[i] > 0 else None
 
 
 def host_ops(gaps: Gaps, view: HostView, host: HostArrays, inner: np.ndarray, warm: bool, n: int = 5) -> list[HostOp]:
@@ -127,27 +157,19 @@ def _kernel_flops(t: Timeline, track: GpuTrack, is_k: np.ndarray, kd: np.ndarray
 def top_kernels(t: Timeline, track: GpuTrack, top: int, busy_us: float) -> tuple[TraceKernel, ...]:
     """The ``top`` kernel names of ``track`` by total time, with their counts, times and share of
     ``busy_us``, and FLOPs and achieved TFLOP/s where every launch of the name has a FLOP count."""
-    is_k = track.kind == KERNEL
-    if not is_k.any():
+    per = _PerName.of(t, track, track.kind == KERNEL)
+    if per is None:
         return ()
-    kd = track.dur[is_k]
-    kn = track.name[is_k]
-    tot = np.bincount(kn, weights=kd)
-    cnt = np.bincount(kn)
-    fl, fl_cnt = _kernel_flops(t, track, is_k, kd, len(tot))
-    ids = [int(i) for i in np.argsort(-tot, kind="stable")[:top] if cnt[i] > 0]
+    ids = [i for i in np.argsort(-per.total_us, kind="stable")[:top].tolist() if per.count[i] > 0]
     disp = display_names([t.gpu_names[i] for i in ids])
     out = []
     for i in ids:
         full = t.gpu_names[i]
-        f = tf = None
-        if fl is not None and fl_cnt[i] == cnt[i] and fl[i] > 0:
-            f = float(fl[i])
-            tf = float(f / (tot[i] * 1e-6) / 1e12) if tot[i] > 0 else None
+        tot, cnt, f = float(per.total_us[i]), int(per.count[i]), per.flops(i)
         out.append(TraceKernel(
-            name=disp[full], full_name=full, count=int(cnt[i]), total_s=float(tot[i]) * 1e-6,
-            mean_s=float(tot[i] / cnt[i]) * 1e-6, busy_pct=100.0 * float(tot[i]) / busy_us if busy_us > 0 else 0.0,
-            flops=f, achieved_tflops=tf,
+            name=disp[full], full_name=full, count=cnt, total_s=tot * 1e-6, mean_s=tot / cnt * 1e-6,
+            busy_pct=100.0 * tot / busy_us if busy_us > 0 else 0.0, flops=f,
+            achieved_tflops=f / (tot * 1e-6) / 1e12 if f is not None and tot > 0 else None,
         ))
     return tuple(out)
 
