@@ -25,16 +25,6 @@ class _CommandAfterDashes(TyperCommand):
         return super().parse_args(ctx, args)
 
 
-def _error_doc(exc) -> dict:
-    from ..errors import GpuwhyError
-
-    doc = {"error": {"message": str(exc), "exit_code": exc.exit_code if isinstance(exc, GpuwhyError) else 70}}
-    candidates = getattr(exc, "candidates", ())
-    if candidates:
-        doc["error"]["candidate_sheets"] = list(candidates)
-    return doc
-
-
 def run_ncu(
     path: str,
     gpu: Optional[str] = None,
@@ -53,82 +43,59 @@ def run_ncu(
     With ``--json`` an error still prints one JSON document (with ``error``) before it is raised.
 
     Raises:
-        UsageError: an unreadable or non-ncu file, a permission-error export, a
-            bad --top, an unknown --gpu or --dtype, a GPU the export does not identify,
-            or --measured without a bench profile of that GPU.
-        NoDeviceError: a ``.ncu-rep`` and nothing installed to read it.
+        UsageError, NoDeviceError: see :func:`gpuwhy.api.ncu.read_ncu_export` and
+            :func:`gpuwhy.api.ncu.plot_of`.
     """
-    from ..api.readers import readable
+    from ..api.ncu import read_ncu_export
     from ..errors import GpuwhyError
-    from ..importers.ncu import load_ncu_report
-    from ..units import parse_count
+    from ..render.output import Format, show, show_failure
 
+    fmt = Format(json=json_out, csv=csv_out)
     try:
         if plot is not None:
             from ..render.plot import check_plot_path
 
             check_plot_path(plot, "--plot")
-        n = parse_count(top, "--top")
-        report = readable(path, "Nsight Compute export", load_ncu_report, path, gpu=gpu, dtype=dtype, top=n,
-                          spec_dirs=specs or (), device=device, measured=measured)
+        report = read_ncu_export(path, gpu=gpu, top=top, dtype=dtype, device=device, measured=measured,
+                                 spec_dirs=specs or ())
     except GpuwhyError as exc:
-        if json_out:
-            from ..render.jsonout import emit
-
-            emit("ncu", {**_error_doc(exc), **({"run": run} if run is not None else {})})
+        show_failure("ncu", exc, fmt, {"run": run} if run is not None else None)
         raise
-    if plot is not None:
-        _save_plot(report, plot, specs)
-    if csv_out:
-        from ..render.csv_out import emit_csv
-
-        return emit_csv("ncu", report, json_out)
-    if json_out:
-        from ..render.jsonout import emit
-
-        payload = report.to_dict()
-        if run is not None:
-            payload["run"] = run.to_dict()
-        emit("ncu", payload)
-        return
     from ..render.ncu_view import render_ncu
 
-    render_ncu(report, run)
+    files = [_plot_file(report, plot, specs)] if plot is not None else []
+    payload = report.to_dict() if fmt.json else None
+    if payload is not None and run is not None:
+        payload["run"] = run.to_dict()
+    show("ncu", report, fmt, lambda r: render_ncu(r, run), document=payload, files=files)
 
 
-def _save_plot(report, path: str, specs) -> None:
-    """Draw the first GPU of ``report`` to ``path`` (:func:`~gpuwhy.render.ncu_chart.ncu_chart`)."""
-    from ..device.sheet import sheet_for
-    from ..errors import UsageError
-    from ..render.console import note
+def _plot_file(report, path: str, specs):
+    """The roofline of the first GPU of ``report``, drawn to ``path`` (:func:`~gpuwhy.render.ncu_chart.ncu_chart`)."""
+    from ..api.ncu import plot_of
     from ..render.ncu_chart import ncu_chart
+    from ..render.output import FileOut
     from ..render.plot import save_chart
 
-    if not report.devices:
-        raise UsageError("the export has no GPU to draw; drop --plot")
-    d = report.devices[0]
-    save_chart(ncu_chart(d, sheet_for(d.sheet, spec_dirs=specs or ()).sheet), path)
-    more = f" (GPU {d.device} of {len(report.devices)}: --device picks another)" if len(report.devices) > 1 else ""
-    note(f"roofline of GPU {d.device} drawn to {path}{more}")
+    what = plot_of(report, path, specs or ())
+    return FileOut(lambda: save_chart(ncu_chart(what.device, what.sheet), path), what.said)
 
 
 def run_profile(cmd: list[str], json_out: bool, **options):
-    """Run ``cmd`` under ncu (:func:`~gpuwhy.importers.ncu.runner.profile_command`); with ``--json`` an
-    error prints one JSON document first.
+    """Run ``cmd`` under ncu (:func:`gpuwhy.api.ncu.profile_program`, ``options`` as given on the
+    command line); with ``--json`` an error prints one JSON document first.
 
     Raises:
-        NoDeviceError, UsageError, MeasurementError: see ``profile_command``.
+        NoDeviceError, UsageError, MeasurementError: see ``profile_program``.
     """
+    from ..api.ncu import profile_program
     from ..errors import GpuwhyError
-    from ..importers.ncu.runner import profile_command
+    from ..render.output import Format, show_failure
 
     try:
-        return profile_command(cmd, **options)
+        return profile_program(cmd, **options)
     except GpuwhyError as exc:
-        if json_out:
-            from ..render.jsonout import emit
-
-            emit("ncu", _error_doc(exc))
+        show_failure("ncu", exc, Format(json=json_out))
         raise
 
 
@@ -173,14 +140,7 @@ def ncu_cmd(
     if profile_from_start not in ("on", "off"):
         raise UsageError(f"--profile-from-start {profile_from_start!r} must be on or off")
     parse_count(top, "--top")
-    run = run_profile(
-        cmd, json_out,
-        ncu=ncu_path,
-        launch_count=parse_count(launch_count, "-c") if launch_count is not None else 200,
-        kernel_name=kernel_name,
-        launch_skip=parse_count(launch_skip, "--launch-skip") if launch_skip is not None else None,
-        profile_from_start=profile_from_start == "on",
-        export=export,
-    )
+    run = run_profile(cmd, json_out, ncu=ncu_path, launch_count=launch_count, kernel_name=kernel_name,
+                      launch_skip=launch_skip, profile_from_start=profile_from_start, export=export)
     run_ncu(run.csv_path, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, run=run, csv_out=csv_out,
             measured=measured, plot=plot)

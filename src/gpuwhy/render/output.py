@@ -80,6 +80,22 @@ def show(kind: str, result: Any, fmt: Format, view: Callable[[Any], None], *, do
             note(words)
 
 
+def show_failure(kind: str, exc: BaseException, fmt: Format, extra: dict | None = None) -> None:
+    """With ``--json``, the one document a failed command prints before its error line:
+    ``{"error": {"message", "exit_code", "candidate_sheets"?}}`` and ``extra`` (what it had
+    done, e.g. the ncu run); nothing otherwise (the error line says it all)."""
+    if not fmt.json:
+        return
+    from ..errors import GpuwhyError
+    from .jsonout import emit
+
+    err = {"message": str(exc), "exit_code": exc.exit_code if isinstance(exc, GpuwhyError) else 70}
+    candidates = getattr(exc, "candidates", ())
+    if candidates:
+        err["candidate_sheets"] = list(candidates)
+    emit(kind, {"error": err, **(extra or {})})
+
+
 def save_document(kind: str, payload: Any, write: Callable[[dict], Any]) -> Any:
     """``write(document)`` of ``kind`` and ``payload`` (:func:`gpuwhy.render.jsonout.document`: the
     header every ``--json`` document has) and what it returns (a saved baseline's path)."""
