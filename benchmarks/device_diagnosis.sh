@@ -5,6 +5,8 @@
 #         `pytest -m gpu` and `gpuwhy check` (the GPU checks after the house move, issue 27);
 # PART b: stream_wait decode_b1 fp32_gemm elementwise_chain few_blocks l2_resident (the last four
 #         with --kernels: an Nsight Compute pass), after `gpuwhy bench --sweep` (the measured L2 roof).
+# DIAG_GPU_TESTS=0 skips part a's `pytest -m gpu` and `gpuwhy check`; DIAG_DEADLINE_S (default 400)
+# stops starting programs after that many seconds; a later --only overrides the part's list.
 # Each program: the planted variant and its twin alone, and each under `gpuwhy run --json`
 # (benchmarks/diagnosis/README.md). Writes under $OUT: diagnosis-PART.json (every figure),
 # diagnosis-PART.log (the console), diagnosis-PART.tar.gz (each gpuwhy document, each run's log,
@@ -32,7 +34,7 @@ esac
 python3 benchmarks/diagnosis/run_all.py --only "$ONLY" --repeats 1 --out "$O/diagnosis-$PART.json" --docs "$W/docs" \
   --trace-dir "$T" --deadline-s "${DIAG_DEADLINE_S:-400}" --timeout 90 "$@" 2>&1 | tee "$O/diagnosis-$PART.log"
 rc=${PIPESTATUS[0]}
-if [ "$PART" = a ]; then
+if [ "$PART" = a ] && [ "${DIAG_GPU_TESTS:-1}" != 0 ]; then
   timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -rs tests > "$W/docs/pytest_gpu.log" 2>&1
   echo "pytest -m gpu: exit $? ($(tail -1 "$W/docs/pytest_gpu.log"))"
   timeout 90 python3 -m gpuwhy check > "$W/docs/check.txt" 2>&1; echo "gpuwhy check: exit $?"

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from ..units import fmt_bytes, fmt_fixed, fmt_g, fmt_num, fmt_pct, fmt_share, fmt_time
 from .console import note, note_left_out, out
+from .diagnosis_view import fixes_table
 
 _REGIME_STYLE = {
     "compute": "bold magenta",
@@ -90,7 +91,21 @@ def _device(con, d) -> None:
             line.append("; differs on " + ", ".join(a["disagreeing_kernels"]))
         con.print(line)
     con.print(Text("verdict: ", style="bold") + Text(d.verdict))
+    _diagnosis(con, d)
     _notes(d.kernels)
+
+
+def _diagnosis(con, d) -> None:
+    """The verdict engine's line and fixes over the GPU's kernel time (ncu records no idle time)."""
+    diag = d.diagnosis
+    if diag is None:
+        return
+    con.print(Text("what the kernels wait for: ", style="bold") + Text(diag.line))
+    fixes = fixes_table(diag)
+    if fixes is not None:
+        con.print(fixes)
+    for n in diag.next_steps:
+        con.print(Text("  - ") + Text(n, style="green"))
 
 
 def _notes(kernels) -> None:

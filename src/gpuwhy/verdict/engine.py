@@ -95,7 +95,8 @@ class Diagnosis:
     window; ``remedies``: those that remove something, the top cause's first, then by ceiling;
     ``top``: the judged share with the most time (None for an empty window); ``verdict``: its word
     (``overhead-bound``, ``host-bound``, ``memory-bound``, ...); ``line``: the one-line verdict;
-    ``next_steps``: what to do about shares no remedy shrinks.
+    ``next_steps``: what to do about shares no remedy shrinks; ``scope``: what the judged window is,
+    in words (``the judged window``; ``the kernel time`` for an ncu pass, which records no idle time).
     """
 
     window_s: float
@@ -108,6 +109,7 @@ class Diagnosis:
     line: str
     next_steps: tuple[str, ...] = ()
     kernels: tuple[KernelFigure, ...] = field(default=(), repr=False, compare=False)
+    scope: str = "the judged window"
 
     def share(self, cause: Cause | str) -> Share | None:
         c = Cause(cause)
@@ -196,7 +198,8 @@ def diagnose(w: WindowFigures) -> Diagnosis:
     judged = w.window_s - secs.get(Cause.WARMUP, 0.0)
     if not judged > 0:
         return Diagnosis(w.window_s, judged, busy_s, tuple(shares), (), None, "warm-up",
-                         "the window is all warm-up: nothing to judge", (NEXT_STEP[Cause.WARMUP],), tuple(w.kernels))
+                         "the window is all warm-up: nothing to judge", (NEXT_STEP[Cause.WARMUP],), tuple(w.kernels),
+                         w.scope)
     top = _top(shares, judged)
     remedies = []
     for r in CATALOGUE:
@@ -210,8 +213,8 @@ def diagnose(w: WindowFigures) -> Diagnosis:
     remedies.sort(key=lambda r: (not first(r), -r.removed_s))
     nexts = tuple(NEXT_STEP[s.cause] for s in shares if s.cause in NEXT_STEP and s.pct >= MIN_SHARE_PCT)
     return Diagnosis(w.window_s, judged, busy_s, tuple(shares), tuple(remedies), top,
-                     VERDICT[top.cause] if top else "nothing to judge", _line(top, judged, remedies),
-                     nexts, tuple(w.kernels))
+                     VERDICT[top.cause] if top else "nothing to judge", _line(top, judged, remedies, w.scope),
+                     nexts, tuple(w.kernels), w.scope)
 
 
 def _top(shares, judged: float) -> Share | None:
@@ -251,11 +254,11 @@ def _kernel_evidence(w: WindowFigures, cause: Cause) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _line(top: Share | None, judged: float, remedies) -> str:
+def _line(top: Share | None, judged: float, remedies, scope: str) -> str:
     if top is None:
         return "nothing to judge: the window holds no time worth a verdict"
     pct = 100.0 * top.seconds / judged
-    head = f"{VERDICT[top.cause]}: {top.label}, {pct:.0f}% of the judged window"
+    head = f"{VERDICT[top.cause]}: {top.label}, {pct:.0f}% of {scope}"
     fix = next((r for r in remedies if any(c is top.cause for c, _ in r.removes)), None)
     if fix is None:
         return head + ("; " + NEXT_STEP[top.cause].split(":")[0].lower() if top.cause in NEXT_STEP else "")

@@ -107,7 +107,8 @@ class WindowFigures:
     (None unknown); ``links``: the pinned rate to compare copies with, per direction; ``peaks``:
     dense FLOP/s per precision of this GPU (for lower precision); ``graphs``: CUDA-graph replays
     in the window, ``graph_queue_s`` the queue latency inside them (a graph already replays those
-    gaps: capturing one again does not remove them).
+    gaps: capturing one again does not remove them); ``scope``: what the window is, in words, for
+    the verdict's line (an ncu pass: ``the kernel time``).
     """
 
     window_s: float
@@ -121,6 +122,7 @@ class WindowFigures:
     peaks: Mapping[str, float] = field(default_factory=dict)
     graphs: int = 0
     graph_queue_s: float = 0.0
+    scope: str = "the judged window"
 
 
 __all__ = ["LAUNCH_SIZED_S", "CopyFigure", "KernelFigure", "LinkRate", "WindowFigures", "assumed_link", "best_links"]

@@ -33,6 +33,7 @@ from pathlib import Path
 from ...errors import UsageError
 from ...model.roofline.classify import launch_sized
 from ..kernel_names import display_names
+from .diagnosis import diagnose_kernels
 from .figures import LaunchFigures, launch_figures, precision_of
 from .identify import ExportGpu, export_gpu, local_choice, sheet_for_export
 from .read import Launch, NcuTable, read_ncu_csv
@@ -151,6 +152,8 @@ class NcuDevice:
     export_gpu: dict = field(default_factory=dict)
     sheet_rule: str = ""
     sheet_note: str = ""
+    #: The verdict engine's time budget of every kernel's time (:mod:`.diagnosis`); None without kernel time.
+    diagnosis: object | None = None
 
     @property
     def classified_fraction(self) -> float | None:
@@ -162,6 +165,7 @@ class NcuDevice:
         d = _fields_dict(
             self, ceilings=dict(self.ceilings), kernels=[k.to_dict() for k in self.kernels], regime_time_s=dict(self.regime_time_s),
             classified_fraction=self.classified_fraction,
+            diagnosis=self.diagnosis.to_dict() if self.diagnosis is not None else None,
         )
         return {("derivation_time_s" if k == "derivations" else k): v for k, v in d.items()}
 
@@ -402,6 +406,7 @@ def _device(dev_key, info: ExportGpu, choice, sheet, kernels: list[NcuKernel], l
         export_gpu=info.to_dict(),
         sheet_rule=choice.rule,
         sheet_note=choice.note,
+        diagnosis=diagnose_kernels(kernels, sheet),
     )
 
 
