@@ -10,8 +10,8 @@ Python frames); the analysis takes only that structure:
 - :mod:`.host` (what the host was doing, as interval sets);
 - :mod:`.gaps` (each idle gap classified and split by cause);
 - :mod:`.steps`, :mod:`.kinds`, :mod:`.figures`, :mod:`.evidence`, :mod:`.bins`;
-- :mod:`.verdict` (the verdict of one GPU) and :mod:`.analyze` (putting it together into a
-  :class:`~.results.TraceReport`);
+- :mod:`.analyze` (putting it together into a :class:`~.results.TraceReport`, each GPU's
+  window judged by :func:`gpuwhy.verdict.engine.diagnose`);
 - :mod:`.window` (the window to judge) and :func:`~.activities.crop`;
 - :mod:`.launches` (kernel launches in launch order, for the ncu pass).
 """
