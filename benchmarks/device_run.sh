@@ -42,10 +42,13 @@ for n in $order; do
   verdict[$n]=$(python3 - "$W/$n.kernels.json" <<'PY' 2>&1 | tail -n 1
 import json, sys
 d = json.load(open(sys.argv[1]))
-b = d["budget"]
-v = "gpu-bound" if b["gpu_bound"] else b["fixes"][0]["what"]
-top = b["fixes"][0]
-print(f"{v[:38]} | {round(top['share_pct'])}% | x{top['ceiling_x'] and round(top['ceiling_x'], 2)} | total {round(b['shares_pct_total'], 3)}%")
+b = d["diagnosis"]  # schema 2: the verdict engine's diagnosis
+if b is None:
+    print("no diagnosis (no GPU work in the window)"); sys.exit()
+top = (b["remedies"] or [{}])[0]
+total = sum(s["share_pct"] for s in b["shares"])
+print(f"{b['verdict']}: {str(b['top_cause'])[:30]} | first fix {top.get('key')} {top.get('share_pct') and round(top['share_pct'])}% "
+      f"| x{top.get('ceiling_x') and round(top['ceiling_x'], 2)} | shares total {round(total, 3)}%")
 PY
 )
   measured[$n]=$(python3 - "$W/$n.kernels.json" <<'PY' 2>&1 | tail -n 1

@@ -53,7 +53,7 @@ def test_a_kernel_without_time_is_left_out_and_no_time_is_no_diagnosis(basic):
 
     k = dataclasses.replace(basic.kernels[0], total_time_s=None)
     assert kernel_figure(k) is None
-    assert diagnose_kernels([k], sheet=None) is None
+    assert diagnose_kernels([k], peaks={}) is None
 
 
 def test_the_command_prints_the_engines_line_and_json_holds_it(capsys):

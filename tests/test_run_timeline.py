@@ -226,6 +226,8 @@ def _check_adds_up(r):
     for s in b.shares:
         if not s.busy and s.cause is not Cause.PAGEABLE_COPY and s.cause is not Cause.UNEXPLAINED:
             assert s.seconds == pytest.approx(r.gpu.figures.idle[s.cause], rel=1e-9)
+        if s.cause is not Cause.UNEXPLAINED:  # each share's idle part is the idle time put down to its cause
+            assert s.seconds - s.gpu_busy_s == pytest.approx(r.gpu.figures.idle.get(s.cause, 0.0), rel=1e-9, abs=1e-15)
     return tl
 
 

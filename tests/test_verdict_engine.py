@@ -75,7 +75,7 @@ def test_shares_add_up_to_the_window_largest_first_and_the_rest_is_unexplained()
     assert (d.window_s, d.judged_s, d.busy_s, d.idle_s) == (8.0, 8.0, 4.5, 3.5)
     assert sum(s.pct for s in d.shares) == 100.0
     assert d.to_dict()["shares"][0] == {"cause": "kernels", "label": "kernels (regime not measured)", "seconds": 4.0,
-                                        "share_pct": 50.0, "side": "busy", "level": None,
+                                        "share_pct": 50.0, "side": "busy", "busy_s": 4.0, "level": None,
                                         "evidence": ["by kind: other 100%", "largest: k 4 s (4 launches, mean 1 s)"]}
 
 
@@ -197,6 +197,11 @@ def test_pinning_takes_the_staging_and_shrinks_each_pageable_copy_to_the_pinned_
                       links={"HtoD": LinkRate(32.0, "x"), "DtoH": LinkRate(32.0, "x")})
     d = diagnose(w)
     assert d.share(C.PAGEABLE_COPY).seconds == 5.5 and d.top.cause is C.PAGEABLE_COPY
+    # the share is 1 s of staging (GPU idle) and 4.5 s of the copies (GPU busy): on the busy side
+    sh = d.share(C.PAGEABLE_COPY)
+    assert sh.gpu_busy_s == 4.5 and sh.busy and sh.to_dict()["side"] == "busy" and sh.to_dict()["busy_s"] == 4.5
+    assert not diagnose(WindowFigures(8.0, {C.PAGEABLE_COPY: 3.0}, {C.PAGEABLE_COPY: 2.0})).share(C.PAGEABLE_COPY).busy
+    assert d.share(C.UNEXPLAINED).gpu_busy_s == 0.0 and d.share(C.COPY).gpu_busy_s == 0.25
     assert _removes(d, "pin_memory") == {"pageable_copy": 1.0 + 3.0 + 0.5}
     assert d.remedy("pin_memory").ceiling_x == 8.0 / 3.5
     assert d.remedy("more_loader_workers") is None  # no DataLoader: no loader remedy for the copies
@@ -282,3 +287,18 @@ def test_no_remedy_beats_its_own_shares():
         for c, s in r.removes:
             assert s <= d.share(c).seconds + 1e-12, (r.key, c)
         assert r.ceiling_x == pytest.approx(d.judged_s / (d.judged_s - r.removed_s))
+
+
+def test_a_verdict_ending_in_a_next_step_keeps_the_steps_capitals():
+    # unexplained idle time is the top share: the line ends in its next step, lower-cased at its first letter only
+    d = diagnose(WindowFigures(1.0, {C.UNEXPLAINED: 0.9}))
+    assert d.top.cause is C.UNEXPLAINED
+    assert d.line.endswith("; record with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] on a recent PyTorch "
+                           "so launches carry correlation ids.")
+
+
+def test_an_ncu_pass_says_its_scope_and_no_idle_time():
+    k = KernelFigure("k", 1.0, 10, 0.1, regime="memory", roof_pct=50.0, level="DRAM")
+    d = diagnose(WindowFigures(1.0, {}, kernels=(k,), scope="the kernel time", idle_known=False))
+    assert d.line.startswith("memory-bound: memory-bound kernels (DRAM), 100% of the kernel time")
+    assert d.to_dict()["idle_s"] is None and diagnose(WindowFigures(1.0, {}, kernels=(k,))).to_dict()["idle_s"] == 0.0

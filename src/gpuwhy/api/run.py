@@ -31,13 +31,14 @@ from typing import Callable, Sequence
 
 from ..errors import GpuwhyError, Interrupted, UsageError
 from ..importers.kineto import read_timeline
+from ..importers.ncu.diagnosis import diagnose_kernels
 from ..importers.timeline.activities import crop
 from ..importers.timeline.analyze import analyze
 from ..importers.timeline.results import TraceGpu, TraceReport
 from ..importers.timeline.window import Window, choose_window
 from ..model.roofline.classify import launch_sized
 from ..verdict.engine import Diagnosis, diagnose
-from ..verdict.figures import KernelFigure, LinkRate, WindowFigures
+from ..verdict.figures import KernelFigure, LinkRate
 from .run_kernels import KernelPass
 from .run_program import ProgramRun, Profiler, parse_program, run_python
 from ..units import fmt_num
@@ -138,27 +139,18 @@ def kernel_figures(gpu: TraceGpu, measured: KernelPass | None = None) -> tuple[K
     return tuple(out)
 
 
-def measured_figures(rows: Sequence[KernelRow], measured: KernelPass) -> tuple[KernelFigure, ...]:
-    """The engine's kernel figures of an ncu-alone pass: every row as ncu measured it."""
-    out = []
-    for r in rows:
-        m = measured.kernels.get(r.full_name)
-        out.append(KernelFigure(r.full_name, r.total_s, r.launches, r.mean_s, r.kind, r.regime, r.roof_pct, r.level,
-                                m.flops if m is not None else None, m.precision if m is not None else None))
-    return tuple(out)
-
-
-def sheet_peaks(measured: KernelPass | None, spec_dirs: Sequence[str] = ()) -> dict[str, float]:
-    """Dense FLOP/s per precision of the GPU the ncu pass ran on (its sheet), for lower precision; {} without one."""
+def measured_peaks(measured: KernelPass | None, spec_dirs: Sequence[str] = ()) -> dict[str, float]:
+    """Dense FLOP/s per precision of the GPU the ncu pass ran on (its sheet's,
+    :func:`~gpuwhy.importers.ncu.diagnosis.sheet_peaks`), for lower precision; {} without one."""
     if measured is None or not measured.report.devices:
         return {}
     from ..device.sheet import sheet_for
+    from ..importers.ncu.diagnosis import sheet_peaks
 
     try:
-        sheet = sheet_for(measured.report.devices[0].sheet, spec_dirs=spec_dirs).sheet
+        return sheet_peaks(sheet_for(measured.report.devices[0].sheet, spec_dirs=spec_dirs).sheet)
     except GpuwhyError:
         return {}
-    return {k: float(v) * 1e12 for k, v in sheet.peak_tflops.items() if v}
 
 
 def busiest_gpu(report: TraceReport) -> TraceGpu | None:
@@ -179,7 +171,7 @@ def budget_of(report: TraceReport, window: Window, measured: KernelPass | None =
     rows = kernel_rows(gpu, measured)
     if measured is None:
         return gpu, gpu.diagnosis, rows
-    figures = dataclasses.replace(gpu.figures, kernels=kernel_figures(gpu, measured), peaks=sheet_peaks(measured))
+    figures = dataclasses.replace(gpu.figures, kernels=kernel_figures(gpu, measured), peaks=measured_peaks(measured))
     return gpu, diagnose(figures), rows
 
 
@@ -359,7 +351,7 @@ def run_under_ncu(cmd: list[str], out_dir: Path, *, launch_count: int = NCU_LAUN
              f"regimes judged against {kp.roofline}", *kp.notes]
     if total <= 0:
         return RunResult(program, None, None, None, None, tuple(notes), tuple(rows[:top]), kp, "ncu")
-    budget = diagnose(WindowFigures(total, {}, kernels=measured_figures(rows, kp), peaks=sheet_peaks(kp)))
+    budget = diagnose_kernels(ks, measured_peaks(kp))
     return RunResult(program, None, None, None, budget, tuple(notes), tuple(rows[:top]), kp, "ncu")
 
 
@@ -447,10 +439,7 @@ def to_json(r: RunResult) -> dict:
         "kernel_pass": None if r.kernel_pass is None else r.kernel_pass.to_dict(),
         "kernel_pass_error": None if r.pass_error is None else str(r.pass_error),
     }
-    if b is not None:
-        doc["diagnosis"] = b.to_dict()
-        if r.mode == "ncu":  # no timeline: idle time was not measured, so nothing is said of it
-            doc["diagnosis"]["idle_s"] = None
+    doc["diagnosis"] = None if b is None else b.to_dict()  # an ncu pass: idle_s null (no timeline)
     doc["timeline"] = timeline_json(r)
     json.dumps(doc, allow_nan=False)
     return doc

@@ -46,25 +46,37 @@ def enough_to_judge(activities: int, window_s: float) -> bool:
 @dataclass(frozen=True)
 class Share:
     """One part of the window: its ``cause``, ``seconds``, ``pct`` of the window (0-100), the memory
-    ``level`` of a memory-bound share (the level holding most of its time), and ``evidence`` lines."""
+    ``level`` of a memory-bound share (the level holding most of its time), ``evidence`` lines, and
+    ``busy_s``: the seconds of it the GPU was busy (copies from pageable memory are both: the host
+    staging them while the GPU idles, and the copies' own time); None: all of it or none, by cause."""
 
     cause: Cause
     seconds: float
     pct: float
     level: str | None = None
     evidence: tuple[str, ...] = ()
+    busy_s: float | None = None
 
     @property
     def label(self) -> str:
         return label(self.cause, self.level)
 
     @property
+    def gpu_busy_s(self) -> float:
+        """The seconds of this share the GPU was busy."""
+        if self.busy_s is not None:
+            return self.busy_s
+        return self.seconds if self.cause in BUSY else 0.0
+
+    @property
     def busy(self) -> bool:
-        return self.cause in BUSY
+        """Whether most of the share is GPU busy time (its side in the budget)."""
+        return 2.0 * self.gpu_busy_s > self.seconds
 
     def to_dict(self) -> dict:
         return {"cause": self.cause.value, "label": self.label, "seconds": self.seconds, "share_pct": self.pct,
-                "side": "busy" if self.busy else "idle", "level": self.level, "evidence": list(self.evidence)}
+                "side": "busy" if self.busy else "idle", "busy_s": self.gpu_busy_s, "level": self.level,
+                "evidence": list(self.evidence)}
 
 
 @dataclass(frozen=True)
@@ -96,7 +108,8 @@ class Diagnosis:
     ``top``: the judged share with the most time (None for an empty window); ``verdict``: its word
     (``overhead-bound``, ``host-bound``, ``memory-bound``, ...); ``line``: the one-line verdict;
     ``next_steps``: what to do about shares no remedy shrinks; ``scope``: what the judged window is,
-    in words (``the judged window``; ``the kernel time`` for an ncu pass, which records no idle time).
+    in words (``the judged window``; ``the kernel time`` for an ncu pass, which records no idle time);
+    ``idle_known``: False where idle time was not seen (``idle_s`` is then null in ``--json``).
     """
 
     window_s: float
@@ -110,6 +123,7 @@ class Diagnosis:
     next_steps: tuple[str, ...] = ()
     kernels: tuple[KernelFigure, ...] = field(default=(), repr=False, compare=False)
     scope: str = "the judged window"
+    idle_known: bool = True
 
     def share(self, cause: Cause | str) -> Share | None:
         c = Cause(cause)
@@ -124,7 +138,8 @@ class Diagnosis:
 
     def to_dict(self) -> dict:
         return {
-            "window_s": self.window_s, "judged_s": self.judged_s, "busy_s": self.busy_s, "idle_s": self.idle_s,
+            "window_s": self.window_s, "judged_s": self.judged_s, "busy_s": self.busy_s,
+            "idle_s": self.idle_s if self.idle_known else None,
             "top_cause": self.top.cause.value if self.top else None, "verdict": self.verdict, "line": self.line,
             "shares": [s.to_dict() for s in self.shares], "remedies": [r.to_dict() for r in self.remedies],
             "next_steps": list(self.next_steps),
@@ -145,9 +160,9 @@ def amdahl(window_s: float, removed_s: float) -> float:
     return math.inf if rest <= 0 else window_s / rest
 
 
-def _seconds(w: WindowFigures) -> tuple[dict[Cause, float], float]:
+def _seconds(w: WindowFigures) -> tuple[dict[Cause, float], dict[Cause, float]]:
     """Seconds per cause, adding up to the window (busy scaled down to fit, the rest unexplained),
-    and the busy seconds among them."""
+    and the GPU busy seconds per cause among them."""
     for c, s in (*w.idle.items(), *w.busy.items()):
         if not (s >= 0 and math.isfinite(s)):
             raise ValueError(f"the time of {Cause(c).value} must be a finite number >= 0, not {s}")
@@ -168,7 +183,7 @@ def _seconds(w: WindowFigures) -> tuple[dict[Cause, float], float]:
     rest = w.window_s - sum(out.values())
     if rest > 1e-9 * w.window_s:
         out[Cause.UNEXPLAINED] = out.get(Cause.UNEXPLAINED, 0.0) + rest
-    return {c: s for c, s in out.items() if s > 0}, total_busy
+    return {c: s for c, s in out.items() if s > 0}, busy
 
 
 def _level(kernels, cause: Cause) -> str | None:
@@ -191,15 +206,16 @@ def diagnose(w: WindowFigures) -> Diagnosis:
     """
     if not (w.window_s > 0 and math.isfinite(w.window_s)):
         raise ValueError(f"the window must be a positive number of seconds, not {w.window_s}")
-    secs, busy_s = _seconds(w)
+    secs, busy = _seconds(w)
+    busy_s = sum(busy.values())
     shares = sorted((Share(c, s, 100.0 * s / w.window_s, _level(w.kernels, c),
-                           tuple(w.evidence.get(c, ())) or _kernel_evidence(w, c))
+                           tuple(w.evidence.get(c, ())) or _kernel_evidence(w, c), busy.get(c, 0.0))
                      for c, s in secs.items()), key=lambda x: -x.seconds)
     judged = w.window_s - secs.get(Cause.WARMUP, 0.0)
     if not judged > 0:
         return Diagnosis(w.window_s, judged, busy_s, tuple(shares), (), None, "warm-up",
                          "the window is all warm-up: nothing to judge", (NEXT_STEP[Cause.WARMUP],), tuple(w.kernels),
-                         w.scope)
+                         w.scope, w.idle_known)
     top = _top(shares, judged)
     remedies = []
     for r in CATALOGUE:
@@ -214,7 +230,7 @@ def diagnose(w: WindowFigures) -> Diagnosis:
     nexts = tuple(NEXT_STEP[s.cause] for s in shares if s.cause in NEXT_STEP and s.pct >= MIN_SHARE_PCT)
     return Diagnosis(w.window_s, judged, busy_s, tuple(shares), tuple(remedies), top,
                      VERDICT[top.cause] if top else "nothing to judge", _line(top, judged, remedies, w.scope),
-                     nexts, tuple(w.kernels), w.scope)
+                     nexts, tuple(w.kernels), w.scope, w.idle_known)
 
 
 def _top(shares, judged: float) -> Share | None:
@@ -261,7 +277,8 @@ def _line(top: Share | None, judged: float, remedies, scope: str) -> str:
     head = f"{VERDICT[top.cause]}: {top.label}, {pct:.0f}% of {scope}"
     fix = next((r for r in remedies if any(c is top.cause for c, _ in r.removes)), None)
     if fix is None:
-        return head + ("; " + NEXT_STEP[top.cause].split(":")[0].lower() if top.cause in NEXT_STEP else "")
+        step = NEXT_STEP[top.cause].split(":")[0] if top.cause in NEXT_STEP else ""
+        return head + ("; " + step[:1].lower() + step[1:] if step else "")
     bound = "all of it" if not math.isfinite(fix.ceiling_x) else f"at most {fmt_num(fix.ceiling_x)}x"
     return f"{head}; first fix: {fix.key.replace('_', ' ')} ({bound})"
 

@@ -108,7 +108,8 @@ class WindowFigures:
     dense FLOP/s per precision of this GPU (for lower precision); ``graphs``: CUDA-graph replays
     in the window, ``graph_queue_s`` the queue latency inside them (a graph already replays those
     gaps: capturing one again does not remove them); ``scope``: what the window is, in words, for
-    the verdict's line (an ncu pass: ``the kernel time``).
+    the verdict's line (an ncu pass: ``the kernel time``); ``idle_known``: False where idle time was
+    not seen at all (an ncu pass serialises kernels and records no timeline).
     """
 
     window_s: float
@@ -123,6 +124,7 @@ class WindowFigures:
     graphs: int = 0
     graph_queue_s: float = 0.0
     scope: str = "the judged window"
+    idle_known: bool = True
 
 
 __all__ = ["LAUNCH_SIZED_S", "CopyFigure", "KernelFigure", "LinkRate", "WindowFigures", "assumed_link", "best_links"]

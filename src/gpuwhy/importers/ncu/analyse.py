@@ -33,7 +33,7 @@ from pathlib import Path
 from ...errors import UsageError
 from ...model.roofline.classify import launch_sized
 from ..kernel_names import display_names
-from .diagnosis import diagnose_kernels
+from .diagnosis import diagnose_kernels, sheet_peaks
 from .figures import LaunchFigures, launch_figures, precision_of
 from .identify import ExportGpu, export_gpu, local_choice, sheet_for_export
 from .read import Launch, NcuTable, read_ncu_csv
@@ -406,7 +406,7 @@ def _device(dev_key, info: ExportGpu, choice, sheet, kernels: list[NcuKernel], l
         export_gpu=info.to_dict(),
         sheet_rule=choice.rule,
         sheet_note=choice.note,
-        diagnosis=diagnose_kernels(kernels, sheet),
+        diagnosis=diagnose_kernels(kernels, sheet_peaks(sheet)),
     )
 
 

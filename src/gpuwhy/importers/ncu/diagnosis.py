@@ -9,7 +9,7 @@ Amdahl over that kernel time, the same engine `gpuwhy trace` and `gpuwhy run` as
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from ...verdict.engine import Diagnosis, diagnose
 from ...verdict.figures import KernelFigure, WindowFigures
@@ -36,14 +36,16 @@ def sheet_peaks(sheet) -> dict[str, float]:
     return {p: float(v) * 1e12 for p, v in (sheet.peak_tflops or {}).items() if v}
 
 
-def diagnose_kernels(kernels: Iterable, sheet) -> Diagnosis | None:
-    """The diagnosis of one GPU's kernels (every judged kernel name, not only the top ones): the
-    window is their summed time (s). None when no kernel has a time."""
+def diagnose_kernels(kernels: Iterable, peaks: Mapping[str, float]) -> Diagnosis | None:
+    """The diagnosis of one GPU's kernels (every judged :class:`~gpuwhy.importers.ncu.analyse.NcuKernel`
+    name, not only the top ones; ``peaks``: dense FLOP/s per precision, :func:`sheet_peaks`): the
+    window is their summed time (s), idle time unknown. None when no kernel has a time."""
     figs = tuple(f for f in (kernel_figure(k) for k in kernels) if f is not None)
     total = sum(f.total_s for f in figs)
     if not figs or not total > 0:
         return None
-    return diagnose(WindowFigures(window_s=total, idle={}, kernels=figs, peaks=sheet_peaks(sheet), scope=SCOPE))
+    return diagnose(WindowFigures(window_s=total, idle={}, kernels=figs, peaks=dict(peaks), scope=SCOPE,
+                                  idle_known=False))
 
 
 __all__ = ["diagnose_kernels", "kernel_figure", "sheet_peaks"]
