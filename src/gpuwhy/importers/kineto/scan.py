@@ -85,6 +85,9 @@ def _cat_kind(cat) -> int:
 
 #: Timestamps and durations at or above this (us: 31,700 years) are not times (Infinity, 1e308).
 _MAX_US = 1e18
+#: Events per block of :func:`scan`: the GPU work and flow events of a block are read right after it,
+#: while its events are still in the processor's cache.
+_BLOCK = 1024
 
 
 def _key(x):
@@ -201,238 +204,281 @@ def scan(events, into: Scan | None = None) -> Scan:
     """One pass over ``events`` (a list of trace event dicts) into a :class:`Scan` (``into``, to add
     the next piece of a trace read in pieces, in order; else a new one).
 
-    Written for speed (nine events in ten are host ranges or runtime calls, and
-    this loop runs once per event of a trace of millions): local names only, the
-    common case (a float ``ts``, an int ``tid``) tested first, no call per event.
+    Written for speed (nine events in ten are host ranges or runtime calls, and this loop runs once
+    per event of a trace of millions): local names only, the common case (a float ``ts``, an int
+    ``tid``) tested first, no call per event. GPU work and flow events are put aside, in order, and
+    read after each block of events by loops of their own (:func:`_gpu_work`, :func:`_flows`).
     """
     s = Scan() if into is None else into
-    kinds: dict = {}
-    devices: dict = {}
-    names, r_names, h_names, threads = s.names, s.r_names, s.h_names, s.threads
-    g_dev, g_ts, g_dur, g_kind, g_corr, g_name, g_stream, g_ext = (
-        s.g_dev.append, s.g_ts.append, s.g_dur.append, s.g_kind.append, s.g_corr.append, s.g_name.append,
-        s.g_stream.append, s.g_ext.append)
+    kinds: dict = {}  # category -> kind code
+    devices: dict = {}  # (args.device, pid) -> GPU
+    later: list = []  # the block's GPU events and non-objects (what adds to s.dropped), in order
+    flows: list = []  # the block's flow events (ph s/f/t)
+    later_, flows_ = later.append, flows.append
+    r_names, h_names, threads = s.r_names, s.h_names, s.threads
     r_ts, r_dur, r_name, r_corr, r_thread = s.r_ts.append, s.r_dur.append, s.r_name.append, s.r_corr.append, s.r_thread.append
     h_ts, h_dur, h_name, h_kind, h_thread = s.h_ts.append, s.h_dur.append, s.h_name.append, s.h_kind.append, s.h_thread.append
-    n_gpu, n_rt = len(s.g_ts), len(s.r_ts)
+    n_rt = n_rt0 = len(s.r_ts)
     bad_host = bad_runtime = 0
-    n_rt0 = n_rt
-    corr_runtime = s.corr_runtime
-    thread_pid = s.thread_pid
-    dropped = s.dropped
-    ext_flops = s.ext_flops
-    flow_start, flow_end = s.flow_start, s.flow_end
-    RUNTIME, OP, SYNC, OVERHEAD, FLOW, DEVICE, GPU_RANGE, MAX = _RUNTIME, _OP, _SYNC, _OVERHEAD, _FLOW, _DEVICE, _GPU_RANGE, _MAX_US
+    corr_runtime, thread_pid, ext_flops = s.corr_runtime, s.thread_pid, s.ext_flops
+    RUNTIME, OP, MAX = _RUNTIME, _OP, _MAX_US
     type_, float_, int_, str_, dict_ = type, float, int, str, dict  # locals: read ~10 times per event
-    for ev in events:
-        try:
-            ph = ev.get("ph")
-        except AttributeError:  # not a JSON object
-            dropped["not an event object"] = dropped.get("not an event object", 0) + 1
-            continue
-        if ph == "X":
-            cat = ev.get("cat")
+    for lo in range(0, len(events), _BLOCK):
+        for ev in events[lo:lo + _BLOCK]:
             try:
-                k = kinds[cat]
-            except KeyError:
-                k = kinds[cat] = _cat_kind(cat)  # _OTHER for no category or one that is not text
-            except TypeError:  # a category that is a list or an object
+                ph = ev.get("ph")
+            except AttributeError:  # not a JSON object
+                later_(ev)
                 continue
-            if k >= RUNTIME:
-                # A runtime call or a host range: the common case, kept short.
-                ts = ev.get("ts")
-                if type_(ts) is not float_ and type_(ts) is not int_:
-                    ts = _num(ts)
-                    if ts is None:
-                        ts = -1.0
-                if not 0 < ts < MAX:
-                    bad_host += 1
-                    if k == RUNTIME:
-                        bad_runtime += 1
+            if ph == "X":
+                cat = ev.get("cat")
+                try:
+                    k = kinds[cat]
+                except KeyError:
+                    k = kinds[cat] = _cat_kind(cat)  # _OTHER for no category or one that is not text
+                except TypeError:  # a category that is a list or an object
                     continue
-                d = ev.get("dur")
-                if type_(d) is not float_ and type_(d) is not int_:
-                    d = _num(d)
-                    if d is None:
+                if k >= RUNTIME:  # a runtime call or a host range: the common case, kept short
+                    ts = ev.get("ts")
+                    if type_(ts) is not float_ and type_(ts) is not int_:
+                        ts = _num(ts)
+                        if ts is None:
+                            ts = -1.0
+                    if not 0 < ts < MAX:
+                        bad_host += 1
+                        if k == RUNTIME:
+                            bad_runtime += 1
+                        continue
+                    d = ev.get("dur")
+                    if type_(d) is not float_ and type_(d) is not int_:
+                        d = _num(d)
+                        if d is None:
+                            d = 0.0
+                    if not 0 <= d < MAX:
                         d = 0.0
-                if not 0 <= d < MAX:
-                    d = 0.0
-                tid = ev.get("tid")
-                if type_(tid) is not int_ and type_(tid) is not str_:
-                    tid = _key(tid)
-                th = threads.get(tid)
-                if th is None:
-                    th = threads[tid] = len(thread_pid)
-                    thread_pid.append(_key(ev.get("pid")))
-                nm = ev.get("name")
-                if type_(nm) is not str_:
-                    nm = str_(nm)
-                args = ev.get("args")
-                if k == RUNTIME:
-                    nid = r_names.get(nm)
-                    if nid is None:
-                        nid = r_names[nm] = len(r_names)
-                    c = args.get("correlation") if type_(args) is dict_ else None
-                    if c is not None:
-                        if type_(c) is not int_:
-                            c = _key(c)
-                        corr_runtime[c] = n_rt
-                    n_rt += 1
-                    r_ts(ts)
-                    r_dur(d)
-                    r_name(nid)
-                    r_corr(c)
-                    r_thread(th)
-                    continue
-                nid = h_names.get(nm)
-                if nid is None:
-                    nid = h_names[nm] = len(h_names)
-                h_ts(ts)
-                h_dur(d)
-                h_name(nid)
-                h_kind(k - OP)
-                h_thread(th)
-                if type_(args) is dict_:
-                    fl = args.get("flops")
-                    if fl:
-                        x = _key(args.get("External id"))
-                        fv = _num(fl)
-                        if x is not None and fv:
-                            ext_flops[x] = ext_flops.get(x, 0.0) + fv
-                continue
-            if k > 2:
-                _bounds_of(s, ev)
-                if k == SYNC:
+                    tid = ev.get("tid")
+                    if type_(tid) is not int_ and type_(tid) is not str_:
+                        tid = _key(tid)
+                    th = threads.get(tid)
+                    if th is None:
+                        th = threads[tid] = len(thread_pid)
+                        thread_pid.append(_key(ev.get("pid")))
+                    nm = ev.get("name")
+                    if type_(nm) is not str_:
+                        nm = str_(nm)
                     args = ev.get("args")
-                    if type_(args) is not dict_:
-                        args = {}
-                    if ev.get("name") == "Stream Wait Event" or args.get("cuda_sync_kind") == "Stream Wait Event":
-                        c = _key(args.get("correlation"))
-                        st = _key(args.get("stream"))
-                        if c is not None and st is not None:
-                            s.wait_stream[c] = st
-                elif k == OVERHEAD:
-                    if ev.get("name") == "Lazy Function Loading":
-                        d = ev.get("dur")
-                        if type_(d) is not float_:
-                            d = _num(d)
-                        s.lazy_loads += 1
-                        if d is not None and 0 < d < MAX:
-                            s.lazy_load_us += d
-                elif k == DEVICE:
-                    acc = OTHER_DEVICE_CATS[cat.strip().lower()]
-                    s.other_devices[acc] = s.other_devices.get(acc, 0) + 1
-                elif k == GPU_RANGE:
-                    ts, d = _num(ev.get("ts")), _num(ev.get("dur"))
-                    if ts is not None and d is not None:
-                        s.gpu_ranges.append((str(ev.get("name", "")), ts, ts + d))
-                continue  # (a flow category on a complete event: nothing)
-            if k < 0:
+                    if k == RUNTIME:
+                        nid = r_names.get(nm)
+                        if nid is None:
+                            nid = r_names[nm] = len(r_names)
+                        c = args.get("correlation") if type_(args) is dict_ else None
+                        if c is not None:
+                            if type_(c) is not int_:
+                                c = _key(c)
+                            corr_runtime[c] = n_rt
+                        n_rt += 1
+                        r_ts(ts)
+                        r_dur(d)
+                        r_name(nid)
+                        r_corr(c)
+                        r_thread(th)
+                        continue
+                    nid = h_names.get(nm)
+                    if nid is None:
+                        nid = h_names[nm] = len(h_names)
+                    h_ts(ts)
+                    h_dur(d)
+                    h_name(nid)
+                    h_kind(k - OP)
+                    h_thread(th)
+                    if type_(args) is dict_:
+                        fl = args.get("flops")
+                        if fl:
+                            x = _key(args.get("External id"))
+                            fv = _num(fl)
+                            if x is not None and fv:
+                                ext_flops[x] = ext_flops.get(x, 0.0) + fv
+                elif k > 2:
+                    _other_complete(s, ev, k, cat)
+                elif k < 0:
+                    _bounds_of(s, ev)
+                else:  # GPU work (k: 0 kernel, 1 memcpy, 2 memset)
+                    later_(ev)
+            elif ph == "s" or ph == "f" or ph == "t":
+                flows_(ev)
+            elif ph == "i" or ph == "I" or ph == "R":
+                _instant(s, ev)
+            elif ph != "M" and ph is not None:  # counters and other timed events: only the capture's extent
                 _bounds_of(s, ev)
-                continue
-            # GPU work (k: 0 kernel, 1 memcpy, 2 memset)
-            ts = ev.get("ts")
-            if type_(ts) is not float_ and type_(ts) is not int_:
-                ts = _num(ts)
-            d = ev.get("dur")
-            if type_(d) is not float_ and type_(d) is not int_:
-                d = _num(d)
-            if ts is None or not 0 < ts < MAX:
-                reason = "GPU events with a missing or non-positive timestamp"
-            elif d is None or d != d:
-                reason = "GPU events without a duration"
-            elif d < 0:
-                reason = "GPU events with a negative duration"
-            elif d >= MAX:
-                reason = "GPU events with a timestamp far outside the rest of the trace"
-            else:
-                reason = None
-            if reason is not None:
-                dropped[reason] = dropped.get(reason, 0) + 1
-                continue
-            args = ev.get("args")
-            if type_(args) is not dict_:
-                args = {}
-            nm = ev.get("name") or "(unnamed)"
-            if type_(nm) is not str_:
-                nm = str_(nm)
-            nid = names.get(nm)
-            if nid is None:
-                nid = names[nm] = len(names)
-            c = args.get("correlation")
-            if c is not None and type_(c) is not int_:
-                c = _key(c)
-            pid = ev.get("pid")
-            if type_(pid) is not int_:
-                pid = _key(pid)
-            if c is None:
-                s.flow_key[n_gpu] = (pid, _key(ev.get("tid")), ts)
-            if k == 1:
-                b = args.get("bytes")
-                if b is not None:
-                    s.g_bytes[n_gpu] = b
-            dk = args.get("device")
-            if type_(dk) is not int_:
-                dk = _key(dk)
-            dk = (dk, pid)
-            dv = devices.get(dk)
-            if dv is None:
-                dv = devices[dk] = device_of(args, pid)
-            n_gpu += 1
-            g_dev(dv)
-            g_ts(ts)
-            g_dur(d)
-            g_kind(k)
-            g_corr(c)
-            g_name(nid)
-            st = args.get("stream", ev.get("tid"))
-            g_stream(st if type_(st) is int_ else _key(st))
-            x = args.get("External id")
-            g_ext(x if type_(x) is int_ else _key(x))
-            if k == 0:
-                s.g_grid.append(args.get("grid"))
-                s.g_block.append(args.get("block"))
-            else:
-                s.g_grid.append(None)
-                s.g_block.append(None)
-        elif ph == "s" or ph == "f" or ph == "t":
-            cat = ev.get("cat")
-            if type_(cat) is not str_:
-                continue
-            k = kinds.get(cat)
-            if k is None:
-                k = kinds[cat] = _cat_kind(cat)
-            if k != FLOW:
-                continue
-            fid = ev.get("id")
-            if type_(fid) is not int_:
-                fid = _key(fid)
-            ts = ev.get("ts")
-            if type_(ts) is not float_:
-                ts = _num(ts)
-            if fid is None or ts is None:
-                continue
-            if ph == "s":
-                flow_start[fid] = ts
-            else:
-                pid, tid = ev.get("pid"), ev.get("tid")
-                flow_end[(pid if type_(pid) is int_ else _key(pid), tid if type_(tid) is int_ else _key(tid), ts)] = fid
-        elif ph == "i" or ph == "I" or ph == "R":
-            _bounds_of(s, ev)
-            nm = ev.get("name")
-            if nm == WINDOW_START or nm == WINDOW_END:
-                ts = _num(ev.get("ts"))
-                if ts and ts > 0:
-                    if nm == WINDOW_START:
-                        s.win_start = ts if s.win_start is None else min(s.win_start, ts)
-                    else:
-                        s.win_end = ts if s.win_end is None else max(s.win_end, ts)
-        elif ph != "M" and ph is not None:  # counters and other timed events: only the capture's extent
-            _bounds_of(s, ev)
+        if later:
+            _gpu_work(s, later, kinds, devices)
+            later.clear()
+        if flows:
+            _flows(s, flows, kinds)
+            flows.clear()
     s.events += len(events)
     s.runtime += n_rt - n_rt0 + bad_runtime
     s.host_bad_ts += bad_host
     return s
+
+
+def _other_complete(s: Scan, ev: dict, k: int, cat: str) -> None:
+    """A complete event (``ph: X``) of kind ``k`` 3-7 (few: cuda_sync, overhead, another
+    accelerator's, a GPU-track range; a flow category: nothing but its extent) into ``s``."""
+    _bounds_of(s, ev)
+    if k == _SYNC:
+        args = ev.get("args")
+        if type(args) is not dict:
+            args = {}
+        if ev.get("name") == "Stream Wait Event" or args.get("cuda_sync_kind") == "Stream Wait Event":
+            c = _key(args.get("correlation"))
+            st = _key(args.get("stream"))
+            if c is not None and st is not None:
+                s.wait_stream[c] = st
+    elif k == _OVERHEAD:
+        if ev.get("name") == "Lazy Function Loading":
+            d = ev.get("dur")
+            if type(d) is not float:
+                d = _num(d)
+            s.lazy_loads += 1
+            if d is not None and 0 < d < _MAX_US:
+                s.lazy_load_us += d
+    elif k == _DEVICE:
+        acc = OTHER_DEVICE_CATS[cat.strip().lower()]
+        s.other_devices[acc] = s.other_devices.get(acc, 0) + 1
+    elif k == _GPU_RANGE:
+        ts, d = _num(ev.get("ts")), _num(ev.get("dur"))
+        if ts is not None and d is not None:
+            s.gpu_ranges.append((str(ev.get("name", "")), ts, ts + d))
+
+
+def _instant(s: Scan, ev: dict) -> None:
+    """An instant event (``ph`` i/I/R): its time widens the capture's extent; the profiler's
+    window marks set ``s.win_start``/``s.win_end`` (us)."""
+    _bounds_of(s, ev)
+    nm = ev.get("name")
+    if nm == WINDOW_START or nm == WINDOW_END:
+        ts = _num(ev.get("ts"))
+        if ts and ts > 0:
+            if nm == WINDOW_START:
+                s.win_start = ts if s.win_start is None else min(s.win_start, ts)
+            else:
+                s.win_end = ts if s.win_end is None else max(s.win_end, ts)
+
+
+def _gpu_work(s: Scan, later: list, kinds: dict, devices: dict) -> None:
+    """The GPU events :func:`scan` put aside (file order) into the ``g_*`` fields of ``s`` (one
+    index each; times in us), or counted in ``s.dropped`` by reason; an item of ``later`` that is
+    not an event object is counted there in its place. ``kinds``: the pass's category -> kind
+    cache (it holds each event's); ``devices``: its (args.device, pid) -> GPU cache."""
+    names, dropped = s.names, s.dropped
+    g_dev, g_ts, g_dur, g_kind, g_corr, g_name, g_stream, g_ext = (
+        s.g_dev.append, s.g_ts.append, s.g_dur.append, s.g_kind.append, s.g_corr.append, s.g_name.append,
+        s.g_stream.append, s.g_ext.append)
+    n_gpu = len(s.g_ts)
+    MAX = _MAX_US
+    type_, float_, int_, str_, dict_ = type, float, int, str, dict
+    for ev in later:
+        try:
+            k = kinds[ev.get("cat")]
+        except AttributeError:
+            dropped["not an event object"] = dropped.get("not an event object", 0) + 1
+            continue
+        ts = ev.get("ts")
+        if type_(ts) is not float_ and type_(ts) is not int_:
+            ts = _num(ts)
+        d = ev.get("dur")
+        if type_(d) is not float_ and type_(d) is not int_:
+            d = _num(d)
+        if ts is None or not 0 < ts < MAX:
+            reason = "GPU events with a missing or non-positive timestamp"
+        elif d is None or d != d:
+            reason = "GPU events without a duration"
+        elif d < 0:
+            reason = "GPU events with a negative duration"
+        elif d >= MAX:
+            reason = "GPU events with a timestamp far outside the rest of the trace"
+        else:
+            reason = None
+        if reason is not None:
+            dropped[reason] = dropped.get(reason, 0) + 1
+            continue
+        args = ev.get("args")
+        if type_(args) is not dict_:
+            args = {}
+        nm = ev.get("name") or "(unnamed)"
+        if type_(nm) is not str_:
+            nm = str_(nm)
+        nid = names.get(nm)
+        if nid is None:
+            nid = names[nm] = len(names)
+        c = args.get("correlation")
+        if c is not None and type_(c) is not int_:
+            c = _key(c)
+        pid = ev.get("pid")
+        if type_(pid) is not int_:
+            pid = _key(pid)
+        if c is None:
+            s.flow_key[n_gpu] = (pid, _key(ev.get("tid")), ts)
+        if k == 1:
+            b = args.get("bytes")
+            if b is not None:
+                s.g_bytes[n_gpu] = b
+        dk = args.get("device")
+        if type_(dk) is not int_:
+            dk = _key(dk)
+        dk = (dk, pid)
+        dv = devices.get(dk)
+        if dv is None:
+            dv = devices[dk] = device_of(args, pid)
+        n_gpu += 1
+        g_dev(dv)
+        g_ts(ts)
+        g_dur(d)
+        g_kind(k)
+        g_corr(c)
+        g_name(nid)
+        st = args.get("stream", ev.get("tid"))
+        g_stream(st if type_(st) is int_ else _key(st))
+        x = args.get("External id")
+        g_ext(x if type_(x) is int_ else _key(x))
+        if k == 0:
+            s.g_grid.append(args.get("grid"))
+            s.g_block.append(args.get("block"))
+        else:
+            s.g_grid.append(None)
+            s.g_block.append(None)
+
+
+def _flows(s: Scan, flows: list, kinds: dict) -> None:
+    """The flow events :func:`scan` put aside (``ph`` s/f/t, in file order) of a flow category
+    (``ac2g``: launch -> GPU work) into ``s.flow_start`` (id -> ts, us) and ``s.flow_end``
+    ((pid, tid, ts) -> id); ``kinds``: the pass's category -> kind cache."""
+    flow_start, flow_end = s.flow_start, s.flow_end
+    FLOW = _FLOW
+    type_, float_, int_, str_ = type, float, int, str
+    for ev in flows:
+        cat = ev.get("cat")
+        if type_(cat) is not str_:
+            continue
+        k = kinds.get(cat)
+        if k is None:
+            k = kinds[cat] = _cat_kind(cat)
+        if k != FLOW:
+            continue
+        fid = ev.get("id")
+        if type_(fid) is not int_:
+            fid = _key(fid)
+        ts = ev.get("ts")
+        if type_(ts) is not float_:
+            ts = _num(ts)
+        if fid is None or ts is None:
+            continue
+        if ev.get("ph") == "s":
+            flow_start[fid] = ts
+        else:
+            pid, tid = ev.get("pid"), ev.get("tid")
+            flow_end[(pid if type_(pid) is int_ else _key(pid), tid if type_(tid) is int_ else _key(tid), ts)] = fid
 
 
 __all__ = [

@@ -278,11 +278,35 @@ def analyze(
             ``device`` matching nothing; ``measured`` and no profile for a GPU (unless
             ``measured_optional``).
     """
-    from ...model.roofline.ceilings import ceilings_from_profile, ceilings_from_sheet
     from ...model.roofline.remedies import load_remedies
 
     if top < 1:
         raise UsageError(f"--top {top} must be at least 1")
+    groups = _launches_by_gpu(table, device)
+    if local_gpu is True:
+        local = lambda: local_choice(spec_dirs)  # noqa: E731
+    else:
+        local = local_gpu or None
+    remedies_data = load_remedies()
+    notes: list[str] = list(table.notes)
+    devices = [
+        _judge_gpu(dev_key, groups[dev_key], notes, gpu=gpu, dtype=dtype, top=top, spec_dirs=spec_dirs, local=local,
+                   measured=measured, measured_peaks=measured_peaks, measured_optional=measured_optional,
+                   remedies_data=remedies_data)
+        for dev_key in sorted(groups, key=lambda k: (len(k), k))
+    ]
+    return NcuReport(
+        table.source, table.page, top, tuple(devices), dict(table.dropped), table.messages, tuple(dict.fromkeys(notes))
+    )
+
+
+def _launches_by_gpu(table: NcuTable, device: str | None) -> dict[str, list[Launch]]:
+    """``table``'s launches by their ``Device`` key (file order within each), only the GPU whose key
+    is ``device`` or whose name contains it when given.
+
+    Raises:
+        UsageError: ``device`` matches no GPU of the export.
+    """
     groups: dict[str, list[Launch]] = {}
     for la in table.launches:
         groups.setdefault(la.device, []).append(la)
@@ -295,74 +319,95 @@ def analyze(
         if not groups:
             have = ", ".join(sorted({f"{la.device} ({la.device_name or 'unnamed'})" for la in table.launches}))
             raise UsageError(f"--device {device!r} matches no GPU in the export; it has: {have}")
-    if local_gpu is True:
-        local = lambda: local_choice(spec_dirs)  # noqa: E731
-    else:
-        local = local_gpu or None
-    remedies_data = load_remedies()
-    notes: list[str] = list(table.notes)
-    devices: list[NcuDevice] = []
-    for dev_key in sorted(groups, key=lambda k: (len(k), k)):
-        launches = groups[dev_key]
-        info = export_gpu(launches)
-        choice = sheet_for_export(info, gpu, spec_dirs, local)
-        sheet = choice.sheet
-        if choice.conflict:
-            notes.append(f"device {dev_key}: {choice.conflict}")
-        if gpu is not None and info.name and not _same_gpu(sheet, info.name):
-            notes.append(f"device {dev_key} is a {info.name}, judged against the {sheet.name} sheet (--gpu)")
-        ceil_cache: dict[str, object] = {}
-        profile = _profile_for(sheet, spec_dirs, required=not measured_optional) if measured else None
+    return groups
 
-        def ceilings(prec: str):
-            if prec not in ceil_cache:
-                d, tc = prec, True
-                if prec == "fp16" and dtype is None:
-                    d, tc = "fp16", False  # CUDA-core half: the non-tensor peak
-                try:
-                    if profile is not None and measured_peaks and profile.dram_bandwidth_gbs is not None:
-                        ceil_cache[prec], said = ceilings_from_profile(profile, sheet, d, tensor_cores=tc)
-                        notes.extend(f"GPU {dev_key}: {x}" for x in said)
-                    else:
-                        ceil_cache[prec] = ceilings_from_sheet(sheet, d, tensor_cores=tc)
-                except UsageError:
-                    if prec == "fp16":
-                        ceil_cache[prec] = ceilings_from_sheet(sheet, "fp32")
-                        notes.append(f"the {sheet.name} sheet has no CUDA-core fp16 peak; fp16 CUDA-core kernels judged against fp32")
-                    else:
-                        raise
-            return ceil_cache[prec]
 
-        by_name: dict[str, list[tuple[Launch, LaunchFigures]]] = {}
-        for la in launches:
-            by_name.setdefault(la.name, []).append((la, launch_figures(la, sheet)))
-        names = display_names(list(by_name))
-        kernels = [_judge(full, names[full], dev_key, [f for _, f in items], dtype, ceilings, sheet, remedies_data, profile)
-                   for full, items in by_name.items()]
-        kernels.sort(key=lambda k: -(k.total_time_s or 0.0))
-        clocks = [k.sm_clock_hz for k in kernels if k.compute_peak_scale is not None]
-        if clocks:
-            lo, hi = min(clocks) / 1e9, max(clocks) / 1e9
-            span = f"{lo:.2f} GHz" if round(lo, 2) == round(hi, 2) else f"{lo:.2f}-{hi:.2f} GHz"
-            notes.append(f"GPU {dev_key}: {len(clocks)} kernels ran at a {span} SM clock, below the {sheet.name} sheet's "
-                         f"{fmt_g(sheet.boost_clock_mhz)} MHz boost (ncu locks clocks to base unless --clock-control none): "
-                         "their compute peaks are scaled to it")
-        if any(k.hierarchy is not None and k.hierarchy.point("L2") is not None and k.hierarchy.point("L2").roof is None
-               for k in kernels):
-            from ...model.roofline.hierarchy import how_to_measure_l2
+def _judge_gpu(dev_key: str, launches: list[Launch], notes: list[str], *, gpu, dtype, top, spec_dirs, local,
+               measured, measured_peaks, measured_optional, remedies_data) -> NcuDevice:
+    """One GPU of the export: its sheet picked (:func:`sheet_for_export`), each kernel name's
+    launches judged (:func:`_judge`), the kernels sorted by total time (s, longest first) and
+    summed into an :class:`NcuDevice`; what the reader should know is appended to ``notes``.
+    The other arguments are :func:`analyze`'s (``local``: its ``local_gpu`` as a callable or None).
+    """
+    info = export_gpu(launches)
+    choice = sheet_for_export(info, gpu, spec_dirs, local)
+    sheet = choice.sheet
+    if choice.conflict:
+        notes.append(f"device {dev_key}: {choice.conflict}")
+    if gpu is not None and info.name and not _same_gpu(sheet, info.name):
+        notes.append(f"device {dev_key} is a {info.name}, judged against the {sheet.name} sheet (--gpu)")
+    profile = _profile_for(sheet, spec_dirs, required=not measured_optional) if measured else None
+    ceilings = _ceilings_of(dev_key, sheet, dtype, profile if measured_peaks else None, notes)
+    by_name: dict[str, list[tuple[Launch, LaunchFigures]]] = {}
+    for la in launches:
+        by_name.setdefault(la.name, []).append((la, launch_figures(la, sheet)))
+    names = display_names(list(by_name))
+    kernels = [_judge(full, names[full], dev_key, [f for _, f in items], dtype, ceilings, sheet, remedies_data, profile)
+               for full, items in by_name.items()]
+    kernels.sort(key=lambda k: -(k.total_time_s or 0.0))
+    notes.extend(_gpu_notes(dev_key, sheet, kernels, profile, measured_peaks))
+    return _device(dev_key, info, choice, sheet, kernels, launches, top, ceilings(dtype or "fp32"))
 
-            notes.append(f"GPU {dev_key}: {how_to_measure_l2(sheet.name)}; the L2 bytes and intensities are shown, "
-                         "not judged")
-        if profile is not None and measured_peaks and profile.dram_bandwidth_gbs is not None:
-            notes.append(f"GPU {dev_key}: the measured roofline of the bench profile of {profile.date} (DRAM, L2, "
-                         "L1/shared and compute roofs)")
-        elif profile is not None:
-            notes.append(f"GPU {dev_key}: L2 and L1/shared roofs from the bench profile of {profile.date}; DRAM and "
-                         f"compute roofs from the {sheet.name} sheet")
-        devices.append(_device(dev_key, info, choice, sheet, kernels, launches, top, ceilings(dtype or "fp32")))
-    return NcuReport(
-        table.source, table.page, top, tuple(devices), dict(table.dropped), table.messages, tuple(dict.fromkeys(notes))
-    )
+
+def _ceilings_of(dev_key: str, sheet, dtype: str | None, profile, notes: list[str]) -> Callable[[str], object]:
+    """The roofline ceilings of one GPU by precision name (each made once): the ``profile``'s
+    measured roofline when it has a DRAM bandwidth (give it only for ``measured_peaks``), else
+    ``sheet``'s; fp16 without a forced ``dtype`` is the CUDA-core (non-tensor) peak, fp32's where
+    the sheet has none. What each choice means is appended to ``notes`` when it is made.
+
+    Raises (from the returned callable):
+        UsageError: a precision the sheet has no peak for (other than fp16).
+    """
+    from ...model.roofline.ceilings import ceilings_from_profile, ceilings_from_sheet
+
+    ceil_cache: dict[str, object] = {}
+
+    def ceilings(prec: str):
+        if prec not in ceil_cache:
+            d, tc = prec, True
+            if prec == "fp16" and dtype is None:
+                d, tc = "fp16", False  # CUDA-core half: the non-tensor peak
+            try:
+                if profile is not None and profile.dram_bandwidth_gbs is not None:
+                    ceil_cache[prec], said = ceilings_from_profile(profile, sheet, d, tensor_cores=tc)
+                    notes.extend(f"GPU {dev_key}: {x}" for x in said)
+                else:
+                    ceil_cache[prec] = ceilings_from_sheet(sheet, d, tensor_cores=tc)
+            except UsageError:
+                if prec == "fp16":
+                    ceil_cache[prec] = ceilings_from_sheet(sheet, "fp32")
+                    notes.append(f"the {sheet.name} sheet has no CUDA-core fp16 peak; fp16 CUDA-core kernels judged against fp32")
+                else:
+                    raise
+        return ceil_cache[prec]
+
+    return ceilings
+
+
+def _gpu_notes(dev_key: str, sheet, kernels: list[NcuKernel], profile, measured_peaks: bool) -> list[str]:
+    """The notes on one judged GPU: kernels whose compute peak was scaled to a lower SM clock (GHz),
+    L2 bytes shown but not judged (no L2 roof), and where the roofs came from."""
+    notes = []
+    clocks = [k.sm_clock_hz for k in kernels if k.compute_peak_scale is not None]
+    if clocks:
+        lo, hi = min(clocks) / 1e9, max(clocks) / 1e9
+        span = f"{lo:.2f} GHz" if round(lo, 2) == round(hi, 2) else f"{lo:.2f}-{hi:.2f} GHz"
+        notes.append(f"GPU {dev_key}: {len(clocks)} kernels ran at a {span} SM clock, below the {sheet.name} sheet's "
+                     f"{fmt_g(sheet.boost_clock_mhz)} MHz boost (ncu locks clocks to base unless --clock-control none): "
+                     "their compute peaks are scaled to it")
+    if any(k.hierarchy is not None and k.hierarchy.point("L2") is not None and k.hierarchy.point("L2").roof is None
+           for k in kernels):
+        from ...model.roofline.hierarchy import how_to_measure_l2
+
+        notes.append(f"GPU {dev_key}: {how_to_measure_l2(sheet.name)}; the L2 bytes and intensities are shown, "
+                     "not judged")
+    if profile is not None and measured_peaks and profile.dram_bandwidth_gbs is not None:
+        notes.append(f"GPU {dev_key}: the measured roofline of the bench profile of {profile.date} (DRAM, L2, "
+                     "L1/shared and compute roofs)")
+    elif profile is not None:
+        notes.append(f"GPU {dev_key}: L2 and L1/shared roofs from the bench profile of {profile.date}; DRAM and "
+                     f"compute roofs from the {sheet.name} sheet")
+    return notes
 
 
 def _device(dev_key, info: ExportGpu, choice, sheet, kernels: list[NcuKernel], launches, top, c_default) -> NcuDevice:
