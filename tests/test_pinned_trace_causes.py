@@ -258,3 +258,90 @@ def test_a_sync_during_the_busy_stretch_gates_the_gap_after_it():
     ev = launch(T + 10, T + 100, 1000, 1) + launch(T + 610, T + 1100, 100, 2) + launch(T + 1700, T + 1710, 100, 3)
     ev += launch(T + 1810, T + 1820, 50, 4)
     assert _causes(_one(ev)[1]) == {"host_work": 500, "launch_overhead": 10 + 10}
+
+
+def test_a_sync_before_the_gpus_first_work_gates_no_later_gap():
+    # cudaDeviceSynchronize T..T+500 returns before any GPU work; kernel 1 (launched T+510) runs T+520..T+600; then
+    # aten::foo T+600..T+900 and kernel 2's launch at T+900 (runs T+905): the gap T+600..T+905 follows the GPU's
+    # first busy stretch, which began after the sync returned, so the sync gated nothing of it: 300 us in an
+    # operator and 5 of launch, launch overhead. Where the step begins (at the first work, 1 us before it, or no
+    # step) does not change that.
+    def trace(step_at):
+        ev = [rt("cudaDeviceSynchronize", T, 500)] + launch(T + 510, T + 520, 80, 1) + [op("aten::foo", T + 600, 300)]
+        ev += launch(T + 900, T + 905, 95, 2) + launch(T + 910, T + 1000, 50, 3)
+        return ev + ([step("ProfilerStep#0", step_at, T + 1100 - step_at)] if step_at is not None else [])
+
+    for at in (None, T + 520, T + 519):
+        assert _causes(_one(trace(at))[1]) == {"launch_overhead": 305}, at
+
+
+def test_a_sync_before_a_steps_first_work_gates_the_gap_that_opens_the_step():
+    # step T..T+400: the host blocks in cudaStreamSynchronize T+10..T+200 (on work from before the trace), then
+    # launches the step's kernel at T+200 (runs T+210..T+300). The gap T..T+210 that opens the step: its first
+    # 190 us are the sync's; T+190..T+200 the host is still in the sync call and T+200..T+210 the launch: launch
+    # overhead, 20; after the kernel the host issues nothing: host work, 100.
+    ev = [step("ProfilerStep#0", T, 400), rt("cudaStreamSynchronize", T + 10, 190)] + launch(T + 200, T + 210, 90, 1)
+    (s,) = _one(ev)[1].idle.steps
+    assert _us(s.causes_s) == {"host_sync": 190, "launch_overhead": 20, "host_work": 100}
+
+
+def test_a_one_kernel_step_whose_kernel_was_queued_before_it():
+    # step T+50..T+300; the only kernel, launched at T+10 after a cudaStreamWaitEvent (T+5), runs T+100..T+150: the
+    # step waited 50 us on queued work (a dependency wait), then 150 with the host issuing nothing since T+14
+    ev = [step("ProfilerStep#0", T + 50, 250), rt("cudaStreamWaitEvent", T + 5, 1, corr=50)] + launch(T + 10, T + 100, 50, 1)
+    (s,) = _one(ev)[1].idle.steps
+    assert _us(s.causes_s) == {"dependency_wait": 50, "host_work": 150}
+
+
+NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+
+
+def test_a_wait_after_the_traces_first_work_a_collective_is_a_wait_for_the_collective():
+    # the all-reduce (the trace's first work, stream 7) T+100..T+200; a kernel on stream 9 queued at T+14 starts
+    # at T+250: a 50 us dependency wait next to a collective
+    ev = launch(T + 10, T + 100, 100, 1, name=NCCL) + launch(T + 14, T + 250, 20, 2, stream=9)
+    d = _one(ev)[1]
+    assert _causes(d) == {"dependency_wait": 50} and _waited(d) == "it waited for: a collective 50 us"
+
+
+def test_a_host_callback_counts_when_queued_between_the_previous_launch_on_the_stream_and_the_work():
+    # stream 7: a launched at T+10 runs T+100..T+200; b launched at T+14 starts at T+250: a 50 us dependency wait
+    def waited(callback_at, a_linked=True):
+        ev = launch(T + 10, T + 100, 100, 1) + launch(T + 14, T + 250, 20, 2) + [rt("cudaLaunchHostFunc", callback_at, 1)]
+        if not a_linked:
+            del ev[1]["args"]["correlation"]
+            del ev[0]
+        return _waited(_one(ev)[1])
+
+    assert waited(T + 12) == "it waited for: a host callback 50 us"  # queued between a's launch and b's
+    assert waited(T + 5) == "it waited for: the trace does not say 50 us"  # before a's launch: a ran after it
+    assert waited(T + 5, a_linked=False) == "it waited for: a host callback 50 us"  # a's launch unknown: any before b's
+
+
+def test_split_unclipped_is_the_traces_split_and_launch_overhead_is_its_three_parts(monkeypatch):
+    # the warm-up trace of 5 runs of K, K launched inside aten::conv2d: the split of the gaps with no clip given is
+    # the trace's own, and launch overhead is exactly its parts in operators, in dispatch and in launch, warm-up or not
+    import numpy as np
+
+    from gpuwhy.importers.timeline import analyze as A
+    from gpuwhy.importers.timeline.gaps import split
+
+    seen = {}
+    orig = A.classify
+
+    def spy(track, view, *a, **k):
+        seen["gaps"], seen["view"] = orig(track, view, *a, **k), view
+        return seen["gaps"]
+
+    monkeypatch.setattr(A, "classify", spy)
+    ev = launch(T + 90, T + 100, 10, 1, name="first_kernel") + [op("aten::conv2d", T + 112, 4890)]
+    ev += launch(T + 4995, T + 5010, 10, 2)
+    for i in range(4):
+        t = T + 5020 + 60 * i
+        ev += [op("aten::conv2d", t + 2, 44)] + launch(t + 40, t + 50, 10, 3 + i)
+    d = _one(ev)[1]
+    gaps = seen["gaps"]
+    got = split(gaps, seen["view"], np.flatnonzero(gaps.inner))
+    assert {k: round(v, 6) for k, v in got.items() if v and not k.startswith("_")} == _causes(d)
+    assert got["warmup"] > 0 and got["_in_ops"] > 0
+    assert got["_in_ops"] + got["_dispatch"] + got["_launch"] == pytest.approx(got["launch_overhead"], rel=1e-12)

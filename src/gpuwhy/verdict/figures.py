@@ -6,11 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from ..model.roofline.classify import SHORT_KERNEL_S
+from ..model.roofline.classify import launch_sized as _launch_sized
 from .causes import REGIME, Cause
 
 #: Kernels shorter than this (s) are launch-sized: their launch, not their work, is their cost (the
-#: 10 us of :data:`gpuwhy.model.roofline.classify.SHORT_KERNEL_S`).
-LAUNCH_SIZED_S = 10e-6
+#: 10 us of :data:`gpuwhy.model.roofline.classify.SHORT_KERNEL_S`, and its rule: a mean equal to it
+#: up to float rounding is not shorter).
+LAUNCH_SIZED_S = SHORT_KERNEL_S
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ class KernelFigure:
 
     @property
     def launch_sized(self) -> bool:
-        return self.mean_s < LAUNCH_SIZED_S
+        return _launch_sized(self.mean_s)
 
     @property
     def cause(self) -> Cause:
@@ -86,7 +89,7 @@ def assumed_link() -> LinkRate:
 
 
 def best_links(*maps) -> dict[str, LinkRate]:
-    """Per direction, the fastest of the rates in ``maps`` (each direction -> :class:`LinkRate`)."""
+    """Per direction, the fastest of the rates in ``maps`` (each direction -> :class:`LinkRate`; the first on a tie)."""
     out: dict[str, LinkRate] = {}
     for m in maps:
         for d, r in (m or {}).items():

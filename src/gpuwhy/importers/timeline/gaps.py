@@ -109,7 +109,8 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
     # The activity that finished last before each gap (holds the running max of ends).
     prev_last = last_finished(en, cm)[gi]
     inner = np.ones(gi.size, dtype=bool)
-    if outer_lo is not None and outer_lo < st[0]:
+    lead = outer_lo is not None and outer_lo < st[0]  # a gap before the first work
+    if lead:
         g0 = np.concatenate(([outer_lo], g0))
         g1 = np.concatenate(([st[0]], g1))
         nxt = np.concatenate(([0], nxt))
@@ -172,8 +173,9 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
         Lh = np.where(np.isnan(L[late_i]), g1[late_i], L[late_i])
         wl[late_i] = np.clip(Lh, g0[late_i], g1[late_i])
         # the syncs that returned since the GPU last came out of a gap: the host was blocked there
-        # instead of running ahead, so up to their time of this gap is theirs (module docstring, 1.)
-        since = np.concatenate(([-np.inf], g1[:-1]))
+        # instead of running ahead, so up to their time of this gap is theirs (module docstring, 1.). The
+        # first gap after the first work follows the GPU's idle before it: its syncs are those since st[0].
+        since = np.concatenate(([-np.inf if lead else st[0]], g1[:-1]))
         d = view.sync_time(since[late_i], wl[late_i])
         sync[late_i] = np.minimum(d, wl[late_i] - g0[late_i])
     pg_next = np.zeros(g0.size, dtype=bool)
