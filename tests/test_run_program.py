@@ -217,3 +217,20 @@ def test_json_and_debug_before_the_command_stay_gpuwhys_and_the_programs_own_pas
     assert code == 2 and "No such option: --export" in err
 
 
+
+
+def test_a_failed_run_leaves_no_folder_it_made_and_keeps_the_users(tmp_path, monkeypatch):
+    from gpuwhy.api.run import profile_program
+    from gpuwhy.errors import NoDeviceError
+    from gpuwhy.importers.ncu import rep
+
+    monkeypatch.setattr(rep, "find_ncu", lambda path=None: None)  # no ncu, whatever this machine has
+    new = tmp_path / "made-here"
+    with pytest.raises(NoDeviceError, match=r"'python3 -c' is not run in-process .* `ncu` .* is not on PATH"):
+        profile_program(["python3", "-c", "print(1)"], new)
+    assert not new.exists()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    with pytest.raises(NoDeviceError):
+        profile_program(["python3", "-c", "print(1)"], mine)
+    assert mine.is_dir()  # a folder the user had stays, empty or not

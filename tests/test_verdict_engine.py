@@ -302,3 +302,10 @@ def test_an_ncu_pass_says_its_scope_and_no_idle_time():
     d = diagnose(WindowFigures(1.0, {}, kernels=(k,), scope="the kernel time", idle_known=False))
     assert d.line.startswith("memory-bound: memory-bound kernels (DRAM), 100% of the kernel time")
     assert d.to_dict()["idle_s"] is None and diagnose(WindowFigures(1.0, {}, kernels=(k,))).to_dict()["idle_s"] == 0.0
+
+
+def test_a_long_kernel_name_in_the_evidence_is_cut_with_an_ellipsis():
+    long = "vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3> >"
+    d = diagnose(WindowFigures(1.0, {}, kernels=(KernelFigure(long, 1.0, 2, 0.5), KernelFigure("short_k", 0.0, 1, 0.0))))
+    line = next(e for e in d.share(C.KERNELS).evidence if e.startswith("largest: "))
+    assert line.startswith("largest: " + long[:59] + "\u2026 1 s (2 launches")

@@ -376,15 +376,38 @@ def profile_program(
             with a trace; see :func:`run_program` and :func:`run_under_ncu`.
         NoDeviceError: no GPU; neither PyTorch nor ncu (the message names both).
         MeasurementError: the program failed (its exit code; the trace is deleted), or failed under ncu.
+
+    An ``out_dir`` this call made is removed again when the run fails and leaves it empty.
     """
+    if not cmd:
+        raise UsageError("no program given: write it after `--`, e.g. gpuwhy run -- python train.py --epochs 1")
+    made = not Path(os.path.abspath(out_dir)).exists()
+    try:
+        return _profile(cmd, out_dir, skip_first_s=skip_first_s, steps=steps, kernels=kernels, top=top,
+                        launch_count=launch_count, ncu=ncu, stdout_to_stderr=stdout_to_stderr)
+    except BaseException:
+        _drop_if_empty(Path(os.path.abspath(out_dir)), made)
+        raise
+
+
+def _drop_if_empty(folder: Path, made: bool) -> None:
+    """Remove ``folder`` when this run ``made`` it and left nothing in it (a run that failed)."""
+    if made and folder.is_dir():
+        try:
+            folder.rmdir()  # only an empty folder goes
+        except OSError:
+            pass
+
+
+def _profile(cmd: list[str], out_dir: Path, *, skip_first_s, steps, kernels, top, launch_count, ncu,
+             stdout_to_stderr) -> RunResult:
+    """:func:`profile_program` once the command is known not to be empty (same arguments, same errors)."""
     import importlib.util
 
     from ..errors import MeasurementError, NoDeviceError
     from ..importers.ncu.rep import find_ncu
     from .run_program import NoPyTorch
 
-    if not cmd:
-        raise UsageError("no program given: write it after `--`, e.g. gpuwhy run -- python train.py --epochs 1")
     window = skip_first_s is not None or steps is not None
     python = is_python(cmd)
     if not python and window:
@@ -415,6 +438,10 @@ def profile_program(
         r = run_under_ncu(cmd, out_dir, launch_count=launch_count or NCU_LAUNCHES, top=top, ncu=ncu)
         return dataclasses.replace(r, notes=("PyTorch is not importable: the program's kernels were profiled with ncu "
                                              "alone (no timeline)", *r.notes))
+    if Path(cmd[0]).name.startswith("python") and find_ncu(ncu) is None:
+        raise NoDeviceError(f"{' '.join(cmd[:2])!r} is not run in-process under torch.profiler (give a script or "
+                            "-m module for a timeline), and `ncu` (Nsight Compute), which profiles any program's "
+                            "kernels, is not on PATH: install it or pass --ncu PATH")
     r = run_under_ncu(cmd, out_dir, launch_count=launch_count or NCU_LAUNCHES, top=top, ncu=ncu)
     if kernels:
         r = dataclasses.replace(r, notes=(*r.notes, "--kernels adds nothing here: ncu alone measured every kernel "

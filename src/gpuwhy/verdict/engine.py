@@ -265,7 +265,8 @@ def _kernel_evidence(w: WindowFigures, cause: Cause) -> tuple[str, ...]:
     top = []
     for k in ks[:3]:
         roof = f", {k.roof_pct:.0f}% of its {k.level or 'roof'}" if k.roof_pct is not None else ""
-        top.append(f"{k.name[:60]} {fmt_time(k.total_s)} ({k.launches:,} launches, mean {fmt_time(k.mean_s)}{roof})")
+        name = k.name if len(k.name) <= 60 else k.name[:59] + "…"  # a cut name ends in an ellipsis
+        top.append(f"{name} {fmt_time(k.total_s)} ({k.launches:,} launches, mean {fmt_time(k.mean_s)}{roof})")
     lines.append("largest: " + "; ".join(top))
     return tuple(lines)
 
