@@ -112,10 +112,7 @@ def main() -> None:
         check = dc.check_tensors(pinned[last % 2], last_stat.cpu(), 0.0, "last statistic against .cpu()")
     else:
         check = "planted: values read with .cpu()"
-    extra = {"host_units": units}
-    if calib is not None:
-        extra["calib"] = calib
-        extra["calib_args"] = ["--host-units", str(units)]
+    extra = {"host_units": units, **dc.calibration_fields(calib, units)}
     res = steps.result(NAME, a.fixed, check, checksum=total, checksum_rtol=1e-9, **extra)
     dc.emit(res)
 

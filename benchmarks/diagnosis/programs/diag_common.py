@@ -165,6 +165,12 @@ def emit(result: dict) -> None:
 HOST_UNIT_S = 50e-6
 
 
+def calibration_fields(calib: dict | None, units: int) -> dict:
+    """The result's ``calib`` (what this run measured to calibrate) and ``calib_args`` (the
+    ``--host-units`` every later run is given) when it calibrated; {} when it was given the units."""
+    return {} if calib is None else {"calib": calib, "calib_args": ["--host-units", str(units)]}
+
+
 def hold_host(t0: float, seconds: float) -> None:
     """Busy-wait (holding the CPU and the GIL, as Python work does) until ``seconds`` after ``t0``
     (a ``time.perf_counter()`` reading)."""

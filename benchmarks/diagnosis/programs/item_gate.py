@@ -131,10 +131,7 @@ def main() -> None:
     check = f"loss after the last step {again:.6g} <= 1.05 x the last step's {final:.6g}"
     moved = float(sum((p.detach() - q).abs().double().sum() for p, q in zip(mlp.parameters(), p0)))
     extra = {"host_units": units, "clipped_steps": clipped, "final_loss": final, "host_acc": host_acc,
-             "logged_norms": logged}
-    if calib is not None:
-        extra["calib"] = calib
-        extra["calib_args"] = ["--host-units", str(units)]
+             "logged_norms": logged, **dc.calibration_fields(calib, units)}
     res = steps.result(NAME, a.fixed, check, checksum=moved, checksum_rtol=1e-3, **extra)
     dc.emit(res)
 

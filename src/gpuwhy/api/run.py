@@ -381,12 +381,13 @@ def profile_program(
     """
     if not cmd:
         raise UsageError("no program given: write it after `--`, e.g. gpuwhy run -- python train.py --epochs 1")
-    made = not Path(os.path.abspath(out_dir)).exists()
+    folder = Path(os.path.abspath(out_dir))  # now: the program may change directory
+    made = not folder.exists()
     try:
         return _profile(cmd, out_dir, skip_first_s=skip_first_s, steps=steps, kernels=kernels, top=top,
                         launch_count=launch_count, ncu=ncu, stdout_to_stderr=stdout_to_stderr)
     except BaseException:
-        _drop_if_empty(Path(os.path.abspath(out_dir)), made)
+        _drop_if_empty(folder, made)
         raise
 
 
