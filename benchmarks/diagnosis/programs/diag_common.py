@@ -28,6 +28,7 @@ same amount of work), ``check`` (what the program compared in-process, and how c
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import math
 import statistics
@@ -110,14 +111,19 @@ class Steps:
         import torch
         from torch.profiler import record_function
 
+        nvtx = torch.cuda.nvtx if os.environ.get("DIAG_NVTX") == "1" else None  # steps a CUPTI trace sees
         for i in range(self.warmup + self.steps):
             if i == self.warmup:
                 torch.cuda.synchronize()  # outside any step: the stretch starts with an idle GPU
                 self.t0 = time.perf_counter()
             if i >= self.warmup:
                 self.starts.append(time.perf_counter())
+            if nvtx is not None:
+                nvtx.range_push(f"ProfilerStep#{i}")
             with record_function(f"ProfilerStep#{i}"):
                 yield i
+            if nvtx is not None:
+                nvtx.range_pop()
         torch.cuda.synchronize()  # after the last step: the stretch holds all its GPU work
         self.t_end = time.perf_counter()
 

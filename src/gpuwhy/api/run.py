@@ -366,15 +366,21 @@ def profile_program(
     launch_count: int | None = None,
     ncu: str | None = None,
     stdout_to_stderr: bool = False,
+    tracer: str = "auto",
 ) -> RunResult:
-    """`gpuwhy run`: a Python program under torch.profiler (:func:`run_program`, with ``kernels`` an ncu
-    pass too), or, for any other program or where PyTorch is missing, its kernels under ncu alone
+    """`gpuwhy run`: a Python program under a tracer (:func:`run_program`, with ``kernels`` an ncu
+    pass too), or, for any other program or where no tracer can run, its kernels under ncu alone
     (:func:`run_under_ncu`, ``launch_count`` launches, default :data:`NCU_LAUNCHES`).
 
+    ``tracer``: ``torch`` (torch.profiler), ``cupti`` (CUPTI through cupti-python: any CUDA program in
+    Python), or ``auto``: torch.profiler where PyTorch is importable, else CUPTI where cupti-python is,
+    else ncu alone.
+
     Raises:
-        UsageError: no command; a window (``skip_first_s``/``steps``) for ncu alone; ``launch_count``
-            with a trace; see :func:`run_program` and :func:`run_under_ncu`.
-        NoDeviceError: no GPU; neither PyTorch nor ncu (the message names both).
+        UsageError: no command; an unknown tracer; a window (``skip_first_s``/``steps``) for ncu alone;
+            ``launch_count`` with a trace; see :func:`run_program` and :func:`run_under_ncu`.
+        NoDeviceError: no GPU; neither a tracer nor ncu (the message names them); the tracer asked for
+            cannot run (its message says what to install).
         MeasurementError: the program failed (its exit code; the trace is deleted), or failed under ncu.
 
     An ``out_dir`` this call made is removed again when the run fails and leaves it empty.
@@ -385,7 +391,7 @@ def profile_program(
     made = not folder.exists()
     try:
         return _profile(cmd, out_dir, skip_first_s=skip_first_s, steps=steps, kernels=kernels, top=top,
-                        launch_count=launch_count, ncu=ncu, stdout_to_stderr=stdout_to_stderr)
+                        launch_count=launch_count, ncu=ncu, stdout_to_stderr=stdout_to_stderr, tracer=tracer)
     except BaseException:
         _drop_if_empty(folder, made)
         raise
@@ -400,33 +406,69 @@ def _drop_if_empty(folder: Path, made: bool) -> None:
             pass
 
 
+def pick_tracer(tracer: str, have=None) -> str | None:
+    """The tracer `gpuwhy run` uses for a Python program: ``torch`` or ``cupti`` as asked; for ``auto``,
+    ``cupti`` where cupti-python is importable and PyTorch is not, else ``torch`` (which says PyTorch is
+    missing, and `gpuwhy run` turns to ncu alone).
+    ``have(module) -> bool`` says what is importable (default: :func:`importlib.util.find_spec`).
+
+    Raises:
+        UsageError: an unknown tracer name.
+    """
+    if tracer not in ("auto", "torch", "cupti"):
+        raise UsageError(f"--tracer {tracer!r} is not a tracer: give torch, cupti or auto")
+    if tracer != "auto":
+        return tracer
+    if have is None:
+        import importlib.util
+
+        def have(m):
+            try:
+                return importlib.util.find_spec(m) is not None
+            except (ImportError, ValueError):
+                return False
+    return "cupti" if not have("torch") and have("cupti") else "torch"
+
+
 def _profile(cmd: list[str], out_dir: Path, *, skip_first_s, steps, kernels, top, launch_count, ncu,
-             stdout_to_stderr) -> RunResult:
+             stdout_to_stderr, tracer="auto") -> RunResult:
     """:func:`profile_program` once the command is known not to be empty (same arguments, same errors)."""
     import importlib.util
 
     from ..errors import MeasurementError, NoDeviceError
     from ..importers.ncu.rep import find_ncu
+    from ..engine.cupti_tracer import NoCupti
+    from . import run_program as programs
     from .run_program import NoPyTorch
 
     window = skip_first_s is not None or steps is not None
     python = is_python(cmd)
+    chosen = pick_tracer(tracer)
     if not python and window:
         raise UsageError("--skip-first and --steps pick a window of a torch.profiler trace, which only a Python "
                          "program gets: drop them (ncu alone takes -c N)")
+    if not python and tracer != "auto":
+        raise UsageError(f"--tracer {tracer} traces a Python program in-process: give `python script.py`, "
+                         "`python -m module` or `script.py` (other programs' kernels go to ncu alone)")
     if python:
-        if launch_count is not None and importlib.util.find_spec("torch") is not None:
+        if launch_count is not None and (chosen == "cupti" or importlib.util.find_spec("torch") is not None):
             raise UsageError("-c/--launch-count applies to ncu alone (a program that is not Python, or no "
-                             "PyTorch); with a trace, --kernels measures the --top kernels a few launches each")
+                             "tracer); with a trace, --kernels measures the --top kernels a few launches each")
         try:
             r = run_program(cmd, out_dir, skip_first_s=skip_first_s or 0.0, steps=steps, kernels=kernels, top=top,
-                            ncu=ncu, stdout_to_stderr=stdout_to_stderr)
-        except NoPyTorch as exc:
+                            ncu=ncu, stdout_to_stderr=stdout_to_stderr,
+                            profiler_factory=getattr(programs, programs.TRACERS[chosen]))
+        except (NoPyTorch, NoCupti) as exc:
+            if tracer != "auto":
+                raise
+            why = str(exc) if chosen == "cupti" else f"{exc}; nor is cupti-python (pip install 'gpuwhy[cupti]')"
             if find_ncu(ncu) is None:
-                raise NoDeviceError(f"{exc}; and `ncu` is not on PATH either: install one of them") from None
+                raise NoDeviceError(f"{why}; and `ncu` is not on PATH either: install one of them") from None
             if window:
-                raise UsageError("--skip-first and --steps pick a window of a torch.profiler trace, and PyTorch is "
-                                 "not importable here: drop them (ncu alone takes -c N)") from None
+                raise UsageError("--skip-first and --steps pick a window of a trace, and no tracer (PyTorch or "
+                                 "cupti-python) can run here: drop them (ncu alone takes -c N)") from None
+            fallback = f"CUPTI could not trace ({exc})" if chosen == "cupti" else \
+                "neither PyTorch nor cupti-python is importable"
         else:
             p = r.program
             if p.exit_code != 0 and not p.interrupted:
@@ -435,10 +477,14 @@ def _profile(cmd: list[str], out_dir: Path, *, skip_first_s, steps, kernels, top
                 why = f": {p.error}" if p.error else ""
                 raise MeasurementError(f"the program failed with exit code {p.exit_code}{why} (see its output above); "
                                        "nothing judged")
+            if chosen == "cupti":
+                r = dataclasses.replace(r, notes=("timeline: a CUPTI activity trace (cupti-python): kernels, copies, "
+                                                  "API calls; host time outside CUDA calls counts as host work",
+                                                  *r.notes))
             return r
         r = run_under_ncu(cmd, out_dir, launch_count=launch_count or NCU_LAUNCHES, top=top, ncu=ncu)
-        return dataclasses.replace(r, notes=("PyTorch is not importable: the program's kernels were profiled with ncu "
-                                             "alone (no timeline)", *r.notes))
+        return dataclasses.replace(r, notes=(f"{fallback}: the program's kernels were profiled with ncu alone (no "
+                                             "timeline)", *r.notes))
     if Path(cmd[0]).name.startswith("python") and find_ncu(ncu) is None:
         raise NoDeviceError(f"{' '.join(cmd[:2])!r} is not run in-process under torch.profiler (give a script or "
                             "-m module for a timeline), and `ncu` (Nsight Compute), which profiles any program's "

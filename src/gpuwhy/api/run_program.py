@@ -107,6 +107,53 @@ def torch_profiler() -> Profiler:
     return _TorchProfiler()
 
 
+#: Set to a file path, `--tracer cupti` also writes the raw CUPTI records there (JSON), for tests that replay them.
+RECORDS_ENV = "GPUWHY_CUPTI_RECORDS"
+
+
+class _CuptiProfiler:
+    """The CUPTI tracer, its capture written as a Chrome trace in torch.profiler's spelling."""
+
+    def __init__(self) -> None:
+        from ..engine.cupti_tracer import CuptiTracer
+
+        self._tracer = CuptiTracer()
+
+    def start(self) -> None:
+        self._tracer.start()
+
+    def stop(self) -> None:
+        self._tracer.stop()
+
+    def export(self, path: Path) -> None:
+        import json
+
+        from ..importers.cupti.records import chrome_trace
+
+        cap = self._tracer.capture()
+        doc = chrome_trace(cap["records"], start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
+                           devices=cap["devices"], lost=cap["lost"])
+        with open(path, "x", encoding="utf-8") as f:  # a fresh name (run's --out): never a user's file
+            json.dump(doc, f, separators=(",", ":"))
+        keep = os.environ.get(RECORDS_ENV)
+        if keep:
+            with open(keep, "x", encoding="utf-8") as f:
+                json.dump(dict(cap, devices={str(k): v for k, v in cap["devices"].items()}), f, separators=(",", ":"))
+
+
+def cupti_profiler() -> Profiler:
+    """The CUPTI activity tracer (:class:`gpuwhy.engine.cupti_tracer.CuptiTracer`): any CUDA program in Python.
+
+    Raises:
+        NoCupti: cupti-python is not importable here, or CUPTI cannot start (the message says what to install).
+    """
+    return _CuptiProfiler()
+
+
+#: The tracers of `gpuwhy run --tracer`: the name of the factory in this module (looked up when called).
+TRACERS = {"torch": "torch_profiler", "cupti": "cupti_profiler"}
+
+
 def parse_program(cmd: list[str]) -> tuple[bool, str, list[str]]:
     """``(is_module, target, args)`` from a command line: ``python[3] [-m] X ARGS`` or ``X.py ARGS``.
 

@@ -28,6 +28,8 @@ def run_cmd(
     ncu_path: Optional[str] = typer.Option(None, "--ncu", metavar="PATH", help="The ncu executable (default: the one on PATH)."),
     report: Optional[str] = typer.Option(None, "--report", metavar="FILE.html",
                                          help="Also write an HTML report: the timeline strip, budget, fixes, top kernels."),
+    tracer: str = typer.Option("auto", "--tracer", metavar="NAME",
+                               help="What records a Python program's timeline: torch (torch.profiler), cupti (any CUDA program: JAX, CuPy, Triton, Numba; pip install 'gpuwhy[cupti]'), or auto (torch where importable, else cupti, else ncu alone)."),
     json_out: JsonOpt = False,
 ) -> None:
     """Profile a program: the GPU's idle time by cause, busy time by regime, the top kernels, the largest removable share."""
@@ -50,7 +52,7 @@ def run_cmd(
 
     cmd = list(cmd or [])
     result = profile_program(cmd, Path(out_dir), skip_first_s=skip, steps=n, kernels=kernels, top=n_top,
-                             launch_count=c, ncu=ncu_path, stdout_to_stderr=json_out)
+                             launch_count=c, ncu=ncu_path, stdout_to_stderr=json_out, tracer=tracer)
     if json_out:
         from ..render.jsonout import emit
 

@@ -1,0 +1,105 @@
+"""The CUPTI tracer on the GPU (issue 29), one call: run from the repo root with ``PYTHONPATH=src``
+and cupti-python importable; writes every document and log under OUT (argv[1]) and prints a table last.
+
+1. The same PyTorch programs (the diagnosis benchmark's pageable_h2d and tiny_layers, planted, steps
+   marked by NVTX as well, ``DIAG_NVTX=1``) under ``gpuwhy run --tracer torch`` and ``--tracer cupti``:
+   busy time of the window and the top cause of each; the raw CUPTI records kept for the tests.
+2. The tracers' overhead on the program: its measured steps' mean time alone, under torch.profiler,
+   under CUPTI (the programs time their own steps: ``DIAG_RESULT``).
+3. A JAX training loop, a CuPy program and a Triton kernel in a Python loop under ``--tracer cupti``:
+   each gets a budget and a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "out")
+OUT.mkdir(parents=True, exist_ok=True)
+TMP = Path("/tmp/gpuwhy-cupti-check")
+PY = sys.executable
+DIAG = Path("benchmarks/diagnosis/programs")
+rows: list[tuple] = []
+
+
+def sh(cmd, log: str, env=None, timeout=150):
+    t = time.perf_counter()
+    e = dict(os.environ, **(env or {}))
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
+        rc, so, se = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc, so, se = 124, exc.stdout or "", exc.stderr or ""
+        so = so.decode() if isinstance(so, bytes) else so
+        se = se.decode() if isinstance(se, bytes) else se
+    wall = time.perf_counter() - t
+    (OUT / f"{log}.out").write_text(so)
+    (OUT / f"{log}.err").write_text(f"$ {shlex.join(cmd)}\nexit {rc}, {wall:.1f} s\n" + se[-200_000:])
+    print(f"{log}: exit {rc}, {wall:.1f} s", flush=True)
+    return rc, so, se, wall
+
+
+def diag_step(text: str):
+    for line in text.splitlines():
+        if line.startswith("DIAG_RESULT "):
+            return json.loads(line[len("DIAG_RESULT "):]).get("step_s_mean")
+    return None
+
+
+def gpuwhy_run(name: str, tracer: str, prog: list[str], window: list[str], env=None):
+    out = TMP / f"{name}-{tracer}"
+    rc, so, se, wall = sh([PY, "-m", "gpuwhy", "run", "--json", "--tracer", tracer, *window, "--out", str(out),
+                           "--", *prog], f"{name}.{tracer}", env=env)
+    try:
+        doc = json.loads(so)
+    except ValueError:
+        doc = None
+    d = (doc or {}).get("diagnosis") or {}
+    return {"rc": rc, "wall_s": wall, "busy_s": d.get("busy_s"), "window_s": d.get("window_s"),
+            "top": d.get("top_cause"), "line": d.get("line"), "step_s": diag_step(se), "doc": doc}
+
+
+# 1 and 2: PyTorch under both tracers, and alone
+for prog in ("pageable_h2d", "tiny_layers"):
+    cmd = ["python3", str(DIAG / f"{prog}.py"), "--steps", "30", "--warmup", "5"]
+    env = {"DIAG_NVTX": "1"}
+    rc, so, se, wall = sh(cmd, f"{prog}.alone", env=env)
+    alone = diag_step(so)
+    t = gpuwhy_run(prog, "torch", cmd, ["--steps", "30"], env)
+    c = gpuwhy_run(prog, "cupti", cmd, ["--steps", "30"],
+                   dict(env, GPUWHY_CUPTI_RECORDS=str(OUT / f"{prog}.cupti-records.json")))
+    if c["busy_s"] is None:  # no NVTX steps seen: the window after the warm-up instead
+        c = gpuwhy_run(prog + "-skip", "cupti", cmd, ["--skip-first", "1s"], env)
+    for tr, r in (("torch", t), ("cupti", c)):
+        rows.append((prog, tr, r["rc"], r["window_s"], r["busy_s"], r["top"], r["step_s"], alone))
+    if t["busy_s"] and c["busy_s"]:
+        print(f"{prog}: busy per window second torch {t['busy_s'] / t['window_s']:.4f} "
+              f"cupti {c['busy_s'] / c['window_s']:.4f}; busy torch {t['busy_s']:.6f} s cupti {c['busy_s']:.6f} s "
+              f"({100 * (c['busy_s'] / t['busy_s'] - 1):+.2f}%)", flush=True)
+
+# 3: programs without torch.profiler
+for name, prog, window in (("jax_train", ["python3", "benchmarks/cupti/jax_train.py", "300"], ["--skip-first", "4s"]),
+                           ("cupy_loop", ["python3", "benchmarks/cupti/cupy_loop.py", "60"], ["--skip-first", "1s"]),
+                           ("triton_loop", ["python3", "benchmarks/cupti/triton_loop.py", "3000"],
+                            ["--skip-first", "1s"])):
+    rc, so, se, wall = sh(prog, f"{name}.alone")
+    c = gpuwhy_run(name, "cupti", prog, window, {"GPUWHY_CUPTI_RECORDS": str(OUT / f"{name}.cupti-records.json")})
+    rows.append((name, "cupti", c["rc"], c["window_s"], c["busy_s"], c["top"], None, wall))
+    if c["line"]:
+        print(f"{name}: {c['line']}", flush=True)
+
+
+def f(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+print("\nprogram       tracer  rc  window_s  busy_s    top cause          step_ms  alone")
+for p, tr, rc, w, b, top, step, alone in rows:
+    print(f"{p:<13} {tr:<6} {rc:>3}  {f(w, '8.4f')}  {f(b, '8.4f')}  {str(top):<18} "
+          f"{f(None if step is None else step * 1e3, '7.3f')}  {f(None if alone is None else alone * 1e3, '7.3f')}")

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The CUPTI tracer on the GPU (issue 29), one call from the repo root, with the wheels in .whl
+# (cupti-python 13.0.1, pyelftools; `carry: [".whl"]`): benchmarks/cupti/check.py, then its table.
+# Writes under $OUT/cupti: each gpuwhy run document and log, the raw CUPTI records of each program.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  || { echo "wheels did not install"; exit 3; }
+export PYTHONPATH="/tmp/site:$PWD/src" PYTHONUNBUFFERED=1 COLUMNS=80 XDG_CACHE_HOME=/tmp/gpuwhy-cache
+O="${OUT:-$PWD/out}/cupti"; mkdir -p "$O"
+{ python3 -m pip show nvidia-cuda-cupti nvidia-cuda-cupti-cu13 2>&1 | grep -E '^(Name|Version|Location)'
+  python3 -c 'from cupti import cupti; print("cupti-python ok, CUPTI API version", cupti.get_version())'
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u +%FT%TZ; } 2>&1 | tee "$O/env.txt"
+timeout "${CUPTI_CHECK_S:-420}" python3 benchmarks/cupti/check.py "$O" 2>&1 | tee "$O/check.log"

@@ -1,0 +1,149 @@
+"""CUPTI activity records as a Chrome trace in Kineto's spelling: what `gpuwhy run --tracer cupti` writes.
+
+The records are plain dicts, one per CUPTI activity, copied out of CUPTI's buffers by
+:mod:`gpuwhy.engine.cupti_tracer` (times in ns on CUPTI's clock); ``k`` says which:
+
+- ``kernel``: ``start``, ``end``, ``name``, ``corr``, ``device``, ``stream``, ``grid`` and ``block``
+  (``[x, y, z]``), ``graph`` (the CUDA graph id, 0 outside a graph);
+- ``memcpy``: ``start``, ``end``, ``bytes``, ``copy`` (CUPTI's copy kind: ``HTOD``, ``DTOH``, ``DTOD``,
+  ``HTOH``, ``PTOP``, ...), ``src``/``dst`` (CUPTI's memory kinds: ``PAGEABLE``, ``PINNED``,
+  ``DEVICE``, ``MANAGED``, ...), ``corr``, ``device``, ``stream``;
+- ``memset``: ``start``, ``end``, ``bytes``, ``corr``, ``device``, ``stream``;
+- ``runtime`` / ``driver``: an API call, ``start``, ``end``, ``name`` (the function, e.g.
+  ``cudaLaunchKernel``), ``corr``, ``pid``, ``tid``;
+- ``sync``: ``start``, ``end``, ``type`` (``STREAM_WAIT_EVENT``, ``STREAM_SYNCHRONIZE``,
+  ``EVENT_SYNCHRONIZE``, ``CONTEXT_SYNCHRONIZE``), ``corr``, ``stream``;
+- ``range``: an NVTX push/pop or start/end range, ``start``, ``end``, ``name``, ``tid``.
+
+The trace is the one torch.profiler writes (categories ``kernel``, ``gpu_memcpy``, ``gpu_memset``,
+``cuda_runtime``, ``cuda_driver``, ``cuda_sync``, ``user_annotation``; GPU events on ``pid`` = device,
+``tid`` = stream; ``args.correlation`` links a launch to its work; copies named ``Memcpy HtoD
+(Pageable -> Device)``), so :mod:`gpuwhy.importers.kineto` reads it into the same timeline and the
+same budget, and Perfetto or chrome://tracing opens it. Times become us since the capture's start
+(plus 1 us: the reader keeps positive times only), the ns origin kept as ``baseTimeNanoseconds``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping
+
+#: CUPTI memory kinds as Kineto names them in a copy's name.
+MEMORY_WORDS = {
+    "PAGEABLE": "Pageable", "PINNED": "Pinned", "DEVICE": "Device", "ARRAY": "Array", "MANAGED": "Managed",
+    "DEVICE_STATIC": "Device Static", "MANAGED_STATIC": "Managed Static",
+}
+#: CUPTI copy kinds as Kineto spells them.
+COPY_WORDS = {
+    "HTOD": "HtoD", "DTOH": "DtoH", "HTOA": "HtoA", "ATOH": "AtoH", "ATOA": "AtoA", "ATOD": "AtoD",
+    "DTOA": "DtoA", "DTOD": "DtoD", "HTOH": "HtoH", "PTOP": "PtoP",
+}
+#: CUPTI synchronisation types as Kineto names its ``cuda_sync`` events.
+SYNC_WORDS = {
+    "EVENT_SYNCHRONIZE": "Event Sync", "STREAM_WAIT_EVENT": "Stream Wait Event",
+    "STREAM_SYNCHRONIZE": "Stream Sync", "CONTEXT_SYNCHRONIZE": "Context Sync",
+}
+#: Where the capture began and ended (instant events, as torch.profiler marks its window).
+CAPTURE_START, CAPTURE_END = "Iteration Start: PyTorch Profiler", "Record Window End"
+_VERSION = re.compile(r"_v\d+$")
+_GPU_CAT = {"kernel": "kernel", "memcpy": "gpu_memcpy", "memset": "gpu_memset"}
+
+
+class RecordError(ValueError):
+    """A record without the fields its kind needs (the message names the record's index and field)."""
+
+
+def api_name(name: str, runtime: bool) -> str:
+    """A runtime API's name without CUPTI's version suffix (``cudaLaunchKernel_v7000`` ->
+    ``cudaLaunchKernel``, as torch.profiler writes it); driver names are kept (``cuMemcpyDtoH_v2``
+    is the driver's own symbol)."""
+    return _VERSION.sub("", name) if runtime else name
+
+
+def copy_name(copy: str, src: str, dst: str) -> str:
+    """Kineto's name of a copy, e.g. ``Memcpy HtoD (Pageable -> Device)``; unknown kinds as ``Unknown``."""
+    return (f"Memcpy {COPY_WORDS.get(str(copy).upper(), 'Unknown')} "
+            f"({MEMORY_WORDS.get(str(src).upper(), 'Unknown')} -> {MEMORY_WORDS.get(str(dst).upper(), 'Unknown')})")
+
+
+def _dim3(v) -> list[int]:
+    try:
+        x, y, z = (int(a) for a in v)
+    except (TypeError, ValueError):
+        return [0, 0, 0]
+    return [x, y, z]
+
+
+def chrome_trace(records: Iterable[Mapping], *, start_ns: int, stop_ns: int, pid: int,
+                 devices: Mapping[int, str] | None = None, lost: int = 0) -> dict:
+    """The Chrome trace document of ``records`` captured between ``start_ns`` and ``stop_ns`` (CUPTI
+    ns) in process ``pid``; ``devices``: device index -> name; ``lost``: records CUPTI dropped
+    (buffers full), kept in the document as ``cuptiDroppedRecords``.
+
+    Raises:
+        RecordError: a record lacks a field its kind needs, or ``stop_ns`` precedes ``start_ns``.
+    """
+    if int(stop_ns) < int(start_ns):
+        raise RecordError(f"the capture stops ({stop_ns} ns) before it starts ({start_ns} ns)")
+
+    start_ns, stop_ns = int(start_ns), int(stop_ns)
+
+    def us(ns) -> float:  # integers subtracted first: a float of ~1.7e18 ns is only good to 256 ns
+        return (int(ns) - start_ns) / 1e3 + 1.0
+
+    events: list[dict] = [
+        {"ph": "i", "s": "g", "name": CAPTURE_START, "pid": pid, "tid": 0, "ts": us(start_ns)},
+        {"ph": "i", "s": "g", "name": CAPTURE_END, "pid": pid, "tid": 0, "ts": us(stop_ns)},
+    ]
+    add = events.append
+    for i, r in enumerate(records):
+        try:
+            k = r["k"]
+            ts, dur = us(r["start"]), max(0.0, (int(r["end"]) - int(r["start"])) / 1e3)
+            if k in _GPU_CAT:
+                dev, stream = int(r["device"]), int(r.get("stream", 0))
+                args = {"device": dev, "stream": stream, "correlation": int(r.get("corr", 0))}
+                if k == "kernel":
+                    name = str(r["name"])
+                    args.update(grid=_dim3(r.get("grid")), block=_dim3(r.get("block")))
+                    if r.get("graph"):
+                        args["graph id"] = int(r["graph"])
+                elif k == "memcpy":
+                    name = copy_name(r["copy"], r.get("src", ""), r.get("dst", ""))
+                    args["bytes"] = int(r["bytes"])
+                    if dur > 0:
+                        args["memory bandwidth (GB/s)"] = int(r["bytes"]) / (dur * 1e3)
+                else:
+                    name = "Memset (Device)"
+                    args["bytes"] = int(r["bytes"])
+                add({"ph": "X", "cat": _GPU_CAT[k], "name": name, "pid": dev, "tid": stream, "ts": ts, "dur": dur,
+                     "args": args})
+            elif k in ("runtime", "driver"):
+                add({"ph": "X", "cat": "cuda_runtime" if k == "runtime" else "cuda_driver",
+                     "name": api_name(str(r["name"]), k == "runtime"), "pid": int(r.get("pid", pid)),
+                     "tid": int(r["tid"]), "ts": ts, "dur": dur, "args": {"correlation": int(r["corr"])}})
+            elif k == "sync":
+                word = SYNC_WORDS.get(str(r["type"]).upper(), "Unknown Sync")
+                add({"ph": "X", "cat": "cuda_sync", "name": word, "pid": pid, "tid": int(r.get("stream", 0)),
+                     "ts": ts, "dur": dur, "args": {"correlation": int(r.get("corr", 0)),
+                                                    "stream": int(r.get("stream", 0)), "cuda_sync_kind": word}})
+            elif k == "range":
+                add({"ph": "X", "cat": "user_annotation", "name": str(r["name"]), "pid": pid,
+                     "tid": int(r.get("tid", 0)), "ts": ts, "dur": dur, "args": {}})
+            else:
+                raise RecordError(f"record {i}: unknown kind {k!r}")
+        except KeyError as exc:
+            raise RecordError(f"record {i} ({r.get('k', '?')!r}) has no {exc.args[0]!r}") from None
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, RecordError):
+                raise
+            raise RecordError(f"record {i} ({r.get('k', '?')!r}): {exc}") from None
+    meta = [{"ph": "M", "name": "process_name", "pid": d, "tid": 0, "args": {"name": f"GPU {d}: {n}"}}
+            for d, n in sorted((devices or {}).items())]
+    return {"schemaVersion": 1, "traceName": "gpuwhy CUPTI trace", "baseTimeNanoseconds": int(start_ns) - 1000,
+            "cuptiDroppedRecords": int(lost), "deviceProperties": [{"id": d, "name": n} for d, n in
+                                                                    sorted((devices or {}).items())],
+            "traceEvents": meta + events}
+
+
+__all__ = ["CAPTURE_END", "CAPTURE_START", "RecordError", "api_name", "chrome_trace", "copy_name"]

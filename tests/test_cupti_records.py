@@ -1,0 +1,192 @@
+"""CUPTI activity records -> a Chrome trace in Kineto's spelling -> the same timeline, budget and verdict
+as a torch.profiler trace (no GPU: hand-built records with the figures worked by hand)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpuwhy.api.readers import read_trace
+from gpuwhy.importers.cupti.records import RecordError, api_name, chrome_trace, copy_name
+
+MS = 1_000_000  # ns
+US = 1_000
+T0 = 1_700_000_000_000_000_000  # CUPTI's clock: ns, large like a real one
+
+
+def _api(name, start, dur, corr, tid=7, k="runtime"):
+    return {"k": k, "start": T0 + start, "end": T0 + start + dur, "name": name, "corr": corr, "pid": 4242, "tid": tid}
+
+
+def _kernel(start, dur, corr, name="vecadd_kernel", stream=7):
+    return {"k": "kernel", "start": T0 + start, "end": T0 + start + dur, "name": name, "corr": corr, "device": 0,
+            "stream": stream, "grid": [1024, 1, 1], "block": [256, 1, 1], "graph": 0}
+
+
+def _write(tmp_path, records, stop):
+    doc = chrome_trace(records, start_ns=T0, stop_ns=T0 + stop, pid=4242, devices={0: "NVIDIA H100 80GB HBM3"})
+    p = tmp_path / "cupti.json"
+    p.write_text(json.dumps(doc))
+    return p
+
+
+def test_names_as_kineto_writes_them():
+    assert api_name("cudaLaunchKernel_v7000", runtime=True) == "cudaLaunchKernel"
+    assert api_name("cuMemcpyDtoH_v2", runtime=False) == "cuMemcpyDtoH_v2"
+    assert copy_name("HTOD", "PAGEABLE", "DEVICE") == "Memcpy HtoD (Pageable -> Device)"
+    assert copy_name("DTOH", "DEVICE", "PINNED") == "Memcpy DtoH (Device -> Pinned)"
+    assert copy_name(99, "?", "DEVICE") == "Memcpy Unknown (Unknown -> Device)"
+
+
+def test_times_are_us_from_the_capture_start_and_positive():
+    doc = chrome_trace([_kernel(2 * MS, 3 * MS, 1)], start_ns=T0, stop_ns=T0 + 10 * MS, pid=1)
+    (k,) = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
+    assert k["ts"] == pytest.approx(2001.0) and k["dur"] == pytest.approx(3000.0)
+    assert k["pid"] == 0 and k["tid"] == 7 and k["args"]["correlation"] == 1
+    assert k["args"]["grid"] == [1024, 1, 1] and k["args"]["block"] == [256, 1, 1]
+    assert doc["baseTimeNanoseconds"] == T0 - 1000
+
+
+def test_a_record_without_a_field_is_named():
+    bad = {"k": "memcpy", "start": T0, "end": T0 + 5, "corr": 1, "device": 0}
+    with pytest.raises(RecordError, match=r"record 0 \('memcpy'\) has no 'copy'"):
+        chrome_trace([bad], start_ns=T0, stop_ns=T0 + 10, pid=1)
+    with pytest.raises(RecordError, match="unknown kind"):
+        chrome_trace([{"k": "teapot", "start": T0, "end": T0}], start_ns=T0, stop_ns=T0 + 10, pid=1)
+    with pytest.raises(RecordError, match="before it starts"):
+        chrome_trace([], start_ns=T0 + 10, stop_ns=T0, pid=1)
+
+
+def test_pageable_copy_step_is_judged_pageable_copy_bound(tmp_path):
+    """Per step (10 steps of 50 ms): a 256 MiB pageable host-to-device copy, 42 ms on the GPU, its
+    cudaMemcpyAsync call blocking the host for the same 42 ms, then a 3 ms kernel and a sync; 5 ms of
+    launch-free host time at the step's end. Busy per step: 42 + 3 = 45 ms of 50 ms."""
+    recs, corr = [], 0
+    for s in range(10):
+        t = s * 50 * MS
+        corr += 1
+        recs.append(_api("cudaMemcpyAsync_v3020", t, 42 * MS, corr))
+        recs.append({"k": "memcpy", "start": T0 + t + 10 * US, "end": T0 + t + 10 * US + 42 * MS - 20 * US,
+                     "bytes": 256 << 20, "copy": "HTOD", "src": "PAGEABLE", "dst": "DEVICE", "corr": corr,
+                     "device": 0, "stream": 7})
+        corr += 1
+        recs.append(_api("cudaLaunchKernel_v7000", t + 42 * MS, 5 * US, corr))
+        recs.append(_kernel(t + 42 * MS + 10 * US, 3 * MS, corr))
+        corr += 1
+        recs.append(_api("cudaStreamSynchronize_v3020", t + 42 * MS + 10 * US, 3 * MS, corr))
+    rep = read_trace(_write(tmp_path, recs, 500 * MS))
+    (gpu,) = rep.devices
+    busy = 10 * ((42 * MS - 20 * US) + 3 * MS) / 1e9
+    assert gpu.busy_s == pytest.approx(busy, rel=1e-6)
+    d = gpu.diagnosis
+    assert d.top.cause.value == "pageable_copy"
+    pin = d.remedy("pin_memory")
+    assert pin is not None and pin.ceiling_x > 1.0
+    assert dict(pin.removes).get(d.top.cause, 0.0) > 0  # pinning takes from the pageable-copy share
+
+
+def test_python_work_between_launches_is_host_work(tmp_path):
+    """12 ms of host time outside any CUDA call per step, then 20 launches of 50 us kernels:
+    the GPU idles ~11 ms per step on the host's own work, not on launches."""
+    recs, corr = [], 0
+    for s in range(10):
+        t = s * 14 * MS + 12 * MS
+        for j in range(20):
+            corr += 1
+            recs.append(_api("cudaLaunchKernel_v7000", t + j * 60 * US, 5 * US, corr))
+            recs.append(_kernel(t + j * 60 * US + 8 * US, 50 * US, corr, name="small_kernel"))
+    rep = read_trace(_write(tmp_path, recs, 140 * MS))
+    d = rep.devices[0].diagnosis
+    assert d.top.cause.value == "host_work"
+    assert d.remedies[0].key == "move_host_work"
+    graph = d.remedy("cuda_graph")
+    assert graph is None or d.top.cause not in dict(graph.removes)  # a CUDA graph removes no Python work
+    assert d.top.seconds > 0.5 * d.window_s
+
+
+def test_sync_records_mark_the_stream_a_wait_made_wait(tmp_path):
+    recs = [_api("cudaStreamWaitEvent_v3020", 1 * MS, 2 * US, 5),
+            {"k": "sync", "start": T0 + 1 * MS, "end": T0 + 1 * MS + 2 * US, "type": "STREAM_WAIT_EVENT",
+             "corr": 5, "stream": 13},
+            _api("cudaLaunchKernel_v7000", 1 * MS + 10 * US, 5 * US, 6), _kernel(1 * MS + 20 * US, 1 * MS, 6)]
+    doc = chrome_trace(recs, start_ns=T0, stop_ns=T0 + 3 * MS, pid=1)
+    (w,) = [e for e in doc["traceEvents"] if e.get("cat") == "cuda_sync"]
+    assert w["name"] == "Stream Wait Event" and w["args"]["stream"] == 13 and w["args"]["correlation"] == 5
+    from gpuwhy.importers.kineto.scan import scan
+
+    assert scan(doc["traceEvents"]).wait_stream == {5: 13}
+
+
+def test_nvtx_ranges_become_annotations():
+    doc = chrome_trace([{"k": "range", "start": T0 + 1 * MS, "end": T0 + 4 * MS, "name": "ProfilerStep#3", "tid": 9}],
+                       start_ns=T0, stop_ns=T0 + 5 * MS, pid=1)
+    (r,) = [e for e in doc["traceEvents"] if e.get("cat") == "user_annotation"]
+    assert r["name"] == "ProfilerStep#3" and r["dur"] == pytest.approx(3000.0)
+
+
+# -- the tracer's choice and its failures (no GPU, no cupti-python here) ---------------------------
+
+def test_pick_tracer():
+    from gpuwhy.api.run import pick_tracer
+    from gpuwhy.errors import UsageError
+
+    have = lambda *mods: (lambda m: m in mods)  # noqa: E731
+    assert pick_tracer("auto", have("torch", "cupti")) == "torch"
+    assert pick_tracer("auto", have("cupti")) == "cupti"
+    assert pick_tracer("auto", have()) == "torch"  # which says PyTorch is missing: run turns to ncu alone
+    assert pick_tracer("cupti", have("torch")) == "cupti"
+    with pytest.raises(UsageError, match="not a tracer"):
+        pick_tracer("nsys", have())
+
+
+def test_tracer_cupti_without_cupti_python_is_one_line_exit_3(tmp_path, cli, monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_cupti(name, *a, **k):
+        if name == "cupti" or name.startswith("cupti."):
+            raise ImportError("No module named 'cupti'")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_cupti)
+    script = tmp_path / "prog.py"
+    script.write_text("print(1)\n")
+    code, out, err = cli("run", "--tracer", "cupti", "--out", str(tmp_path / "o"), "--", "python", str(script))
+    assert code == 3, err
+    assert "cupti-python" in err and "gpuwhy[cupti]" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()  # the folder the failed run made is gone
+
+
+def test_tracer_option_errors(tmp_path, cli):
+    code, out, err = cli("run", "--tracer", "perf", "--out", str(tmp_path / "o"), "--", "python", "x.py")
+    assert code == 2 and "not a tracer" in err
+    code, out, err = cli("run", "--tracer", "cupti", "--out", str(tmp_path / "o"), "--", "./app")
+    assert code == 2 and "in-process" in err
+
+
+def test_cupti_profiler_writes_the_trace_and_the_records(tmp_path, monkeypatch):
+    """The profiler the run uses, over a fake tracer: the trace the reader judges, the raw records on request."""
+    from gpuwhy.api import run_program as rp
+
+    cap = {"start_ns": T0, "stop_ns": T0 + 5 * MS, "pid": 1, "devices": {0: "GPU"}, "lost": 0,
+           "records": [_api("cudaLaunchKernel_v7000", 1 * MS, 5 * US, 1), _kernel(1 * MS + 10 * US, 2 * MS, 1)]}
+
+    class Fake:
+        def start(self): ...
+
+        def stop(self): ...
+
+        def capture(self):
+            return cap
+
+    prof = rp._CuptiProfiler.__new__(rp._CuptiProfiler)
+    prof._tracer = Fake()
+    monkeypatch.setenv(rp.RECORDS_ENV, str(tmp_path / "records.json"))
+    prof.export(tmp_path / "trace.json")
+    rep = read_trace(tmp_path / "trace.json")
+    assert rep.devices[0].busy_s == pytest.approx(0.002)
+    assert json.loads((tmp_path / "records.json").read_text())["records"][1]["name"] == "vecadd_kernel"
+    with pytest.raises(FileExistsError):  # never over a file that is there
+        prof.export(tmp_path / "trace.json")
