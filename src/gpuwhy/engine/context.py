@@ -145,7 +145,7 @@ def init_driver() -> int:
     except Exception as exc:
         from ..device.driver import missing_driver_function
 
-        missing = missing_driver_function(exc)
+        missing = missing_driver_function(exc, "cuInit")
         if missing:
             raise NoDeviceError(missing) from None
         raise NoDeviceError("no NVIDIA driver found (libcuda cannot be loaded); `gpuwhy bench` needs a GPU; "
