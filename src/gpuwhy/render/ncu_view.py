@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..importers.ncu.analyse import PARTIAL_PREFIX
+from ..importers.ncu.partial import PARTIAL_PREFIX
 from ..units import fmt_bytes, fmt_fixed, fmt_g, fmt_num, fmt_pct, fmt_share, fmt_time
 from .console import note, note_left_out, out
 from .diagnosis_view import fixes_table

@@ -37,6 +37,7 @@ from .diagnosis import diagnose_kernels, sheet_peaks
 from .figures import LaunchFigures, launch_figures, precision_of
 from .identify import ExportGpu, export_gpu, local_choice, sheet_for_export
 from .read import Launch, NcuTable, read_ncu_csv
+from .partial import PARTIAL_PREFIX, partial_from_pipes
 from .sol import NcuSol, agreement, sol_of
 from ...units import fmt_g, fmt_num, fmt_pct
 
@@ -584,7 +585,7 @@ def _judge(full, name, dev_key, figs: list[LaunchFigures], dtype, ceilings, shee
     if usable:
         return _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data)
     reason = figs[0].reason
-    partial = _partial_from_pipes(util, pipe) if timed and all(f.bytes is None for f in timed) else None
+    partial = partial_from_pipes(util, pipe) if timed and all(f.bytes is None for f in timed) else None
     if partial:
         reason = partial[1]
     elif timed and not usable and ("sm" in figs[0].pct or "pipe" in figs[0].pct):
@@ -599,43 +600,6 @@ def _judge(full, name, dev_key, figs: list[LaunchFigures], dtype, ceilings, shee
         achieved_gbs=None, roof_pct=None, regime=None, bound_ratio=None, top_remedy=None, reason=reason,
         notes=tuple(notes), how=how, memory_levels=_levels(figs, how, None), **extra,
     )
-
-
-#: How a kernel's ``how["regime"]`` starts when only its pipes give a partial verdict
-#: (:func:`_partial_from_pipes`); the rest of it up to `` (`` is the verdict's short form.
-PARTIAL_PREFIX = "partial: "
-
-
-def _partial_from_pipes(util: dict[str, float], pipe: str | None) -> tuple[str, str] | None:
-    """``(short verdict, the reason in words)`` from a kernel's busiest pipe (else ncu's SM throughput)
-    when the export has no memory figure at all, or None without either utilisation.
-
-    The busiest arithmetic pipe at ``p`` percent of its peak needs ``p``% of the kernel's time at
-    full speed (:mod:`gpuwhy.model.roofline.utilisation`); memory can need at most all of it. So at
-    or above :data:`~gpuwhy.model.roofline.issue_bound.BUSY_PCT` (60%, the line of ncu's SOLBottleneck
-    rule) the kernel is compute-bound or within ``100 / p`` times of it ("near compute-bound");
-    below it the unit is not busy, which rules out compute-bound ("not compute-bound": ncu then
-    reports memory or latency issues). The reason names the metrics that would decide it.
-    """
-    from ...model.roofline.issue_bound import BUSY_PCT
-
-    if "pipe" in util:
-        p, unit = util["pipe"], f"its busiest pipe ({pipe})" if pipe else "its busiest pipe"
-    elif "sm" in util:
-        p, unit = util["sm"], "the SM (ncu's SM throughput)"
-    else:
-        return None
-    decide = ("no memory figure in the export: add --metrics dram__bytes_read.sum,dram__bytes_write.sum "
-              "(or the SpeedOfLight section) to decide it")
-    if p >= BUSY_PCT:
-        within = f"within {fmt_num(100.0 / p)}x of it" if p < 100 else "at its roof"
-        return "near compute-bound", (
-            f"partial verdict, near compute-bound: {unit} ran at {fmt_pct(p, 0)} of peak, so arithmetic alone needs "
-            f"{fmt_pct(p, 0)} of the time: compute-bound, or {within} if memory limits it; {decide}")
-    return "not compute-bound", (
-        f"partial verdict, not compute-bound: {unit} ran at {fmt_pct(p, 0)} of peak, under the "
-        f"{fmt_pct(BUSY_PCT, 0)} at which a unit is busy; memory bandwidth, memory latency or instruction issue "
-        f"limits it; {decide}")
 
 
 #: A memory-side kernel whose L2 bytes are at least this many times its DRAM bytes, with no
