@@ -12,6 +12,7 @@ produced in test_schema.py itself (they need its fixtures).
 from __future__ import annotations
 
 import gzip
+import zlib
 import json
 from pathlib import Path
 
@@ -40,6 +41,10 @@ NO_GPU: list[list[str]] = [
     ["llm", "--params", "70B", "--weight-dtype", "fp8", "--gpu", "H100", "--prompt-len", "2048", "--batch", "16", "--sweep-batch"],
     ["llm", "--params", "47B", "--active-params", "13B", "--num-gpus", "2", "--gpu", "H100", "--layers", "32", "--kv-heads", "8",
      "--head-dim", "128", "--quant-group", "32", "--weight-dtype", "int4", "--context", "8192"],
+    ["llm", "--model", "llama-3-8b", "--gpu", "H200", "--cost-per-hour", "3.5"],
+    ["llm", "--model", "llama-3-70b", "--gpu", "H200", "--num-gpus", "2", "--speculative", "4", "--acceptance", "0.8",
+     "--draft-model", "llama-3-8b", "--cost-per-hour", "3.5", "--sweep-batch"],
+    ["llm", "--model", "llama-3-8b", "--gpu", "H200", "--speculative", "3", "--acceptance", "0.7"],
     ["occupancy", "--block-size", "256", "--registers", "64", "--gpu", "H200"],
     ["occupancy", "--block-size", "128", "--registers", "32", "--shared-mem", "48KiB", "--arch", "sm_80", "--carveout", "100"],
     ["ncu", str(REAL / "ncu_raw.csv")],
@@ -83,6 +88,37 @@ RECORDED: list[tuple[Path, str]] = [
 ]
 
 PROFILES: list[Path] = [ROOT / "tests" / "fixtures" / "profiles" / "h200-2026-11-29.json"]
+
+#: The folders whose committed JSON documents are checked against the schema they claim.
+COMMITTED_DIRS = (ROOT / "docs" / "results", ROOT / "tests" / "fixtures")
+
+
+def claimed_schema(doc) -> str | None:
+    """The schema file a committed document claims (``kind`` + ``schema``: :func:`schema_path`'s; a device
+    profile, which has no kind: profile.schema.json), or None for JSON that claims no gpuwhy schema
+    (traces, ncu exports, manifests)."""
+    if not isinstance(doc, dict) or "schema" not in doc:
+        return None
+    if "kind" in doc and "gpuwhy" in doc:
+        return schema_path(str(doc["kind"]), doc.get("schema")).name
+    profile = json.loads((SCHEMAS / "profile.schema.json").read_text())
+    return "profile.schema.json" if set(profile["required"]) <= set(doc) else None
+
+
+def committed_documents() -> list[Path]:
+    """Every ``*.json`` / ``*.json.gz`` file under :data:`COMMITTED_DIRS` that claims a gpuwhy schema."""
+    out = []
+    for base in COMMITTED_DIRS:
+        for p in sorted(base.rglob("*")):
+            if not (p.is_file() and p.name.endswith((".json", ".json.gz"))):
+                continue
+            try:
+                doc = load(p)
+            except (ValueError, OSError, EOFError, zlib.error):
+                continue  # not JSON (a fixture of a broken file): nothing claimed
+            if claimed_schema(doc):
+                out.append(p)
+    return out
 
 
 def load(path: Path) -> dict:

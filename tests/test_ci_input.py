@@ -48,7 +48,8 @@ def test_hostile_input_binary_file_is_one_line_from_its_first_bytes(cli, junk, t
 def test_hostile_input_text_that_is_not_json_is_refused_by_its_first_bytes(cli, junk, tmp_path, args):
     _, text = junk
     line = one_line(*cli(*[a.format(f=text, tmp=tmp_path) for a in args])[::2])
-    assert "is not JSON (it starts with 'hello, this is not json')" in line
+    assert "is not JSON (a JSON document starts with { or [, this file does not)" in line
+    assert "hello" not in line  # the file's content is never echoed (issue 31)
 
 
 @pytest.mark.parametrize("pad", [0, 1, 2])

@@ -76,13 +76,16 @@ def test_missing_or_na_figures_name_the_reason():
     no_sheet = launch_figures(no_dram)
     assert no_sheet.bytes is None
     assert no_sheet.reason == f"no DRAM bytes (no dram__bytes counter; a DRAM percentage needs a sheet); {ADD_DRAM}"
+    # the read counter there, the write counter n/a: the reads are used, as a lower bound, and the write named
     na_bytes = launch_figures(launch(**sass(ffma=5), **{"dram__bytes_write.sum": (None, "bytes")}))
-    assert na_bytes.bytes is None and na_bytes.reason == "no DRAM bytes (the DRAM counters are n/a)"
+    assert na_bytes.bytes == 1e6 and na_bytes.reason == "" and na_bytes.estimated == {"dram_bytes"}
+    assert na_bytes.how["dram_bytes"] == "dram__bytes_read.sum only (dram__bytes_write.sum is n/a): a lower bound"
     read_na = launch_figures(launch(**sass(ffma=5), **{"dram__bytes_read.sum": (None, "bytes"), "dram__bytes_write.sum": DROP}))
-    assert read_na.reason == "no DRAM bytes (the DRAM counters are n/a)"
+    assert read_na.reason == "no DRAM bytes (dram__bytes_read.sum is n/a; dram__bytes_write.sum is not in the export)"
     only_total_na = launch_figures(launch(**sass(ffma=5), **{"dram__bytes_write.sum": DROP, "dram__bytes_read.sum": DROP,
                                                             "dram__bytes.sum": (None, "bytes")}))
-    assert only_total_na.reason == "no DRAM bytes (the DRAM counters are n/a)"
+    assert only_total_na.reason == ("no DRAM bytes (dram__bytes.sum is n/a; dram__bytes_read.sum/dram__bytes_write.sum "
+                                    "are not in the export)")
     no_time = launch_figures(launch(**sass(ffma=5), **{"gpu__time_duration.sum": DROP}))
     add_time = "add --metrics gpu__time_duration.sum (or the SpeedOfLight section)"
     assert no_time.time_s is None

@@ -9,7 +9,9 @@ import re
 
 import pytest
 
-from json_documents import NO_GPU, PROFILES, RECORDED, ROOT, SCHEMAS, load, schema_path
+from json_documents import (
+    COMMITTED_DIRS, NO_GPU, PROFILES, RECORDED, ROOT, SCHEMAS, claimed_schema, committed_documents, load, schema_path,
+)
 from schema_check import SchemaError, Validator
 
 VALIDATOR = Validator(SCHEMAS)
@@ -163,6 +165,32 @@ def test_run_with_a_fake_profiler(cli, tmp_path, monkeypatch, trace):
 @pytest.mark.parametrize("path, made_by", RECORDED, ids=lambda x: x.parent.name[-8:] + "/" + x.name if hasattr(x, "name") else "")
 def test_documents_recorded_on_the_h200(path, made_by):
     check_document(load(path))
+
+
+COMMITTED = committed_documents()
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_committed_document_fits_the_schema_it_claims(path):
+    # every JSON under docs/results/ and tests/fixtures/ that names a gpuwhy schema, not one folder's list
+    doc = load(path)
+    if claimed_schema(doc) == "profile.schema.json":
+        VALIDATOR.validate(doc, "profile.schema.json")
+        assert not unitless_figures(doc)
+    else:
+        check_document(doc)
+
+
+def test_the_committed_documents_are_found_in_every_folder():
+    found = {p.relative_to(ROOT).parts[:2] for p in COMMITTED}
+    assert {("docs", "results"), ("tests", "fixtures")} <= found and all(d.is_dir() for d in COMMITTED_DIRS)
+    assert set(RECORDED_PATHS) <= set(COMMITTED) and set(PROFILES) <= set(COMMITTED)
+    # the run documents of 2026-12-02 (the shape before 2026-12-06) are among them, under schema 0
+    old_run = [p for p in COMMITTED if "2026-12-02-h200" in str(p) and p.parent.name == "run"]
+    assert len(old_run) == 4 and {load(p)["schema"] for p in old_run} == {0}
+
+
+RECORDED_PATHS = [p for p, _ in RECORDED]
 
 
 @pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.name)

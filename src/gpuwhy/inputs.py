@@ -87,8 +87,9 @@ def check_head(head: bytes, path: str | Path, what: str, expect: str | None) -> 
 
     Raises:
         UsageError: NUL bytes (a binary file, e.g. a core dump or a zeroed file) where text is
-            expected, or a JSON file that does not start with ``{`` or ``[`` (one line that
-            shows the first bytes).
+            expected, or a JSON file that does not start with ``{`` or ``[`` (one line naming the
+            file and what was expected; the file's content is never echoed: it may be a secret,
+            such as ``gpuwhy trace /etc/shadow``).
     """
     if expect is None:
         return
@@ -98,8 +99,7 @@ def check_head(head: bytes, path: str | Path, what: str, expect: str | None) -> 
     if expect == "json":
         text = head.lstrip(b"\xef\xbb\xbf").lstrip()
         if text and text[:1] not in (b"{", b"["):
-            shown = text[:24].splitlines()[0].decode("utf-8", errors="backslashreplace")
-            raise UsageError(f"{where!r} is not JSON (it starts with {shown!r}); pass {what}")
+            raise UsageError(f"{where!r} is not JSON (a JSON document starts with {{ or [, this file does not); pass {what}")
 
 
 def check_input_folder(path: str | Path, what: str) -> Path:

@@ -89,7 +89,7 @@ class CudaDriver:
         try:
             res = f(*args)
         except Exception as exc:
-            missing = missing_driver_function(exc)
+            missing = missing_driver_function(exc, fn)
             if missing:
                 return NA(missing, "missing_function")
             return NA(f"{type(exc).__name__}: {exc} ({fn})", "error")
@@ -197,7 +197,10 @@ def open_driver() -> CudaDriver | NA:
         mod = importlib.import_module("cuda.bindings.driver")
     except ImportError as exc:
         return NA(f"cuda-bindings is not importable ({type(exc).__name__})", "not_installed")
-    except Exception:  # some cuda-bindings versions look for libcuda.so at import
+    except Exception as exc:  # some cuda-bindings versions look for libcuda.so at import
+        missing = missing_driver_function(exc, "cuInit")
+        if missing:
+            return NA(missing, "missing_function")
         return NA("CUDA driver library libcuda.so not found", "library_not_found")
     if mod is None:
         return NA("cuda-bindings is not importable", "not_installed")
@@ -208,10 +211,10 @@ def open_driver() -> CudaDriver | NA:
         res = init(0)
     except Exception as exc:
         name = type(exc).__name__
-        missing = missing_driver_function(exc)
+        missing = missing_driver_function(exc, "cuInit")
         if missing:
             return NA(missing, "missing_function")
-        if "NotFound" in name or isinstance(exc, OSError):
+        if "DynamicLibNotFoundError" in {c.__name__ for c in type(exc).__mro__} or isinstance(exc, OSError):
             return NA("CUDA driver library libcuda.so not found", "library_not_found")
         return NA(f"cuInit failed: {name}: {exc}", "error")
     err = res[0] if isinstance(res, tuple) and res else res
@@ -251,7 +254,11 @@ def nvrtc_version() -> tuple[int, int] | NA:
 #: needs R525 (525.60.13) and CUDA 13.x R580 (580.65.06) for minor-version compatibility.
 MIN_DRIVER_FOR_CUDA = {12: "525.60.13", 13: "580.65.06"}
 
-_MISSING_FUNCTION = re.compile(r"""Function ["']?(cu[A-Za-z0-9_]+)["']? not found""")
+#: A driver API name (``cuInit``, ``cuLaunchKernelEx``): ``cu`` then a capital letter.
+_CU_FUNCTION = re.compile(r"\b(cu[A-Z][A-Za-z0-9_]*)\b")
+#: Words that say a symbol is absent, in any version's phrasing ("not found", "is not found",
+#: "undefined symbol", "missing", "not available").
+_ABSENT = re.compile(r"not\s+(?:be\s+)?found|undefined\s+symbol|missing|not\s+available|unavailable", re.IGNORECASE)
 
 
 def cuda_bindings_major() -> int | None:
@@ -349,17 +356,41 @@ def _driver_version_text() -> str:
     return f"driver {m.group(1)}" if m else "a driver of unknown version"
 
 
-def missing_driver_function(exc: BaseException) -> str | None:
+def missing_function_name(exc: BaseException, called: str | None = None) -> str | None:
+    """The driver function ``exc`` says libcuda lacks, or None when ``exc`` is not that.
+
+    Judged by the kind of error, not one release's wording: an exception whose class (or a
+    base) is a ``FunctionNotFoundError``/``SymbolNotFoundError`` (cuda-bindings 13.x raises
+    ``FunctionNotFoundError('function cuInit is not found')``, a ``RuntimeError``) is one, named
+    by the ``cu…`` function in its text, else ``called``; a ``RuntimeError`` or ``AttributeError``
+    (ctypes' ``undefined symbol: cuInit``) is one when its text names a ``cu…`` function and
+    says it is absent (cuda-bindings 12.x: ``RuntimeError('Function "cuInit" not found')``).
+    The library itself missing (``DynamicLibNotFoundError``, an ``OSError``) is not.
+    """
+    names = {c.__name__ for c in type(exc).__mro__}
+    if "DynamicLibNotFoundError" in names or isinstance(exc, OSError):
+        return None
+    text = str(exc)
+    m = _CU_FUNCTION.search(text)
+    if any(n.endswith(("FunctionNotFoundError", "SymbolNotFoundError")) for n in names):
+        return m.group(1) if m else called or "a driver function"
+    if isinstance(exc, (RuntimeError, AttributeError)) and m and _ABSENT.search(text):
+        return m.group(1)
+    return None
+
+
+def missing_driver_function(exc: BaseException, called: str | None = None) -> str | None:
     """The one line for a libcuda that loaded but lacks a function cuda-bindings calls, or None
-    when ``exc`` is not that (cuda-bindings raises ``RuntimeError('Function "cuX" not found')``)."""
-    m = _MISSING_FUNCTION.search(str(exc))
-    if not m:
+    when ``exc`` is not that (:func:`missing_function_name` says which errors are; ``called`` is
+    the function that was being called, named when the error does not say)."""
+    fn = missing_function_name(exc, called)
+    if fn is None:
         return None
     major = cuda_bindings_major()
     need = (f"cuda-bindings {major}.x needs NVIDIA driver {MIN_DRIVER_FOR_CUDA[major]} or newer"
             if major in MIN_DRIVER_FOR_CUDA else "this cuda-bindings needs a newer NVIDIA driver")
     older = f", or install cuda-bindings {major - 1}.x" if major and major - 1 in MIN_DRIVER_FOR_CUDA else ""
-    return (f"libcuda.so.1 ({_driver_version_text()}) loaded but has no {m.group(1)}: {need}; "
+    return (f"libcuda.so.1 ({_driver_version_text()}) loaded but has no {fn}: {need}; "
             f"update the driver{older}")
 
 

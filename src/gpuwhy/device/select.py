@@ -315,18 +315,26 @@ class Visible:
     notes: list[str]
 
 
-def no_device_message(nv_na, drv_na, cvd: str | None, nvml_gpus: int | None) -> str:
-    """The one line for "no usable GPU", naming which of the causes it is."""
+def no_device_message(nv_na, drv_na, cvd: str | None, nvml_gpus: int | None, candidates=None) -> str:
+    """The one line for "no usable GPU", naming which of the causes it is.
+
+    ``candidates``: the devices NVML shows (:func:`~gpuwhy.device.visible.nvml_candidates`), with
+    which a set ``CUDA_VISIBLE_DEVICES`` is explained (:func:`~gpuwhy.device.visible.cvd_no_device_message`).
+    """
     from ..errors import gpu_packages_missing
+    from .visible import cvd_no_device_message
 
     kinds = {nv_na.kind if nv_na else "ok", drv_na.kind if drv_na else "ok"}
     nvr = nv_na.reason if nv_na else f"NVML sees {nvml_gpus} GPU(s)"
     dvr = drv_na.reason if drv_na else "ok"
     if cvd is not None and (nvml_gpus or 0) > 0:
-        return (
-            f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU from CUDA (NVML sees {nvml_gpus} GPU(s); CUDA driver: {dvr}); "
-            f"unset it or list a device index or UUID"
-        )
+        msg = cvd_no_device_message(cvd, dvr, candidates)
+        if msg:
+            return msg
+    if cvd is not None and drv_na is not None and drv_na.kind == "no_device" and nvml_gpus is None:
+        msg = cvd_no_device_message(cvd, dvr, None, nvr)
+        if msg:
+            return msg
     if nv_na and drv_na and nv_na.kind == "not_installed" and drv_na.kind == "not_installed":
         return str(gpu_packages_missing("nvidia-ml-py and cuda-bindings"))
     if nv_na and drv_na and {nv_na.kind, drv_na.kind} <= {"library_not_found", "not_installed"}:
@@ -378,27 +386,29 @@ def visible_targets():
             else:
                 gpus = e
         nvml_count = len(gpus) if nv is not None else None
+        shown = [c for c, _, _ in nvml_candidates(gpus)] if nv is not None else None
         notes: list[str] = []
         if drv is not None:
             n = drv.count()
             if is_na(n) or n == 0:
                 from ..na import NA
 
-                raise NoDeviceError(no_device_message(nv_na, n if is_na(n) else NA("CUDA driver sees 0 devices", "no_device"), cvd, nvml_count))
+                raise NoDeviceError(no_device_message(nv_na, n if is_na(n) else NA("CUDA driver sees 0 devices", "no_device"), cvd, nvml_count, shown))
             targets = match_driver_devices([drv.device(i) for i in range(n)], gpus, nv)
         elif nv is not None and gpus and drv_na.kind != "no_device":
             cands = nvml_candidates(gpus)
             sel = resolve_cuda_visible_devices(cvd, [c for c, _, _ in cands])
             if not sel.indices:
-                why = f" (entry {sel.stopped_at!r} {sel.why})" if sel.stopped_at is not None else ""
-                raise NoDeviceError(f"CUDA_VISIBLE_DEVICES={cvd!r} selects no GPU{why}; unset it or list a device index or UUID")
+                from .visible import cvd_no_device_message
+
+                raise NoDeviceError(cvd_no_device_message(cvd, drv_na.reason, [c for c, _, _ in cands]))
             targets = [Target(k, None, cands[i][1], cands[i][2]) for k, i in enumerate(sel.indices)]
             notes.append(
                 f"CUDA driver unavailable ({drv_na.reason}): devices numbered by NVML's PCI order with CUDA_VISIBLE_DEVICES applied here, "
                 f"which matches CUDA only with CUDA_DEVICE_ORDER=PCI_BUS_ID"
             )
         else:
-            raise NoDeviceError(no_device_message(nv_na, drv_na, cvd, nvml_count))
+            raise NoDeviceError(no_device_message(nv_na, drv_na, cvd, nvml_count, shown))
         if nv is None:
             notes.append(f"NVML unavailable ({nv_na.reason}): health fields are n/a; shape from the CUDA driver")
         yield Visible(nv, nv_na, drv, drv_na, gpus, targets, listing(targets, gpus, nv), cvd, notes)

@@ -94,7 +94,8 @@ def _resolve_entry(e: str, candidates: Sequence[Candidate]) -> tuple[int | None,
     if _INDEX_RE.match(e):
         i = int(e)
         if i >= len(candidates):
-            return None, f"is past the last device (there are {len(candidates)})"
+            last = len(candidates) - 1
+            return None, f"is past the last device index ({last})" if last >= 0 else "names a device and there is none"
         return i, ""
     if low.startswith("mig-gpu-"):
         parts = low[len("mig-"):].split("/")
@@ -137,6 +138,91 @@ def cvd_hides_all_message(value: str | None) -> str | None:
             f"which names no device); unset it or list a device index or UUID"
         )
     return None
+
+
+#: What to do about a CUDA_VISIBLE_DEVICES that leaves CUDA no GPU: the one closing words.
+CVD_FIX = "unset it, or list each GPU once by index or UUID (`nvidia-smi -L`)"
+
+
+def _machine_gpus(candidates: Sequence[Candidate]) -> str:
+    """``1 GPU: 0 = GPU-8932f937-…`` : the devices CUDA could number (at most four named)."""
+    n = len(candidates)
+    named = ", ".join(f"{i} = {c.uuid}" for i, c in enumerate(candidates[:4]))
+    more = f", and {n - 4} more" if n > 4 else ""
+    return f"{n} {'GPU' if n == 1 else 'GPUs'}: {named}{more}"
+
+
+def cvd_no_device_message(value: str | None, driver_reason: str, candidates: Sequence[Candidate] | None,
+                          nvml_reason: str = "") -> str | None:
+    """The one line for "CUDA sees no GPU" when ``CUDA_VISIBLE_DEVICES`` is set, else None.
+
+    The one answer every command that opens the GPU gives (``probe``, ``bench``, ``check``,
+    ``measure``, through :func:`explain_no_device` or :mod:`gpuwhy.device.select`): it names the
+    variable, its value and what it hides or repeats, read against ``candidates`` (the
+    devices NVML shows, in CUDA's default order; None when NVML cannot list them, then
+    ``nvml_reason`` says why). ``driver_reason`` is what the CUDA driver said (``cuInit:
+    CUDA_ERROR_NO_DEVICE``). None also when NVML lists no GPU at all (the variable is not
+    the cause). Rules: :data:`CVD_SOURCE`.
+    """
+    if value is None:
+        return None
+    early = cvd_hides_all_message(value)
+    if early:
+        return early
+    if candidates is None:
+        why = f" ({nvml_reason})" if nvml_reason else ""
+        return (f"the CUDA driver sees no GPU ({driver_reason}) with CUDA_VISIBLE_DEVICES={value!r}, which may hide every GPU "
+                f"(NVML cannot list this machine's GPUs to say which{why}); {CVD_FIX}")
+    if not candidates:
+        return None
+    sel = resolve_cuda_visible_devices(value, candidates)
+    here = f"this machine has {_machine_gpus(candidates)}"
+    if sel.stopped_at is None:
+        return (f"the CUDA driver sees no GPU ({driver_reason}) although CUDA_VISIBLE_DEVICES={value!r} names "
+                f"{len(sel.indices)} of the GPUs ({here}); unset it to check, and check `nvidia-smi`")
+    entry = sel.stopped_at
+    if sel.why == "names a device already listed":
+        idx, _ = _resolve_entry(entry, candidates)
+        what = f"repeats GPU {idx} ({candidates[idx].uuid})" if idx is not None else f"repeats the entry {entry!r}"
+        return (f"CUDA_VISIBLE_DEVICES={value!r} {what}, and with a device listed twice CUDA sees no GPU "
+                f"({driver_reason}); {here}; {CVD_FIX}")
+    return (f"CUDA_VISIBLE_DEVICES={value!r} hides every GPU from CUDA: its entry {entry!r} {sel.why} "
+            f"({driver_reason}); {here}; {CVD_FIX}")
+
+
+def explain_no_device(value: str | None, driver_reason: str) -> str | None:
+    """:func:`cvd_no_device_message` with the candidates read from NVML here (for a caller that
+    opened only the CUDA driver, such as the measurement engine); never raises."""
+    if value is None:
+        return None
+    early = cvd_hides_all_message(value)
+    if early:
+        return early
+    from . import nvml as nvml_mod
+
+    cands: list[Candidate] | None = None
+    reason = ""
+    try:
+        nv = nvml_mod.open_nvml()
+    except Exception as exc:  # NVML is only asked to explain; its failure must not hide the answer
+        nv, reason = None, f"{type(exc).__name__}: {exc}"
+    if is_na(nv):
+        reason, nv = nv.reason, None
+    if nv is not None:
+        try:
+            gpus = enumerate_nvml(nv)
+            if is_na(gpus):
+                reason = gpus.reason
+            else:
+                cands = [c for c, _, _ in nvml_candidates(gpus)]
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+        finally:
+            try:
+                nv.close()
+            except Exception:
+                pass
+    return cvd_no_device_message(value, driver_reason, cands, reason)
 
 
 # ---------------------------------------------------------------------------------

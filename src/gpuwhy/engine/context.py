@@ -125,7 +125,8 @@ def init_driver() -> int:
 
     Raises:
         NoDeviceError: ``CUDA_VISIBLE_DEVICES`` hiding every GPU, no cuda-bindings (the pip
-            line), no driver library, cuInit failure, or no device (one line).
+            line), no driver library, cuInit failure, or no device (one line; a set
+            ``CUDA_VISIBLE_DEVICES`` is explained by :func:`gpuwhy.device.visible.explain_no_device`).
     """
     import os
 
@@ -145,16 +146,23 @@ def init_driver() -> int:
     except Exception as exc:
         from ..device.driver import missing_driver_function
 
-        missing = missing_driver_function(exc)
+        missing = missing_driver_function(exc, "cuInit")
         if missing:
             raise NoDeviceError(missing) from None
         raise NoDeviceError("no NVIDIA driver found (libcuda cannot be loaded); `gpuwhy bench` needs a GPU; "
                             "`gpuwhy bench --compile-only --arch sm_XX` works without one") from None
+    from ..device.visible import explain_no_device
+
+    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
     if err != driver.CUresult.CUDA_SUCCESS:
+        reason = f"cuInit: {_err_name(err)}"
+        if _err_name(err) == "CUDA_ERROR_NO_DEVICE":
+            raise NoDeviceError(explain_no_device(cvd, reason) or f"the CUDA driver sees no GPU ({reason}); check `nvidia-smi`")
         raise NoDeviceError(f"the CUDA driver did not initialise ({_err_name(err)}); check `nvidia-smi`")
     err, n = driver.cuDeviceGetCount()
     if err != driver.CUresult.CUDA_SUCCESS or n < 1:
-        raise NoDeviceError("the CUDA driver sees no GPU (check CUDA_VISIBLE_DEVICES and `nvidia-smi`)")
+        reason = f"cuDeviceGetCount: {_err_name(err) if err != driver.CUresult.CUDA_SUCCESS else '0 devices'}"
+        raise NoDeviceError(explain_no_device(cvd, reason) or f"the CUDA driver sees no GPU ({reason}); check `nvidia-smi`")
     return int(n)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from ..importers.ncu.partial import PARTIAL_PREFIX
 from ..units import fmt_bytes, fmt_fixed, fmt_g, fmt_num, fmt_pct, fmt_share, fmt_time
 from .console import note, note_left_out, out
 from .diagnosis_view import fixes_table
@@ -139,7 +140,9 @@ def _kernels(con, d) -> None:
             regime.append(_BASIS_MARK.get(k.basis, ""), style="dim")
             advice.append((k.name, k.top_remedy or ""))
         else:
-            regime = Text("not classifiable", style="dim")
+            partial = k.how.get("regime", "")
+            short = partial[len(PARTIAL_PREFIX):].split(" (")[0] if partial.startswith(PARTIAL_PREFIX) else ""
+            regime = Text(short or "not classifiable", style="dim")
             advice.append((k.name, k.reason))
         name = k.name if k.launches == 1 else f"{k.name} ({k.launches} launches)"
         t.add_row(name, fmt_time(k.total_time_s), fmt_num(k.intensity), fmt_num(k.achieved_tflops),

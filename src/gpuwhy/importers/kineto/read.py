@@ -29,7 +29,7 @@ def read_trace_text(path: str | Path) -> str:
     p = Path(path)
     data = read_input(p, "a torch.profiler trace (.json or .json.gz)", expect="json")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a UTF-8 byte-order mark (Windows editors write one) is not part of the JSON
     except UnicodeDecodeError as exc:
         raise UsageError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start}); {_PASS}") from None
 

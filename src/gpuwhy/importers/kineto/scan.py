@@ -13,8 +13,9 @@ Events read (categories compared case-insensitively, across PyTorch versions):
   ``python_function`` (``with_stack=True``).
 - ``cuda_sync`` events (``enable_cuda_sync_events``): which stream each
   ``Stream Wait Event`` made wait; ``overhead`` events (lazy module loading).
-- Flow events ``ac2g``/``async_cpu_to_gpu`` (``ph`` ``s``/``f``) link launches
-  when GPU events carry no correlation; instant events mark the capture window.
+- Flow events ``ac2g``/``async_cpu_to_gpu`` (``ph`` ``s``/``f``), and older Kineto's
+  ``cat: "async"``, ``name: "launch"`` (its ``ChromeTraceLogger::handleLinkStart``/``handleLinkEnd``),
+  link launches when GPU events carry no correlation; instant events mark the capture window.
 
 Dropped here and counted, by reason: GPU events with a missing or
 non-positive timestamp, or a missing or negative duration. ``dur: 0`` GPU
@@ -464,8 +465,8 @@ def _flows(s: Scan, flows: list, kinds: dict) -> None:
         k = kinds.get(cat)
         if k is None:
             k = kinds[cat] = _cat_kind(cat)
-        if k != FLOW:
-            continue
+        if k != FLOW and not (cat.strip().lower() == "async" and ev.get("name") == "launch"):
+            continue  # older Kineto wrote the launch -> GPU work flow as cat "async", name "launch"
         fid = ev.get("id")
         if type_(fid) is not int_:
             fid = _key(fid)

@@ -37,8 +37,9 @@ from .diagnosis import diagnose_kernels, sheet_peaks
 from .figures import LaunchFigures, launch_figures, precision_of
 from .identify import ExportGpu, export_gpu, local_choice, sheet_for_export
 from .read import Launch, NcuTable, read_ncu_csv
+from .partial import PARTIAL_PREFIX, partial_from_pipes
 from .sol import NcuSol, agreement, sol_of
-from ...units import fmt_g, fmt_num
+from ...units import fmt_g, fmt_num, fmt_pct
 
 #: Regime sources (:attr:`NcuKernel.basis`).
 BASES = ("counters", "estimate", "utilisation")
@@ -584,11 +585,16 @@ def _judge(full, name, dev_key, figs: list[LaunchFigures], dtype, ceilings, shee
     if usable:
         return _judge_utilisation(base, extra, usable, figs, notes, ceilings, remedies_data)
     reason = figs[0].reason
-    if timed and not usable and ("sm" in figs[0].pct or "pipe" in figs[0].pct):
+    partial = partial_from_pipes(util, pipe) if timed and all(f.bytes is None for f in timed) else None
+    if partial:
+        reason = partial[1]
+    elif timed and not usable and ("sm" in figs[0].pct or "pipe" in figs[0].pct):
         reason += "; the pipe utilisation alone does not decide it without a DRAM figure"
     elif timed and "pipe" not in figs[0].pct and "sm" not in figs[0].pct and "FLOP" in reason:
         reason += " (no pipe utilisation either)"
     how = _how(figs)
+    if partial:
+        how["regime"] = f"{PARTIAL_PREFIX}{partial[0]} (the busiest pipe or SM throughput, no memory figure)"
     return NcuKernel(
         **base, flops=None, bytes=None, flops_by={}, precision=None, intensity=None, achieved_tflops=None,
         achieved_gbs=None, roof_pct=None, regime=None, bound_ratio=None, top_remedy=None, reason=reason,
@@ -684,6 +690,14 @@ def _judge_roofline(base, extra, ok, figs, notes, dtype, ceilings, sheet, remedi
     top = _top_remedy(rem, tensor)
     if regime == "memory" and memory_level in ("L2", "L1") and h is not None:
         top = hierarchy_remedy_hint(h)
+    if any(f.how.get("dram_bytes", "").endswith("a lower bound") for f in ok):
+        dram_pct = v.memory_sol_pct
+        if regime in ("memory", "latency") and memory_level == "DRAM":
+            why.append(f"its DRAM bytes are a lower bound, so it is at least {fmt_pct(dram_pct, 0)} of the DRAM roof: "
+                       "the bytes not counted can only make it more memory-bound")
+        else:
+            why.append(f"its DRAM bytes are a lower bound ({fmt_pct(dram_pct, 0)} of the DRAM roof or more): the bytes not "
+                       f"counted could bring it nearer the DRAM roof than this {regime}-bound verdict says")
     notes = [*why, *notes]
     if flops == 0:
         notes.append("no floating-point work counted: judged on its DRAM bytes alone")

@@ -392,7 +392,7 @@ def launch_figures(la: Launch, sheet=None) -> LaunchFigures:
     waves, _, _ = lookup(la, WAVES)
 
     # DRAM bytes
-    b, dram_present = _dram_bytes(la, t, sheet, how, estimated, notes)
+    b, dram_missing = _dram_bytes(la, t, sheet, how, estimated, notes)
 
     # cache levels
     cache: dict[str, float | None] = {}
@@ -442,7 +442,7 @@ def launch_figures(la: Launch, sheet=None) -> LaunchFigures:
     if flop_hows and flops_by:
         how["flops"] = "; ".join(flop_hows)
 
-    reason = _reason(t, t_present, b, dram_present, flops_by, sass_seen, sass_na, ops_present, tensor, tensor_inst,
+    reason = _reason(t, t_present, b, dram_missing, flops_by, sass_seen, sass_na, ops_present, tensor, tensor_inst,
                      flops_complete, sheet)
     if not reason:
         if sass_na:
@@ -458,37 +458,68 @@ def launch_figures(la: Launch, sheet=None) -> LaunchFigures:
     )
 
 
-def _dram_bytes(la, t, sheet, how, estimated, notes) -> tuple[float | None, bool]:
+def _na_names(la: Launch, names: Iterable[str], want: tuple[str, ...] | None) -> list[str]:
+    """Those of ``names`` the launch has (in a dimension in ``want``) but n/a."""
+    out = []
+    for n in names:
+        for key in (n, *(f"{n}|{d}" for d in (want or ()))):
+            if key in la.metrics and la.metrics[key][0] is None and _dims_ok(la.metrics[key][1], want) and n not in out:
+                out.append(n)
+    return out
+
+
+def _dram_bytes(la, t, sheet, how, estimated, notes) -> tuple[float | None, str]:
+    """(DRAM bytes or None, what is missing in words: empty when the export has no DRAM metric at all).
+
+    In order: read + write counted; ``dram__bytes.sum``; a byte rate x time; one direction
+    counted with the other missing (a lower bound: ``estimated`` gets ``dram_bytes``, ``how``
+    and ``notes`` name the missing counter); a DRAM (else memory) percentage x the sheet's
+    bandwidth x time (an estimate, an upper bound from the memory percentage).
+    """
     rd, _, rd_p = lookup(la, DRAM_READ, ("bytes",))
     wr, _, wr_p = lookup(la, DRAM_WRITE, ("bytes",))
     tot, _, tot_p = lookup(la, DRAM_TOTAL, ("bytes",))
-    present = rd_p or wr_p or tot_p
+    na = [*_na_names(la, DRAM_READ, ("bytes",)), *_na_names(la, DRAM_WRITE, ("bytes",)), *_na_names(la, DRAM_TOTAL, ("bytes",))]
     if rd is not None and wr is not None:
         how["dram_bytes"] = "dram__bytes_read.sum + dram__bytes_write.sum"
-        return rd + wr, True
+        return rd + wr, ""
     if tot is not None:
         how["dram_bytes"] = "dram__bytes.sum"
         if rd_p or wr_p:
             notes.append("dram__bytes_read/write incomplete; used dram__bytes.sum")
-        return tot, True
+        return tot, ""
     if t is not None:
-        rate, name, p = lookup(la, DRAM_RATE, ("bytes/time",))
-        present = present or p
+        rate, name, _ = lookup(la, DRAM_RATE, ("bytes/time",))
+        na += _na_names(la, DRAM_RATE, ("bytes/time",))
         if rate is not None:
             how["dram_bytes"] = f"{name} (byte/s) x time"
-            return rate * t, True
-        if sheet is not None:
-            bw = sheet.bandwidth_bytes_per_s
-            for names, bound in ((DRAM_PCT, False), (MEMORY_PCT, True)):
-                v, name, p = lookup(la, names, _PCT)
-                present = present or p
-                if v is not None:
-                    how["dram_bytes"] = (f"{name} % x {fmt_g(sheet.memory_bandwidth_gbs)} GB/s ({sheet.name} sheet) x time, "
-                                         + ("an upper bound (ncu's memory throughput is the busiest of L1, L2 and DRAM)"
-                                            if bound else "an estimate"))
-                    estimated.add("dram_bytes")
-                    return v / 100.0 * bw * t, True
-    return None, present
+            return rate * t, ""
+    if (rd is None) != (wr is None):
+        have, miss, miss_p = (DRAM_READ[0], DRAM_WRITE[0], wr_p) if rd is not None else (DRAM_WRITE[0], DRAM_READ[0], rd_p)
+        state = "is n/a" if miss_p else "is not in the export"
+        how["dram_bytes"] = f"{have} only ({miss} {state}): a lower bound"
+        estimated.add("dram_bytes")
+        notes.append(f"DRAM bytes are a lower bound: {miss} {state}, so only {have} is counted; "
+                     f"add --metrics {miss} for the whole traffic")
+        return rd if rd is not None else wr, ""
+    if t is not None and sheet is not None:
+        bw = sheet.bandwidth_bytes_per_s
+        for names, bound in ((DRAM_PCT, False), (MEMORY_PCT, True)):
+            v, name, _ = lookup(la, names, _PCT)
+            na += _na_names(la, names, _PCT)
+            if v is not None:
+                how["dram_bytes"] = (f"{name} % x {fmt_g(sheet.memory_bandwidth_gbs)} GB/s ({sheet.name} sheet) x time, "
+                                     + ("an upper bound (ncu's memory throughput is the busiest of L1, L2 and DRAM)"
+                                        if bound else "an estimate"))
+                estimated.add("dram_bytes")
+                return v / 100.0 * bw * t, ""
+    if not na:
+        return None, ""
+    absent = [n for n, v, p in ((DRAM_READ[0], rd, rd_p), (DRAM_WRITE[0], wr, wr_p)) if v is None and not p]
+    missing = f"{', '.join(dict.fromkeys(na))} {'is' if len(set(na)) == 1 else 'are'} n/a"
+    if absent:
+        missing += f"; {'/'.join(absent)} {'is' if len(absent) == 1 else 'are'} not in the export"
+    return None, missing
 
 
 def _tensor_pipe_busy(la: Launch) -> float | None:
@@ -539,15 +570,15 @@ _ADD_FLOPS = ("add --metrics smsp__sass_thread_inst_executed_op_{fadd,fmul,ffma}
               "or --section ComputeWorkloadAnalysis for pipe utilisation (or let `gpuwhy ncu -- CMD` choose)")
 
 
-def _reason(t, t_present, b, dram_present, flops_by, sass_seen, sass_na, ops_present, tensor, tensor_inst, complete, sheet) -> str:
+def _reason(t, t_present, b, dram_missing, flops_by, sass_seen, sass_na, ops_present, tensor, tensor_inst, complete, sheet) -> str:
     if t is None:
         state = "n/a" if t_present else "not in the export"
         return f"no duration (gpu__time_duration.sum / Duration / elapsed cycles are {state}); {_ADD_TIME}"
     if t <= 0:
         return "duration is zero"
     if b is None:
-        if dram_present:
-            return "no DRAM bytes (the DRAM counters are n/a)"
+        if dram_missing:
+            return f"no DRAM bytes ({dram_missing})"
         if sheet is None:
             return f"no DRAM bytes (no dram__bytes counter; a DRAM percentage needs a sheet); {_ADD_DRAM}"
         return f"no DRAM bytes (dram__bytes_read.sum/dram__bytes_write.sum are not in the export); {_ADD_DRAM}"

@@ -51,6 +51,13 @@ SYNC_NAMES = frozenset({
 WAIT_NAMES = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent"})
 #: API calls that replay a CUDA graph.
 GRAPH_LAUNCH_NAMES = frozenset({"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch", "cudaGraphLaunch_v10000"})
+#: API calls that launch one kernel each (CUDA runtime and driver, HIP): each should have its kernel in
+#: the trace with the same correlation id (graph launches are left out: one launches many kernels).
+KERNEL_LAUNCH_NAMES = frozenset({
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchKernelExC_v11060", "cudaLaunchCooperativeKernel",
+    "cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "hipLaunchKernel", "hipModuleLaunchKernel",
+    "hipExtLaunchKernel", "hipExtModuleLaunchKernel", "hipLaunchCooperativeKernel",
+})
 #: API calls that allocate or free memory (one-time work in a steady loop).
 MALLOC_NAMES = frozenset({"cudaMalloc", "cudaHostAlloc", "cudaMallocHost", "cudaFree", "cuMemAlloc_v2", "cuMemCreate",
                           "hipMalloc", "hipHostMalloc", "hipFree", "cudaMallocAsync"})
@@ -270,7 +277,7 @@ def crop(t: Timeline, lo: float, hi: float) -> Timeline:
 
 
 __all__ = [
-    "ANNOTATION", "COPY_NAMES", "DEVICE_MEMORY", "DTOD", "DTOH", "FRAME", "GRAPH_LAUNCH_NAMES", "HTOD", "HTOH",
+    "ANNOTATION", "COPY_NAMES", "DEVICE_MEMORY", "DTOD", "DTOH", "FRAME", "GRAPH_LAUNCH_NAMES", "HTOD", "HTOH", "KERNEL_LAUNCH_NAMES",
     "KERNEL", "MALLOC_NAMES", "MANAGED", "MEMORY_NAMES", "MEMCPY", "MEMSET", "NOT_A_COPY", "OPERATOR", "OTHER_COPY", "PAGEABLE",
     "PINNED", "PTOP", "SYNC_NAMES", "Timeline", "UNKNOWN_MEMORY", "WAIT_NAMES", "crop", "extent", "from_activities",
 ]

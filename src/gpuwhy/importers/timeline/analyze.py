@@ -23,6 +23,7 @@ from .figures import busy_figures, host_ops, top_kernels
 from .gaps import CAUSES, HOST_WORK_MIN_US, QUEUE_LATENCY_US, classify, split, split_gaps
 from .host import HostArrays, build_view
 from .kinds import by_kind, comm_overlap, kinds_of
+from .launches import unrecorded_kernels
 from .results import CAUSE_LABELS, IdleBreakdown, IdleCause, TraceGpu, TraceReport
 from .steps import first_step, steps_of
 from .track import GpuTrack, gpu_track
@@ -130,6 +131,12 @@ def analyze(t: Timeline, source: str = "<trace>", top: int = 10,
                          "and make sure the code ran on the GPU")
     if any(d.kernels and d.linked_kernels == 0 for d in devices):
         notes.append("no kernel could be linked to its launch call (no correlation ids or ac2g flow events): idle time is unexplained")
+    launched, lost = unrecorded_kernels(t)
+    if lost:
+        notes.append(f"{fmt_num(lost)} of {fmt_num(launched)} kernel launch calls have no kernel in the trace (CUPTI drops "
+                     "kernel records when its activity buffers fill; the launch calls stay): the verdict covers the "
+                     f"{fmt_num(launched - lost)} kernels recorded; profile fewer steps, or raise CUPTI's buffer size, "
+                     "to record them all")
     zero = sum(d.zero_duration_kernels for d in devices)
     if zero:
         res = devices[0].time_resolution if devices else "1 us"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .activities import KERNEL, Timeline
+from .activities import KERNEL, KERNEL_LAUNCH_NAMES, Timeline
 
 Dim3 = tuple[int, int, int]
 
@@ -76,4 +76,31 @@ def kernel_launches(t: Timeline) -> list[KernelLaunch]:
     return out
 
 
-__all__ = ["Dim3", "KernelLaunch", "dim3", "kernel_launches"]
+__all__ = ["Dim3", "KernelLaunch", "dim3", "kernel_launches", "unrecorded_kernels"]
+
+
+def unrecorded_kernels(t: Timeline) -> tuple[int, int]:
+    """``(kernel launch calls, how many of them have no kernel in the trace)``.
+
+    A launch call (:data:`~.activities.KERNEL_LAUNCH_NAMES`; graph launches are left out) whose
+    correlation id no GPU event carries lost its kernel record: CUPTI drops activity records when
+    its buffers fill, and the runtime calls, recorded on the host, stay. Without correlation ids
+    on the GPU events the kernels are counted against the launches instead. Only launches made
+    before the last recorded GPU activity started count (a launch at the end of the capture may
+    run after it), and GPU events the reader dropped as unreadable (``t.dropped``, said on their
+    own) are taken off.
+    """
+    import numpy as np
+
+    ids = t.api_ids(KERNEL_LAUNCH_NAMES)
+    if not ids.size or not t.gpu_start.size:
+        return 0, 0
+    rows = np.flatnonzero(np.isin(t.api_name, ids))
+    last = float(t.gpu_start.max())
+    rows = rows[t.api_start[rows] < last]
+    gcorr = {c for c in t.gpu_corr if c is not None}
+    if gcorr:
+        missing = sum(1 for i in rows.tolist() if t.api_corr[i] is not None and t.api_corr[i] not in gcorr)
+    else:
+        missing = int(rows.size) - int((t.gpu_kind == KERNEL).sum())
+    return int(rows.size), max(0, missing - sum(t.dropped.values()))

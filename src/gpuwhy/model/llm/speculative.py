@@ -90,8 +90,8 @@ class Speculative:
     def to_dict(self) -> dict[str, Any]:
         """Plain data for ``--json`` (seconds, tokens/s)."""
         return {
-            "k": self.k,
-            "acceptance": self.acceptance,
+            "draft_tokens_per_step": self.k,
+            "acceptance_fraction": self.acceptance,
             "model": "i.i.d. acceptance (" + PAPER + ")",
             "tokens_per_step": self.tokens_per_step,
             "draft": self.draft,

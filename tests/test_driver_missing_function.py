@@ -1,0 +1,66 @@
+"""A libcuda.so.1 that loads but lacks a driver function (issue 31): recognised by the kind of
+error cuda-bindings raises, in every release's wording, never taken for "no driver"."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_probe_nvml import Machine, make_driver
+from fakes import DynamicLibNotFoundError
+
+from gpuwhy.device.driver import missing_function_name, open_driver
+
+
+class FunctionNotFoundError(RuntimeError):
+    """Stands in for cuda.bindings._internal.utils.FunctionNotFoundError (cuda-bindings 13.x)."""
+
+
+class SymbolNotFoundError(AttributeError):
+    """A binding that names the kind in its class and says nothing useful in its text."""
+
+
+@pytest.fixture
+def machine(monkeypatch, tmp_path):
+    return Machine(monkeypatch, tmp_path)
+
+
+WORDINGS = [
+    RuntimeError('Function "cuInit" not found'),  # cuda-bindings 12.x
+    FunctionNotFoundError("function cuInit is not found"),  # cuda-bindings 13.5
+    FunctionNotFoundError(""),  # the kind alone: named by the function called
+    SymbolNotFoundError("lookup failed"),
+    RuntimeError("cuInit: symbol could not be found in libcuda.so.1"),
+    AttributeError("/usr/lib/x86_64-linux-gnu/libcuda.so.1: undefined symbol: cuInit"),  # ctypes
+    RuntimeError("the driver entry point cuInit is unavailable"),
+]
+
+
+@pytest.mark.parametrize("exc", WORDINGS, ids=lambda e: f"{type(e).__name__}:{e}")
+def test_a_missing_cuinit_is_named_in_every_wording(exc):
+    assert missing_function_name(exc, "cuInit") == "cuInit"
+
+
+@pytest.mark.parametrize("exc", [
+    DynamicLibNotFoundError('"cuda" is an NVIDIA driver library and can only be found via system search'),
+    OSError("libcuda.so.1: cannot open shared object file: No such file or directory"),
+    RuntimeError("CUDA_ERROR_NOT_FOUND in cuModuleGetFunction"),  # a status, not a missing symbol
+    ValueError("function cuInit is not found"),  # not an error a binding raises for a symbol
+    RuntimeError("something went wrong"),
+], ids=lambda e: type(e).__name__)
+def test_other_errors_are_not_a_missing_function(exc):
+    assert missing_function_name(exc, "cuInit") is None
+
+
+@pytest.mark.parametrize("exc", WORDINGS[:3], ids=lambda e: f"{type(e).__name__}:{e}")
+def test_open_driver_and_bench_say_the_driver_is_too_old_not_absent(exc, machine, cli, monkeypatch):
+    import cuda.bindings
+
+    drv = machine.driver(make_driver([], init=exc))
+    monkeypatch.setattr(cuda.bindings, "driver", drv, raising=False)
+    (machine.proc / "driver" / "nvidia" / "version").write_text(
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.256.02  Thu May  2 14:37:44 UTC 2024\n")
+    na = open_driver()
+    assert na.kind == "missing_function" and "has no cuInit" in na.reason, na.reason
+    code, out, err = cli("bench", "--quick")
+    assert code == 3 and len(err.strip().splitlines()) == 1, err
+    assert "has no cuInit" in err and "470.256.02" in err and "no NVIDIA driver" not in err
