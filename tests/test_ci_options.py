@@ -21,6 +21,7 @@ FIX = ROOT / "tests" / "fixtures"
 EXTERNAL = {
     "--metrics", "--page", "--print-units", "--query-metrics", "--kernel-name", "--clock-control",  # ncu
     "--import", "--set", "--section", "--kernel-name-base",  # ncu
+    "--type", "--output", "--trace",  # nsys (nsys export --type sqlite --output ..., nsys profile --trace=cuda)
     "--cap-add",  # docker
     "--force-reinstall",  # pip
     "--gpu-architecture",  # NVRTC

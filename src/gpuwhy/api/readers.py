@@ -19,16 +19,39 @@ def read_ncu(path, gpu=None, *, dtype=None, top=10, device=None, spec_dirs=()):
                     spec_dirs=tuple(spec_dirs), device=device)
 
 
-def read_trace(path, *, top=10):
+def read_trace(path, *, top=10, steps_from=None):
     """The :class:`~gpuwhy.importers.timeline.results.TraceReport` of a torch.profiler Chrome trace
-    (``.json`` or ``.json.gz``), per GPU, each with the verdict engine's diagnosis.
+    (``.json`` or ``.json.gz``) or an Nsight Systems report (``nsys export --type sqlite`` ``.sqlite``,
+    also gzipped, or ``.nsys-rep`` through ``nsys``), told apart by the file's first bytes and name:
+    per GPU, each with the verdict engine's diagnosis. ``steps_from``: the name of the host range
+    (NVTX range, ``record_function`` label) that marks one step.
 
     Raises:
-        UsageError: an unreadable or non-trace file (one line naming it); ``top`` < 1.
+        UsageError: an unreadable or non-trace file (one line naming it); ``top`` < 1; no range named
+            ``steps_from``.
+        NoDeviceError: a ``.nsys-rep`` and no ``nsys`` on PATH to export it.
     """
-    from ..importers.kineto import load_trace
+    from ..importers.nsys import is_nsys_report, load_nsys
 
-    return readable(path, "torch.profiler trace", load_trace, path, top=int(top))
+    if is_nsys_report(path):
+        return readable(path, "Nsight Systems report", load_nsys, path, top=int(top), steps_from=steps_from)
+    if steps_from is None:
+        from ..importers.kineto import load_trace
+
+        return readable(path, "torch.profiler trace", load_trace, path, top=int(top))
+    return readable(path, "torch.profiler trace", _torch_steps_from, path, int(top), steps_from)
+
+
+def _torch_steps_from(path, top: int, steps_from: str):
+    """A torch.profiler trace analysed with the ranges named ``steps_from`` as its steps."""
+    from ..errors import UsageError
+    from ..importers.kineto import read_timeline
+    from ..importers.timeline.analyze import analyze
+    from ..importers.timeline.steps import steps_from as mark_steps
+
+    if top < 1:
+        raise UsageError(f"--top {top} must be at least 1")
+    return analyze(mark_steps(read_timeline(path), steps_from), str(path), top)
 
 
 def readable(path, what: str, fn, *args, **kwargs):

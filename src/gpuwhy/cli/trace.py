@@ -1,7 +1,10 @@
-"""`gpuwhy trace TRACE.json`: a torch.profiler Chrome trace (plain or gzipped) into a
-per-GPU timeline: busy vs idle, idle time by cause with its evidence, and the verdict."""
+"""`gpuwhy trace TRACE`: a torch.profiler Chrome trace (plain or gzipped) or an Nsight Systems report
+(``nsys export --type sqlite``, or ``.nsys-rep`` through ``nsys``) into a per-GPU timeline: busy vs idle,
+idle time by cause with its evidence, and the verdict."""
 
 from __future__ import annotations
+
+from typing import Optional
 
 import typer
 
@@ -12,13 +15,18 @@ from .profiler_files import TopOpt
 
 @app.command("trace")
 def trace_cmd(
-    trace: str = typer.Argument(..., metavar="TRACE.json",
-                                help="A torch.profiler Chrome trace (.json, .json.gz, .pt.trace.json)."),
+    trace: str = typer.Argument(..., metavar="TRACE",
+                                help="A torch.profiler Chrome trace (.json, .json.gz, .pt.trace.json) or an Nsight "
+                                     "Systems report (.sqlite from `nsys export --type sqlite`, .sqlite.gz, "
+                                     ".nsys-rep with nsys on PATH)."),
     top: str = TopOpt,
+    steps_from: Optional[str] = typer.Option(None, "--steps-from", metavar="NAME",
+                                             help="The host range (NVTX range, record_function label) that marks "
+                                                  "one step: each range of that name is a step."),
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
 ) -> None:
-    """Per GPU of a torch.profiler trace: the time budget (busy by what ran, idle by cause: launch overhead, host
+    """Per GPU of a torch.profiler trace or an Nsight Systems report: the time budget (busy by what ran, idle by cause: launch overhead, host
     work, syncs, DataLoader, pageable copies, dependency waits, warm-up), the fixes with the most each can give,
     per step, kernel time by kind, and the verdict."""
     from ..api.readers import read_trace
@@ -27,4 +35,4 @@ def trace_cmd(
     from ..units import parse_count
 
     fmt = Format(json=json_out, csv=csv_out)
-    show("trace", read_trace(trace, top=parse_count(top, "--top")), fmt, render_trace)
+    show("trace", read_trace(trace, top=parse_count(top, "--top"), steps_from=steps_from), fmt, render_trace)

@@ -34,7 +34,7 @@ def _label(key: str | None) -> str:
 
 
 def _timeline(con, d) -> None:
-    t = _kv_table(f"GPU {d.device}")
+    t = _kv_table(f"GPU {d.device}" + (f" ({d.name})" if d.name else ""))
     t.add_row("span", f"{fmt_time(d.span_s)} (first GPU activity to last)")
     streams = f"{d.streams} stream" + ("s" if d.streams != 1 else "")
     t.add_row("busy", f"{fmt_time(d.busy_s)} ({d.busy_pct:.1f}%: kernels, memcpy and memset, union over {streams})")

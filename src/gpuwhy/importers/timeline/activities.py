@@ -18,7 +18,9 @@ launched it (its FLOPs, when known, in ``op_flops``).
 Host ranges: ``range_kind`` is :data:`OPERATOR` (a framework operator), :data:`ANNOTATION`
 (a user range: ``ProfilerStep#N`` steps, DataLoader calls, NVTX) or :data:`FRAME` (a
 Python frame, kept to name callers). API calls and ranges carry a thread (``*_thread``:
-an index into ``thread_pid``, the process of each thread).
+an index into ``thread_pid``, the process of each thread). Steps are the annotations whose
+name starts with ``step_prefix`` (``ProfilerStep#N`` unless a reader or
+:func:`~gpuwhy.importers.timeline.steps.steps_from` says otherwise).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ MEMORY_NAMES = {UNKNOWN_MEMORY: "unknown", PAGEABLE: "pageable", PINNED: "pinned
                 MANAGED: "managed"}
 #: Host range kinds (``range_kind``).
 OPERATOR, ANNOTATION, FRAME = 0, 1, 2
+#: The name prefix of step annotations torch.profiler writes (``ProfilerStep#3``).
+STEP_PREFIX = "ProfilerStep#"
 
 #: CUDA/HIP API calls that block the host until the GPU is done (or a blocking copy).
 SYNC_NAMES = frozenset({
@@ -122,6 +126,9 @@ class Timeline:
     events: int = 0
     api_events: int = 0
     host_bad_ts: int = 0
+    device_names: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    step_prefix: str = STEP_PREFIX
 
     @property
     def gpu_count(self) -> int:
@@ -273,11 +280,12 @@ def crop(t: Timeline, lo: float, hi: float) -> Timeline:
         window=(w0 if w0 is not None and lo <= w0 <= hi else None, w1 if w1 is not None and lo <= w1 <= hi else None),
         bounds=(None, None),
         op_flops=dict(t.op_flops), wait_stream=dict(t.wait_stream), dropped=dict(t.dropped),
+        device_names=dict(t.device_names), notes=list(t.notes),
     )
 
 
 __all__ = [
     "ANNOTATION", "COPY_NAMES", "DEVICE_MEMORY", "DTOD", "DTOH", "FRAME", "GRAPH_LAUNCH_NAMES", "HTOD", "HTOH", "KERNEL_LAUNCH_NAMES",
     "KERNEL", "MALLOC_NAMES", "MANAGED", "MEMORY_NAMES", "MEMCPY", "MEMSET", "NOT_A_COPY", "OPERATOR", "OTHER_COPY", "PAGEABLE",
-    "PINNED", "PTOP", "SYNC_NAMES", "Timeline", "UNKNOWN_MEMORY", "WAIT_NAMES", "crop", "extent", "from_activities",
+    "PINNED", "PTOP", "STEP_PREFIX", "SYNC_NAMES", "Timeline", "UNKNOWN_MEMORY", "WAIT_NAMES", "crop", "extent", "from_activities",
 ]

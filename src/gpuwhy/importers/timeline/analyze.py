@@ -93,7 +93,7 @@ def analyze(t: Timeline, source: str = "<trace>", top: int = 10,
     if top < 1:
         raise UsageError(f"--top {top} must be at least 1")
     c = clean(t)
-    dropped, notes = c.dropped, list(c.notes)
+    dropped, notes = c.dropped, [*t.notes, *c.notes]
     host = HostArrays.build(t, c.api_keep, c.range_keep)
     keep = c.gpu_keep
     ts, dur = t.gpu_start, t.gpu_dur
@@ -298,7 +298,7 @@ def _analyze_gpu(ctx: _Context, track: GpuTrack) -> TraceGpu:
     if ctx.timeline_us is not None:
         outer_lo = ctx.timeline_us[0] if outer_lo is None else min(outer_lo, ctx.timeline_us[0])
         outer_hi = ctx.timeline_us[1] if outer_hi is None else max(outer_hi, ctx.timeline_us[1])
-    gaps = classify(track, view, outer_lo, outer_hi, warmup=first_step(view.step_name) in (None, 0))
+    gaps = classify(track, view, outer_lo, outer_hi, warmup=first_step(view.step_name, ctx.host.step_prefix) in (None, 0))
     inner = np.flatnonzero(gaps.inner)
     parts = split_gaps(gaps, view, inner)
     tot = {key: float(v.sum()) for key, v in parts.items()}
@@ -351,7 +351,7 @@ def _gpu_result(ctx: _Context, track: GpuTrack, view, gaps, k: dict, idle: IdleB
         graph_launches=int(view.graph_launches), top_kernels=top_kernels(ctx.t, track, ctx.top, busy_us),
         kinds=by_kind(kidx, track.dur), communication=comm_overlap(kidx, track.start, track.end), idle=idle,
         verdict=verdict, cause=cause, reasons=tuple(reasons), remedies=tuple(remedies), diagnosis=diag, figures=figures,
-        timeline=tl,
+        timeline=tl, name=ctx.t.device_names.get(track.device),
     )
 
 

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .intervals import Coverage, merge, nested_order, top_level, union
-from .activities import GRAPH_LAUNCH_NAMES, MALLOC_NAMES, SYNC_NAMES, WAIT_NAMES, Timeline
+from .activities import GRAPH_LAUNCH_NAMES, MALLOC_NAMES, STEP_PREFIX, SYNC_NAMES, WAIT_NAMES, Timeline
 
-STEP_PREFIX = "ProfilerStep#"
 #: Host time in which the host issued no GPU work (no API call, no operator that makes one) and did not
 #: sync, stage a copy or load data, in a stretch this long (us) or longer, is host work (Python, I/O,
 #: CPU-tensor ops, sleeps); shorter stretches between launches are the framework's dispatch and Python
@@ -64,6 +63,7 @@ class HostArrays:
     h_names: list
     thread_pid: list
     wait_stream: dict
+    step_prefix: str = STEP_PREFIX
 
     @classmethod
     def build(cls, t: Timeline, r_keep: np.ndarray, h_keep: np.ndarray) -> HostArrays:
@@ -78,7 +78,7 @@ class HostArrays:
         if not h_keep.all():
             h_ts, h_end, h_name, h_kind, h_thread = h_ts[h_keep], h_end[h_keep], h_name[h_keep], h_kind[h_keep], h_thread[h_keep]
         return cls(r_ts, r_end, r_name, r_thread, r_corr, list(t.api_names), h_ts, h_end, h_name, h_kind,
-                   h_thread, list(t.range_names), list(t.thread_pid), dict(t.wait_stream))
+                   h_thread, list(t.range_names), list(t.thread_pid), dict(t.wait_stream), t.step_prefix)
 
     def runtime_ids(self, names) -> np.ndarray:
         return np.asarray([i for i, n in enumerate(self.r_names) if n in names], dtype=np.int64)
@@ -189,7 +189,8 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
     h_idx = np.flatnonzero(hsel)
     hs, he, hn, hk, ht = h.h_ts[h_idx], h.h_end[h_idx], h.h_name[h_idx], h.h_kind[h_idx], h.h_thread[h_idx]
     names = h.h_names
-    step_ids = np.asarray([i for i, n in enumerate(names) if isinstance(n, str) and n.startswith(STEP_PREFIX)], dtype=np.int64)
+    step_ids = np.asarray([i for i, n in enumerate(names) if isinstance(n, str) and n.startswith(h.step_prefix)],
+                          dtype=np.int64)
     data_ids = np.asarray([i for i, n in enumerate(names) if is_dataloader(n)], dtype=np.int64)
     is_step = np.isin(hn, step_ids) & (hk == 1)
     is_data = np.isin(hn, data_ids)
@@ -276,7 +277,7 @@ def callers(h: HostArrays, runtime_idx: np.ndarray, depth: int = 64) -> list[tup
                 if kind == 2:
                     if frame is None:
                         frame = nm
-                elif not (kind == 1 and isinstance(nm, str) and nm.startswith(STEP_PREFIX)):
+                elif not (kind == 1 and isinstance(nm, str) and nm.startswith(h.step_prefix)):
                     if inner is None:
                         inner = nm
                     outer = nm

@@ -161,7 +161,8 @@ class TraceGpu:
     of ``to_dict()``).
     ``timeline``: busy and idle by cause per bin of a window
     (:class:`gpuwhy.model.timeline.bins.BinnedWindow`), when the analysis was asked for one
-    (`gpuwhy run`); not part of ``to_dict()``.
+    (`gpuwhy run`); not part of ``to_dict()``. ``name``: the GPU's name where the source names it
+    (an Nsight Systems report's GPU table; torch.profiler traces name none).
     """
 
     device: str
@@ -202,6 +203,7 @@ class TraceGpu:
     diagnosis: Diagnosis | None = None
     figures: WindowFigures | None = field(default=None, repr=False, compare=False)
     timeline: BinnedWindow | None = field(default=None, repr=False, compare=False)
+    name: str | None = None
 
     def to_dict(self) -> dict:
         d = asdict(replace(self, timeline=None, diagnosis=None, figures=None))

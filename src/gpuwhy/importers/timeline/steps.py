@@ -4,18 +4,54 @@ median step. Times in us inside, seconds in the results."""
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
+
 import numpy as np
 
+from ...errors import UsageError
+from .activities import ANNOTATION, STEP_PREFIX, Timeline
 from .gaps import CAUSES, Gaps, split
-from .host import STEP_PREFIX, HostView
+from .host import HostView
 from .results import TraceStep
 from .track import GpuTrack
 
 
-def first_step(step_names) -> int | None:
-    """The smallest N of the ``ProfilerStep#N`` ranges, None without any."""
-    ns = [int(x[len(STEP_PREFIX):]) for x in step_names if isinstance(x, str) and x[len(STEP_PREFIX):].isdigit()]
+def first_step(step_names, prefix: str = STEP_PREFIX) -> int | None:
+    """The smallest N of the ``<prefix>N`` step ranges (``ProfilerStep#N``), None without any."""
+    ns = [int(x[len(prefix):]) for x in step_names
+          if isinstance(x, str) and x.startswith(prefix) and x[len(prefix):].isdigit()]
     return min(ns) if ns else None
+
+
+#: Range names listed when ``--steps-from`` names none of them.
+_SHOWN = 5
+
+
+def steps_from(t: Timeline, name: str) -> Timeline:
+    """A copy of ``t`` whose steps are its host ranges named ``name`` (``--steps-from NAME``): each
+    becomes the annotation ``NAME#k`` (k = 0, 1, ... by start time) and ``NAME#`` the step prefix, so
+    the ranges of any other name, ``ProfilerStep#N`` included, are not steps.
+
+    Raises:
+        UsageError: no host range of ``t`` is named ``name`` (the message lists the most common names).
+    """
+    idx = [i for i, n in enumerate(t.range_names) if n == name]
+    hit = np.flatnonzero(np.isin(t.range_name, np.asarray(idx, dtype=np.int64))) if idx else np.empty(0, dtype=np.int64)
+    if hit.size == 0:
+        counts = Counter(t.range_names[i] for i in t.range_name.tolist())
+        common = ", ".join(repr(n) for n, _ in counts.most_common(_SHOWN)) or "none: the source holds no host ranges"
+        raise UsageError(f"--steps-from {name!r}: no range of that name (the most common: {common}); "
+                         "pass the name of the range that marks one step")
+    hit = hit[np.argsort(t.range_start[hit], kind="stable")]
+    names = list(t.range_names)
+    range_name = t.range_name.copy()
+    kind = t.range_kind.copy()
+    for k, i in enumerate(hit.tolist()):
+        range_name[i] = len(names)
+        names.append(f"{name}#{k}")
+    kind[hit] = ANNOTATION
+    return replace(t, range_names=names, range_name=range_name, range_kind=kind, step_prefix=f"{name}#")
 
 
 def steps_of(gaps: Gaps, view: HostView, track: GpuTrack) -> tuple[list[TraceStep], dict | None]:
@@ -54,4 +90,4 @@ def steps_of(gaps: Gaps, view: HostView, track: GpuTrack) -> tuple[list[TraceSte
     return steps, med
 
 
-__all__ = ["first_step", "steps_of"]
+__all__ = ["first_step", "steps_from", "steps_of"]
