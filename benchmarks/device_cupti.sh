@@ -9,6 +9,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH="/tmp/site:$PWD/src" PYTHONUNBUFFERED=1 COLUMNS=80 XDG_CACHE_HOME=/tmp/gpuwhy-cache
 O="${OUT:-$PWD/out}/cupti"; mkdir -p "$O"
 { python3 -m pip show nvidia-cuda-cupti nvidia-cuda-cupti-cu13 2>&1 | grep -E '^(Name|Version|Location)'
-  python3 -c 'from cupti import cupti; print("cupti-python ok, CUPTI API version", cupti.get_version())'
+  python3 -c 'from cupti import cupti; print("cupti-python imports")'
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u +%FT%TZ; } 2>&1 | tee "$O/env.txt"
 timeout "${CUPTI_CHECK_S:-420}" python3 benchmarks/cupti/check.py "$O" 2>&1 | tee "$O/check.log"
+# every log and record file in one archive (the device returns few loose files)
+tar -czf "${OUT:-$PWD/out}/cupti.tar.gz" -C "$(dirname "$O")" "$(basename "$O")"

@@ -67,6 +67,32 @@ def test_sync_that_drained_the_queue_owns_the_gap_after_it():
     assert ".item()" in d.remedies[0]
 
 
+@pytest.mark.parametrize("host_us, want_sync, want_work", [(600, 215 + 390, 0), (3000, 215 + 1000, 2790 - 1000)])
+def test_a_sync_that_waited_for_the_gpu_gates_the_host_work_after_it(host_us, want_sync, want_work):
+    # 5 steps of P = 1015 + host_us: a 1000 us kernel launched at t (kernel t+10..t+1010); the host syncs at
+    # t+800 and returns at t+1015 (D = 215 us), then works host_us issuing nothing until the next launch at
+    # t+P. Gap per step: g0 = t+1010 .. g1 = t+P+10.
+    # Old rule: the first min(D, gap) = 215 us is the sync's, the rest of the host window host work.
+    # New rule: the sync spanned the GPU going idle (it waited for the GPU), so the host work after it is the
+    # sync's too, up to the 1000 us busy stretch it waited for: a step of G = 1000 and H host takes G + H
+    # with the sync, max(G, H) without.
+    #   host 600:  host window 1225..1615 = 390 us of host work, all gated: sync 215 + 390, work 0.
+    #   host 3000: window 1225..4015 = 2790 us, 1000 gated: sync 215 + 1000, work 1790.
+    P = 1015.0 + host_us
+    ev = []
+    for i in range(5):
+        t = 1000.0 + i * P
+        ev += [rt("cudaLaunchKernel", t, 4, i), kern(t + 10, 1000, i)]
+        ev.append(rt("cudaStreamSynchronize", t + 800, 215))
+    _, d = _one(ev)
+    assert d.idle_s == pytest.approx(4 * (P + 10 - 1010) * US)
+    assert d.idle.cause_s("host_sync") == pytest.approx(4 * want_sync * US)
+    assert d.idle.cause_s("host_work") == pytest.approx(4 * want_work * US)
+    assert d.idle.cause_s("launch_overhead") == pytest.approx(4 * 10 * US)  # the launch call to the kernel start
+    fix = d.diagnosis.remedy("remove_syncs")
+    assert fix is not None and fix.removed_s == pytest.approx(4 * want_sync * US)
+
+
 def test_sync_that_returns_at_once_costs_only_its_duration():
     # The GPU is already idle when the host syncs (10 us call), then a CPU op of 400 us that launches
     # nothing and host time around it: host-bound, not sync-bound.

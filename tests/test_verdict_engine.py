@@ -244,12 +244,13 @@ def test_lower_precision_from_flops_or_from_the_roof():
 
 def test_fusion_leaves_the_cheapest_kernel_at_its_roof_once_per_chain():
     # 2 steps of a chain of memory-bound kernels: a (4 x 0.25 s at 80%), b (2 x 0.5 s at 50%), plus 2 launch-sized
-    # c (8 us each, unmeasured: its roof is 100%). Fused, a step takes at least min(0.2, 0.25, 8e-6) s.
+    # c (8 us each, unmeasured). Fused, a step takes at least the cheapest memory-bound kernel at its roof,
+    # min(0.25 x 80%, 0.5 x 50%) = 0.2 s: c's 8 us (it moves less) does not lower that floor.
     ks = (KernelFigure("a", 1.0, 4, 0.25, "elementwise", "memory", 80.0, "DRAM"),
           KernelFigure("b", 1.0, 2, 0.5, "elementwise", "memory", 50.0, "L2"),
           KernelFigure("c", 16e-6, 2, 8e-6))
     d = diagnose(WindowFigures(4.0, {C.HOST_WORK: 2.0 - 16e-6}, kernels=ks, steps=2))
-    removed = 2.0 + 16e-6 - 2 * 8e-6
+    removed = 2.0 + 16e-6 - 2 * 0.2
     r = _removes(d, "fuse")
     assert sum(r.values()) == pytest.approx(removed)
     assert r["memory_bound"] == pytest.approx(removed * 2.0 / (2.0 + 16e-6))  # spread by the shares' time
@@ -257,6 +258,25 @@ def test_fusion_leaves_the_cheapest_kernel_at_its_roof_once_per_chain():
     # without steps the chains are the fewest launches of any of them (2 here too)
     d = diagnose(WindowFigures(4.0, {C.HOST_WORK: 2.0 - 16e-6}, kernels=ks))
     assert sum(_removes(d, "fuse").values()) == pytest.approx(removed)
+    # launch-sized kernels alone (no memory-bound one measured): the cheapest one's time per chain
+    d = diagnose(WindowFigures(100e-6, {C.HOST_WORK: 80e-6}, kernels=(ks[2], KernelFigure("f", 4e-6, 2, 2e-6)),
+                               steps=2))
+    assert sum(_removes(d, "fuse").values()) == pytest.approx(20e-6 - 2 * 2e-6)
+
+
+def test_fusion_takes_the_unmeasured_elementwise_links_of_a_measured_chain():
+    # The elementwise_chain shape (H100, 2026-12-07): 30 steps; ncu measured the top kernels, memory-bound at
+    # 90% of DRAM (a: 1.0 s, 90 launches, mean 1/90 s); d, an elementwise kernel it did not measure (0.3 s,
+    # 30 launches), is a link of the same chain; e, an unmeasured GEMM, is not. Floor: 30 x min(1/90 x 0.9,
+    # 0.01) = 0.3 s; removed 1.0 + 0.3 - 0.3 = 1.0 s, spread by time: memory 1.0/1.3, kernels 0.3/1.3.
+    ks = (KernelFigure("a", 1.0, 90, 1 / 90, "elementwise", "memory", 90.0, "DRAM"),
+          KernelFigure("d", 0.3, 30, 0.01, "elementwise"),
+          KernelFigure("e", 0.2, 30, 0.2 / 30, "gemm"))
+    d = diagnose(WindowFigures(1.6, {C.HOST_WORK: 0.1}, kernels=ks, steps=30))
+    r = _removes(d, "fuse")
+    assert r == {"memory_bound": pytest.approx(1.0 / 1.3), "kernels": pytest.approx(0.3 / 1.3)}
+    # with no measured chain, unmeasured elementwise kernels alone are not offered fusion
+    assert diagnose(WindowFigures(1.6, {C.HOST_WORK: 1.1}, kernels=ks[1:], steps=30)).remedy("fuse") is None
 
 
 def test_latency_bound_kernels_to_their_roof():

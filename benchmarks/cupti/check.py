@@ -78,6 +78,13 @@ for prog in ("pageable_h2d", "tiny_layers"):
         c = gpuwhy_run(prog + "-skip", "cupti", cmd, ["--skip-first", "1s"], env)
     for tr, r in (("torch", t), ("cupti", c)):
         rows.append((prog, tr, r["rc"], r["window_s"], r["busy_s"], r["top"], r["step_s"], alone))
+    try:  # the tracer's own time: each buffer CUPTI handed over, turned into records
+        bufs = json.loads((OUT / f"{prog}.cupti-records.json").read_text()).get("buffers", [])
+        inside = sum((b1 - b0) for b0, b1, n in bufs) / 1e9
+        print(f"{prog}: {len(bufs)} CUPTI buffers, {sum(n for *_, n in bufs)} records, {inside:.3f} s turning them "
+              "into records", flush=True)
+    except (OSError, ValueError) as exc:
+        print(f"{prog}: no record file ({exc})", flush=True)
     if t["busy_s"] and c["busy_s"]:
         print(f"{prog}: busy per window second torch {t['busy_s'] / t['window_s']:.4f} "
               f"cupti {c['busy_s'] / c['window_s']:.4f}; busy torch {t['busy_s']:.6f} s cupti {c['busy_s']:.6f} s "

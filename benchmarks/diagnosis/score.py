@@ -63,8 +63,10 @@ BY_NAME = {p.name: p for p in PROGRAMS}
 
 
 def parse_diag_result(text: str) -> dict | None:
-    """The last ``DIAG_RESULT {json}`` line of a program's output, parsed (None when there is none)."""
-    for line in reversed((text or "").splitlines()):
+    """The first ``DIAG_RESULT {json}`` line of a program's output, parsed (None when there is none): under
+    ``gpuwhy run --kernels`` the program runs twice, traced and then under ncu (its steps many times
+    slower while ncu replays kernels), and the traced run's line comes first."""
+    for line in (text or "").splitlines():
         if line.startswith("DIAG_RESULT "):
             try:
                 d = json.loads(line[len("DIAG_RESULT "):])

@@ -132,7 +132,7 @@ class _CuptiProfiler:
 
         cap = self._tracer.capture()
         doc = chrome_trace(cap["records"], start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
-                           devices=cap["devices"], lost=cap["lost"])
+                           devices=cap["devices"], lost=cap["lost"], buffers=cap.get("buffers", ()))
         with open(path, "x", encoding="utf-8") as f:  # a fresh name (run's --out): never a user's file
             json.dump(doc, f, separators=(",", ":"))
         keep = os.environ.get(RECORDS_ENV)

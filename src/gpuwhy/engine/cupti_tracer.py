@@ -63,6 +63,7 @@ class CuptiTracer:
             raise NoCupti(f"cupti-python could not load the CUPTI library ({exc}): {INSTALL}") from None
         self._cupti = cupti
         self._records: list[dict] = []
+        self._buffers: list[tuple[int, int, int]] = []  # (start ns, end ns, records) of each buffer handled
         self._markers: dict[int, tuple] = {}
         self._names: dict[tuple[int, int], str] = {}
         self._lock = threading.Lock()
@@ -80,6 +81,7 @@ class CuptiTracer:
         return BUFFER_BYTES, 0
 
     def _completed(self, activities) -> None:
+        t0 = self._now()
         out = []
         for a in activities:
             try:
@@ -90,6 +92,13 @@ class CuptiTracer:
                 out.append(r)
         with self._lock:
             self._records.extend(out)
+            self._buffers.append((t0, self._now(), len(out)))
+
+    def _now(self) -> int:
+        try:
+            return int(self._cupti.get_timestamp())
+        except Exception:  # noqa: BLE001
+            return 0
 
     def _api_name(self, domain, cbid) -> str:
         key = (int(domain), int(cbid))
@@ -215,12 +224,15 @@ class CuptiTracer:
 
     def capture(self) -> dict:
         """What was recorded, after :meth:`stop`: ``start_ns``/``stop_ns`` (CUPTI's clock), ``pid``,
-        ``devices`` (index -> name), ``lost`` (records CUPTI dropped) and ``records`` (see the module
-        docstring), the input of :func:`gpuwhy.importers.cupti.records.chrome_trace`."""
+        ``devices`` (index -> name), ``lost`` (records CUPTI dropped), ``records`` (see the module
+        docstring; the input of :func:`gpuwhy.importers.cupti.records.chrome_trace`) and ``buffers``:
+        ``(start ns, end ns, records)`` of each buffer this process turned into records (the tracer's own
+        cost, in the program's time when it falls inside the run)."""
         with self._lock:
             records = list(self._records)
+            buffers = list(self._buffers)
         return {"start_ns": self._start_ns, "stop_ns": max(self._stop_ns, self._start_ns), "pid": os.getpid(),
-                "devices": dict(self._devices), "lost": self.lost, "records": records}
+                "devices": dict(self._devices), "lost": self.lost, "records": records, "buffers": buffers}
 
 
 __all__ = ["BUFFER_BYTES", "CuptiTracer", "INSTALL", "NoCupti", "nvtx_injection_path"]

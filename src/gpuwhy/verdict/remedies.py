@@ -127,11 +127,20 @@ def _lower_precision(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Ca
 
 
 def _fuse(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Cause, float]:
+    """A chain of memory-bound and launch-sized kernels fused: one kernel per chain (a step, a graph replay,
+    else the rarest kernel's launches) that takes at least the cheapest memory-bound kernel's time at its
+    measured roof (the fused kernel still reads the chain's input and writes its output once, what the
+    cheapest link of a chain over same-sized tensors moves), or, with no memory-bound kernel measured,
+    the cheapest kernel's time; the rest goes. Elementwise kernels whose regime was not measured (an ncu
+    pass measures the top few) are links of the same chains and go too, once a measured chain is there."""
     ks = [k for k in w.kernels if k.cause in (Cause.MEMORY_BOUND, Cause.LAUNCH_SIZED) and k.launches > 0]
     if not ks:
         return {}
+    ks += [k for k in w.kernels if k.cause is Cause.KERNELS and k.kind == "elementwise" and k.launches > 0]
     chains = w.steps or w.graphs or min(k.launches for k in ks)
-    floor = chains * min(k.mean_s * (min(k.roof_pct, 100.0) / 100.0 if k.roof_pct is not None else 1.0) for k in ks)
+    timed = [k for k in ks if k.cause is Cause.MEMORY_BOUND and k.roof_pct is not None]
+    floor = chains * (min(k.mean_s * min(k.roof_pct, 100.0) / 100.0 for k in timed) if timed
+                      else min(k.mean_s for k in ks))
     total = sum(k.total_s for k in ks)
     removed = max(total - floor, 0.0)
     if removed <= 0:

@@ -75,10 +75,11 @@ def _dim3(v) -> list[int]:
 
 
 def chrome_trace(records: Iterable[Mapping], *, start_ns: int, stop_ns: int, pid: int,
-                 devices: Mapping[int, str] | None = None, lost: int = 0) -> dict:
+                 devices: Mapping[int, str] | None = None, lost: int = 0, buffers: Iterable = ()) -> dict:
     """The Chrome trace document of ``records`` captured between ``start_ns`` and ``stop_ns`` (CUPTI
     ns) in process ``pid``; ``devices``: device index -> name; ``lost``: records CUPTI dropped
-    (buffers full), kept in the document as ``cuptiDroppedRecords``.
+    (buffers full), kept in the document as ``cuptiDroppedRecords``; ``buffers``: ``(start, end,
+    records)`` of each buffer the tracer handled, shown as ``overhead`` events (the tracer's own time).
 
     Raises:
         RecordError: a record lacks a field its kind needs, or ``stop_ns`` precedes ``start_ns``.
@@ -96,6 +97,10 @@ def chrome_trace(records: Iterable[Mapping], *, start_ns: int, stop_ns: int, pid
         {"ph": "i", "s": "g", "name": CAPTURE_END, "pid": pid, "tid": 0, "ts": us(stop_ns)},
     ]
     add = events.append
+    for b0, b1, n in buffers:
+        if b0 and b1 >= b0:
+            add({"ph": "X", "cat": "overhead", "name": "CUPTI buffer to records (gpuwhy)", "pid": pid, "tid": 0,
+                 "ts": us(b0), "dur": (int(b1) - int(b0)) / 1e3, "args": {"records": int(n)}})
     for i, r in enumerate(records):
         try:
             k = r["k"]
