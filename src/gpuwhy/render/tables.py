@@ -51,10 +51,10 @@ def render_classification(c) -> None:
         if v.sol_pct is not None:
             t.add_row(
                 "speed of light",
-                f"{v.sol_pct:.1f}% of the roof (compute {v.compute_sol_pct:.1f}%, memory {v.memory_sol_pct:.1f}%)",
+                f"{fmt_pct(v.sol_pct)} of the roof (compute {fmt_pct(v.compute_sol_pct)}, memory {fmt_pct(v.memory_sol_pct)})",
             )
         else:
-            t.add_row("speed of light", f"n/a: the memory roof is unknown (compute {v.compute_sol_pct:.1f}%)")
+            t.add_row("speed of light", f"n/a: the memory roof is unknown (compute {fmt_pct(v.compute_sol_pct)})")
         if v.unexplained_fraction is not None:
             t.add_row("unexplained", f"{100 * v.unexplained_fraction:.0f}% of the measured time")
     con.print(t)

@@ -181,7 +181,7 @@ def _steps(items: list, verdict: Verdict, sheet_peaks: dict[str, float], ctx: di
 
 
 def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], data: dict | None = None,
-                 bytes_minimal: bool = False, block: str | None = None) -> Remedies:
+                 bytes_minimal: bool = False, block: str | None = None, level: str | None = None) -> Remedies:
     """The remedies of ``verdict.regime`` (each with the most it can gain here, in
     stage order) and the hints whose conditions hold.
 
@@ -190,7 +190,9 @@ def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], da
 
     ``dtype`` is the precision the user asked for; ``sheet_peaks`` the sheet's
     ``peak_tflops`` map (TFLOP/s), for the gains of a faster or narrower precision;
-    ``bytes_minimal`` says the bytes are a shape's minimum (no reuse can cut them).
+    ``bytes_minimal`` says the bytes are a shape's minimum (no reuse can cut them); ``level`` the
+    memory level the verdict was judged against (``DRAM``, ``L2``; default the ceilings' level), the
+    ``{level}`` of the texts.
 
     Raises:
         SpecError: if the remedies file is malformed (see :func:`load_remedies`).
@@ -213,6 +215,7 @@ def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], da
         "gpu": verdict.ceilings.gpu,
         "precision": verdict.ceilings.precision,
         "bytes_minimal": bool(bytes_minimal),
+        "level": level or getattr(verdict.ceilings, "level", "DRAM"),
     }
     hints = []
     for hint in data.get("hints") or []:
