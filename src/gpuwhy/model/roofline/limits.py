@@ -46,11 +46,12 @@ def impossible_error(what: str, value_text: str, ratio: float, roof_text: str, f
                       f"{fmt_num(factor)}x any boost clock or overclock reaches; {fix}")
 
 
-def refuse_impossible_workload(flops: float, bytes_: float, time_s: float | None, sheet, profile=None) -> None:
+def refuse_impossible_workload(flops: float | None, bytes_: float, time_s: float | None, sheet, profile=None) -> None:
     """Refuse a timed workload faster than anything the GPU of ``sheet`` could do.
 
     Args:
-        flops, bytes_: the workload's FLOPs and bytes (counts); ``time_s``: its measured time (s), or None.
+        flops, bytes_: the workload's FLOPs (None: not counted) and bytes (counts); ``time_s``: its
+            measured time (s), or None.
         sheet: the :class:`~gpuwhy.specs.Sheet` (every precision's dense peak, the memory roofs).
         profile: a :class:`~gpuwhy.profiles.DeviceProfile` whose measured roofs count too, or None.
 
@@ -72,6 +73,8 @@ def refuse_impossible_workload(flops: float, bytes_: float, time_s: float | None
                                rate / fastest.bandwidth,
                                f"the fastest memory roof of the {sheet.name} ({where}, {fmt_si(fastest.bandwidth, 'B/s')})",
                                "check the time's unit and the byte count")
+    if flops is None:  # not counted: no FLOP rate to hold against a peak
+        return
     peak_prec = max(sheet.peak_tflops, key=lambda p: sheet.peak_tflops[p])
     peak = SPARSITY_FACTOR * sheet.peak_tflops[peak_prec] * 1e12
     rate = flops / time_s

@@ -10,6 +10,7 @@ fusion, memory layout, more hardware (:data:`STAGES`).
 from __future__ import annotations
 
 import os
+from math import nan
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,8 +206,9 @@ def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], da
         "regime": verdict.regime,
         "dtype": dtype,
         "sheet_precisions": set(sheet_peaks),
-        "ratio": verdict.arithmetic_intensity / verdict.ridge_point,
-        "intensity": verdict.arithmetic_intensity,
+        # FLOPs not counted: no intensity, so no condition on it holds (NaN compares false)
+        "ratio": nan if verdict.arithmetic_intensity is None else verdict.arithmetic_intensity / verdict.ridge_point,
+        "intensity": nan if verdict.arithmetic_intensity is None else verdict.arithmetic_intensity,
         "ridge": verdict.ridge_point,
         "time_s": t,
         "time_us": t * 1e6,
