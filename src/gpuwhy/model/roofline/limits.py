@@ -85,10 +85,27 @@ def refuse_impossible_workload(flops: float | None, bytes_: float, time_s: float
                                "check the time's unit and the FLOP count")
 
 
+def above_roof(name: str, verdict) -> str | None:
+    """The loud warning of a timed point above 100% of its roof (a
+    :class:`~gpuwhy.model.roofline.classify.Verdict`): suspicious, not impossible (below
+    :data:`IMPOSSIBLE_FACTOR` of the fastest roof it is still judged), but no kernel beats its roof, so
+    a count, the time, the precision or the GPU is wrong. None at or below 100% or untimed. The
+    ``report`` and ``roofline`` points say it in the terminal, on the page and in ``--json``."""
+    from ...units import fmt_pct
+
+    sol = verdict.sol_pct
+    if sol is None or not sol > 100:
+        return None
+    prec = verdict.ceilings.precision
+    return (f"{name}: {fmt_pct(sol)} of its {prec} roof, faster than the roofline allows: check the FLOP and byte "
+            f"counts, the time, its precision (judged against {prec}; give another as the point's DTYPE field, "
+            "NAME:FLOPS:BYTES:TIME:DTYPE) and the GPU")
+
+
 def _time(seconds: float) -> str:
     from ...units import fmt_time
 
     return fmt_time(seconds)
 
 
-__all__ = ["IMPOSSIBLE_FACTOR", "SPARSITY_FACTOR", "impossible_error", "over_roof", "refuse_impossible_workload"]
+__all__ = ["IMPOSSIBLE_FACTOR", "SPARSITY_FACTOR", "above_roof", "impossible_error", "over_roof", "refuse_impossible_workload"]
