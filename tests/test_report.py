@@ -229,6 +229,11 @@ def test_a_point_takes_its_own_dtype_and_above_its_roof_is_loud_everywhere(cli, 
     assert "needs a fp64_tensor ceiling" in line
 
 
+def test_a_roofline_point_faster_than_any_roof_is_an_input_error(cli):
+    line = _one_line_error(*cli("roofline", "--gpu", "H200", "--point", "k:1T:1GB:1e-30s")[::2])
+    assert line.startswith("gpuwhy: error: --point k's time 1e-30 s is impossible") and "L1/shared" in line
+
+
 def test_roofline_points_above_their_roof_are_loud_too(cli):
     code, out, err = cli("roofline", "--gpu", "H100 SXM", "--point", "gemm:2.2T:100MB:3.1ms",
                          "--point", "g16:2.2T:100MB:3.1ms:bf16", "--json")

@@ -112,7 +112,8 @@ def roofline(req: RooflineRequest) -> RooflinePlan:
 
     Raises:
         UsageError: an unreadable profile; an unknown GPU; a ``--profile`` of another GPU model than
-            ``--gpu``'s; no GPU and no ``--gpu``; ``measured``
+            ``--gpu``'s; a point faster than any roof of the GPU allows
+            (:func:`~gpuwhy.model.roofline.limits.refuse_impossible_workload`); no GPU and no ``--gpu``; ``measured``
             without a profile of that GPU; an unknown dtype; ``--no-tensor-cores`` with fp32/fp64 only.
     """
     from ..errors import UsageError
@@ -141,6 +142,10 @@ def roofline(req: RooflineRequest) -> RooflinePlan:
         if prof is None:
             raise UsageError(f"no bench profile for the {sheet.name}; run `gpuwhy bench --sweep` on that GPU first, "
                              "or drop --measured")
+    from ..model.roofline.limits import refuse_impossible_workload
+
+    for name, flops, bytes_, time_s, *_ in req.points:
+        refuse_impossible_workload(flops, bytes_, time_s, sheet, prof, what=f"--point {name}'s time")
     dtypes = parse_dtypes(req.dtypes, sheet)
     if all(d in ("fp32", "fp64") for d in dtypes):
         refuse_unused(f"with --dtype {','.join(dtypes)} (it picks CUDA-core ceilings for tf32, fp16 and bf16)",

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..units import fmt_num
+from ..units import fmt_num, fmt_pct
 from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Roof, drawn_at, rate_unit
 
 
@@ -72,7 +72,7 @@ class WorkloadPoint:
         text = f"{self.name}: {v.regime}-bound{ratio}"
         if v.sol_pct is not None:
             level = getattr(v.ceilings, "level", "DRAM")
-            text += f", {v.sol_pct:.0f}% of SOL" + (f" ({LEVEL_WORDS.get(level, level)})" if level != "DRAM" else "")
+            text += f", {fmt_pct(v.sol_pct, 0)} of SOL" + (f" ({LEVEL_WORDS.get(level, level)})" if level != "DRAM" else "")
         return text
 
     def to_dict(self) -> dict:

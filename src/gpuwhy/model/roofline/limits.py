@@ -46,7 +46,8 @@ def impossible_error(what: str, value_text: str, ratio: float, roof_text: str, f
                       f"{fmt_num(factor)}x any boost clock or overclock reaches; {fix}")
 
 
-def refuse_impossible_workload(flops: float | None, bytes_: float, time_s: float | None, sheet, profile=None) -> None:
+def refuse_impossible_workload(flops: float | None, bytes_: float, time_s: float | None, sheet, profile=None,
+                               what: str = "the measured time") -> None:
     """Refuse a timed workload faster than anything the GPU of ``sheet`` could do.
 
     Args:
@@ -54,6 +55,7 @@ def refuse_impossible_workload(flops: float | None, bytes_: float, time_s: float
             measured time (s), or None.
         sheet: the :class:`~gpuwhy.specs.Sheet` (every precision's dense peak, the memory roofs).
         profile: a :class:`~gpuwhy.profiles.DeviceProfile` whose measured roofs count too, or None.
+        what: how the message names the time (``--point gemm's time``).
 
     Raises:
         UsageError: ``bytes_ / time_s`` is above :data:`IMPOSSIBLE_FACTOR` x the fastest memory level's
@@ -69,7 +71,7 @@ def refuse_impossible_workload(flops: float | None, bytes_: float, time_s: float
     rate = bytes_ / time_s
     if over_roof(rate, fastest.bandwidth):
         where = "L1/shared" if fastest.level == "L1" else fastest.level
-        raise impossible_error(f"the measured time {_time(time_s)}", f"{fmt_si(bytes_, 'B')} at {fmt_si(rate, 'B/s')}",
+        raise impossible_error(f"{what} {_time(time_s)}", f"{fmt_si(bytes_, 'B')} at {fmt_si(rate, 'B/s')}",
                                rate / fastest.bandwidth,
                                f"the fastest memory roof of the {sheet.name} ({where}, {fmt_si(fastest.bandwidth, 'B/s')})",
                                "check the time's unit and the byte count")
@@ -79,7 +81,7 @@ def refuse_impossible_workload(flops: float | None, bytes_: float, time_s: float
     peak = SPARSITY_FACTOR * sheet.peak_tflops[peak_prec] * 1e12
     rate = flops / time_s
     if over_roof(rate, peak):
-        raise impossible_error(f"the measured time {_time(time_s)}", f"{fmt_si(flops, 'FLOP')} at {fmt_si(rate, 'FLOP/s')}",
+        raise impossible_error(f"{what} {_time(time_s)}", f"{fmt_si(flops, 'FLOP')} at {fmt_si(rate, 'FLOP/s')}",
                                rate / peak,
                                f"the fastest peak of the {sheet.name} ({peak_prec} with 2:4 sparsity, {fmt_si(peak, 'FLOP/s')})",
                                "check the time's unit and the FLOP count")
