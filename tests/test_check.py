@@ -158,3 +158,25 @@ def test_recorded_observations_roundtrip():
     assert Observations.from_dict(d) == H200
     with pytest.raises(UsageError, match="recorded observations: unknown key \'bogus\'"):
         Observations.from_dict({"device": "x", "bogus": 1})
+
+
+@pytest.mark.parametrize("key, value, sheet_key", [
+    ("dram_bandwidth_gbs", 1e12, "sheet_bandwidth_gbs"),  # issue 31: passed as "20833333333% of the sheet"
+    ("fp32_tflops", 101.0, "sheet_fp32_tflops"),  # 1.51x the 67 TFLOP/s sheet
+    ("tensor_tflops", 1500.0, "sheet_tensor_tflops"),
+])
+def test_recorded_impossible_figure_is_an_input_error(cli, tmp_path, key, value, sheet_key):
+    rec = tmp_path / "obs.json"
+    rec.write_text(json.dumps([{**H200.to_dict(), key: value}]))
+    code, out, err = cli("check", "--recorded", str(rec))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"entry 0 (NVIDIA H200): {key} is impossible" in err and sheet_key in err and "1.5x" in err
+
+
+def test_recorded_figure_up_to_half_again_its_sheet_is_judged(cli, tmp_path):
+    # An overclocked board may beat its sheet a little: judged (and passed), not refused.
+    rec = tmp_path / "obs.json"
+    rec.write_text(json.dumps([{**H200.to_dict(), "fp32_tflops": 100.0}]))  # 1.49x the sheet
+    code, out, err = cli("check", "--recorded", str(rec), "--json")
+    assert code == 0, err
+    assert json.loads(out)["devices"][0]["status"] == "pass"

@@ -31,6 +31,21 @@ PRINTING = [
     ["--help"],
 ]
 
+#: The same commands' documents (``--json``, ``--csv``): click answers a closed pipe under a write
+#: of its own with exit 1 (issue 31), the terminal views never did.
+DOCUMENTS = [
+    ["specs", "list", "--json"],
+    ["specs", "list", "--csv"],
+    ["classify", "--example", "vecadd", "--gpu", "rtx 5070", "--json"],
+    ["classify", "--example", "vecadd", "--gpu", "rtx 5070", "--csv"],
+    ["llm", "--model", "llama-3-8b", "--gpu", "H200 SXM", "--json"],
+    ["llm", "--model", "llama-3-8b", "--gpu", "H200 SXM", "--csv"],
+    ["ncu", str(FIX / "ncu" / "raw_basic.csv"), "--gpu", "H200 SXM", "--json"],
+    ["ncu", str(FIX / "ncu" / "raw_basic.csv"), "--gpu", "H200 SXM", "--csv"],
+    ["trace", str(FIX / "trace" / "overhead_loop.json"), "--json"],
+    ["trace", str(FIX / "trace" / "overhead_loop.json"), "--csv"],
+]
+
 
 def _env(**kw):
     e = dict(os.environ)
@@ -39,7 +54,7 @@ def _env(**kw):
     return e
 
 
-@pytest.mark.parametrize("args", PRINTING, ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize("args", PRINTING + DOCUMENTS, ids=lambda a: " ".join(a[:1] + a[-1:]))
 def test_closed_pipe_exits_0_with_nothing_on_stderr(args):
     # The reader goes away before gpuwhy writes (`gpuwhy ... | true`).
     r, w = os.pipe()

@@ -51,22 +51,27 @@ def test_nvml_strings_not_utf8_on_every_path_keep_the_probe_going(machine, monke
     machine.no_driver_library()  # NVML is the only source: nothing clean to fall back on
     rep = probe_mod.probe_devices()
     d = rep.devices[0]
-    assert d.identity.name == "NVIDIA H\\xff200"
-    assert d.identity.uuid.endswith("\\xfe\\xff") and d.identity.pci_bus_id == "0000\\xc3:19:00.0"
-    assert rep.software.driver_version == "580.159\\x80"
+    # Unreadable strings are n/a with their reason (issue 31), never the undecoded bytes as a value.
+    for field in ("name", "uuid", "pci_bus_id"):
+        value = getattr(d.identity, field)
+        assert value.kind == "undecodable" and "not UTF-8" in value.reason, field
+    assert rep.software.driver_version.kind == "undecodable" or "\\x" not in str(rep.software.driver_version)
     # The name is unreadable, so the PCI device id picks the sheet.
     assert d.sheet.sheet.name == "H200 SXM" and d.sheet.rule == "pci_id"
     said = " ".join(d.warnings)
     for field in ("name", "uuid", "pci bus id"):
-        assert f"the {field} the driver reports is not clean text" in said
-    assert any("driver version" in w for w in rep.software.warnings)
-    json.dumps(rep.to_dict(), allow_nan=False)
+        assert f"the {field} the driver reports is unreadable" in said
+    assert any("driver version NVML reports is unreadable" in w for w in rep.software.warnings)
+    doc = json.loads(json.dumps(rep.to_dict(), allow_nan=False))
+    ident = doc["devices"][0]["identity"]
+    assert ident["name"] is None and ident["sources"]["name"] == "n/a" and "not UTF-8" in ident["n/a"]["name"]
     from gpuwhy.render.probe_view import device_panel, software_panel  # noqa: F401  (renders without error)
     from rich.console import Console
 
     con = Console(width=100, record=True)
-    con.print(software_panel(rep.software))
-    assert "580.159\\x80" in con.export_text()
+    con.print(software_panel(rep.software), device_panel(d))
+    shown = con.export_text()
+    assert "NVIDIA H\\xff200" not in shown and "580.159\\x80" not in shown and "unreadable" in shown
 
 
 def _fake_nvrtc_missing(monkeypatch):

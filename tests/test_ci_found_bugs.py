@@ -31,12 +31,25 @@ def test_profile_with_bad_bandwidth_is_refused_on_load(cli, tmp_path, bandwidth,
     assert _read_all(tmp_path / "store") == []
 
 
-def test_profile_of_another_gpu_gets_a_warning(cli):
-    code, out, err = cli("roofline", "--gpu", "H100 SXM", "--profile", str(H200_PROFILE))
-    assert code == 0, err
-    assert "measured the H200 SXM, not the H100 SXM" in err
+@pytest.mark.parametrize("gpu", ["H100 SXM", "rtx 5070"])
+def test_profile_of_another_gpu_model_is_refused(cli, gpu):
+    # issue 31: the H200's measured roofs were drawn on the other GPU's chart with one warning;
+    # refused as `check --baseline` refuses another model's baseline (one refusal, check.figures).
+    sheet = "H100 SXM" if gpu == "H100 SXM" else "GeForce RTX 5070"
+    code, out, err = cli("roofline", "--gpu", gpu, "--measured", "--profile", str(H200_PROFILE))
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"is a run of the H200 SXM, not the {sheet}: compare runs of the same GPU model" in err
     code, out, err = cli("roofline", "--gpu", "H200 SXM", "--profile", str(H200_PROFILE))
-    assert code == 0 and "another GPU" not in err
+    assert code == 0 and "another GPU" not in err and "same GPU model" not in err
+
+
+def test_profile_no_sheet_matches_is_refused_unless_the_sheet_lists_its_name(cli, tmp_path):
+    doc = json.loads(H200_PROFILE.read_text())
+    doc.update(name="NVIDIA Mystery GPU", pci_device_id="0xffff", sheet=None)
+    p = tmp_path / "p.json"
+    p.write_text(json.dumps(doc))
+    code, out, err = cli("roofline", "--gpu", "H200 SXM", "--profile", str(p))
+    assert code == 2 and "a 'NVIDIA Mystery GPU' (no sheet matches it), not the H200 SXM" in err
 
 
 def test_a_profile_is_matched_to_its_sheet_by_name_and_pci_id(cli, tmp_path):

@@ -111,11 +111,12 @@ def test_silently_ignored_options_are_exit_2(cli, tmp_path, args, flag):
 
 #: Every option that takes a time, with the rest of a valid command line.
 TIME_OPTIONS = {
-    ("classify", "--time"): ["classify", "--flops", "1T", "--bytes", "1GB", "--gpu", "H200", "--time", "{t}"],
+    # 1 GFLOP and 1 MB in 5 us: a possible kernel (1 TFLOP and 1 GB in 5 us is 200 TB/s, refused as impossible)
+    ("classify", "--time"): ["classify", "--flops", "1G", "--bytes", "1MB", "--gpu", "H200", "--time", "{t}"],
     ("classify", "--launch-overhead"): ["classify", "--flops", "1T", "--bytes", "1GB", "--gpu", "H200", "--launch-overhead", "{t}"],
     ("roofline", "--launch-overhead"): ["roofline", "--gpu", "H200", "--point", "k:1T:1GB", "--launch-overhead", "{t}"],
     ("check", "--max-launch-overhead"): ["check", "--recorded", "{rec}", "--max-launch-overhead", "{t}"],
-    ("roofline", "--point TIME"): ["roofline", "--gpu", "H200", "--point", "k:1T:1GB:{t}"],
+    ("roofline", "--point TIME"): ["roofline", "--gpu", "H200", "--point", "k:1G:1MB:{t}"],
     ("llm", "--allreduce-latency"): ["llm", "--model", "llama-3-8b", "--gpu", "H200", "--num-gpus", "2", "--allreduce-latency", "{t}"],
     ("compare", "--allreduce-latency"): ["compare", "H100", "H200", "--llm", "--model", "llama-3-8b", "--num-gpus", "2",
                                          "--allreduce-latency", "{t}"],

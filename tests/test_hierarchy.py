@@ -115,10 +115,64 @@ def test_dram_sized_working_set_keeps_todays_verdict():
 
 
 def test_above_the_dram_roof_says_where_the_bytes_come_from(cli):
-    code, out, _ = cli("classify", "--bytes", "32MiB", "--flops", "8M", "--time", "9us", "--gpu", "H100 SXM", "--json")
+    # 64 MiB do not fit in the H100 SXM's 50 MiB L2: the working set decides, so the user is asked for it.
+    code, out, _ = cli("classify", "--bytes", "64MiB", "--flops", "8M", "--time", "18us", "--gpu", "H100 SXM", "--json")
     assert code == 0
-    w = " ".join(json.loads(out)["warnings"])
+    d = json.loads(out)
+    w = " ".join(d["warnings"])
     assert "1.11x the DRAM roof" in w and "must be coming from the L2" in w and "--working-set" in w
+    assert d["hierarchy"]["level"] == "DRAM" and d["hierarchy"]["working_set_from_bytes"] is False
+
+
+def test_bytes_that_fit_in_the_l2_faster_than_dram_are_judged_against_the_l2(cli):
+    """Issue 31: 32 MiB in 9 us on the H100 SXM (50 MiB L2) is 1.11x the DRAM roof: L2-resident by its
+    own figures, judged against the L2 (its roof unknown on this sheet) without --working-set, and
+    the remedies name the L2, not DRAM."""
+    code, out, err = cli("classify", "--bytes", "32MiB", "--flops", "8M", "--time", "9us", "--gpu", "H100 SXM", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    h = d["hierarchy"]
+    assert h["level"] == "L2" and h["working_set_from_bytes"] is True and h["l2_roof_known"] is False
+    assert h["placement"]["working_set_bytes"] == 32 * MiB
+    assert d["sol_pct"] is None and not any("faster than the roofline" in w for w in d["warnings"])
+    assert "an L2-resident working set, judged against the L2" in h["lines"][0] and "1.11x the DRAM roof" in h["lines"][0]
+    assert any("L2 transaction" in r for r in d["remedies"]["helps"])
+    assert not any("DRAM" in r for r in d["remedies"]["helps"])
+    # A sheet with an L2 figure: judged against it, % of the L2 roof.
+    code, out, _ = cli("classify", "--bytes", "32MiB", "--flops", "8M", "--time", "5us", "--gpu", "H100 PCIe", "--json")
+    d = json.loads(out)
+    assert d["memory_level"] == "L2" and d["memory_bandwidth_gbs"] == 6900 and d["memory_sol_pct"] == pytest.approx(97.3, abs=0.1)
+    # Slower than DRAM allows: nothing says the L2 served it; judged against DRAM as before.
+    code, out, _ = cli("classify", "--bytes", "32MiB", "--flops", "8M", "--time", "20us", "--gpu", "H100 SXM", "--json")
+    d = json.loads(out)
+    assert d["hierarchy"]["level"] == "DRAM" and d["hierarchy"]["working_set_from_bytes"] is False
+    assert d["memory_level"] == "DRAM" and d["hierarchy"]["placement"] is None
+
+
+def test_working_set_larger_than_the_gpu_memory_is_an_input_error(cli):
+    code, out, err = cli("classify", "--bytes", "1GB", "--flops", "1M", "--gpu", "H100 SXM", "--working-set", "100GB")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "working set 100 GB is larger than the H100 SXM's 80 GB of memory" in err
+
+
+@pytest.mark.parametrize("args, needle", [
+    # issue 31: printed "speed of light 3.2e30%" and "measured time 1e-21 ns", exit 0
+    (["--bytes", "1GB", "--flops", "1G", "--time", "1e-30s"], "the measured time 1e-30 s is impossible"),
+    (["--bytes", "32MiB", "--flops", "8M", "--time", "1ns"], "fastest memory roof of the H100 SXM (L1/shared, 33.5 TB/s)"),
+    (["--bytes", "1GB", "--flops", "1P", "--time", "100us"], "fp8 with 2:4 sparsity, 3.96 PFLOP/s"),
+])
+def test_a_time_faster_than_any_roof_is_an_input_error(cli, args, needle):
+    code, out, err = cli("classify", *args, "--gpu", "H100 SXM")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert needle in err and "impossible" in err and "1.5x" in err
+
+
+def test_a_time_just_inside_the_fastest_roof_is_judged_with_its_figures_written_plainly(cli):
+    # 1 GB at 45 TB/s: 1.35x the L1/shared limit of the H100 SXM, 13.4x its DRAM roof: judged, loudly.
+    code, out, err = cli("classify", "--bytes", "1GB", "--flops", "1G", "--time", f"{1e9 / 45e12 * 1e6:.4f}us",
+                         "--gpu", "H100 SXM")
+    assert code == 0, err
+    assert "1,343% of the roof" in out and "memory 1,343%" in out and "faster than the roofline allows" in out
 
 
 def test_latency_bound_verdict_reproduces_the_course_example(cli):

@@ -171,10 +171,20 @@ def test_mfu_with_attention_and_inference():
     assert mfu(8e9, 12000, 1, 989.5e12, train=False).mfu_pct == pytest.approx(19.4037, rel=1e-4)
     # 2N + 4 L H S for inference with the shape
     assert mfu(8e9, 1, 1, 1e15, train=False, shape=MfuShape(32, 4096, 1000)).flops_per_token == 1.6e10 + 4 * 32 * 4096 * 1000
-    # above 100% is impossible and said so
-    hi = mfu(8e9, 1e6, 1, 989.5e12)
-    assert hi.verdict == "impossible" and any("impossible" in n for n in hi.notes)
+    # above 100% is impossible: an input error naming the MFU and the peak (issue 31: it was a verdict, exit 0)
+    with pytest.raises(UsageError, match=r"MFU 4,851% is impossible: .* 1 x 989.5 TFLOP/s bf16 dense peak"):
+        mfu(8e9, 1e6, 1, 989.5e12)
+    assert mfu(8e9, 20_613, 1, 989.5e12).mfu_pct == pytest.approx(99.997, rel=1e-4)  # just below: judged
     assert mfu(1e9, 100_000, 1, 989.5e12).verdict == "ok"  # 6e14 / 9.895e14 = 60.6%
+
+
+def test_mfu_above_100_pct_exits_2_naming_it(cli):
+    # 6 x 8e9 x 30,000 / 989.5e12 = 145.5%: printed as "impossible" with exit 0 before issue 31
+    code, out, err = cli("mfu", "--params", "8B", "--tokens-per-s", "30000", "--gpu", "H100 SXM")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "MFU 146% is impossible" in err and "989.5 TFLOP/s bf16 dense peak of the H100 SXM" in err
+    code, out, err = cli("mfu", "--params", "8B", "--tokens-per-s", "30000", "--gpu", "H100 SXM", "--json")
+    assert code == 2 and "impossible" in err
 
 
 @pytest.mark.parametrize("args", [

@@ -132,3 +132,73 @@ def test_measure_bf16_matmul_is_compute_bound():
     assert r.verdict.regime == "compute"
     # cuBLAS at half the dense bf16 peak or more (the H200: 8192^3 at 709 TFLOP/s, 72% of 989.5)
     assert r.verdict.compute_sol_pct >= 50.0, r.verdict.compute_sol_pct
+
+
+class FakeTensor:
+    """Just enough of a CUDA tensor for measure's byte and dtype logic (is_torch_tensor is patched)."""
+
+    def __init__(self, numel: int, ptr: int, dtype: str = "torch.float32", size: int = 4):
+        self._numel, self._ptr, self._size = numel, ptr, size
+        self.dtype = dtype
+
+    def numel(self) -> int:
+        return self._numel
+
+    def element_size(self) -> int:
+        return self._size
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+
+def test_a_torch_call_with_no_flops_counted_is_judged_by_its_bytes(monkeypatch):
+    """Issue 31: gpuwhy.measure(torch.nn.functional.layer_norm, x, (8192,)) raised "no FLOPs were
+    counted ... pass flops=N" (FlopCounterMode has no layer_norm formula and it is no pointwise op).
+    Judged against the memory roofs instead, saying the FLOPs were not counted. The GPU parts (the
+    device, the L2 plan, the timing, the FLOP counter) are faked; the judging is the real one."""
+    import gpuwhy.api.measure as M
+    from gpuwhy.engine.timing import Measurement
+    from gpuwhy.model.roofline.classify import FLOPS_NOT_COUNTED
+
+    x, out = FakeTensor(4096 * 8192, 1), FakeTensor(4096 * 8192, 2)  # 128 MiB in, 128 MiB out (fp32)
+    t = 2 * 4096 * 8192 * 4 / (0.8 * 3350e9)  # 80% of the H100 SXM's DRAM roof
+    monkeypatch.setattr(M, "is_torch_tensor", lambda v: isinstance(v, FakeTensor))
+    monkeypatch.setattr(M, "_device_index", lambda args, kwargs, is_torch: 0)
+    monkeypatch.setattr(M, "_count_flops_torch", lambda call: (0.0, "torch.utils.flop_counter counted none", out, False))
+    monkeypatch.setattr(M, "_l2_plan", lambda index, is_torch, sheet, ws, flush, notes: (None, 0, None))
+    monkeypatch.setattr(M, "_timed", lambda call, index, is_torch, warmup, reps, flush: (
+        Measurement(t, t, t, t, 0.0, 10, 3), out, "torch.cuda.Event"))
+
+    def layer_norm(x, shape):  # never called: the counter and the timing are faked
+        raise AssertionError("called")
+
+    r = gpuwhy.measure(layer_norm, x, (8192,), gpu="H100 SXM")
+    v = r.verdict
+    assert v.workload.flops is None and not v.flops_counted
+    assert v.regime == "memory" and v.memory_sol_pct == pytest.approx(80.0, rel=1e-6) and v.sol_pct == pytest.approx(80.0, rel=1e-6)
+    assert v.arithmetic_intensity is None and v.achieved_flops is None and v.compute_sol_pct is None
+    assert FLOPS_NOT_COUNTED in v.warnings and "not counted" in r.flops_source
+    assert "FLOPs not counted (memory roofs only)" in str(r) and "80% of the roof" in str(r)
+    d = r.to_dict()
+    assert d["workload"]["flops"] is None and d["t_compute_s"] is None and d["arithmetic_intensity"] is None
+    assert d["achieved_tflops"] is None and d["attainable_tflops"] is None and d["regime"] == "memory"
+    assert not any("Reuse data" in h for h in d["remedies"]["helps"])  # no compute roof to reuse toward
+
+
+def test_a_classification_with_no_flops_renders_and_validates(capsys):
+    import json
+
+    from gpuwhy.api.classify import run_classify
+    from gpuwhy.model.roofline.classify import Workload
+    from gpuwhy.render.jsonout import document
+    from gpuwhy.render.tables import render_classification
+
+    from json_documents import SCHEMAS
+    from schema_check import Validator
+
+    c = run_classify(Workload(flops=None, bytes=2**28, time_s=2**28 / 2.68e12, name="layer_norm"), "H100 SXM")
+    render_classification(c)
+    text = capsys.readouterr().out
+    assert "FLOPs not counted" in text and "of the memory roof (the compute roof not checked)" in text
+    assert "n/a FLOP" not in text
+    Validator(SCHEMAS).validate(json.loads(json.dumps(document("classify", c.to_dict()))), "classify.schema.json")

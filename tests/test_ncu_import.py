@@ -234,6 +234,41 @@ def test_other_errors_and_non_ncu_files():
         read_ncu_csv(FIX / "does_not_exist.csv")
 
 
+def test_an_export_cut_mid_row_is_refused_naming_it():
+    # `head -c N export.csv` (issue 31): the last row loses its end; judging the rest gave a verdict
+    # on some kernels with the cut row only counted among "rows of the wrong width".
+    text = (FIX / "raw_basic.csv").read_text()
+    row = text.index('\n"3","') + 1
+    end = text.index("\n", row)
+    for cut in range(row + 1, end):
+        with pytest.raises(UsageError, match=r"cut\.csv ends (mid-row|in its header).*cut short") as e:
+            read_ncu_csv("cut.csv", text=text[:cut])
+        assert "\n" not in str(e.value)
+    # The same row whole but without its line end is read as usual, and so is a cut profiler line after it.
+    assert len(read_ncu_csv("whole.csv", text=text[:end]).launches) == 4
+    assert len(read_ncu_csv("whole.csv", text=text[:-5]).launches) == 4
+
+
+def test_an_export_cut_in_its_header_or_a_details_row_is_refused():
+    text = (FIX / "raw_basic.csv").read_text()
+    header = text.index('"ID",')
+    with pytest.raises(UsageError, match="ends in its header"):
+        read_ncu_csv("cut.csv", text=text[: text.index("\n", header) - 40])
+    details = (FIX / "details_basic.csv").read_text()
+    last = details.rstrip("\n").rindex("\n") + 1
+    for cut in (last + 3, (last + len(details)) // 2):
+        with pytest.raises(UsageError, match="cut short"):
+            read_ncu_csv("cut.csv", text=details[:cut])
+
+
+def test_cli_cut_export_exit_2(cli, tmp_path):
+    cut = tmp_path / "ncu_raw.csv"
+    text = (FIX / "raw_basic.csv").read_text()
+    cut.write_text(text[: text.index('\n"3","') + 60])
+    code, out, err = cli("ncu", str(cut), "--gpu", "H200 SXM")
+    assert code == 2 and out == "" and str(cut) in err and "mid-row" in err and err.count("\n") == 1
+
+
 def test_tensor_instructions_without_ops_counters_are_an_estimate():
     """The NERSC recipe's sm__inst_executed_pipe_tensor.sum x FLOPs per instruction, marked as an estimate.
 

@@ -361,7 +361,7 @@ def test_roofline_command_legend_and_points(cli, monkeypatch):
     assert code == 0, err
     text = " ".join(out.split())
     assert "fp32 spec (dashed): 4,800 GB/s, 67 TFLOP/s, ridge 14 FLOP/byte" in text
-    assert "gemm: compute-bound (196x), 1026% of SOL (2,736 FLOP/byte, 688 TFLOP/s achieved)" in text
+    assert "gemm: compute-bound (196x), 1,026% of SOL (2,736 FLOP/byte, 688 TFLOP/s achieved)" in text
     assert "vec: memory-bound (134x) (0.0833 FLOP/byte, on the roof)" in text
 
 

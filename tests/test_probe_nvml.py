@@ -144,13 +144,18 @@ def test_bytes_names_and_undecodable_bytes(machine):
     machine.nvml(make_pynvml([nv], fx["nvml_system"]))
     d = probe_mod.probe_devices().devices[0]
     assert d.identity.name == "NVIDIA H200" and d.identity.sources["name"] == "CUDA driver"
-    # With no driver either, the name is shown with its bad bytes escaped, a warning says so,
-    # and the PCI device id still picks the sheet (issue 19).
+    # With no driver either, the name is n/a with its reason, never the undecoded bytes with
+    # source "NVML" (issue 31; issue 19 showed them escaped), a warning says so, and the PCI
+    # device id still picks the sheet.
     machine.no_driver_library()
     d = probe_mod.probe_devices().devices[0]
-    assert d.identity.name == "\\xff\\xfeNVIDIA\\x80"
+    assert d.identity.name.kind == "undecodable" and d.identity.sources["name"] == "n/a"
+    assert "bytes b'\\xff\\xfeNVIDIA' at 0 are not UTF-8" in d.identity.name.reason
     assert d.sheet.sheet.name == "H200 SXM" and d.sheet.rule == "pci_id"
-    assert any("not clean text" in w and "PCI device id picked the sheet" in w for w in d.warnings)
+    assert any("the name the driver reports is unreadable" in w and "PCI device id picked the sheet" in w
+               for w in d.warnings)
+    ident = d.identity.to_dict()
+    assert ident["name"] is None and "not UTF-8" in ident["n/a"]["name"] and ident["sources"]["name"] == "n/a"
 
 
 def test_unicode_error_raised_inside_pynvml_is_na(machine):

@@ -203,6 +203,44 @@ def test_spec_only_report(cli, tmp_path):
     assert 'stroke-dasharray="7 5"' in html  # sheet roofs only
 
 
+def test_a_point_takes_its_own_dtype_and_above_its_roof_is_loud_everywhere(cli, tmp_path):
+    """Issue 31: ``report --point`` had no DTYPE field, so a bf16 GEMM was judged against fp32 at
+    "1,040% SOL" with the warning only in an off-screen column of the page. The point's DTYPE picks
+    its roof; a point above 100% of its roof is a loud warning in the terminal, the page and --json."""
+    out = tmp_path / "r.html"
+    # 2.2 TFLOP in 3.1 ms = 710 TFLOP/s: 71.7% of the H100 SXM's 989.5 bf16 peak, 1,059% of its 67 fp32 peak
+    code, stdout, err = cli("report", "--out", str(out), "--gpu", "H100 SXM", "--point", "gemm:2.2T:100MB:3.1ms:bf16",
+                            "--point", "fp32gemm:2.2T:100MB:3.1ms", "--json")
+    assert code == 0, err
+    doc = json.loads(stdout)
+    bf16, fp32 = doc["points"]
+    assert bf16["precision"] == "bf16" and bf16["sol_pct"] == pytest.approx(71.72, abs=0.01)
+    assert fp32["precision"] == "fp32" and fp32["sol_pct"] == pytest.approx(1059.2, abs=0.1)
+    assert len(doc["warnings"]) == 1 and doc["warnings"][0].startswith("fp32gemm: 1,059% of its fp32 roof")
+    assert "warning: fp32gemm: 1,059% of its fp32 roof" in err and "warning: gemm" not in err
+    html = out.read_text()
+    top = html.index('<section id="roofline">')
+    assert html.count('class="warnbox">fp32gemm: 1,059% of its fp32 roof') == 2  # at the top of the page and above the table
+    assert html.index('class="warnbox">fp32gemm') < top
+    assert "Classified against (bf16)" in html and "Classified against (fp32)" in html
+    # a precision neither the sheet nor a measurement has is one line, naming it
+    line = _one_line_error(*cli("report", "--out", str(tmp_path / "x.html"), "--gpu", "rtx 5070",
+                                "--point", "g:1T:1GB:1ms:fp64_tensor")[::2])
+    assert "needs a fp64_tensor ceiling" in line
+
+
+def test_a_roofline_point_faster_than_any_roof_is_an_input_error(cli):
+    line = _one_line_error(*cli("roofline", "--gpu", "H200", "--point", "k:1T:1GB:1e-30s")[::2])
+    assert line.startswith("gpuwhy: error: --point k's time 1e-30 s is impossible") and "L1/shared" in line
+
+
+def test_roofline_points_above_their_roof_are_loud_too(cli):
+    code, out, err = cli("roofline", "--gpu", "H100 SXM", "--point", "gemm:2.2T:100MB:3.1ms",
+                         "--point", "g16:2.2T:100MB:3.1ms:bf16", "--json")
+    assert code == 0, err
+    assert "warning: gemm: 1,059% of its fp32 roof, faster than the roofline allows" in err and "g16" not in err
+
+
 class _Dev:
     """A stand-in for the engine's DeviceInfo: what the latency/link results read of it."""
 

@@ -90,5 +90,8 @@ def test_formatting():
     assert fmt_time(8.9e-3) == "8.9 ms"
     assert fmt_time(850e-6) == "850 us"
     assert fmt_time(None) == "n/a"
+    # Extremes as people write them (issue 31: "1e-21 ns"): below a thousandth of a ns, seconds in engineering notation.
+    assert fmt_time(1e-30) == "1e-30 s" and fmt_time(2.3e-13) == "230e-15 s"
+    assert fmt_time(1e-12) == "0.001 ns" and fmt_time(5e-10) == "0.5 ns"
     assert fmt_bytes(62914560) == "60 MiB"
     assert not math.isnan(parse_quantity(1))

@@ -345,8 +345,9 @@ def fmt_si(value: float | None, unit: str = "", digits: int = 3) -> str:
 def fmt_time(seconds: float | None, digits: int = 3) -> str:
     """A duration for people: ``1.76 us``, ``8.9 ms``, ``12.9 s``, ``4.5 min``, ``4.14 h``, ``12 days``; ``n/a`` for None/NaN.
 
-    ns..s below two minutes (under 1 ns still in ns: ``0.5 ns``), then minutes, hours and
-    days (day counts past a million in engineering notation).
+    ns..s below two minutes (under 1 ns still in ns down to a thousandth: ``0.5 ns``, ``0.001 ns``;
+    shorter in seconds, engineering notation: ``1e-30 s``, ``230e-15 s``), then minutes, hours
+    and days (day counts past a million in engineering notation).
     """
     if _missing(seconds):
         return "n/a"
@@ -362,6 +363,8 @@ def fmt_time(seconds: float | None, digits: int = 3) -> str:
     for factor, unit in _TIME_UNITS:
         if a >= factor:
             return f"{_sig(_round_sig(x / factor, digits), digits)} {unit}"
+    if a < 1e-12:
+        return f"{fmt_eng(x, digits)} s"
     return f"{fmt_num(x / 1e-9, digits)} ns"
 
 

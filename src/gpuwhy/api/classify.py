@@ -14,6 +14,7 @@ from ..device.sheet import sheet_for
 from ..errors import UsageError
 from ..model.roofline.ceilings import ceilings_from_profile, ceilings_from_sheet, sheet_precision
 from ..model.roofline.level_verdict import judge_workload
+from ..model.roofline.limits import refuse_impossible_workload
 from ..model.roofline.remedies import Remedies, remedies_for
 from ..model.roofline.classify import Verdict, Workload
 from ..specs import Sheet
@@ -87,7 +88,9 @@ def run_classify(
 
     Raises:
         UsageError: unknown/ambiguous GPU, unknown dtype, a precision the sheet
-            lacks, non-positive workload figures, or no profile with ``measured``.
+            lacks, non-positive workload figures, no profile with ``measured``, a
+            working set larger than the GPU's memory, or a time faster than any roof of
+            the GPU allows (:func:`~gpuwhy.model.roofline.limits.refuse_impossible_workload`).
         SpecError: a malformed sheet or remedies file.
     """
     if gpu is None or (isinstance(gpu, str) and not gpu.strip()):
@@ -98,6 +101,7 @@ def run_classify(
     prof = None
     if working_set is not None and not (working_set > 0):
         raise UsageError(f"the working set must be a positive number of bytes, got {working_set!r}")
+    _refuse_working_set_above_memory(working_set, sheet)
     if measured:
         from dataclasses import replace
 
@@ -112,6 +116,7 @@ def run_classify(
             ceilings = replace(ceilings, launch_overhead_s=spec.launch_overhead_s, launch_overhead_source=spec.launch_overhead_source)
     else:
         ceilings = spec
+    refuse_impossible_workload(workload.flops, workload.bytes, workload.time_s, sheet, prof)
     try:
         threads, blocks = _sm_limits(sheet, spec_dirs)
         grid, block = launch if launch else (None, None)
@@ -120,9 +125,25 @@ def run_classify(
                                          max_blocks_per_sm=blocks)
     except ValueError as exc:
         raise UsageError(f"cannot classify: {exc}") from None
-    rem = remedies_for(verdict, dtype, sheet.peak_tflops, bytes_minimal=bytes_minimal or example is not None)
+    rem = remedies_for(verdict, dtype, sheet.peak_tflops, bytes_minimal=bytes_minimal or example is not None,
+                       level=judged.level)
     return Classification(verdict=verdict, remedies=rem, sheet=sheet, dtype=dtype, example=example,
                           spec_ridge_point=spec.ridge_point if measured else None, notes=tuple(notes), hierarchy=judged)
+
+
+def _refuse_working_set_above_memory(working_set: float | None, sheet: Sheet) -> None:
+    """Refuse a working set larger than the GPU's memory (``memory_size_gb``, GB = 1e9 B): no kernel
+    on that GPU can touch it, so the figure is wrong (a unit, or the bytes of all launches).
+
+    Raises:
+        UsageError: it is larger (names both sizes).
+    """
+    from ..units import fmt_si
+
+    memory = float(sheet.memory_size_gb) * 1e9
+    if working_set is not None and working_set > memory:
+        raise UsageError(f"the working set {fmt_si(working_set, 'B')} is larger than the {sheet.name}'s "
+                         f"{fmt_si(memory, 'B')} of memory; give the distinct bytes one launch touches")
 
 
 def _sm_limits(sheet: Sheet, spec_dirs: Iterable[str]) -> tuple[int | None, int | None]:

@@ -26,7 +26,9 @@ How it measures:
   formulas of ``torch.utils.flop_counter.FlopCounterMode`` (matmul,
   convolution, attention; an FMA is 2 FLOPs) plus one FLOP per output element
   of every other pointwise operator (``torch.Tag.pointwise``; copies and fills
-  count none). Other callables must pass ``flops``.
+  count none). Other callables must pass ``flops``. A PyTorch call whose FLOPs no formula counts
+  (``layer_norm``, ``softmax``'s fused kernels) is judged by its bytes and time against the
+  memory roofs only, and says so.
 - Bytes, when ``bytes`` is not given: the bytes of the distinct input and
   output arrays (anything with ``nbytes``, or a tensor's ``numel() *
   element_size()``). That is a lower bound on DRAM traffic (intermediates,
@@ -120,11 +122,12 @@ class MeasuredClassification(Classification):
         lat = getattr(self.hierarchy, "latency", None)
         if lat is not None:
             why = f"; {lat.cause}"
+        flops = (f"{fmt_num(v.arithmetic_intensity)} FLOP/byte, {fmt_si(v.achieved_flops, 'FLOP/s')}, "
+                 if v.flops_counted else "FLOPs not counted (memory roofs only), ")
         return (
             f"{v.workload.name}: {regime_text(v.regime)} on the {self.sheet.name} ({self.dtype}), "
-            f"{fmt_time(self.time_s)} median of {self.measurement.reps}, {fmt_num(v.arithmetic_intensity)} FLOP/byte, "
-            f"{fmt_si(v.achieved_flops, 'FLOP/s')}, {fmt_si(v.achieved_bandwidth, 'B/s')}{lb}, "
-            f"{roof} ({v.ceilings.source}){why}"
+            f"{fmt_time(self.time_s)} median of {self.measurement.reps}, {flops}"
+            f"{fmt_si(v.achieved_bandwidth, 'B/s')}{lb}, {roof} ({v.ceilings.source}){why}"
         )
 
     def __str__(self) -> str:
@@ -371,7 +374,9 @@ def measure(
         fn: the callable; it must enqueue GPU work (PyTorch ops on CUDA tensors,
             or work on the device's default stream for other callables).
         flops: FLOPs of one call (number or text such as ``"1.1T"``); default:
-            counted for PyTorch callables (see the module docstring), required otherwise.
+            counted for PyTorch callables (see the module docstring), required otherwise;
+            where none are counted (``layer_norm``), judged by bytes and time against the
+            memory roofs only, and the verdict says the FLOPs were not counted.
         bytes: DRAM bytes of one call, reads plus writes; default: the bytes of
             the distinct input and output arrays, a lower bound (the result says so).
         dtype: precision that picks the compute ceiling (``bf16``, ``fp32``, ...);
@@ -399,8 +404,8 @@ def measure(
         ``.measurement``, ``.summary()``).
 
     Raises:
-        UsageError: no ``flops`` for a non-PyTorch callable (or none counted),
-            no ``bytes`` and no array arguments, bad numbers, an unknown GPU or
+        UsageError: no ``flops`` for a non-PyTorch callable, no ``bytes`` and no
+            array arguments, bad numbers, an unknown GPU or
             dtype, a CPU tensor, ``measured=True`` with no bench profile.
         NoDeviceError: no GPU, driver or CUDA (``torch.cuda.is_available()`` False).
         MeasurementError: a CUDA error during the timing.
@@ -502,18 +507,16 @@ def _device_index(args: tuple, kwargs: dict, is_torch: bool) -> int:
     return 0
 
 
-def _flops(fn, call, given: float | None) -> tuple[float, str, Any, bool]:
+def _flops(fn, call, given: float | None) -> tuple[float | None, str, Any, bool]:
     """(FLOPs, where from, the counting call's result or None, whether a matmul ran): ``given``, else
-    counted (:func:`_count_flops_torch`).
-
-    Raises:
-        UsageError: none counted.
-    """
+    counted (:func:`_count_flops_torch`); None FLOPs when none were counted (an operator no formula
+    covers, ``layer_norm``): the call is then judged by its bytes and time against the memory roofs
+    (:func:`gpuwhy.model.roofline.classify.classify`), and the source says so."""
     if given is not None:
         return given, "given", None, False
     f_count, source, result, has_matmul = _count_flops_torch(call)
     if f_count <= 0:
-        raise UsageError(f"no FLOPs were counted for {getattr(fn, '__name__', 'fn')} ({source}); pass flops=N")
+        return None, f"not counted ({source}): judged against the memory roofs only; pass flops=N", result, has_matmul
     return f_count, source, result, has_matmul
 
 

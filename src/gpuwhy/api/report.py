@@ -76,7 +76,7 @@ def read_input(what: str, path: str, run_document: Callable[[dict], "str | None"
 @dataclass(frozen=True)
 class ReportRequest:
     """What `gpuwhy report` was given: the page to write (``out``), the input files by section
-    (None where not given), the workload ``points`` as typed (``NAME:FLOPS:BYTES[:TIME]``), the
+    (None where not given), the workload ``points`` as typed (``NAME:FLOPS:BYTES[:TIME][:DTYPE]``), the
     sheet ``gpu``, the ``dtype`` of the roofline and the points, the ``--specs`` folders, and
     ``json_out`` (said in the command line the page shows)."""
 
@@ -103,7 +103,7 @@ class ReportSources:
     """What the page is made from: ``out``; ``docs`` by section (the files read, a live probe's body
     and the newest profile added); ``live_probe`` when the probe is this machine's now (its body has
     no header yet); the ``sheet`` to compare against (``Sheet.to_dict()``, or None: the probe's);
-    ``dtype``; the ``points`` ``(name, FLOPs, bytes, seconds or None)``; ``commands`` (the command
+    ``dtype``; the ``points`` ``(name, FLOPs, bytes, seconds or None, dtype or None)``; ``commands`` (the command
     line); ``inputs`` ``(section, where from)``; ``notes`` for the reader."""
 
     out: str
@@ -137,7 +137,7 @@ def gather(req: ReportRequest, checks: ReportChecks) -> ReportSources:
         raise UsageError(f"unknown dtype {req.dtype!r}; use one of: {', '.join(DTYPES)}")
     files = req.files()
     docs = {what: read_input(what, path, checks.run_document) for what, path in files.items() if path is not None}
-    points = tuple(parse_point(p) for p in req.points)
+    points = tuple(parse_point(p, allow_dtype=True) for p in req.points)
     commands = (_command_line(req.out, files, list(req.points), req.gpu, d, list(req.spec_dirs), req.json_out),)
     inputs = [(what, path) for what, path in files.items() if path is not None]
     notes: list[str] = []

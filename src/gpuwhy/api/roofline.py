@@ -106,12 +106,14 @@ class RooflinePlan:
 def roofline(req: RooflineRequest) -> RooflinePlan:
     """Pick the sheet and the measured profile of ``req`` and check the precisions against the sheet.
 
-    The sheet is ``--gpu``'s (warned when ``--profile`` measured another GPU), else the profile's,
+    The sheet is ``--gpu``'s (refused when ``--profile`` measured another GPU model), else the profile's,
     else this machine's GPU's; with ``measured``, no GPU here and no ``--gpu``, the one GPU that has
     bench profiles (noted).
 
     Raises:
-        UsageError: an unreadable profile; an unknown GPU; no GPU and no ``--gpu``; ``measured``
+        UsageError: an unreadable profile; an unknown GPU; a ``--profile`` of another GPU model than
+            ``--gpu``'s; a point faster than any roof of the GPU allows
+            (:func:`~gpuwhy.model.roofline.limits.refuse_impossible_workload`); no GPU and no ``--gpu``; ``measured``
             without a profile of that GPU; an unknown dtype; ``--no-tensor-cores`` with fp32/fp64 only.
     """
     from ..errors import UsageError
@@ -125,7 +127,7 @@ def roofline(req: RooflineRequest) -> RooflinePlan:
     if req.gpu is not None:
         sheet = noted(gpu_sheet(req.gpu, tuple(spec_dirs or ()))).sheet
         if prof is not None:
-            _warn_other_gpu(prof, sheet, req.profile_file, spec_dirs)
+            _refuse_other_gpu(prof, sheet, req.profile_file, spec_dirs)
     elif prof is not None:
         sheet = _sheet_of_profile(prof, spec_dirs)
     else:
@@ -140,6 +142,10 @@ def roofline(req: RooflineRequest) -> RooflinePlan:
         if prof is None:
             raise UsageError(f"no bench profile for the {sheet.name}; run `gpuwhy bench --sweep` on that GPU first, "
                              "or drop --measured")
+    from ..model.roofline.limits import refuse_impossible_workload
+
+    for name, flops, bytes_, time_s, *_ in req.points:
+        refuse_impossible_workload(flops, bytes_, time_s, sheet, prof, what=f"--point {name}'s time")
     dtypes = parse_dtypes(req.dtypes, sheet)
     if all(d in ("fp32", "fp64") for d in dtypes):
         refuse_unused(f"with --dtype {','.join(dtypes)} (it picks CUDA-core ceilings for tf32, fp16 and bf16)",
@@ -162,18 +168,30 @@ def _sheet_of_profile(p, spec_dirs):
     return s
 
 
-def _warn_other_gpu(prof, sheet, path, spec_dirs) -> None:
-    """Warn when the --profile file measured another GPU than the --gpu sheet."""
+def _refuse_other_gpu(prof, sheet, path, spec_dirs) -> None:
+    """Refuse a --profile file that measured another GPU model than the --gpu sheet, as ``check
+    --baseline`` refuses another model's baseline (:func:`gpuwhy.check.figures.other_model_error`):
+    its measured roofs drawn on this GPU's chart would be another GPU's. The model is the sheet the
+    profile matches (:func:`_sheet_of_profile`); a profile no sheet matches is this GPU only when its
+    NVML name is one the sheet lists.
+
+    Raises:
+        UsageError: another model (names both and what to do).
+    """
+    from ..check.figures import other_model_error, same_model
     from ..errors import GpuwhyError
-    from ..notices import warn
 
     try:
         theirs = _sheet_of_profile(prof, spec_dirs)
     except GpuwhyError:
         theirs = None
-    if theirs is None or theirs.name != sheet.name:
-        what = f"the {theirs.name}" if theirs is not None else f"a {prof.name!r} (no sheet matches it)"
-        warn(f"--profile {path!r} measured {what}, not the {sheet.name}: its measured ceilings are another GPU's")
+    if theirs is not None and same_model(theirs.name, sheet.name):
+        return
+    if theirs is None and any(same_model(prof.name, n) for n in sheet.nvml_names):
+        return
+    what = f"the {theirs.name}" if theirs is not None else f"a {prof.name!r} (no sheet matches it)"
+    raise other_model_error(f"--profile {path!r}", what, f"the {sheet.name}",
+                            f"drop --gpu to draw the profile's own GPU, or pass a profile of the {sheet.name}")
 
 
 def _only_profiled_gpu(spec_dirs):

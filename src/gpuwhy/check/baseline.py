@@ -28,8 +28,9 @@ from .figures import (
     RunRecord,
     figure,
     figure_order,
-    model_key,
+    other_model_error,
     read_records,
+    same_model,
 )
 from .policy import PASS, SKIP, CheckResult, Policy
 from ..units import fmt_num
@@ -132,11 +133,11 @@ def baseline_figures(baseline: Baseline, model: str, uuid: str) -> tuple[dict[st
     same = [r for r in baseline.records if _norm_uuid(r.uuid) and _norm_uuid(r.uuid) == _norm_uuid(uuid)]
     if same:
         return dict(same[-1].figures), f"this GPU's run ({same[-1].uuid})"
-    peers = [r for r in baseline.records if model_key(r.model) == model_key(model)]
+    peers = [r for r in baseline.records if same_model(r.model, model)]
     if not peers:
         models = ", ".join(sorted({r.model for r in baseline.records}))
-        raise UsageError(f"--baseline {baseline.source!r} is a run of {models}, not {model}: compare runs of the same "
-                         f"GPU model (save a baseline on a {model} with --save-baseline)")
+        raise other_model_error(f"--baseline {baseline.source!r}", models, model,
+                                f"save a baseline on a {model} with --save-baseline")
     if len(peers) == 1:
         p = peers[0]
         on = f" on {p.host}" if p.host else ""

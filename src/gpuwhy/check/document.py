@@ -65,13 +65,42 @@ def check_document(reports: list[DeviceChecks], observations: list[Observations]
     }
 
 
+#: The recorded figures held against their sheet's: (observation field, sheet field, unit, what it is).
+_AGAINST_SHEET = (("dram_bandwidth_gbs", "sheet_bandwidth_gbs", "GB/s", "DRAM bandwidth"),
+                  ("fp32_tflops", "sheet_fp32_tflops", "TFLOP/s", "fp32 rate"),
+                  ("tensor_tflops", "sheet_tensor_tflops", "TFLOP/s", "tensor-core rate"))
+
+
+def _refuse_impossible(obs: Observations, where: str) -> None:
+    """Refuse a recorded figure more than :data:`~gpuwhy.model.roofline.limits.IMPOSSIBLE_FACTOR` x its
+    sheet's figure (a DRAM bandwidth of 1e12 GB/s): no clock reaches it, so the file is wrong, and a
+    check that passed it would pass anything. A figure or sheet figure that is no number is left to
+    :func:`~gpuwhy.check.policy.evaluate` (a bad value).
+
+    Raises:
+        UsageError: an impossible figure (names the entry, the figure, its sheet figure and the factor).
+    """
+    from ..model.roofline.limits import impossible_error, over_roof
+    from ..units import fmt_num
+
+    for key, sheet_key, unit, what in _AGAINST_SHEET:
+        value, sheet = getattr(obs, key), getattr(obs, sheet_key)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (value, sheet)):
+            continue
+        if over_roof(value, sheet):
+            raise impossible_error(f"{where}: {key}", f"{fmt_num(value)} {unit}", value / sheet,
+                                   f"its sheet's {what} ({fmt_num(sheet)} {unit}, {sheet_key})",
+                                   "check the figure and its unit (GB/s = 1e9 B/s, TFLOP/s = 1e12 FLOP/s)")
+
+
 def read_recorded(path: str) -> tuple[list[Observations], str, str]:
     """The observations of a recorded run (a JSON list of them, or a ``check --json`` document),
     with the document's ``host`` and ``date`` ("" when it has none).
 
     Raises:
         UsageError: the file cannot be read, is not JSON, holds no observations, or an entry
-            is not an object or has an unknown key or a bad value.
+            is not an object, has an unknown key or a bad value, or holds an impossible figure
+            (:func:`_refuse_impossible`).
     """
     from ..inputs import read_json
 
@@ -87,9 +116,11 @@ def read_recorded(path: str) -> tuple[list[Observations], str, str]:
         if not isinstance(item, dict):
             raise UsageError(f"--recorded {path!r}: entry {i} is not an object of observations")
         try:
-            out.append(Observations.from_dict(item))
+            obs = Observations.from_dict(item)
         except UsageError as exc:
             raise UsageError(f"--recorded {path!r}: entry {i}: {exc}") from None
+        _refuse_impossible(obs, f"--recorded {path!r}: entry {i} ({obs.device})")
+        out.append(obs)
     host = data.get("host") if isinstance(data, dict) and isinstance(data.get("host"), str) else ""
     date = data.get("date") if isinstance(data, dict) and isinstance(data.get("date"), str) else ""
     return out, host, date

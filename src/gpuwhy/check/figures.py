@@ -123,6 +123,22 @@ def model_key(name: str) -> str:
     return " ".join(str(name).split()).lower()
 
 
+def same_model(a: str, b: str) -> bool:
+    """Whether two GPU model names (NVML names, or sheet names) are one model (:func:`model_key`)."""
+    return model_key(a) == model_key(b)
+
+
+def other_model_error(what: str, theirs: str, ours: str, fix: str):
+    """The one refusal of figures measured on another GPU model than the one judged (a ``--baseline``
+    for ``check``/``bench``, a ``--profile`` for ``roofline``): another model's figures say nothing
+    about this one, so using them is an input error, not a warning. Returns the
+    :class:`~gpuwhy.errors.UsageError` to raise: ``"<what> is a run of <theirs>, not <ours>: compare
+    runs of the same GPU model (<fix>)"``."""
+    from ..errors import UsageError
+
+    return UsageError(f"{what} is a run of {theirs}, not {ours}: compare runs of the same GPU model ({fix})")
+
+
 def figures_from_observations(obs: dict) -> dict[str, float]:
     """Figures of one entry of a check document's ``observations`` (GB/s, TFLOP/s, us)."""
     out: dict[str, float] = {}

@@ -280,7 +280,7 @@ def _run(args: list[str]) -> int:
         _quiet_stdout()
         return 0
     except SystemExit as exc:
-        if _from_rich_broken_pipe(exc):  # rich (also typer's help) exits 1 when the reader went away
+        if _from_broken_pipe(exc):  # rich, typer's help and click's own EPIPE handling exit 1 when the reader went away
             _quiet_stdout()
             return 0
         raise
@@ -314,12 +314,23 @@ def _run(args: list[str]) -> int:
         return _fail(f"internal error: {type(exc).__name__}: {exc} (re-run with --debug and report it)", EXIT_INTERNAL)
 
 
-def _from_rich_broken_pipe(exc: BaseException) -> bool:
+def _from_broken_pipe(exc: BaseException) -> bool:
+    """Whether the ``SystemExit`` ``exc`` is how a library answered a closed standard output: rich's
+    ``on_broken_pipe`` raised it, or click/typer turned a ``BrokenPipeError`` of a write (every
+    ``--json`` and ``--csv`` document) into ``sys.exit(1)``; either way the reader went away and
+    gpuwhy exits 0, as it does for its own writes."""
     tb = exc.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code.co_name == "on_broken_pipe":
             return True
         tb = tb.tb_next
+    seen: set[int] = set()
+    cause = exc.__context__
+    while cause is not None and id(cause) not in seen:  # the error being handled when it exited
+        if isinstance(cause, BrokenPipeError) or (isinstance(cause, OSError) and cause.errno == errno.EPIPE):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
     return False
 
 

@@ -19,7 +19,7 @@ def report_cmd(
     latency: Optional[str] = typer.Option(None, "--latency", metavar="latency.json", help="`gpuwhy bench --latency --json` output."),
     link: Optional[str] = typer.Option(None, "--link", metavar="link.json", help="`gpuwhy bench --link --json` output."),
     run: Optional[str] = typer.Option(None, "--run", metavar="run.json", help="`gpuwhy run --json` output: the run's timeline, budget, fixes and kernels (alone: a page of the run only)."),
-    point: Optional[List[str]] = typer.Option(None, "--point", metavar="NAME:FLOPS:BYTES[:TIME]", help="A workload to classify and draw on the roofline, e.g. gemm:2.2T:100MB:3.1ms. Repeatable."),
+    point: Optional[List[str]] = typer.Option(None, "--point", metavar="NAME:FLOPS:BYTES[:TIME][:DTYPE]", help="A workload to classify and draw on the roofline, e.g. gemm:2.2T:100MB:3.1ms:bf16; judged against its DTYPE's ceiling (default: --dtype). Repeatable."),
     gpu: GpuOpt = None,
     dtype: str = typer.Option("fp32", "--dtype", help="Precision of the roofline's compute ceiling and of the points: fp64|fp32|tf32|fp16|bf16|fp8|int8|..."),
     specs: SpecsOpt = None,

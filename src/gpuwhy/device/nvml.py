@@ -56,9 +56,9 @@ _VOLATILE_ECC = 0
 
 
 class Lenient(str):
-    """Text from NVML (or the driver) that was not clean UTF-8, decoded leniently: each byte that
-    is not UTF-8, and each unprintable character, is shown as a ``\\xNN`` escape (seen on WSL2
-    drivers). ``replaced`` says what was replaced, for a warning; ``what`` names the field."""
+    """Text from NVML (or the driver) with unprintable characters, each shown as a ``\\xNN``
+    escape. ``replaced`` says what was replaced, for a warning; ``what`` names the field. (Bytes
+    that are not UTF-8 are no text at all: :func:`text` makes them an ``undecodable`` NA.)"""
 
     replaced: str = ""
     what: str = ""
@@ -81,9 +81,12 @@ def _escape_unprintable(value: str) -> str:
 def text(value: Any, what: str) -> str | NA:
     """A string from NVML: bytes are decoded (UTF-8), NULs and blanks stripped.
 
-    Bytes that are not UTF-8 and unprintable characters never stop the probe: they are
-    shown as ``\\xNN`` escapes in a :class:`Lenient` string that says what was replaced.
-    Returns NA for an empty string or a value that is not text; an NA passes through.
+    Bytes that are not UTF-8 (seen on WSL2 drivers) are no reading: an NA of kind
+    ``undecodable`` whose reason names the bytes, never the bytes shown as the value (a GPU
+    "named" ``NVIDIA H\\xff200`` by NVML would be a wrong answer; a name then comes from
+    another source or is n/a, and the PCI id still picks the sheet). Unprintable characters in
+    valid text are shown as ``\\xNN`` escapes in a :class:`Lenient` string that says so. Returns
+    NA for an empty string or a value that is not text; an NA passes through.
     """
     if isinstance(value, NA):
         return value
@@ -93,8 +96,8 @@ def text(value: Any, what: str) -> str | NA:
         try:
             value = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            value = raw.decode("utf-8", errors="backslashreplace")
-            replaced = f"bytes {raw[exc.start:exc.start + 8]!r} at {exc.start} are not UTF-8"
+            return NA(f"{what}: unreadable, bytes {raw[exc.start:exc.start + 8]!r} at {exc.start} are not UTF-8",
+                      "undecodable")
     if not isinstance(value, str):
         return NA(f"{what}: not text ({type(value).__name__})", "error")
     value = value.split("\0", 1)[0].strip()

@@ -347,9 +347,12 @@ def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs,
     sheet_match, full_sheet, mig_slice = _sheet_and_shares(name, pci_id, mig_slice, sm, mem_total, spec_dirs, warnings)
     ident.set("mig", mig_slice)
     for key, value in ident.values.items():
+        by_pci = "; the PCI device id picked the sheet" if key == "name" and sheet_match.rule == "pci_id" else ""
         if is_lenient(value):
             warnings.append(f"the {key.replace('_', ' ')} the driver reports is not clean text ({value.replaced}); "
-                            "shown with \\x escapes" + ("; the PCI device id picked the sheet" if key == "name" and sheet_match.rule == "pci_id" else ""))
+                            "shown with \\x escapes" + by_pci)
+        elif is_na(value) and value.kind == "undecodable":
+            warnings.append(f"the {key.replace('_', ' ')} the driver reports is unreadable ({value.reason}): n/a" + by_pci)
     sheet = sheet_match.sheet
     if sheet is None and mig_slice is None:
         warnings.append(sheet_match.note)

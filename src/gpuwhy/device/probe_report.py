@@ -34,7 +34,8 @@ def pick(*pairs: tuple[str, Any]) -> tuple[Any, str | None]:
         reasons.append(f"{src}: {v.reason}")
     if lenient is not None:
         return lenient
-    return NA("; ".join(reasons), "unavailable"), None
+    undecodable = any(is_na(v) and v.kind == "undecodable" for _, v in pairs)  # the warning's cue (probe)
+    return NA("; ".join(reasons), "undecodable" if undecodable else "unavailable"), None
 
 
 def _plain(v: Any) -> Any:

@@ -56,6 +56,8 @@ def read_software(nv, nv_na: NA | None, drv, drv_na: NA | None, archs: list[str]
     NVRTC warning."""
     warnings: list[str] = []
     drv_ver: Any = nv.driver_version() if nv is not None else nv_na
+    if is_na(drv_ver) and drv_ver.kind == "undecodable":
+        warnings.append(f"the driver version NVML reports is unreadable ({drv_ver.reason})")
     if is_na(drv_ver):
         txt = read_proc("driver", "nvidia", "version")
         m = re.search(r"Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)", txt or "")

@@ -8,7 +8,7 @@ from rich.text import Text
 from .console import out
 from ..units import fmt_num
 
-_VERDICT_STYLE = {"cost emergency": "bold red", "impossible": "bold yellow", "ok": "bold green"}
+_VERDICT_STYLE = {"cost emergency": "bold red", "ok": "bold green"}
 
 
 def render_mfu(m) -> None:
@@ -24,8 +24,7 @@ def render_mfu(m) -> None:
         t.add_row(head if sep else "", Text(rest if sep else line))
     con.print(t)
     verdict = Text("verdict: ", style="bold")
-    words = {"ok": f"MFU {fmt_num(m.mfu_pct)}%", "cost emergency": f"MFU {fmt_num(m.mfu_pct)}%: a cost emergency (below 30%)",
-             "impossible": f"MFU {fmt_num(m.mfu_pct)}% is impossible (above 100%)"}
+    words = {"ok": f"MFU {fmt_num(m.mfu_pct)}%", "cost emergency": f"MFU {fmt_num(m.mfu_pct)}%: a cost emergency (below 30%)"}
     verdict.append(words.get(m.verdict, m.verdict), style=_VERDICT_STYLE.get(m.verdict, "bold"))
     con.print(verdict)
     for n in m.notes:

@@ -59,12 +59,15 @@ class ReportPoint:
         flops: operations, > 0.
         bytes: DRAM bytes read plus written, > 0.
         time_s: measured time in s, or None (then the point sits on the roof).
+        dtype: the precision it is judged against (``bf16`` for a bf16 GEMM), or None: the
+            report's ``--dtype``.
     """
 
     name: str
     flops: float
     bytes: float
     time_s: float | None = None
+    dtype: str | None = None
 
 
 @dataclass(frozen=True)
@@ -271,14 +274,25 @@ class PlacedPoint:
         sol = f", {fmt_cell(v.sol_pct)}% SOL" if v.sol_pct is not None else ""
         return f"{self.point.name}: {v.regime}-bound{ratio}{sol}"
 
+    @property
+    def above_roof(self) -> str | None:
+        """The loud warning of a timed point above 100% of its roof (no kernel beats its roof: a count,
+        the time, the precision or the GPU is wrong), or None. The terminal, the page and ``--json``
+        all say it (:func:`gpuwhy.render.report_file.write_report_file`); the words are
+        :func:`gpuwhy.model.roofline.limits.above_roof`'s."""
+        from ..model.roofline.limits import above_roof
 
-def point_ceilings(inp: ReportInput, spec: Spec | None, meas: Measured | None):
-    """The :class:`~gpuwhy.model.roofline.classify.Ceilings` the points are classified against:
-    measured bandwidth and launch overhead where known, the measured peak for
-    ``inp.dtype`` where known, the sheet's otherwise. None without any bandwidth and peak."""
+        return above_roof(self.point.name, self.verdict)
+
+
+def point_ceilings(inp: ReportInput, spec: Spec | None, meas: Measured | None, precision: str | None = None):
+    """The :class:`~gpuwhy.model.roofline.classify.Ceilings` points of ``precision`` (default
+    ``inp.dtype``) are classified against: measured bandwidth and launch overhead where known, the
+    measured peak for that precision where known, the sheet's otherwise. None without any bandwidth
+    and peak."""
     from ..model.roofline.classify import DEFAULT_LAUNCH_OVERHEAD_S, DEFAULT_LAUNCH_OVERHEAD_SOURCE, Ceilings
 
-    prec = inp.dtype
+    prec = precision or inp.dtype
     bw = meas.bandwidth_gbs if meas and meas.bandwidth_gbs else (spec.bandwidth_gbs if spec else None)
     peak = meas.peaks[prec][0] if meas and prec in meas.peaks else (spec.peaks.get(prec) if spec else None)
     if not bw or not peak:
@@ -297,25 +311,46 @@ def point_ceilings(inp: ReportInput, spec: Spec | None, meas: Measured | None):
     )
 
 
-def place_points(points: Sequence[ReportPoint], ceilings) -> list[PlacedPoint]:
-    """Classify every point against ``ceilings`` (see :func:`gpuwhy.model.roofline.classify.classify`).
+def point_precisions(inp: ReportInput) -> list[str]:
+    """The precisions the points are judged against: ``inp.dtype`` for a point without its own
+    DTYPE, in the order the points give them."""
+    out: list[str] = []
+    for p in inp.points:
+        d = p.dtype or inp.dtype
+        if d not in out:
+            out.append(d)
+    return out
+
+
+def ceilings_by_precision(inp: ReportInput, spec: Spec | None, meas: Measured | None) -> dict:
+    """``{precision: Ceilings or None}`` for every precision a point is judged against (:func:`point_ceilings`)."""
+    return {d: point_ceilings(inp, spec, meas, d) for d in point_precisions(inp)}
+
+
+def place_points(points: Sequence[ReportPoint], ceilings, default_dtype: str = "fp32") -> list[PlacedPoint]:
+    """Classify every point (see :func:`gpuwhy.model.roofline.classify.classify`) against ``ceilings``:
+    one :class:`~gpuwhy.model.roofline.classify.Ceilings` for all, or ``{precision: Ceilings}``
+    (:func:`ceilings_by_precision`), a point taking its own ``dtype``'s, else ``default_dtype``'s.
 
     Raises:
         ValueError: a point with non-positive FLOPs, bytes or time.
+        KeyError: a mapping without a point's precision.
     """
     from ..model.roofline.classify import Workload, classify
 
     out = []
     for p in points:
+        c = ceilings[p.dtype or default_dtype] if isinstance(ceilings, dict) else ceilings
         w = Workload(flops=p.flops, bytes=p.bytes, time_s=p.time_s, name=p.name)
-        out.append(PlacedPoint(p, classify(w, ceilings)))
+        out.append(PlacedPoint(p, classify(w, c)))
     return out
 
 
 def roof_precisions(inp: ReportInput) -> list[str]:
-    """The precisions the roofline draws: ``inp.dtype``, then FP32 when that is another
-    one (their colour slots, whether or not a roof of each is known)."""
-    return [inp.dtype] + (["fp32"] if inp.dtype != "fp32" else [])
+    """The precisions the roofline draws: ``inp.dtype``, those the points are judged against, then
+    FP32 when that is another one (their colour slots, whether or not a roof of each is known)."""
+    out = [inp.dtype] + [d for d in point_precisions(inp) if d != inp.dtype]
+    return out + (["fp32"] if "fp32" not in out else [])
 
 
 def roofs_for(inp: ReportInput, spec: Spec | None, meas: Measured | None) -> list[Roof]:

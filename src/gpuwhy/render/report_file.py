@@ -59,7 +59,8 @@ def report_checks():
 class ReportWritten:
     """A report written: where (``out``), its size in ``bytes``, the sheet compared against (``sheet``
     name or None), ``dtype``, the ``sections`` filled, ``inputs`` (section, where from), the ``placed``
-    points (:class:`~gpuwhy.render.report_data.PlacedPoint`), ``commands`` and ``notes``."""
+    points (:class:`~gpuwhy.render.report_data.PlacedPoint`), ``commands`` and ``notes``; ``warnings``:
+    the loud lines of points above 100% of their roof (:attr:`~gpuwhy.render.report_data.PlacedPoint.above_roof`)."""
 
     out: str
     bytes: int
@@ -83,12 +84,21 @@ class ReportWritten:
             "points": [pp.verdict.to_dict() for pp in self.placed],
             "commands": list(self.commands),
             "notes": list(self.notes),
+            "warnings": list(self.warnings),
         }
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The points above 100% of their roof, one loud line each."""
+        return tuple(pp.above_roof for pp in self.placed if pp.above_roof)
 
 
 def write_report_file(src) -> ReportWritten:
     """Draw the page of ``src`` (a :class:`~gpuwhy.api.report.ReportSources`) and write it to ``src.out``;
     a live probe's body gets the document header (:func:`gpuwhy.render.jsonout.document`).
+
+    A point above 100% of its roof is warned of at once (:func:`gpuwhy.notices.warn`: stderr, in
+    every output format).
 
     Raises:
         UsageError: a point and no ceiling of its dtype in the inputs; a point the roofline cannot
@@ -100,7 +110,7 @@ def write_report_file(src) -> ReportWritten:
     from ..errors import UsageError
     from ..version import __version__
     from .jsonout import document
-    from .report_data import ReportInput, ReportPoint, measured_of, place_points, point_ceilings, spec_of
+    from .report_data import ReportInput, ReportPoint, ceilings_by_precision, measured_of, place_points, spec_of
     from .report_html import render_report
 
     docs = dict(src.docs)
@@ -115,22 +125,29 @@ def write_report_file(src) -> ReportWritten:
         inputs=src.inputs, notes=src.notes, run=docs.get("run"),
     )
     spec, meas = spec_of(inp), measured_of(inp)
-    ceil = point_ceilings(inp, spec, meas)
-    if points and ceil is None:
+    ceil = ceilings_by_precision(inp, spec, meas)
+    missing = [d for d, c in ceil.items() if c is None]
+    if points and missing:
         have = ", ".join(sorted((set(spec.peaks) if spec else set()) | set(meas.peaks if meas else {}))) or "none"
-        raise UsageError(f"--point needs a {src.dtype} ceiling and the inputs have none (peaks known: {have}); "
-                         f"pass --dtype with one of those, or --gpu NAME")
+        raise UsageError(f"--point needs a {missing[0]} ceiling and the inputs have none (peaks known: {have}); "
+                         f"pass --dtype or the point's DTYPE with one of those, or --gpu NAME")
     try:
-        placed = place_points(points, ceil) if points else []
+        placed = place_points(points, ceil, src.dtype) if points else []
     except ValueError as exc:
         raise UsageError(f"--point: {exc}") from None
+    from ..notices import warn
+
+    for pp in placed:
+        if pp.above_roof:  # loud on stderr whatever the format (--json too), and on the page
+            warn(pp.above_roof)
     size = write_report(src.out, render_report(inp))
     return ReportWritten(src.out, size, spec.name if spec else None, src.dtype, {k: k in docs for k in SECTIONS},
                          src.inputs, tuple(placed), src.commands, src.notes)
 
 
 def render_report_written(w: ReportWritten) -> None:
-    """The terminal's account of a report written: its notes, each point's verdict, and where it went."""
+    """The terminal's account of a report written: its notes, each point's verdict, and where it went
+    (a point above its roof was warned of on stderr as it was placed, in every format)."""
     from .console import note, out
 
     for n in w.notes:

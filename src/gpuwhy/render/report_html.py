@@ -53,14 +53,15 @@ def render_report(inp: ReportInput) -> str:
             version=inp.version, title=f"gpuwhy run: {run['title']}", subtitle=" · ".join(sub), toc=_RUN_TOC,
             code=S.code, only_run=True, run=run, made=S.provenance(inp),
         ) + "\n"
-    from .report_data import (gpu_name, measured_of, place_points, point_ceilings, roof_precisions, roofs_for, slopes_for,
-                              spec_of, sweep_points)
+    from .report_data import (ceilings_by_precision, gpu_name, measured_of, place_points, roof_precisions, roofs_for,
+                              slopes_for, spec_of, sweep_points)
     from .report_svg import roofline_svg
 
     spec = spec_of(inp)
     meas = measured_of(inp)
-    ceilings = point_ceilings(inp, spec, meas)
-    placed = place_points(inp.points, ceilings) if ceilings is not None and inp.points else []
+    ceilings = ceilings_by_precision(inp, spec, meas)
+    known = {d: c for d, c in ceilings.items() if c is not None}
+    placed = place_points([p for p in inp.points if (p.dtype or inp.dtype) in known], known, inp.dtype)
     roofs = roofs_for(inp, spec, meas)
     sweep = sweep_points(inp)
     title = f"gpuwhy report: {gpu_name(inp, spec)}"

@@ -123,7 +123,9 @@ def summary(inp: ReportInput, spec: Spec | None, meas: Measured | None) -> dict:
 
 
 def roofline(inp: ReportInput, roofs: Sequence, placed: Sequence[PlacedPoint], ceilings, sweep: Sequence) -> dict:
-    """The roofline's legend, the table of the user's points and what they were classified against."""
+    """The roofline's legend, the table of the user's points (each with its precision), what they were
+    classified against (``ceilings``: ``{precision: Ceilings or None}``, one line per precision) and the
+    loud warnings of points above 100% of their roof (:attr:`PlacedPoint.above_roof`)."""
     from .report_data import roof_name, roof_precisions
     from .report_svg import COLORS
 
@@ -142,6 +144,7 @@ def roofline(inp: ReportInput, roofs: Sequence, placed: Sequence[PlacedPoint], c
             rows.append([
                 p.name,
                 Cell("verdict", f"{v.regime}-bound", f" ({fmt_cell(v.bound_ratio)}x)" if math.isfinite(v.bound_ratio) else ""),
+                v.ceilings.precision,
                 fmt_cell(v.arithmetic_intensity), fmt_cell(v.ridge_point),
                 fmt_cell(v.attainable_flops / 1e12),
                 fmt_cell(v.achieved_flops / 1e12) if v.achieved_flops else DASH,
@@ -152,13 +155,18 @@ def roofline(inp: ReportInput, roofs: Sequence, placed: Sequence[PlacedPoint], c
                 fmt_si(p.flops, "FLOP"), fmt_si(p.bytes, "B"),
                 "; ".join(v.warnings) if v.warnings else "",
             ])
-        u = tera_unit(inp.dtype)
+        units = {tera_unit(pp.verdict.ceilings.precision) for pp in placed}
+        u = units.pop() if len(units) == 1 else "T(FL)OP/s"
         out["table"] = table(
-            ["point", "verdict", "FLOP/byte", "ridge", f"attainable {u}", f"achieved {u}", "speed of light",
+            ["point", "verdict", "precision", "FLOP/byte", "ridge", f"attainable {u}", f"achieved {u}", "speed of light",
              "measured time", "model time", "achieved GB/s", "FLOP", "bytes", "warnings"],
-            rows, numeric=(2, 3, 4, 5, 6, 7, 8, 9, 10, 11), wide=(12,))
-        out["against"] = {"source": ceilings.source, "bw": fmt_cell(ceilings.bandwidth / 1e9), "peak": fmt_cell(ceilings.peak_flops / 1e12),
-                          "unit": u, "launch": fmt_time(ceilings.launch_overhead_s), "launch_source": ceilings.launch_overhead_source}
+            rows, numeric=(3, 4, 5, 6, 7, 8, 9, 10, 11, 12), wide=(13,))
+        out["against"] = [{"precision": d, "source": c.source, "bw": fmt_cell(c.bandwidth / 1e9),
+                           "peak": fmt_cell(c.peak_flops / 1e12), "unit": tera_unit(d), "launch": fmt_time(c.launch_overhead_s),
+                           "launch_source": c.launch_overhead_source}
+                          for d, c in ceilings.items() if c is not None]
+    out["above_roof"] = [pp.above_roof for pp in placed if pp.above_roof]
+    out["precisions"] = ", ".join(sorted({pp.verdict.ceilings.precision for pp in placed})) or inp.dtype
     return out
 
 

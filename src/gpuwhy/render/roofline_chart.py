@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..units import fmt_num
+from ..units import fmt_num, fmt_pct
 from .roofline_geometry import LEVEL_WORDS, Frame, LevelSlope, Roof, drawn_at, rate_unit
 
 
@@ -72,7 +72,7 @@ class WorkloadPoint:
         text = f"{self.name}: {v.regime}-bound{ratio}"
         if v.sol_pct is not None:
             level = getattr(v.ceilings, "level", "DRAM")
-            text += f", {v.sol_pct:.0f}% of SOL" + (f" ({LEVEL_WORDS.get(level, level)})" if level != "DRAM" else "")
+            text += f", {fmt_pct(v.sol_pct, 0)} of SOL" + (f" ({LEVEL_WORDS.get(level, level)})" if level != "DRAM" else "")
         return text
 
     def to_dict(self) -> dict:
@@ -282,6 +282,9 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
                                       f"gpuwhy bench --roofline {getattr(profile, 'roofline_date', None) or profile.date}"))
     wl: list[WorkloadPoint] = []
     if points:
+        from ..model.roofline.limits import above_roof
+        from ..notices import warn
+
         if launch_overhead_s is not None:
             lo, lo_src = launch_overhead_s, "--launch-overhead"
         elif profile is not None and getattr(profile, "launch_overhead_s", None):
@@ -300,6 +303,9 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
                 raise UsageError(f"cannot classify point {p.name!r}: {exc}") from None
             lv = tuple((k, p.flops / b) for k, b in (p.level_bytes or {}).items() if b and b > 0 and k != "DRAM")
             name = f"{p.name} ({prec})" if prec != keys[0] else p.name
+            loud = above_roof(p.name, v)
+            if loud:  # on stderr in every format, as report's points
+                warn(loud)
             wl.append(WorkloadPoint(name, v, lv))
         if any(w.on_roof for w in wl):
             notes.append("points without a time are drawn on the roof (attainable FLOP/s); give NAME:FLOPS:BYTES:TIME "

@@ -24,7 +24,8 @@ def render_classification(c) -> None:
     v = c.verdict
     w, ce = v.workload, v.ceilings
     con = out()
-    title = f"{w.name}: {fmt_si(w.flops, 'FLOP')}, {fmt_si(w.bytes, 'B')}"
+    counted = w.flops is not None
+    title = f"{w.name}: {fmt_si(w.flops, 'FLOP') if counted else 'FLOPs not counted'}, {fmt_si(w.bytes, 'B')}"
     if w.launches > 1:
         title += f", {w.launches} launches"
     if getattr(c, "counts", None) is not None:
@@ -35,26 +36,30 @@ def render_classification(c) -> None:
     t.add_row("GPU", f"{ce.gpu} ({ce.source})")
     t.add_row("ceilings", f"{fmt_si(ce.peak_flops, 'FLOP/s')} {ce.precision} dense peak, {fmt_si(ce.bandwidth, 'B/s')} "
                           f"{getattr(ce, 'level', 'DRAM')}")
-    t.add_row("arithmetic intensity", f"{fmt_num(v.arithmetic_intensity)} FLOP/byte")
+    t.add_row("arithmetic intensity", f"{fmt_num(v.arithmetic_intensity)} FLOP/byte" if counted else "n/a (FLOPs not counted)")
     if c.spec_ridge_point is not None:
         t.add_row("ridge point", f"{fmt_num(v.ridge_point)} FLOP/byte measured, {fmt_num(c.spec_ridge_point)} on the spec sheet")
     else:
         t.add_row("ridge point", f"{fmt_num(v.ridge_point)} FLOP/byte")
-    t.add_row("attainable", f"{fmt_si(v.attainable_flops, 'FLOP/s')} (min(peak, bandwidth x intensity))")
-    t.add_row("t_compute", fmt_time(v.t_compute_s))
+    if counted:
+        t.add_row("attainable", f"{fmt_si(v.attainable_flops, 'FLOP/s')} (min(peak, bandwidth x intensity))")
+    t.add_row("t_compute", fmt_time(v.t_compute_s) if counted else "n/a (FLOPs not counted)")
     t.add_row("t_memory", fmt_time(v.t_memory_s))
     t.add_row("t_overhead", f"{fmt_time(v.t_overhead_s)} ({w.launches} x {fmt_time(ce.launch_overhead_s)}, {ce.launch_overhead_source})")
     t.add_row("predicted time", fmt_time(v.predicted_time_s))
     if w.time_s is not None:
         t.add_row("measured time", fmt_time(w.time_s))
-        t.add_row("achieved", f"{fmt_si(v.achieved_flops, 'FLOP/s')}, {fmt_si(v.achieved_bandwidth, 'B/s')}")
+        t.add_row("achieved", f"{fmt_si(v.achieved_flops, 'FLOP/s')}, {fmt_si(v.achieved_bandwidth, 'B/s')}" if counted
+                  else fmt_si(v.achieved_bandwidth, 'B/s'))
         if v.sol_pct is not None:
             t.add_row(
                 "speed of light",
-                f"{v.sol_pct:.1f}% of the roof (compute {v.compute_sol_pct:.1f}%, memory {v.memory_sol_pct:.1f}%)",
+                f"{fmt_pct(v.sol_pct)} of the roof (compute {fmt_pct(v.compute_sol_pct)}, memory {fmt_pct(v.memory_sol_pct)})"
+                if counted else f"{fmt_pct(v.sol_pct)} of the memory roof (the compute roof not checked)",
             )
         else:
-            t.add_row("speed of light", f"n/a: the memory roof is unknown (compute {v.compute_sol_pct:.1f}%)")
+            t.add_row("speed of light", "n/a: the memory roof is unknown"
+                      + (f" (compute {fmt_pct(v.compute_sol_pct)})" if counted else " (and the FLOPs were not counted)"))
         if v.unexplained_fraction is not None:
             t.add_row("unexplained", f"{100 * v.unexplained_fraction:.0f}% of the measured time")
     con.print(t)

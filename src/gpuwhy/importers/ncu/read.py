@@ -234,7 +234,8 @@ def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
         UsageError: the file cannot be read; it holds only a profiler
             permission error (ERR_NVGPUCTRPERM; the message names the fix); it
             holds another ncu error and no data; it has no CSV header with
-            ``ID`` and ``Kernel Name`` columns; or it lists no kernel.
+            ``ID`` and ``Kernel Name`` columns; it ends mid-row (cut short, see
+            :func:`_refuse_cut_short`); or it lists no kernel.
     """
     src = str(source)
     if text is None:
@@ -284,6 +285,7 @@ def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
     # ncu leaves the trailing rule columns out of the details page's metric rows: a row that
     # reaches the Metric Value column is whole.
     min_width = _find(header, _METRIC_VALUE_COLS) + 1 if details else None
+    _refuse_cut_short(src, lines, start, width, min_width, text.endswith(("\n", "\r")))
     rows: list[list[str]] = []
     for row in reader:
         if not row or all(not c.strip() for c in row):
@@ -309,6 +311,34 @@ def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
         said = f" (ncu said: {messages[0]})" if messages else ""
         raise UsageError(f"{src} lists no profiled kernel{said}; check the --kernel-name/-c filters and that the program launched kernels")
     return NcuTable(src, page, tuple(launches), tuple(columns), dropped, tuple(messages), tuple(notes))
+
+
+def _refuse_cut_short(src: str, lines: list[str], start: int, width: int, min_width: int | None,
+                      ends_with_newline: bool) -> None:
+    """Refuse an export that ends mid-row: ``head -c``, a full disk, an ncu run killed while writing or a
+    partial copy leave its last line without a line end and short. Judging what is left would give a
+    verdict on some of the kernels, or on a row with its last metrics missing.
+
+    The last line is cut when the text does not end with a line end and that line is the header
+    (``start``) itself, leaves a quoted cell open, or is a quoted row (ncu quotes every cell) that
+    ends with the comma before a cell or has fewer cells than a whole row has (``width``; on the
+    details page ``min_width``, up to Metric Value). A last row that is whole but lacks its line
+    end is read as usual.
+
+    Raises:
+        UsageError: the last line is cut (names the file, the cells it has and how many a row has).
+    """
+    last = len(lines) - 1
+    if ends_with_newline or last < start or not lines[last].strip():
+        return
+    line = lines[last].strip()
+    cells = next(csv.reader([line]), [])
+    need = min_width if min_width is not None else width
+    open_quote = line.count('"') % 2 == 1
+    if last == start or open_quote or (line.startswith('"') and (line.endswith(",") or len(cells) < need)):
+        where = "in its header" if last == start else f"mid-row (its last line has {len(cells)} of a row's {need} cells)"
+        raise UsageError(f"{src} ends {where}: the export was cut short (ncu stopped while writing, a full disk "
+                         "or a partial copy); export or copy it again, whole")
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,10 @@ def launch_sized(mean_s: float) -> bool:
 #: workload far above the model is slow, not overhead-bound: it keeps its
 #: memory or compute verdict and its low speed of light says so.
 SHORT_WORKLOAD_S = 100e-6
+#: The warning of a verdict whose FLOPs were not counted (``Workload.flops`` None).
+FLOPS_NOT_COUNTED = ("FLOPs were not counted: judged by bytes and time against the memory roofs only; the compute "
+                     "roof was not checked, so an operator doing much arithmetic per byte may be compute-bound "
+                     "instead (pass flops=N to judge it)")
 
 
 def arithmetic_intensity(flops: float, bytes_moved: float) -> float:
@@ -118,14 +122,16 @@ class Workload:
     """What a kernel (or a group of launches) does.
 
     Attributes:
-        flops: floating-point (or integer) operations, > 0.
+        flops: floating-point (or integer) operations, > 0; None when they were not counted
+            (``gpuwhy.measure`` of an operator no FLOP formula covers): then only the memory
+            roofs judge it (:func:`classify`).
         bytes: bytes moved through DRAM, reads plus writes, > 0.
         launches: kernel launches the work takes, >= 1.
         time_s: measured wall time of the whole workload in seconds, if known.
         name: a label for tables and plots.
     """
 
-    flops: float
+    flops: float | None
     bytes: float
     launches: int = 1
     time_s: float | None = None
@@ -138,14 +144,16 @@ class Verdict:
 
     Times in seconds, rates in FLOP/s and B/s, intensity and ridge in FLOP/byte,
     percentages 0-100 (may exceed 100 when the inputs are inconsistent; then
-    ``warnings`` says so).
+    ``warnings`` says so). With the FLOPs not counted (``workload.flops`` None) the
+    intensity, attainable and achieved FLOP/s and compute share are None and
+    ``t_compute_s`` is 0 (no compute term is known; ``--json`` writes None).
     """
 
     workload: Workload
     ceilings: Ceilings
-    arithmetic_intensity: float
+    arithmetic_intensity: float | None
     ridge_point: float
-    attainable_flops: float
+    attainable_flops: float | None
     t_compute_s: float
     t_memory_s: float
     t_overhead_s: float
@@ -161,9 +169,14 @@ class Verdict:
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
     @property
-    def attainable_tflops(self) -> float:
-        """Attainable TFLOP/s at this intensity."""
-        return self.attainable_flops / 1e12
+    def flops_counted(self) -> bool:
+        """False when the workload's FLOPs were not counted (judged against the memory roofs only)."""
+        return self.workload.flops is not None
+
+    @property
+    def attainable_tflops(self) -> float | None:
+        """Attainable TFLOP/s at this intensity (None: the FLOPs were not counted)."""
+        return None if self.attainable_flops is None else self.attainable_flops / 1e12
 
     def to_dict(self) -> dict:
         """Plain data for ``--json`` (SI units; ``*_s`` seconds, ``*_tflops`` 1e12 FLOP/s, ``*_gbs`` 1e9 B/s)."""
@@ -184,7 +197,7 @@ class Verdict:
             "bound_ratio": self.bound_ratio,
             "attainable_tflops": self.attainable_tflops,
             "predicted_time_s": self.predicted_time_s,
-            "t_compute_s": self.t_compute_s,
+            "t_compute_s": self.t_compute_s if self.flops_counted else None,
             "t_memory_s": self.t_memory_s,
             "t_overhead_s": self.t_overhead_s,
             "measured_time_s": w.time_s,
@@ -213,36 +226,44 @@ def classify(workload: Workload, ceilings: Ceilings) -> Verdict:
     :data:`UNEXPLAINED_FACTOR` x the model (launch overhead or host gaps: the
     regime becomes ``overhead``).
 
+    With ``workload.flops`` None (not counted) the compute term is left out: the regime is
+    the larger of memory and overhead, the speed of light the memory roof's, and a warning
+    says that the FLOPs were not counted (the compute roof was not checked).
+
     Raises:
-        ValueError: if flops, bytes, launches or a ceiling is not positive, or
-            time_s is given and not positive.
+        ValueError: if flops (when given), bytes, launches or a ceiling is not positive,
+            or time_s is given and not positive.
     """
-    if workload.flops <= 0 or workload.bytes <= 0 or workload.launches < 1:
+    counted = workload.flops is not None
+    if (counted and workload.flops <= 0) or workload.bytes <= 0 or workload.launches < 1:
         raise ValueError("flops and bytes must be > 0 and launches >= 1")
     if ceilings.peak_flops <= 0 or ceilings.bandwidth <= 0 or ceilings.launch_overhead_s < 0:
         raise ValueError("ceilings must be positive")
     if workload.time_s is not None and not (workload.time_s > 0 and math.isfinite(workload.time_s)):
         raise ValueError("time_s must be > 0")
 
-    ai = arithmetic_intensity(workload.flops, workload.bytes)
+    ai = arithmetic_intensity(workload.flops, workload.bytes) if counted else None
     rp = ceilings.ridge_point
-    t_c = workload.flops / ceilings.peak_flops
+    t_c = workload.flops / ceilings.peak_flops if counted else 0.0
     t_m = workload.bytes / ceilings.bandwidth
     t_o = workload.launches * ceilings.launch_overhead_s
     predicted = max(t_c, t_m) + t_o
-    terms = sorted((("compute", t_c), ("memory", t_m), ("overhead", t_o)), key=lambda kv: kv[1], reverse=True)
+    terms = sorted(((("compute", t_c),) if counted else ()) + (("memory", t_m), ("overhead", t_o)),
+                   key=lambda kv: kv[1], reverse=True)
     regime = terms[0][0]
     bound_ratio = terms[0][1] / terms[1][1] if terms[1][1] > 0 else math.inf
 
     warnings: list[str] = []
+    if not counted:
+        warnings.append(FLOPS_NOT_COUNTED)
     achieved_flops = achieved_bw = sol = c_sol = m_sol = unexplained = None
     t = workload.time_s
     if t is not None:
-        achieved_flops = workload.flops / t
+        achieved_flops = workload.flops / t if counted else None
         achieved_bw = workload.bytes / t
         roof_time = max(t_c, t_m)
         sol = 100.0 * roof_time / t
-        c_sol = 100.0 * achieved_flops / ceilings.peak_flops
+        c_sol = 100.0 * achieved_flops / ceilings.peak_flops if counted else None
         m_sol = 100.0 * achieved_bw / ceilings.bandwidth
         unexplained = max(0.0, (t - predicted) / t)
         if sol > 100.0:
@@ -264,7 +285,7 @@ def classify(workload: Workload, ceilings: Ceilings) -> Verdict:
         ceilings=ceilings,
         arithmetic_intensity=ai,
         ridge_point=rp,
-        attainable_flops=attainable_flops(ceilings.peak_flops, ceilings.bandwidth, ai),
+        attainable_flops=attainable_flops(ceilings.peak_flops, ceilings.bandwidth, ai) if counted else None,
         t_compute_s=t_c,
         t_memory_s=t_m,
         t_overhead_s=t_o,

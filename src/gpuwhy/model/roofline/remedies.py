@@ -10,6 +10,7 @@ fusion, memory layout, more hardware (:data:`STAGES`).
 from __future__ import annotations
 
 import os
+from math import nan
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,7 +182,7 @@ def _steps(items: list, verdict: Verdict, sheet_peaks: dict[str, float], ctx: di
 
 
 def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], data: dict | None = None,
-                 bytes_minimal: bool = False, block: str | None = None) -> Remedies:
+                 bytes_minimal: bool = False, block: str | None = None, level: str | None = None) -> Remedies:
     """The remedies of ``verdict.regime`` (each with the most it can gain here, in
     stage order) and the hints whose conditions hold.
 
@@ -190,7 +191,9 @@ def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], da
 
     ``dtype`` is the precision the user asked for; ``sheet_peaks`` the sheet's
     ``peak_tflops`` map (TFLOP/s), for the gains of a faster or narrower precision;
-    ``bytes_minimal`` says the bytes are a shape's minimum (no reuse can cut them).
+    ``bytes_minimal`` says the bytes are a shape's minimum (no reuse can cut them); ``level`` the
+    memory level the verdict was judged against (``DRAM``, ``L2``; default the ceilings' level), the
+    ``{level}`` of the texts.
 
     Raises:
         SpecError: if the remedies file is malformed (see :func:`load_remedies`).
@@ -203,8 +206,9 @@ def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], da
         "regime": verdict.regime,
         "dtype": dtype,
         "sheet_precisions": set(sheet_peaks),
-        "ratio": verdict.arithmetic_intensity / verdict.ridge_point,
-        "intensity": verdict.arithmetic_intensity,
+        # FLOPs not counted: no intensity, so no condition on it holds (NaN compares false)
+        "ratio": nan if verdict.arithmetic_intensity is None else verdict.arithmetic_intensity / verdict.ridge_point,
+        "intensity": nan if verdict.arithmetic_intensity is None else verdict.arithmetic_intensity,
         "ridge": verdict.ridge_point,
         "time_s": t,
         "time_us": t * 1e6,
@@ -213,6 +217,7 @@ def remedies_for(verdict: Verdict, dtype: str, sheet_peaks: dict[str, float], da
         "gpu": verdict.ceilings.gpu,
         "precision": verdict.ceilings.precision,
         "bytes_minimal": bool(bytes_minimal),
+        "level": level or getattr(verdict.ceilings, "level", "DRAM"),
     }
     hints = []
     for hint in data.get("hints") or []:

@@ -135,7 +135,10 @@ def halve_bytes(v: Verdict, peaks_tflops: dict[str, float]) -> list[Gain]:
 
 
 def reuse(v: Verdict, peaks_tflops: dict[str, float]) -> list[Gain]:
-    """Bytes down until the compute roof: at most predicted / (t_compute + t_overhead)."""
+    """Bytes down until the compute roof: at most predicted / (t_compute + t_overhead); none when the
+    FLOPs were not counted (no compute roof to reach)."""
+    if v.arithmetic_intensity is None:
+        return []
     speedup, after, _, how = _redo(v, v.t_compute_s, v.t_compute_s, v.t_overhead_s, "memory")
     return [Gain(speedup, after, "compute", how, {"ridge": v.ridge_point, "intensity": v.arithmetic_intensity})]
 
