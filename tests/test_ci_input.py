@@ -129,3 +129,29 @@ def test_junit_overwrite_guard_is_the_same_guard(cli, tmp_path):
     with open(junit, "a") as fh:
         fh.write("<!-- mine -->\n")
     assert "has been changed since" in one_line(*cli("check", "--recorded", str(rec), "--junit", str(junit))[::2])
+
+
+def test_report_edited_in_place_is_never_overwritten(cli, tmp_path):
+    # Issue 31: the guard read only the end of the page, so a report edited in place was replaced.
+    out = tmp_path / "r.html"
+    assert cli("report", "--out", str(out), "--gpu", "H200")[0] == 0
+    assert cli("report", "--out", str(out), "--gpu", "H200")[0] == 0  # its own, unchanged report is replaced
+    page = out.read_text()
+    assert page.rstrip().endswith("</main></body></html>")
+    edited = page.replace("<h1>", "<h1>My notes: ", 1)
+    assert edited != page
+    out.write_text(edited)
+    line = one_line(*cli("report", "--out", str(out), "--gpu", "H200")[::2])
+    assert "has been changed since" in line and str(out) in line
+    assert out.read_text() == edited
+
+
+@pytest.mark.parametrize("args", [
+    ["report", "--out", "-", "--gpu", "H200"],
+    ["run", "--out", "-", "--", "python", "-c", "pass"],
+])
+def test_out_dash_is_refused_not_a_file_named_dash(cli, tmp_path, monkeypatch, args):
+    # Issue 31: `--out -` wrote a file (or a folder) named '-'.
+    monkeypatch.chdir(tmp_path)
+    assert "'-'" in one_line(*cli(*args)[::2])
+    assert not (tmp_path / "-").exists()

@@ -229,12 +229,16 @@ def test_run_report_end_to_end_and_report_run_gives_the_same_section(tmp_path, c
     assert f"report written to {again}" in err
     assert _section(again.read_text()) == _section(text)
     assert "--dtype" not in again.read_text()  # a run alone draws no roofline: no dtype in its command line
-    # gpuwhy's own report is replaced on the next run
-    page.write_text(page.read_text().replace("<h1>", "<h1>OLD "))  # gpuwhy's own file, still ending as it did
+    # gpuwhy's own report is replaced on the next run; one edited in place since is not (issue 31)
+    before = page.read_text()
     code, screen, err = cli("run", "--report", str(page), "--out", str(tmp_path / "o"), "--", "python", str(script), str(ran))
     assert code == 0, err
     assert f"report written to {page}" in err and "launch overhead" in screen  # the screen, then the note
-    assert "<h1>OLD " not in page.read_text()
+    assert page.read_text() != before  # the new run's page (its own command line and time)
+    page.write_text(page.read_text().replace("<h1>", "<h1>OLD "))  # edited in place, still ending as it did
+    code, _, err = cli("run", "--report", str(page), "--out", str(tmp_path / "o"), "--", "python", str(script), str(ran))
+    assert code == 2 and "has been changed since" in err
+    assert "<h1>OLD " in page.read_text()
 
 
 def test_run_report_refuses_a_users_file_before_running(tmp_path, cli, prog):

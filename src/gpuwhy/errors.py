@@ -14,7 +14,8 @@ Exit codes (also listed in README.md):
 4     a GPU error during a measurement (:class:`MeasurementError`)
 70    a bug in gpuwhy (the CLI's ``EXIT_INTERNAL``)
 130   interrupted (Ctrl-C), also after what ran until then was reported (:class:`Interrupted`)
-74    standard output cannot be written (the CLI's ``EXIT_OUTPUT``)
+74    output cannot be written: standard output (the CLI's ``EXIT_OUTPUT``), or a file gpuwhy
+      writes into the user's environment (:class:`OutputError`: a read-only home)
 ====  =====================================================
 """
 
@@ -26,6 +27,7 @@ EXIT_USAGE = 2
 EXIT_NO_DEVICE = 3
 EXIT_MEASUREMENT = 4
 EXIT_INTERRUPTED = 130
+EXIT_OUTPUT = 74
 
 
 class GpuwhyError(Exception):
@@ -79,6 +81,12 @@ def gpu_packages_missing(what: str) -> NoDeviceError:
         f"this command needs the GPU packages and {what} cannot be imported (the other commands need none); "
         f"install them (Linux and Windows) with: {GPU_PIP_LINE}"
     )
+
+
+class OutputError(GpuwhyError):
+    """A file gpuwhy must write cannot be written (a read-only home, a full disk): exit code 74."""
+
+    exit_code = EXIT_OUTPUT
 
 
 class Interrupted(GpuwhyError):

@@ -12,6 +12,7 @@ The limit is :data:`DEFAULT_MAX_BYTES` (bytes, after gzip is undone), or the
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import re
@@ -118,12 +119,111 @@ def check_input_folder(path: str | Path, what: str) -> Path:
     raise UsageError(f"{str(path)!r} does not exist; pass {what}")
 
 
+class _Bounded(io.RawIOBase):
+    """The bytes of an open (maybe gzip) stream, the first ones checked, the total bounded.
+
+    Errors while reading become one :class:`UsageError` line: over ``limit`` bytes, a broken
+    gzip stream, an OS error.
+    """
+
+    def __init__(self, fh, src, path: Path, what: str, limit: int, packed: bool, head: bytes) -> None:
+        super().__init__()
+        self._fh, self._src, self._path, self._what = fh, src, path, what
+        self._limit, self._packed = limit, packed
+        self._pending = head
+        self._total = len(head)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        if self._pending:
+            n = min(len(buf), len(self._pending))
+            buf[:n] = self._pending[:n]
+            self._pending = self._pending[n:]
+            return n
+        chunk = _guarded(self._path, self._what, self._src.read, min(len(buf), _CHUNK))
+        self._total += len(chunk)
+        if self._total > self._limit:
+            verb = "unpacks to" if self._packed else "is"
+            raise UsageError(f"{str(self._path)!r} {verb} more than the {fmt_file_size(self._limit)} input limit{_OVER}")
+        buf[:len(chunk)] = chunk
+        return len(chunk)
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                if self._src is not self._fh:
+                    self._src.close()
+            finally:
+                self._fh.close()
+        super().close()
+
+
+_OVER = f"; raise the limit with {ENV_MAX_BYTES}=BYTES if the file is meant to be this large"
+
+
+def _guarded(path: Path, what: str, read, *args):
+    """``read(*args)``, a broken gzip stream or an OS error turned into one :class:`UsageError` line."""
+    try:
+        return read(*args)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise UsageError(f"{str(path)!r} is a broken gzip file ({exc}); pass {what}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {str(path)!r} ({exc.strerror or exc}); pass {what}") from None
+
+
+def open_input(path: str | Path, what: str, *, max_bytes: int | None = None, gunzip: bool = True,
+               expect: str | None = None) -> io.BufferedReader:
+    """The user's file ``path`` opened for reading in binary, gunzipped as it is read when it starts
+    with the gzip magic and ``gunzip`` is set: what :func:`read_input` gives, a piece at a time, so a
+    reader that streams holds a bounded part of the file (close it, or use it in a ``with``).
+
+    The first bytes are checked against ``expect`` (:func:`check_head`) before it is returned;
+    reading past ``max_bytes`` (after decompression), a broken gzip stream or an OS error while
+    reading raise :class:`UsageError`.
+
+    Raises:
+        UsageError: see :func:`read_input`.
+    """
+    p = check_input_path(path, what)
+    limit = max_input_bytes(max_bytes)
+    size = p.stat().st_size
+    if size > limit:
+        raise UsageError(f"{str(p)!r} is {fmt_file_size(size)}, over the {fmt_file_size(limit)} input limit{_OVER}")
+    fh = _guarded(p, what, open, p, "rb")
+    try:
+        magic = _guarded(p, what, fh.read, 2)
+        fh.seek(0)
+        packed = gunzip and magic == GZIP_MAGIC
+        src = gzip.GzipFile(fileobj=fh) if packed else fh
+        head = _guarded(p, what, src.read, _HEAD)
+        check_head(head, p, what, expect)
+        if len(head) > limit:
+            raise UsageError(f"{str(p)!r} unpacks to more than the {fmt_file_size(limit)} input limit{_OVER}")
+        return io.BufferedReader(_Bounded(fh, src, p, what, limit, packed, head), buffer_size=_CHUNK)
+    except BaseException:
+        fh.close()
+        raise
+
+
+def open_input_text(path: str | Path, what: str, *, max_bytes: int | None = None,
+                    expect: str | None = "text", errors: str = "replace") -> io.TextIOWrapper:
+    """:func:`open_input` decoded as UTF-8 as it is read (a BOM dropped; ``errors`` as
+    :func:`codecs.decode` takes it: ``"replace"`` never raises, ``"strict"`` raises
+    ``UnicodeDecodeError`` while reading); lines are not translated (``newline=""``, as
+    :mod:`csv` wants them)."""
+    return io.TextIOWrapper(open_input(path, what, max_bytes=max_bytes, expect=expect),
+                            encoding="utf-8-sig", errors=errors, newline="")
+
+
 def read_input(path: str | Path, what: str, *, max_bytes: int | None = None, gunzip: bool = True,
                expect: str | None = None) -> bytes:
     """The bytes of the user's file ``path``, gunzipped when it starts with the gzip magic and ``gunzip`` is set.
 
-    Read in 1 MiB chunks (Ctrl-C stops it at once); the first bytes are checked against
-    ``expect`` (:func:`check_head`) before the rest is read.
+    Read in 1 MiB chunks (Ctrl-C stops it at once) through :func:`open_input`; the first bytes
+    are checked against ``expect`` (:func:`check_head`) before the rest is read. Readers of
+    large files stream them through :func:`open_input` instead of holding all the bytes.
 
     Args:
         path: the file.
@@ -138,37 +238,13 @@ def read_input(path: str | Path, what: str, *, max_bytes: int | None = None, gun
             ``GPUWHY_MAX_INPUT_BYTES``); it cannot be read; the gzip stream is broken;
             its first bytes are not the expected format.
     """
-    p = check_input_path(path, what)
-    limit = max_input_bytes(max_bytes)
-    size = p.stat().st_size
-    over = (f"; raise the limit with {ENV_MAX_BYTES}=BYTES if the file is meant to be this large")
-    if size > limit:
-        raise UsageError(f"{str(p)!r} is {fmt_file_size(size)}, over the {fmt_file_size(limit)} input limit{over}")
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(2)
-            fh.seek(0)
-            packed = gunzip and head == GZIP_MAGIC
-            src = gzip.GzipFile(fileobj=fh) if packed else fh
-            out = bytearray()
-            with src:
-                while True:
-                    chunk = src.read(_CHUNK)
-                    if not chunk:
-                        break
-                    if not out:
-                        check_head(chunk, p, what, expect)
-                    out += chunk
-                    if len(out) > limit:
-                        verb = "unpacks to" if packed else "is"
-                        raise UsageError(f"{str(p)!r} {verb} more than the {fmt_file_size(limit)} input limit{over}")
-            return bytes(out)
-    except UsageError:
-        raise
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise UsageError(f"{str(p)!r} is a broken gzip file ({exc}); pass {what}") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {str(p)!r} ({exc.strerror or exc}); pass {what}") from None
+    with open_input(path, what, max_bytes=max_bytes, gunzip=gunzip, expect=expect) as fh:
+        out = bytearray()
+        while True:
+            chunk = fh.read(_CHUNK)
+            if not chunk:
+                return bytes(out)
+            out += chunk
 
 
 def read_input_text(path: str | Path, what: str, *, max_bytes: int | None = None, expect: str | None = "text") -> str:

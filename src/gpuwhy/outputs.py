@@ -22,12 +22,15 @@ def writable_output(path: str, what: str, marker: bytes | None = MARK, end: byte
     replaced. A symbolic link is never written through.
 
     Raises:
-        UsageError: ``path`` is empty, a folder, a symbolic link, a device or pipe, its folder
+        UsageError: ``path`` is empty or ``-`` (standard output is not a file gpuwhy writes), a folder, a symbolic link, a device or pipe, its folder
             does not exist, or it holds a file gpuwhy did not write or that was added to since
             (one line naming the option and what to do).
     """
     if not str(path).strip():
         raise UsageError(f"{what} is empty; give a file name")
+    if str(path).strip() == "-":
+        raise UsageError(f"{what} '-': this file is written by gpuwhy, not to standard output (which carries the "
+                         "command's own output: use --json or --csv there); give a file name")
     p = Path(path)
     if p.is_symlink():
         raise UsageError(f"{what} {path!r} is a symbolic link (to {str(p.resolve())!r}); gpuwhy does not write through "

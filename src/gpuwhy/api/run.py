@@ -186,12 +186,25 @@ def host_links() -> dict[str, LinkRate]:
     return {"HtoD": rate, "DtoH": rate}
 
 
+def check_out_dir(out_dir: str | Path) -> None:
+    """Refuse, before the program runs, an ``--out`` that can be no folder: ``-``.
+
+    Raises:
+        UsageError: ``out_dir`` is ``-`` (a folder cannot be standard output).
+    """
+    if str(out_dir).strip() == "-":
+        raise UsageError("--out '-': --out is the folder the trace is saved in, not standard output (which carries "
+                         "the run's own output: use --json there); give a folder")
+
+
 def _out_folder(out_dir: Path) -> Path:
     """``out_dir`` made absolute (the program may change directory) and created.
 
     Raises:
-        UsageError: it is a file, or cannot be made (one line, naming it).
+        UsageError: it is ``-`` (a folder cannot be standard output), a file, or cannot be made (one
+            line, naming it).
     """
+    check_out_dir(out_dir)
     out_dir = Path(os.path.abspath(out_dir))
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {str(out_dir)!r} is a file, not a folder: give a folder for the trace")

@@ -11,19 +11,21 @@ import errno
 import os
 import sys
 
+from typing import Optional
+
 import typer
 
 from ..version import __version__
-from ..errors import EXIT_USAGE, GpuwhyError
+from ..errors import EXIT_OUTPUT, EXIT_USAGE, GpuwhyError
+from .completion import completion_request, run_completion
 
 EXIT_INTERNAL = 70  # a bug in gpuwhy (EX_SOFTWARE); `--debug` shows the traceback
-EXIT_OUTPUT = 74  # standard output cannot be written (EX_IOERR): a full disk, a broken device
 
 app = typer.Typer(
     name="gpuwhy",
     help="Where does the GPU time go? Roofline and bottleneck diagnosis: probe, bench, classify.",
     no_args_is_help=False,
-    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
+    add_completion=False,  # --install-completion/--show-completion [SHELL]: cli/completion.py
     pretty_exceptions_enable=False,
 )
 _state = {"debug": False}
@@ -41,8 +43,16 @@ def _root(
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors (may also follow the command)."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
     json_out: bool = typer.Option(False, "--json", help="With no command: print the main job's result as JSON."),
+    install_completion: Optional[str] = typer.Option(
+        None, "--install-completion", metavar="[SHELL]",
+        help="Install tab completion for SHELL (bash, zsh, fish, powershell; default: this shell)."),
+    show_completion: Optional[str] = typer.Option(
+        None, "--show-completion", metavar="[SHELL]", help="Print the completion script for SHELL, to install it yourself."),
 ) -> None:
-    """With no command, run the main job: probe the GPU, or with no GPU a spec-sheet classify example."""
+    """With no command, run the main job: probe the GPU, or with no GPU a spec-sheet classify example.
+
+    ``--install-completion``/``--show-completion`` are declared here for the help; :func:`main` runs them
+    (cli/completion.py) before click parses, so the shell is an optional value."""
     _state["debug"] = _state["debug"] or debug  # main() took --debug out of the arguments already
     if ctx.invoked_subcommand is None:
         from .main_job import run_main_job
@@ -211,8 +221,10 @@ def _click_command():
     25 ms) each time it is asked, and a process that runs several commands (tests, a notebook) asks
     at each. Call after ``register`` has attached the commands (``main`` does)."""
     if not _CLICK:
+        import typer.completion
         import typer.main
 
+        typer.completion.completion_init()  # the shells' completion classes (add_completion=False skips it)
         _CLICK.append(typer.main.get_command(app))
     return _CLICK[0]
 
@@ -257,6 +269,9 @@ def _empty_value(args: list[str]) -> str | None:
 def _run(args: list[str]) -> int:
     _notes_at_the_end(False)  # nothing kept from an earlier run in this process
     try:
+        completion = completion_request(args)
+        if completion is not None:
+            return run_completion(*completion)
         empty = _empty_value(args)
         if empty is not None:
             raise GpuwhyError(f"{empty} is empty; give it a value or leave {empty} out")

@@ -12,6 +12,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
+from .completion import complete_dtype
 from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
 from .progress import progress_bar
 
@@ -27,7 +28,7 @@ def bench_cmd(
         None, "--kernel", "-k", metavar="K",
         help="read|write|copy|vecadd (both variants), a case such as vecadd-naive or read-vec16, launch, or all. Repeatable.",
     ),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="Element type: fp32 (default) or fp64; with --allreduce bf16 (default) or fp32."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="Element type: fp32 (default) or fp64; with --allreduce bf16 (default) or fp32.", autocompletion=complete_dtype),
     device: DeviceOpt = None,
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,

@@ -8,6 +8,7 @@ import typer
 
 from ..api.classify_request import ShapeText
 from .app import app
+from .completion import complete_dtype, complete_example
 from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt
 from .shape_options import shape_options
 
@@ -19,10 +20,10 @@ def classify_cmd(
     bytes_: Optional[str] = typer.Option(None, "--bytes", metavar="B", help="Bytes through DRAM, reads plus writes: 12GB, 12GiB, 3.2e9."),
     time: Optional[str] = typer.Option(None, "--time", metavar="T", help="Measured time: 850us, 1.2ms, 0.3s."),
     launches: str = typer.Option("1", "--launches", metavar="N", help="Kernel launches the workload takes."),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="fp64|fp64_tensor|fp32|tf32|fp16|bf16|fp8|int8|fp4 (default fp32, or the example's)."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="fp64|fp64_tensor|fp32|tf32|fp16|bf16|fp8|int8|fp4 (default fp32, or the example's).", autocompletion=complete_dtype),
     no_tensor_cores: bool = typer.Option(False, "--no-tensor-cores", help="Use CUDA-core peaks for tf32/fp16/bf16."),
     launch_overhead: Optional[str] = typer.Option(None, "--launch-overhead", metavar="T", help="Per-launch overhead, e.g. 4us (default 5 us)."),
-    example: Optional[str] = typer.Option(None, "--example", metavar="NAME", help="A named example workload (vecadd, saxpy, gemm-bf16-8192, ...)."),
+    example: Optional[str] = typer.Option(None, "--example", metavar="NAME", help="A named example workload (vecadd, saxpy, gemm-bf16-8192, ...).", autocompletion=complete_example),
     measured: bool = typer.Option(False, "--measured", help="Use the newest `gpuwhy bench` profile's measured ceilings (bandwidth, peaks, launch overhead) instead of the sheet's."),
     ncu: Optional[str] = typer.Option(None, "--ncu", metavar="REPORT.csv", help="Classify every kernel of an `ncu --csv` export instead (same as `gpuwhy ncu`)."),
     top: str = typer.Option("10", "--top", metavar="N", help="With --ncu: kernels to list per GPU, by total time."),

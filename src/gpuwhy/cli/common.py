@@ -7,6 +7,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from .completion import complete_gpu
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else there.")]
 CsvOpt = Annotated[
     bool,
@@ -35,7 +37,7 @@ def _family_note_at_the_end(ctx: typer.Context, value: Optional[str]) -> Optiona
 GpuOpt = Annotated[
     Optional[str],
     typer.Option("--gpu", metavar="NAME", help="GPU spec sheet by name, e.g. 'H100 SXM', 'rtx 5070' (see `gpuwhy specs list`).",
-                 callback=_family_note_at_the_end),
+                 callback=_family_note_at_the_end, autocompletion=complete_gpu),
 ]
 DeviceOpt = Annotated[
     Optional[str],

@@ -12,6 +12,7 @@ import typer
 
 from ..api.llm_request import LlmText, ScalingText
 from .app import app
+from .completion import complete_dtype
 from .common import CsvOpt, JsonOpt, SpecsOpt
 from .llm_options import scaling_options
 
@@ -24,7 +25,7 @@ def compare_cmd(
     flops: Optional[str] = typer.Option(None, "--flops", metavar="F", help="FLOPs of the workload (with --bytes): 2.5e12, 2.5T."),
     bytes_: Optional[str] = typer.Option(None, "--bytes", metavar="B", help="Bytes through DRAM (with --flops): 12GB, 3.2e9."),
     llm: bool = typer.Option(False, "--llm", help="An LLM's decode step (with --params or --model and the llm options): tokens/s per GPU."),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="fp64|fp64_tensor|fp32|tf32|fp16|bf16|fp8|int8|fp4 (default fp32); with --llm use --weight-dtype."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="fp64|fp64_tensor|fp32|tf32|fp16|bf16|fp8|int8|fp4 (default fp32); with --llm use --weight-dtype.", autocompletion=complete_dtype),
     cost: Optional[str] = typer.Option(None, "--cost", metavar="GPU=USD,...", help="Price per hour per GPU, e.g. 'H100=2.49,H200=3.50': adds throughput per dollar."),
     per_watt: bool = typer.Option(False, "--per-watt", help="Add throughput per watt of the sheets' board power."),
     measured: bool = typer.Option(False, "--measured", help="Use the DRAM bandwidth of each GPU's newest bench profile where one exists."),

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app
+from .completion import complete_dtype
 from .common import GpuOpt, JsonOpt, SpecsOpt
 
 
@@ -17,7 +18,7 @@ def mfu_cmd(
     gpus: str = typer.Option("1", "--gpus", metavar="N", help="GPUs the run uses."),
     train: bool = typer.Option(False, "--train", help="A training run: 6 FLOPs per parameter per token (the default)."),
     infer: bool = typer.Option(False, "--infer", help="Inference: 2 FLOPs per parameter per token."),
-    dtype: str = typer.Option("bf16", "--dtype", help="Precision whose dense tensor-core peak is the 100% (default bf16)."),
+    dtype: str = typer.Option("bf16", "--dtype", help="Precision whose dense tensor-core peak is the 100% (default bf16).", autocompletion=complete_dtype),
     seq_len: Optional[str] = typer.Option(None, "--seq-len", metavar="S", help="Tokens of context, for attention's FLOPs (with --layers and --hidden)."),
     layers: Optional[str] = typer.Option(None, "--layers", metavar="L", help="Transformer blocks (with --seq-len and --hidden)."),
     hidden: Optional[str] = typer.Option(None, "--hidden", metavar="H", help="Model width (with --seq-len and --layers)."),

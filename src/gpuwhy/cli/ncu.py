@@ -10,6 +10,7 @@ import typer
 from typer.core import TyperCommand
 
 from .app import app
+from .completion import complete_dtype
 from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt
 from .profiler_files import TopOpt
 
@@ -106,7 +107,7 @@ def ncu_cmd(
                                            help="An `ncu --csv` export (raw or details page) or a .ncu-rep report, gzipped or not (see docs/diagnose.md). Or `-- CMD ARGS...` to run CMD under ncu."),
     gpu: GpuOpt = None,
     device: Optional[str] = typer.Option(None, "--device", metavar="ID|NAME", help="Only the GPU with this Device index (or name) in the export."),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="Force the compute ceiling's precision (default: per kernel, from its FLOP counters)."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="Force the compute ceiling's precision (default: per kernel, from its FLOP counters).", autocompletion=complete_dtype),
     top: str = TopOpt,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,

@@ -8,6 +8,7 @@ import typer
 
 from ..render.report_file import check_out_path, write_report  # noqa: F401  (also `gpuwhy run --report`'s)
 from .app import app
+from .completion import complete_dtype
 from .common import GpuOpt, JsonOpt, SpecsOpt
 
 @app.command("report")
@@ -21,7 +22,7 @@ def report_cmd(
     run: Optional[str] = typer.Option(None, "--run", metavar="run.json", help="`gpuwhy run --json` output: the run's timeline, budget, fixes and kernels (alone: a page of the run only)."),
     point: Optional[List[str]] = typer.Option(None, "--point", metavar="NAME:FLOPS:BYTES[:TIME][:DTYPE]", help="A workload to classify and draw on the roofline, e.g. gemm:2.2T:100MB:3.1ms:bf16; judged against its DTYPE's ceiling (default: --dtype). Repeatable."),
     gpu: GpuOpt = None,
-    dtype: str = typer.Option("fp32", "--dtype", help="Precision of the roofline's compute ceiling and of the points: fp64|fp32|tf32|fp16|bf16|fp8|int8|..."),
+    dtype: str = typer.Option("fp32", "--dtype", help="Precision of the roofline's compute ceiling and of the points: fp64|fp32|tf32|fp16|bf16|fp8|int8|...", autocompletion=complete_dtype),
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
 ) -> None:

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from .app import app
+from .completion import complete_dtype
 from .common import GpuOpt, JsonOpt, SpecsOpt
 
 
@@ -16,7 +17,7 @@ def roofline_cmd(
     gpu: GpuOpt = None,
     measured: bool = typer.Option(False, "--measured", help="Add the measured ceilings, sweep points and empirical ridge of the GPU's newest `gpuwhy bench` profile."),
     profile_file: Optional[str] = typer.Option(None, "--profile", metavar="FILE", help="Take the measured figures from this device-profile JSON (e.g. a recorded one); implies --measured."),
-    dtype: Optional[List[str]] = typer.Option(None, "--dtype", help="Ceilings to draw: fp64|fp64_tensor|fp32|tf32|fp16|bf16|fp8|int8|fp4 or all; repeatable or comma-separated (default fp32). The first classifies --point."),
+    dtype: Optional[List[str]] = typer.Option(None, "--dtype", help="Ceilings to draw: fp64|fp64_tensor|fp32|tf32|fp16|bf16|fp8|int8|fp4 or all; repeatable or comma-separated (default fp32). The first classifies --point.", autocompletion=complete_dtype),
     no_tensor_cores: bool = typer.Option(False, "--no-tensor-cores", help="CUDA-core ceilings for tf32/fp16/bf16 (fp16 and bf16 then show the half2 sweep)."),
     point: Optional[List[str]] = typer.Option(None, "--point", metavar="NAME:FLOPS:BYTES[:TIME][:DTYPE]", help="A workload to place and classify, e.g. gemm:2.2T:400MB:3.1ms:bf16 (repeatable); judged against its DTYPE's ceiling (default: the first --dtype)."),
     launch_overhead: Optional[str] = typer.Option(None, "--launch-overhead", metavar="T", help="Per-launch overhead for the --point verdicts (default: measured, else 5 us)."),

@@ -48,7 +48,9 @@ def run_cmd(
         from .report import check_out_path
 
         check_out_path(report, "--report")
-    from ..api.run import profile_program, to_json
+    from ..api.run import check_out_dir, profile_program, to_json
+
+    check_out_dir(out_dir)
 
     cmd = list(cmd or [])
     result = profile_program(cmd, Path(out_dir), skip_first_s=skip, steps=n, kernels=kernels, top=n_top,

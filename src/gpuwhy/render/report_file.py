@@ -5,26 +5,72 @@ did not write, and what was written (:class:`ReportWritten`, the ``--json`` docu
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
+
+
+#: The comment gpuwhy puts just before a report's end: the SHA-256 of the page without it. A page
+#: edited in place after gpuwhy wrote it (still ending where gpuwhy's ended) no longer matches.
+SIGNATURE = "<!-- gpuwhy-sha256 "
+_SIGNED = re.compile(r"<!-- gpuwhy-sha256 ([0-9a-f]{64}) -->\n")
+#: Largest existing file read to check its signature (bytes); a report is well under this.
+_CHECK_MAX_BYTES = 256 * 1024 * 1024
+
+
+def sign_report(text: str) -> str:
+    """``text`` (a page ending in :data:`~gpuwhy.render.report_html.REPORT_END`) with its signature
+    inserted just before the end, so the file still ends where gpuwhy's page ends."""
+    from .report_html import REPORT_END
+
+    cut = text.rindex(REPORT_END)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return f"{text[:cut]}{SIGNATURE}{digest} -->\n{text[cut:]}"
+
+
+def _edited(data: bytes) -> bool:
+    """True when the signed page ``data`` is not what gpuwhy wrote (False for a page without a signature:
+    an older gpuwhy's, judged by its end alone)."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    found = list(_SIGNED.finditer(text))
+    if not found:
+        return False
+    m = found[-1]
+    rest = text[:m.start()] + text[m.end():]
+    return hashlib.sha256(rest.encode("utf-8", errors="surrogateescape")).hexdigest() != m.group(1)
 
 
 def check_out_path(out: str, flag: str = "--out") -> None:
     """Refuse an ``--out`` that gpuwhy must not write (:func:`gpuwhy.outputs.writable_output`): a folder,
     a missing folder, a symbolic link, an existing file that is not a gpuwhy report (no
-    ``<meta name="generator" content="gpuwhy``) or one that was appended to since gpuwhy wrote it.
+    ``<meta name="generator" content="gpuwhy``), one that was appended to since gpuwhy wrote it, or
+    one edited in place since (its :data:`SIGNATURE` no longer matches).
 
     Raises:
         UsageError: with the reason.
     """
+    from ..errors import UsageError
     from ..outputs import writable_output
     from .report_html import GENERATOR_MARK, REPORT_END
 
-    writable_output(out, flag, marker=GENERATOR_MARK.encode(), end=REPORT_END.encode())
+    p = writable_output(out, flag, marker=GENERATOR_MARK.encode(), end=REPORT_END.encode())
+    if not p.is_file():
+        return
+    try:
+        with open(p, "rb") as fh:
+            data = fh.read(_CHECK_MAX_BYTES + 1)
+    except OSError:
+        return  # unreadable: the write says why
+    if len(data) > _CHECK_MAX_BYTES or _edited(data):
+        size = " (and is larger than any report)" if len(data) > _CHECK_MAX_BYTES else ""
+        raise UsageError(f"{flag} {out!r} was written by gpuwhy but has been changed since{size} (edited after "
+                         f"gpuwhy wrote it); remove it or choose another path")
 
 
 def write_report(out: str, text: str, flag: str = "--out") -> int:
-    """Write the report ``text`` to ``out`` (already checked by :func:`check_out_path`) through a
-    temporary file in its folder, so a reader never sees half a page; the bytes written.
+    """Write the report ``text`` to ``out`` (already checked by :func:`check_out_path`), signed
+    (:func:`sign_report`), through a temporary file in its folder, so a reader never sees half a
+    page; the bytes written.
 
     Raises:
         UsageError: the file cannot be written (one line naming ``flag``).
@@ -34,7 +80,7 @@ def write_report(out: str, text: str, flag: str = "--out") -> int:
 
     from ..errors import UsageError
 
-    data = text.encode("utf-8")
+    data = sign_report(text).encode("utf-8")
     parent = os.path.dirname(os.path.abspath(out))
     try:
         fd, tmp = tempfile.mkstemp(dir=parent, prefix=".gpuwhy-report-", suffix=".html")

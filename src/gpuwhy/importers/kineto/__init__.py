@@ -7,8 +7,8 @@ Reads what ``prof.export_chrome_trace(path)`` or ``tensorboard_trace_handler`` w
 events), :mod:`.convert` (the scan as a timeline: copy kinds from names, flow-linked launches).
 The analysis is :mod:`gpuwhy.importers.timeline`'s, the same for every source.
 
-Performance: the event list is parsed, scanned and freed in pieces of about 64 KB (the whole
-parsed trace never sits in memory), the pass keeps numbers in typed arrays, then numpy per GPU
+Performance: the file is read a MiB at a time and the event list parsed, scanned and freed in
+pieces of about 64 KB (neither the whole text nor the whole parsed trace sits in memory), the pass keeps numbers in typed arrays, then numpy per GPU
 (``benchmarks/bench_trace_real.py`` measures a 500 MB trace against a bare ``json.load``).
 """
 
@@ -21,7 +21,7 @@ from ..timeline.activities import Timeline
 from ..timeline.analyze import analyze
 from ..timeline.results import IdleBreakdown, TraceReport
 from .convert import timeline_of
-from .read import events_of, load_trace_json, parse_trace_text, read_trace_text
+from .read import events_of, load_trace_json, open_trace, parse_trace_text, read_trace_text
 from .scan import Scan, scan
 from .stream import NotStreamable, event_pieces
 
@@ -36,21 +36,23 @@ def trace_timeline(data) -> Timeline:
 
 
 def read_timeline(path: str | Path) -> Timeline:
-    """The timeline of a torch.profiler trace file, parsed and scanned a piece at a time
-    (:mod:`.stream`) so the whole parsed trace never sits in memory; text in any unusual shape is
-    parsed whole instead, with the same result or the same refusal.
+    """The timeline of a torch.profiler trace file, read, parsed and scanned a piece at a time
+    (:mod:`.stream`) so neither the whole text nor the whole parsed trace sits in memory (what
+    is held is a window of about a MiB of text, one piece, and the scan's typed arrays); text in
+    any unusual shape is read and parsed whole instead, with the same result or the same refusal.
 
     Raises:
         UsageError: unreadable or not a Chrome trace (see :func:`~.read.load_trace_json`).
     """
-    text = read_trace_text(path)
     try:
-        s = Scan()
-        for piece in event_pieces(text):
-            scan(piece, s)
+        with open_trace(path) as fh:
+            s = Scan()
+            for piece in event_pieces(fh):
+                scan(piece, s)
     except NotStreamable:
+        text = read_trace_text(path)
         s = _scan_whole(text, Path(path))
-    del text
+        del text
     return timeline_of(s)
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...errors import UsageError
-from ...inputs import loads_json, read_input
+from ...inputs import loads_json, open_input_text, read_input
 
+_WHAT = "a torch.profiler trace (.json or .json.gz)"
 _PASS = "pass the file written by torch.profiler's export_chrome_trace or tensorboard_trace_handler"
 #: Elements looked at to tell a list of events from some other list.
 _SNIFF = 1000
@@ -27,11 +28,23 @@ def read_trace_text(path: str | Path) -> str:
         UsageError: the file cannot be read, is not gzip, not UTF-8, or too large.
     """
     p = Path(path)
-    data = read_input(p, "a torch.profiler trace (.json or .json.gz)", expect="json")
+    data = read_input(p, _WHAT, expect="json")
     try:
         return data.decode("utf-8-sig")  # a UTF-8 byte-order mark (Windows editors write one) is not part of the JSON
     except UnicodeDecodeError as exc:
         raise UsageError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start}); {_PASS}") from None
+
+
+def open_trace(path: str | Path):
+    """The trace file opened as UTF-8 text to be read a piece at a time (plain or gzipped, told by
+    its first bytes; a BOM dropped; bytes that are not UTF-8 raise ``UnicodeDecodeError`` while
+    reading). Close it, or use it in a ``with``.
+
+    Raises:
+        UsageError: the file cannot be read, is not JSON by its first bytes, or is too large
+            (also while it is read: a broken gzip stream, past the size limit).
+    """
+    return open_input_text(path, _WHAT, expect="json", errors="strict")
 
 
 def parse_trace_text(text: str, path: str | Path):
@@ -99,4 +112,4 @@ def events_of(data) -> list:
     raise UsageError(f"the JSON is a {type(data).__name__}, neither a Chrome trace object nor an event list; {_PASS}")
 
 
-__all__ = ["events_of", "load_trace_json", "looks_like_events", "parse_trace_text", "read_trace_text"]
+__all__ = ["events_of", "load_trace_json", "looks_like_events", "open_trace", "parse_trace_text", "read_trace_text"]

@@ -32,6 +32,8 @@ from .read import looks_like_events
 
 #: Characters per piece (about 200 events of a torch.profiler trace: parsed, scanned and freed while in cache).
 PIECE_CHARS = 1 << 16
+#: Characters read from a file at a time (the window over the text is about this long).
+CHUNK_CHARS = 1 << 20
 #: Failed cuts in a row after which the rest of the event list is parsed in one piece.
 RETRIES = 3
 _WS = "[ \t\n\r]*"
@@ -44,80 +46,175 @@ class NotStreamable(Exception):
     """The text is not a plain Chrome trace this reader can cut into pieces; parse it whole."""
 
 
-def _value(text: str, i: int):
-    try:
-        return _DECODER.raw_decode(text, i)
-    except (ValueError, RecursionError):
-        raise NotStreamable from None
+class _Window:
+    """The part of the text still to be parsed: all of it (a string), or a window over a text
+    stream that is read :data:`CHUNK_CHARS` characters at a time as the parse needs more.
+
+    ``text`` is the window; indices into it are moved back by :meth:`more`, which drops what
+    lies before the index the parse still needs. ``eof`` once the whole rest is in ``text``.
+    """
+
+    def __init__(self, source, chunk: int) -> None:
+        if isinstance(source, str):
+            self.text, self.eof, self._read = source, True, None
+        else:
+            self.text, self.eof, self._read = "", False, source.read
+        self._chunk = chunk
+
+    def more(self, keep: int, at_least: int = 0) -> int:
+        """Drop the text before ``keep`` and read on (at least ``at_least`` more characters, or to the
+        end); return how far indices moved back (``keep``). A no-op at the end of the text.
+
+        Raises:
+            NotStreamable: the stream is not UTF-8 (the whole read then says so in one line).
+        """
+        if self.eof:
+            return 0
+        parts = [self.text[keep:]]
+        got = 0
+        while True:
+            try:
+                new = self._read(max(self._chunk, at_least - got))
+            except UnicodeDecodeError:
+                raise NotStreamable from None
+            if not new:
+                self.eof = True
+                break
+            parts.append(new)
+            got += len(new)
+            if got >= at_least:
+                break
+        self.text = "".join(parts)
+        return keep
+
+    def need(self, i: int, n: int) -> int:
+        """Make ``text[i:i + n]`` present where the text is that long; return ``i`` as moved."""
+        while len(self.text) - i < n and not self.eof:
+            i -= self.more(i)
+        return i
+
+    def value(self, i: int):
+        """``(the JSON value at i, the index after it, i as moved)``: the window grows (doubling)
+        until the value is whole in it.
+
+        Raises:
+            NotStreamable: no valid value starts at ``i``.
+        """
+        while True:
+            try:
+                v, end = _DECODER.raw_decode(self.text, i)
+                if end < len(self.text) or self.eof:
+                    return v, end, i  # a number at the window's end may go on in the next chunk
+            except (ValueError, RecursionError):
+                if self.eof:
+                    raise NotStreamable from None
+            i -= self.more(i, len(self.text) - i)
+
+    def skip(self, i: int) -> int:
+        """The index past the whitespace at ``i`` (reading on while the window ends in whitespace)."""
+        while True:
+            i = _SKIP(self.text, i).end()
+            if i < len(self.text) or self.eof:
+                return i
+            i -= self.more(i)
+
+    def at(self, i: int, s: str) -> tuple[bool, int]:
+        """``(text at i starts with s, i as moved)``."""
+        i = self.need(i, len(s))
+        return self.text.startswith(s, i), i
 
 
-def event_pieces(text: str, piece_chars: int = PIECE_CHARS) -> Iterator[list]:
-    """The events of a trace's JSON ``text`` as lists, in order (their concatenation is the event list
+def event_pieces(source, piece_chars: int = PIECE_CHARS, chunk_chars: int = CHUNK_CHARS) -> Iterator[list]:
+    """The events of a trace's JSON as lists, in order (their concatenation is the event list
     ``json.loads`` and :func:`~gpuwhy.importers.kineto.read.events_of` give).
+
+    ``source`` is the whole text (a string) or a text stream (``read(n)`` gives up to ``n``
+    characters, ``""`` at the end): a stream is read ``chunk_chars`` at a time, so what is held is
+    one window of the text (about ``chunk_chars``) and one piece, whatever the file's size.
 
     Raises:
         NotStreamable: the text is not valid JSON or not in the usual shape; pieces already
             yielded are then to be discarded.
     """
-    i = _SKIP(text, 0).end()
-    if text.startswith("[", i):
-        i = yield from _list(text, i + 1, piece_chars, bare=True)
-    elif text.startswith("{", i):
-        i = _SKIP(text, i + 1).end()
+    w = _Window(source, chunk_chars)
+    i = w.skip(0)
+    bare, i = w.at(i, "[")
+    if bare:
+        i = yield from _list(w, i + 1, piece_chars, bare=True)
+    else:
+        obj, i = w.at(i, "{")
+        if not obj:
+            raise NotStreamable
+        i = w.skip(i + 1)
         seen = False
         while True:
-            if not text.startswith('"', i):
+            quote, i = w.at(i, '"')
+            if not quote:
                 raise NotStreamable
-            key, i = _value(text, i)
-            i = _SKIP(text, i).end()
-            if not text.startswith(":", i):
+            key, i, _ = w.value(i)
+            i = w.skip(i)
+            colon, i = w.at(i, ":")
+            if not colon:
                 raise NotStreamable
-            i = _SKIP(text, i + 1).end()
+            i = w.skip(i + 1)
             if key == "traceEvents":
-                if seen or not text.startswith("[", i):
+                is_list, i = w.at(i, "[")
+                if seen or not is_list:
                     raise NotStreamable  # json keeps the last of two; a non-list is refused by events_of
                 seen = True
-                i = yield from _list(text, i + 1, piece_chars, bare=False)
+                i = yield from _list(w, i + 1, piece_chars, bare=False)
             else:
-                _, i = _value(text, i)
-            i = _SKIP(text, i).end()
-            if text.startswith(",", i):
-                i = _SKIP(text, i + 1).end()
-            elif text.startswith("}", i):
-                i += 1
-                break
-            else:
+                _, i, _ = w.value(i)
+            i = w.skip(i)
+            comma, i = w.at(i, ",")
+            if comma:
+                i = w.skip(i + 1)
+                continue
+            close, i = w.at(i, "}")
+            if not close:
                 raise NotStreamable
+            i += 1
+            break
         if not seen:
             raise NotStreamable
-    else:
-        raise NotStreamable
-    if _SKIP(text, i).end() != len(text):
+    if w.skip(i) != len(w.text):
         raise NotStreamable
 
 
-def _list(text: str, i: int, piece_chars: int, bare: bool):
+def _list(w: _Window, i: int, piece_chars: int, bare: bool):
     """Yield the pieces of the list whose ``[`` is just before ``i``; return the index after its ``]``."""
-    a = _SKIP(text, i).end()
-    if text.startswith("]", a):
+    a = w.skip(i)
+    empty, a = w.at(a, "]")
+    if empty:
         if bare:
             raise NotStreamable  # an empty list is not a trace
         return a + 1
     first = True
     while True:
-        m = _CUT.search(text, a + piece_chars)
+        # The window holds the next piece and some of what follows (or the rest of the list).
+        a = w.need(a, 2 * piece_chars + 64)
+        pos = a + piece_chars
         piece = None
         misses = 0
-        while m is not None and misses < RETRIES:
+        while misses < RETRIES:
+            m = _CUT.search(w.text, pos)
+            if m is None:
+                if w.eof:
+                    break
+                shift = w.more(a, len(w.text) - a)  # no cut in the window yet: read on (doubling)
+                a, pos = a - shift, pos - shift
+                continue
             try:
-                piece = json.loads("[" + text[a:m.start() + 1] + "]")
+                piece = json.loads("[" + w.text[a:m.start() + 1] + "]")
                 break
             except (ValueError, RecursionError):
                 misses += 1
-                m = _CUT.search(text, m.end())
+                pos = m.end()
         if piece is None:
             # The rest of the list in one piece (no cut left, or the cuts fell inside events).
-            piece, end = _value("[" + text[a:], 0)
+            while not w.eof:
+                a -= w.more(a, len(w.text) - a)
+            piece, end = _decode("[" + w.text[a:], 0)
             if not isinstance(piece, list):
                 raise NotStreamable
             if first and not looks_like_events(piece):
@@ -131,4 +228,11 @@ def _list(text: str, i: int, piece_chars: int, bare: bool):
         a = m.end() - 1
 
 
-__all__ = ["PIECE_CHARS", "RETRIES", "NotStreamable", "event_pieces"]
+def _decode(text: str, i: int):
+    try:
+        return _DECODER.raw_decode(text, i)
+    except (ValueError, RecursionError):
+        raise NotStreamable from None
+
+
+__all__ = ["CHUNK_CHARS", "PIECE_CHARS", "RETRIES", "NotStreamable", "event_pieces"]

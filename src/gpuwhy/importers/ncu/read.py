@@ -28,15 +28,17 @@ verdicts are :mod:`gpuwhy.importers.ncu.analyse`'s.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 import re
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import UsageError
-from ...inputs import read_input_text
+from ...inputs import open_input_text
 
 #: Metrics that name the launch's GPU (read into :attr:`Launch.device_name` on the details page).
 DEVICE_NAME_METRICS = ("device__attribute_display_name",)
@@ -73,6 +75,7 @@ _SHORT_UNITS = {
 }
 
 
+@functools.lru_cache(maxsize=1024)
 def unit_scale(unit: str | None) -> tuple[float, str | None]:
     """``(factor to SI, dimension)`` of an ncu unit string; dimension None when unknown or empty.
 
@@ -154,7 +157,8 @@ def parse_value(text: str | None, unit: str | None) -> tuple[float | None, str |
 class Launch:
     """One profiled kernel launch: its identity and its metrics.
 
-    ``metrics`` maps a metric name to ``(value in SI or None, dimension or None)``;
+    ``metrics`` maps a metric name to ``(value in SI or None, dimension or None)`` (a dict, or
+    on the raw page a :class:`RowMetrics`, read-only);
     ``texts`` keeps the raw text of non-numeric cells (e.g. the device name);
     ``cc`` is the export's ``CC`` column (``"9.0"``) when it has one; ``grid``/``block`` the
     ``Grid Size``/``Block Size`` cells as written (``"(65536, 1, 1)"``), where the export has them.
@@ -164,7 +168,7 @@ class Launch:
     name: str
     device: str
     device_name: str | None
-    metrics: dict[str, tuple[float | None, str | None]] = field(default_factory=dict)
+    metrics: Mapping[str, tuple[float | None, str | None]] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     cc: str | None = None
     grid: str | None = None
@@ -193,9 +197,6 @@ class NcuTable:
     dropped: dict[str, int]
     messages: tuple[str, ...]
     notes: tuple[str, ...]
-
-
-_PERM_RE = re.compile(r"ERR_NVGPUCTRPERM")
 
 
 def _perm_error(source: str) -> UsageError:
@@ -228,7 +229,9 @@ def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
 
     Lines before the header (``==PROF==``, ``==WARNING==``, the program's own
     output) are skipped and counted; so are later lines that are not rows of
-    the header's width.
+    the header's width. The file is read a line at a time and each row kept as
+    numbers only (:class:`RowMetrics` on the raw page), so memory stays near the
+    size of the file whatever its length.
 
     Raises:
         UsageError: the file cannot be read; it holds only a profiler
@@ -238,9 +241,36 @@ def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
             :func:`_refuse_cut_short`); or it lists no kernel.
     """
     src = str(source)
-    if text is None:
-        text = read_input_text(source, "an `ncu --csv` export")
-    lines = text.splitlines()
+    if text is not None:
+        return _read_lines(src, io.StringIO(text, newline=""))
+    with open_input_text(source, "an `ncu --csv` export") as fh:
+        return _read_lines(src, fh)
+
+
+class _Lines:
+    """The lines of an export as they are read, noting whether any names the counter-permission error,
+    how many were read (``n``) and the last one as it was (``last``, its line end kept: the sign of a
+    file cut short is a last line without one)."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._it = iter(lines)
+        self.perm = False
+        self.n = 0
+        self.last: str | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._it:
+            if not self.perm and "ERR_NVGPUCTRPERM" in line:
+                self.perm = True
+            self.n += 1
+            self.last = line
+            yield line
+
+
+def _read_lines(src: str, fh: Iterable[str]) -> NcuTable:
+    """:func:`read_ncu_csv` of the lines of ``fh`` (line ends kept, as a file opened with ``newline=""`` gives them)."""
+    lines = _Lines(fh)
+    it = iter(lines)
     dropped: dict[str, int] = {}
     messages: list[str] = []
 
@@ -249,8 +279,8 @@ def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
         if line is not None and line.startswith(("==WARNING==", "==ERROR==")) and len(messages) < 10:
             messages.append(line.strip())
 
-    start = None
-    for i, line in enumerate(lines):
+    header_line = None
+    for line in it:
         s = line.strip()
         if not s:
             continue
@@ -263,11 +293,11 @@ def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
             except (csv.Error, StopIteration):
                 cells = []
             if _is_header(cells):
-                start = i
+                header_line = s
                 break
         drop("lines before the CSV header (program output)")
-    if start is None:
-        if _PERM_RE.search(text):
+    if header_line is None:
+        if lines.perm:
             raise _perm_error(src)
         err = next((m for m in messages if m.startswith("==ERROR==")), None)
         if err:
@@ -277,50 +307,47 @@ def read_ncu_csv(source: str | Path, text: str | None = None) -> NcuTable:
             "export one with `ncu --csv --page raw --metrics ... ./app > report.csv` (see docs/diagnose.md)"
         )
 
-    body = "\n".join(lines[start:])
-    reader = csv.reader(io.StringIO(body))
-    header = [h.strip() for h in next(reader)]
+    header = [h.strip() for h in next(csv.reader([header_line]))]
     width = len(header)
     details = _find(header, _METRIC_NAME_COLS) is not None and _find(header, _METRIC_VALUE_COLS) is not None
     # ncu leaves the trailing rule columns out of the details page's metric rows: a row that
     # reaches the Metric Value column is whole.
     min_width = _find(header, _METRIC_VALUE_COLS) + 1 if details else None
-    _refuse_cut_short(src, lines, start, width, min_width, text.endswith(("\n", "\r")))
-    rows: list[list[str]] = []
-    for row in reader:
-        if not row or all(not c.strip() for c in row):
-            continue
-        first = row[0].strip()
-        if first.startswith("=="):
-            drop("profiler messages (==PROF==, ==WARNING==, ==ERROR==)", ",".join(row))
-            continue
-        if len(row) > width or (len(row) < width and (min_width is None or len(row) < min_width)):
-            drop("rows of the wrong width (program output inside the CSV)")
-            continue
-        rows.append(row + [""] * (width - len(row)))
-
-    if details:
-        page = "details"
-        launches, columns, notes = _read_details(header, rows)
-    else:
-        page = "raw"
-        launches, columns, notes = _read_raw(header, rows)
+    rows = _DetailsRows(header) if details else _RawRows(header)
+    header_n = lines.n
+    try:
+        for row in csv.reader(it):
+            if not row or all(not c.strip() for c in row):
+                continue
+            first = row[0].strip()
+            if first.startswith("=="):
+                drop("profiler messages (==PROF==, ==WARNING==, ==ERROR==)", ",".join(row))
+                continue
+            if len(row) > width or (len(row) < width and (min_width is None or len(row) < min_width)):
+                drop("rows of the wrong width (program output inside the CSV)")
+                continue
+            rows.add(row + [""] * (width - len(row)))
+    except csv.Error:
+        _refuse_cut_short(src, lines.last, lines.n == header_n, width, min_width)
+        raise
+    _refuse_cut_short(src, lines.last, lines.n == header_n, width, min_width)
+    launches, columns, notes = rows.result()
     if not launches:
-        if _PERM_RE.search(text):
+        if lines.perm:
             raise _perm_error(src)
         said = f" (ncu said: {messages[0]})" if messages else ""
         raise UsageError(f"{src} lists no profiled kernel{said}; check the --kernel-name/-c filters and that the program launched kernels")
-    return NcuTable(src, page, tuple(launches), tuple(columns), dropped, tuple(messages), tuple(notes))
+    return NcuTable(src, "details" if details else "raw", tuple(launches), tuple(columns), dropped, tuple(messages),
+                    tuple(notes))
 
 
-def _refuse_cut_short(src: str, lines: list[str], start: int, width: int, min_width: int | None,
-                      ends_with_newline: bool) -> None:
+def _refuse_cut_short(src: str, last: str | None, header_is_last: bool, width: int, min_width: int | None) -> None:
     """Refuse an export that ends mid-row: ``head -c``, a full disk, an ncu run killed while writing or a
     partial copy leave its last line without a line end and short. Judging what is left would give a
     verdict on some of the kernels, or on a row with its last metrics missing.
 
-    The last line is cut when the text does not end with a line end and that line is the header
-    (``start``) itself, leaves a quoted cell open, or is a quoted row (ncu quotes every cell) that
+    The last line (``last``, as read, with its line end) is cut when it has no line end and it is
+    the header itself (``header_is_last``), leaves a quoted cell open, or is a quoted row (ncu quotes every cell) that
     ends with the comma before a cell or has fewer cells than a whole row has (``width``; on the
     details page ``min_width``, up to Metric Value). A last row that is whole but lacks its line
     end is read as usual.
@@ -328,15 +355,14 @@ def _refuse_cut_short(src: str, lines: list[str], start: int, width: int, min_wi
     Raises:
         UsageError: the last line is cut (names the file, the cells it has and how many a row has).
     """
-    last = len(lines) - 1
-    if ends_with_newline or last < start or not lines[last].strip():
+    if last is None or last.endswith(("\n", "\r")) or not last.strip():
         return
-    line = lines[last].strip()
+    line = last.strip()
     cells = next(csv.reader([line]), [])
     need = min_width if min_width is not None else width
     open_quote = line.count('"') % 2 == 1
-    if last == start or open_quote or (line.startswith('"') and (line.endswith(",") or len(cells) < need)):
-        where = "in its header" if last == start else f"mid-row (its last line has {len(cells)} of a row's {need} cells)"
+    if header_is_last or open_quote or (line.startswith('"') and (line.endswith(",") or len(cells) < need)):
+        where = "in its header" if header_is_last else f"mid-row (its last line has {len(cells)} of a row's {need} cells)"
         raise UsageError(f"{src} ends {where}: the export was cut short (ncu stopped while writing, a full disk "
                          "or a partial copy); export or copy it again, whole")
 
@@ -397,44 +423,125 @@ def _read_cell(la: Launch, metric: str, cell: str, unit: str) -> tuple[float | N
     return v, dim
 
 
-def _read_raw(header: list[str], rows: list[list[str]]) -> tuple[list[Launch], list[str], list[str]]:
-    cols = _IdColumns.of(header)
-    units: list[str] = [""] * len(header)
-    notes: list[str] = []
-    if rows and not rows[0][cols.id].strip() and not rows[0][cols.name].strip():
-        units = [u.strip() for u in rows[0]]
-        rows = rows[1:]
-    elif rows:
-        notes.append("the raw page has no units row: values are taken in ncu's base units (byte, nsecond)")
-    fixed = cols.indices()
-    launches: list[Launch] = []
-    for row in rows:
+class RowMetrics(Mapping[str, tuple[float | None, str | None]]):
+    """One raw-page launch's metrics, ``name -> (value in SI or None, dimension or None)`` as a
+    dict of them reads, held as one float per column (8 bytes; NaN where the cell is n/a).
+
+    The column names (``index``: name -> position) and each column's dimension (``dims``, from
+    the units row) are shared by every launch of the export; ``odd`` holds the few cells whose
+    own unit (``"12.5 Mbyte"``) gives another dimension than their column's. A dict of tuples cost
+    about 200 bytes a cell: a 37 MB ``--set full`` export held 1.2 GB.
+    """
+
+    __slots__ = ("_dims", "_index", "_odd", "_values")
+
+    def __init__(self, index: dict[str, int], dims: list[str | None], values: array,
+                 odd: dict[int, str | None] | None = None) -> None:
+        self._index, self._dims, self._values, self._odd = index, dims, values, odd
+
+    def _at(self, k: int) -> tuple[float | None, str | None]:
+        v = self._values[k]
+        if v != v:  # NaN: the cell is n/a (parse_number never gives NaN)
+            return None, None
+        return v, (self._odd.get(k, self._dims[k]) if self._odd else self._dims[k])
+
+    def __getitem__(self, name: str) -> tuple[float | None, str | None]:
+        return self._at(self._index[name])
+
+    def get(self, name, default=None):
+        k = self._index.get(name)
+        return default if k is None else self._at(k)
+
+    def __contains__(self, name) -> bool:
+        return name in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def items(self):  # type: ignore[override]
+        """``(name, (value, dimension))`` in column order (what a dict of them gives)."""
+        return ((name, self._at(k)) for name, k in self._index.items())
+
+    def __repr__(self) -> str:
+        return f"RowMetrics({dict(self.items())!r})"
+
+
+_NANS = array("d", [math.nan])
+
+
+class _RawRows:
+    """The launches of a raw page, one row at a time: the units row first (if any), then one launch a row."""
+
+    def __init__(self, header: list[str]) -> None:
+        self.header = header
+        self.cols = _IdColumns.of(header)
+        fixed = self.cols.indices()
+        self.metric_cols = [i for i, col in enumerate(header) if i not in fixed and col]
+        # Column name -> its place among the metric columns: a name twice keeps its first place and
+        # its last cell, as assigning into a dict column by column did.
+        self.index: dict[str, int] = {}
+        for k, i in enumerate(self.metric_cols):
+            self.index[header[i]] = k
+        self.units: list[str] | None = None
+        self.dims: list[str | None] = []
+        self.notes: list[str] = []
+        self.launches: list[Launch] = []
+
+    def add(self, row: list[str]) -> None:
+        """Read one row (padded to the header's width)."""
+        cols = self.cols
+        if self.units is None:
+            if not row[cols.id].strip() and not row[cols.name].strip():
+                self.units = [row[i].strip() for i in self.metric_cols]
+                self.dims = [unit_scale(u)[1] for u in self.units]
+                return
+            self.units = [""] * len(self.metric_cols)
+            self.dims = [None] * len(self.metric_cols)
+            self.notes.append("the raw page has no units row: values are taken in ncu's base units (byte, nsecond)")
         la = cols.launch(row)
-        for i, col in enumerate(header):
-            if i in fixed or not col:
+        values = _NANS * len(self.metric_cols)
+        odd: dict[int, str | None] = {}
+        header, units, dims = self.header, self.units, self.dims
+        for k, i in enumerate(self.metric_cols):
+            v, dim = _read_cell(la, header[i], row[i], units[k])
+            if v is None:
                 continue
-            la.metrics[col] = _read_cell(la, col, row[i], units[i])
-        launches.append(la)
-    return launches, header, notes
+            values[k] = v
+            if dim != dims[k]:
+                odd[k] = dim
+        la.metrics = RowMetrics(self.index, self.dims, values, odd or None)
+        self.launches.append(la)
+
+    def result(self) -> tuple[list[Launch], list[str], list[str]]:
+        return self.launches, self.header, self.notes
 
 
-def _read_details(header: list[str], rows: list[list[str]]) -> tuple[list[Launch], list[str], list[str]]:
-    cols = _IdColumns.of(header)
-    i_mn = _find(header, _METRIC_NAME_COLS)
-    i_mu = _find(header, _METRIC_UNIT_COLS)
-    i_mv = _find(header, _METRIC_VALUE_COLS)
-    by_id: dict[str, Launch] = {}
-    seen: list[str] = []
-    for row in rows:
-        key = cols.key(row)
-        la = by_id.get(key)
+class _DetailsRows:
+    """The launches of a details page, one (launch, metric) row at a time."""
+
+    def __init__(self, header: list[str]) -> None:
+        self.cols = _IdColumns.of(header)
+        self.i_mn = _find(header, _METRIC_NAME_COLS)
+        self.i_mu = _find(header, _METRIC_UNIT_COLS)
+        self.i_mv = _find(header, _METRIC_VALUE_COLS)
+        self.by_id: dict[str, Launch] = {}
+        self.seen: dict[str, str] = {}
+
+    def add(self, row: list[str]) -> None:
+        """Read one row (padded to the header's width)."""
+        key = self.cols.key(row)
+        la = self.by_id.get(key)
         if la is None:
-            la = by_id[key] = cols.launch(row)
-        metric = row[i_mn].strip()
+            la = self.by_id[key] = self.cols.launch(row)
+        metric = row[self.i_mn].strip()
         if not metric:
-            continue
-        unit = row[i_mu].strip() if i_mu is not None else ""
-        v, dim = _read_cell(la, metric, row[i_mv], unit)
+            return
+        metric = self.seen.setdefault(metric, metric)  # one string per metric name, shared by every launch
+        unit = row[self.i_mu].strip() if self.i_mu is not None else ""
+        v, dim = _read_cell(la, metric, row[self.i_mv], unit)
         # A metric may appear in two sections (e.g. Duration): the first value wins; one
         # with another unit (Memory Throughput in % and in byte/second) is kept as name|dim.
         old = la.metrics.get(metric)
@@ -442,15 +549,14 @@ def _read_details(header: list[str], rows: list[list[str]]) -> tuple[list[Launch
             la.metrics[metric] = (v, dim)
         elif dim is not None and old[1] != dim and f"{metric}|{dim}" not in la.metrics:
             la.metrics[f"{metric}|{dim}"] = (v, dim)
-        if metric not in seen:
-            seen.append(metric)
-    for la in by_id.values():
-        if la.device_name is None:
-            for m in DEVICE_NAME_METRICS:
-                if la.texts.get(m) and la.texts[m].lower() not in _NA:
-                    la.device_name = la.texts[m]
-    return list(by_id.values()), seen, []
+
+    def result(self) -> tuple[list[Launch], list[str], list[str]]:
+        for la in self.by_id.values():
+            if la.device_name is None:
+                for m in DEVICE_NAME_METRICS:
+                    if la.texts.get(m) and la.texts[m].lower() not in _NA:
+                        la.device_name = la.texts[m]
+        return list(self.by_id.values()), list(self.seen), []
 
 
-
-__all__ = ["DEVICE_NAME_METRICS", "Launch", "NcuTable", "parse_number", "parse_value", "read_ncu_csv", "unit_scale"]
+__all__ = ["DEVICE_NAME_METRICS", "Launch", "NcuTable", "RowMetrics", "parse_number", "parse_value", "read_ncu_csv", "unit_scale"]

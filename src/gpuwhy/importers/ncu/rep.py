@@ -9,7 +9,7 @@ A ``.ncu-rep`` (it starts with the bytes ``NVR\\0``) is read, in this order, thr
 2. ``ncu --import FILE --csv --page raw --print-units base``, when ``ncu`` is on PATH;
 3. otherwise it stops with one line naming what to install (exit 3).
 
-Every file is read through :func:`gpuwhy.inputs.read_input` (regular files only,
+Every file is read through :func:`gpuwhy.inputs.open_input` (regular files only,
 size-bounded, gzip undone by its magic).
 """
 
@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from ...errors import NoDeviceError, UsageError
-from ...inputs import check_head, read_input
+from ...inputs import GZIP_MAGIC, check_head, open_input
 from .read import Launch, NcuTable, read_ncu_csv
 
 REP_MAGIC = b"NVR\x00"
@@ -109,23 +109,30 @@ def read_export(path: str | Path) -> tuple[NcuTable, str]:
     """``(table, how it was read)`` of the user's file ``path``: a CSV export, or a ``.ncu-rep``.
 
     Raises:
-        UsageError: not a readable file (see :func:`gpuwhy.inputs.read_input`), not an
+        UsageError: not a readable file (see :func:`gpuwhy.inputs.open_input`), not an
             ncu export, or a report that ``ncu_report``/``ncu`` cannot read.
         NoDeviceError: a ``.ncu-rep`` and neither ``ncu_report`` nor ``ncu`` is installed.
     """
-    data = read_input(path, WHAT)
-    if data[:4] != REP_MAGIC:
-        check_head(data[:4096], path, "an `ncu --csv` export or a .ncu-rep report", "text")  # a binary file: one line
-        return read_ncu_csv(path, text=data.decode("utf-8-sig", errors="replace")), "csv"
-    if os.path.getsize(path) == len(data):  # not gzipped: ncu can read the file itself
-        return read_ncu_rep(str(path), str(path))
-    with tempfile.TemporaryDirectory(prefix="gpuwhy-ncu-") as tmp:
-        rep = os.path.join(tmp, Path(path).name.removesuffix(".gz") or "report.ncu-rep")
-        if not rep.endswith(".ncu-rep"):
-            rep += ".ncu-rep"
-        with open(rep, "wb") as fh:
-            fh.write(data)
-        return read_ncu_rep(rep, str(path))
+    with open_input(path, WHAT) as fh:
+        magic = fh.peek(len(REP_MAGIC))[:len(REP_MAGIC)]
+        if magic != REP_MAGIC:
+            check_head(fh.peek(4096)[:4096], path, "an `ncu --csv` export or a .ncu-rep report", "text")  # a binary file: one line
+        else:
+            if not _is_gzip(path):  # ncu can read the file itself
+                return read_ncu_rep(str(path), str(path))
+            with tempfile.TemporaryDirectory(prefix="gpuwhy-ncu-") as tmp:
+                rep = os.path.join(tmp, Path(path).name.removesuffix(".gz") or "report.ncu-rep")
+                if not rep.endswith(".ncu-rep"):
+                    rep += ".ncu-rep"
+                with open(rep, "wb") as out:
+                    shutil.copyfileobj(fh, out, 1 << 20)
+                return read_ncu_rep(rep, str(path))
+    return read_ncu_csv(path), "csv"  # read again, a line at a time
+
+
+def _is_gzip(path: str | Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
 
 
 def read_ncu_rep(rep: str, source: str) -> tuple[NcuTable, str]:
