@@ -183,3 +183,20 @@ def test_the_same_run_twice_is_no_change(cli):
     code, out, err = cli("diff", p, p, "--fail-if-slower", "0")
     assert code == 0, err
     assert "no change per step" in out
+
+
+def test_the_benchmark_pairs_script(tmp_path):
+    """benchmarks/diagnosis/diff_pairs.py over the recorded pairs: the table the lead gets on the GPU."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "pairs.json"
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "diagnosis" / "diff_pairs.py"), "--docs", str(DIFF),
+                          "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "planted cause top contributor in 4 of 6" in res.stdout  # d2h_sync, item_gate: host work, as the engine said
+    assert max(len(x) for x in res.stdout.splitlines()[:-2]) <= 80  # then the folder and the missing ones
+    rows = {r["program"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["pageable_h2d"]["ok"] and rows["pageable_h2d"]["ceiling_x"] == pytest.approx(3.5174, abs=1e-4)
+    assert rows["dataloader"]["wrong"] and not rows["tiny_layers"]["wrong"]
+    assert not rows["item_gate"]["offered"] and rows["item_gate"]["ceiling_x"] is None
