@@ -108,6 +108,8 @@ def test_kernels_pair_by_name_grid_and_block():
     by_name = {m.name: m for m in align_kernels(before, [KernelStat("sum", 1e-3, 1)])}
     assert by_name["sum"].status == "both" and by_name["sum"].delta_s == pytest.approx(-7e-3)
     assert by_name["add"].status == "disappeared"
+    # shapes known but not used (two GPUs): by name
+    assert {m.status for m in align_kernels(before, after, by_shape=False)} == {"both"}
 
 
 def test_operators_and_overlap():

@@ -200,3 +200,43 @@ def test_the_benchmark_pairs_script(tmp_path):
     assert rows["pageable_h2d"]["ok"] and rows["pageable_h2d"]["ceiling_x"] == pytest.approx(3.5174, abs=1e-4)
     assert rows["dataloader"]["wrong"] and not rows["tiny_layers"]["wrong"]
     assert not rows["item_gate"]["offered"] and rows["item_gate"]["ceiling_x"] is None
+
+
+def test_the_gpu_of_a_run_document_from_the_trace_it_kept(tmp_path):
+    """A gpuwhy run document names no GPU; the trace the run kept does (kineto's deviceProperties)."""
+    import shutil
+
+    from gpuwhy.api.diff_sides import read_side
+    from gpuwhy.importers.kineto.read import trace_header
+
+    trace = tmp_path / "gpuwhy-run-trace.json.gz"
+    shutil.copy(REAL / "run_decode_h100_trace.json.gz", trace)
+    assert trace_header(trace) == ({"0": "NVIDIA H100 80GB HBM3"}, "CUDA driver API 13.0")
+    assert trace_header(REAL / "trace_dataloader.json")[0] == {"0": "NVIDIA H200"}  # plain JSON too
+    doc = _doc("tiny_layers.planted.json.gz")
+    doc["trace"] = str(trace)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc))
+    assert read_side(str(path)).device.name == "NVIDIA H100 80GB HBM3"
+    doc["trace"] = str(tmp_path / "gone.json")  # moved away: no name, no error
+    path.write_text(json.dumps(doc))
+    assert read_side(str(path)).device.name is None
+    no_header = tmp_path / "bare.json"
+    no_header.write_text(json.dumps({"traceEvents": []}))
+    assert trace_header(no_header) == ({}, None)
+
+
+def test_hta_public_pair_on_two_gpus(cli):
+    """HTA's own trace-diff pair (tests/fixtures/public/hta/SOURCE.md): one job on an A100 and a V100."""
+    hta = ROOT / "tests" / "fixtures" / "public" / "hta"
+    code, out, err = cli("diff", str(hta / "trace_diff_control.json.gz"), str(hta / "trace_diff_test.json.gz"), "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["warnings"][0] == ("DIFFERENT GPUs: before ran on NVIDIA A100-PG509-200, after on Tesla V100-SXM2-16GB: "
+                                "the change mixes the GPU with what you changed (compared anyway)")
+    assert d["line"].startswith("on a different GPU, after is ")
+    assert d["before"]["steps"] == 6 and d["after"]["steps"] == 6
+    assert sum(c["delta_s"] for c in d["contributions"]) == pytest.approx(d["change"]["delta_s"], rel=1e-9)
+    # NCCL picks its grid by the GPU: on two GPUs, kernels pair by name
+    nccl = [k for k in d["kernels"] if k["name"].startswith("ncclKernel_AllReduce")]
+    assert nccl and all(k["status"] == "both" and k["grid"] is None for k in nccl)

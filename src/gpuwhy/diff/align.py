@@ -88,11 +88,14 @@ def _merge(ks: Sequence[KernelStat], shaped: bool) -> dict[tuple, KernelStat]:
     return out
 
 
-def align_kernels(before: Sequence[KernelStat], after: Sequence[KernelStat]) -> tuple[KernelMove, ...]:
+def align_kernels(before: Sequence[KernelStat], after: Sequence[KernelStat], by_shape: bool = True
+                  ) -> tuple[KernelMove, ...]:
     """Every kernel of either run, paired (see the module docstring), largest move first (then by name).
 
-    Launch shapes are used only when every kernel of both runs has them."""
-    shaped = all(k.grid is not None and k.block is not None for k in (*before, *after)) and bool(before or after)
+    Launch shapes are used only when every kernel of both runs has them and ``by_shape`` (off for
+    runs on two different GPUs, whose libraries pick launch shapes by the GPU)."""
+    shaped = by_shape and all(k.grid is not None and k.block is not None for k in (*before, *after)) and \
+        bool(before or after)
     b, a = _merge(before, shaped), _merge(after, shaped)
     out = []
     for key in dict.fromkeys([*b, *a]):

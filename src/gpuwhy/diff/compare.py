@@ -254,7 +254,10 @@ def diff(a: Side, b: Side, *, fail_if_slower_pct: float | None = None, remedy: s
     after = per_unit(b.shares, b.step_s) if unit == "step" else dict(b.shares)
     split = split_change(before, after)
     spread = a.spread_s + b.spread_s if unit == "step" else 0.0
-    kernels = align_kernels([_scaled(k, fa) for k in a.kernels], [_scaled(k, fb) for k in b.kernels])
+    two_gpus = bool(a.device.name and b.device.name and a.device.name != b.device.name)
+    kernels = align_kernels([_scaled(k, fa) for k in a.kernels], [_scaled(k, fb) for k in b.kernels], not two_gpus)
+    if two_gpus:
+        notes.append("kernels are paired by name alone: on two GPUs, libraries pick their launch shapes by the GPU")
     ops = align_operators({n: s * fa for n, s in a.operators.items()}, {n: s * fb for n, s in b.operators.items()})
     scores: tuple[Score, ...] = ()
     if a.predictions and split.after_s > 0 and split.before_s > 0:
