@@ -193,6 +193,10 @@ def test_kinds_that_share_no_budget_are_refused():
         diff(run, ncu)
     with pytest.raises(UsageError, match="c.json is a check/bench document"):
         diff(check, run)
+    ncu_run = Side("r2.json", "run", {"kernels": 1.0}, kernel_time=True)
+    with pytest.raises(UsageError, match="r2.json is a gpuwhy run document of ncu alone"):
+        diff(ncu_run, run)
+    assert diff(ncu_run, ncu).unit == "kernel time"  # both kernel time: they compare
 
 
 def test_check_figures_worse_beyond_the_threshold_fail():
@@ -213,6 +217,9 @@ def test_the_verdict_line_names_the_top_contributor():
     assert line == ("after is 3.6x faster per step (18 ms -> 5 ms): top contributor copies from pageable memory, "
                     "-15 ms (115% of the change)")
     assert verdict_line(split_change({"k": 1.0}, {"k": 1.0}), "window", 0.0) == "no change over the window (1 s -> 1 s)"
+    # a small change keeps a decimal: 1.75 ms -> 1.751 ms is 0.1% slower, not "0% slower"
+    assert verdict_line(split_change({"k": 1.75e-3}, {"k": 1.751e-3}), "kernel time", 0.0).startswith(
+        "after is 0.1% slower in kernel time")
 
 
 def test_the_document_adds_up():

@@ -104,6 +104,7 @@ def test_check_documents_of_two_gpus(cli):
     code, out, err = cli("diff", str(H200_CHECK), str(DIFF / "check_h100.json"), "--fail-if-slower", "3")
     assert code == 1
     assert out.splitlines()[0].startswith("DIFFERENT GPUs")
+    assert "on a different GPU, 4 figures compared; the most worsened: DRAM bandwidth" in " ".join(out.split())
     assert err.strip().splitlines() == ["gpuwhy: error: --fail-if-slower 3: DRAM bandwidth got 28.8% worse "
                                         "(4,590 -> 3,267 GB/s)"]
     code, out, err = cli("diff", str(H200_CHECK), str(DIFF / "check_h100.json"), "--csv")

@@ -261,10 +261,12 @@ def ncu_side(path: str, spec_dirs=()) -> Side:
     if not devs:
         raise UsageError(f"{path}: the ncu export holds no kernel time to judge: nothing to compare")
     d = max(devs, key=lambda x: x.total_time_s or 0.0)
-    notes = [f"{path}: {len(devs)} GPUs in the export; the one with the most kernel time is compared"] if len(devs) > 1 else []
+    notes = ([f"{path}: {len(devs)} GPUs in the export; the one with the most kernel time is compared"]
+             if len(devs) > 1 else [])
     shares = {s.cause.value: s.seconds for s in d.diagnosis.shares if s.cause.value != "warmup"}
-    kernels = tuple(KernelStat(k.full_name, float(k.total_time_s or 0.0), int(k.launches), kind=kernel_kind(k.full_name),
-                               regime=k.regime, roof_pct=k.roof_pct, level=k.deciding_level) for k in d.kernels)
+    kernels = tuple(KernelStat(k.full_name, float(k.total_time_s or 0.0), int(k.launches),
+                               kind=kernel_kind(k.full_name), regime=k.regime, roof_pct=k.roof_pct,
+                               level=k.deciding_level) for k in d.kernels)
     clocks = [k.sm_clock_hz / 1e6 for k in d.kernels if k.sm_clock_hz]
     device = DeviceFacts(d.name or d.sheet, None, median(clocks) if clocks else None)
     return Side(path, "ncu", shares, None, (), kernels, {}, True, (), device, None, {}, tuple(notes))

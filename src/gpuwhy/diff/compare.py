@@ -193,7 +193,8 @@ def _check_kinds(a: Side, b: Side) -> None:
                          "diff compares two of a kind")
     if a.has_budget and a.kernel_time != b.kernel_time:
         n, o = (a, b) if a.kernel_time else (b, a)
-        raise UsageError(f"{n.source} is an ncu export (kernel time, no idle time seen) and {o.source} a timeline: "
+        what = "an ncu export" if n.kind == "ncu" else "a gpuwhy run document of ncu alone"
+        raise UsageError(f"{n.source} is {what} (kernel time, no idle time seen) and {o.source} a timeline: "
                          "they share no time budget; diff two ncu exports, or two traces / gpuwhy run documents")
 
 
@@ -275,7 +276,8 @@ def diff(a: Side, b: Side, *, fail_if_slower_pct: float | None = None, remedy: s
     failed = bool(fail_if_slower_pct is not None and pct is not None and pct > fail_if_slower_pct
                   and split.delta_s > spread)
     line = verdict_line(split, unit, spread, warnings)
-    return DiffResult(a, b, unit, tuple(warnings), tuple(dict.fromkeys([*notes, *a.notes, *b.notes])), split, kernels, ops, scores, (),
+    notes = list(dict.fromkeys([*notes, *a.notes, *b.notes]))
+    return DiffResult(a, b, unit, tuple(warnings), tuple(notes), split, kernels, ops, scores, (),
                       spread, line, fail_if_slower_pct, failed)
 
 
@@ -291,11 +293,12 @@ def _diff_figures(a: Side, b: Side, warnings: list[str], pct: float | None) -> D
         raise UsageError(f"{a.source} and {b.source} hold no figure in common to compare")
     worst = max(figs, key=lambda f: f.worse_pct if f.worse_pct is not None else -math.inf)
     failed = bool(pct is not None and worst.worse_pct is not None and worst.worse_pct > pct)
+    first = "on a different GPU, " if any(w.startswith("DIFFERENT GPUs") for w in warnings) else ""
     if worst.worse_pct is not None and worst.worse_pct > 0:
-        line = (f"{len(figs)} figures compared; the most worsened: {worst.label}, {fmt_num(worst.before)} -> "
+        line = (f"{first}{len(figs)} figures compared; the most worsened: {worst.label}, {fmt_num(worst.before)} -> "
                 f"{fmt_num(worst.after)} {worst.unit} ({fmt_pct(worst.worse_pct, 1)} worse)")
     else:
-        line = f"{len(figs)} figures compared; none got worse"
+        line = f"{first}{len(figs)} figures compared; none got worse"
     notes = tuple(dict.fromkeys(("check/bench documents hold figures, not a time budget: each figure is compared "
                                  "on its own", *a.notes, *b.notes)))
     return DiffResult(a, b, "figures", tuple(warnings), notes, None, (), (), (), figs, 0.0, line, pct, failed)
@@ -313,7 +316,8 @@ def verdict_line(split: Split, unit: str, spread_s: float, warnings=()) -> str:
     if d < 0:
         head = f"{first}after is {fmt_num(b / a) if a > 0 else 'inf'}x faster {per} ({times})"
     else:
-        head = f"{first}after is {fmt_pct(100.0 * d / b, 0)} slower {per} ({times})" if b > 0 else f"{first}after is slower"
+        pct = 100.0 * d / b if b > 0 else math.inf
+        head = f"{first}after is {fmt_pct(pct, 0 if pct >= 10 else 1)} slower {per} ({times})"
     top = split.top
     if top is None:
         return head
