@@ -21,6 +21,7 @@ REAL = ROOT / "tests" / "fixtures" / "real"
 NCU = ROOT / "tests" / "fixtures" / "ncu"
 TRACE = ROOT / "tests" / "fixtures" / "trace"
 RAW = ROOT / "docs" / "results" / "raw"
+DIFF = ROOT / "tests" / "fixtures" / "diff"
 SCHEMAS = ROOT / "docs" / "schema"
 
 _CHECK = str(RAW / "2026-12-01-h200-refactor" / "check.json")
@@ -70,6 +71,10 @@ NO_GPU: list[list[str]] = [
     ["mfu", "--params", "8B", "--tokens-per-s", "12k", "--gpu", "H100"],
     ["mfu", "--params", "70B", "--tokens-per-s", "3000", "--gpus", "8", "--infer", "--dtype", "fp8", "--gpu", "H200", "--seq-len", "4096",
      "--layers", "80", "--hidden", "8192"],
+    ["diff", str(REAL / "trace_dataloader.json"), str(REAL / "trace_workers_pinned.json.gz")],
+    ["diff", str(DIFF / "pageable_h2d.planted.json.gz"), str(DIFF / "pageable_h2d.fixed.json.gz")],
+    ["diff", str(REAL / "ncu_raw.csv"), str(REAL / "ncu_raw_base.csv")],
+    ["diff", _CHECK, str(DIFF / "check_h100.json"), "--fail-if-slower", "3"],
     [],  # the main job: with no GPU, a spec-sheet classify example
 ]
 

@@ -20,7 +20,7 @@ LAYERS = [
     ("errors", "na", "units", "resources", "version", "archs", "inputs", "outputs", "notices", "plain"),
     ("specs",),
     ("model",),
-    ("verdict",),
+    ("verdict", "diff"),
     ("device", "engine"),
     ("profiles", "profile_sections"),
     ("bench", "importers"),

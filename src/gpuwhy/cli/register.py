@@ -2,4 +2,4 @@
 
 from . import classify, specs_cmd  # noqa: F401
 from . import probe, bench, compare, llm, check, occupancy, ncu, trace, roofline, report, run  # noqa: F401
-from . import mfu, fleet  # noqa: F401
+from . import mfu, fleet, diff  # noqa: F401

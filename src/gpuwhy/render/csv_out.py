@@ -110,6 +110,8 @@ TABLES: dict[str, Callable[[dict], list[dict]]] = {
     "check": _check_rows,
     "llm": _llm_rows,
     "probe": lambda d: d.get("devices") or [],
+    "diff": lambda d: ([{"key": k, **v} for k, v in (d.get("figures") or {}).items()] if d.get("figures")
+                       else d.get("contributions") or []),
     "bench.rows": lambda d: [{"gpu": (d.get("device") or {}).get("name"), "uuid": (d.get("device") or {}).get("uuid"), **r}
                              for r in d.get("rows") or []],
 }

@@ -112,4 +112,52 @@ def events_of(data) -> list:
     raise UsageError(f"the JSON is a {type(data).__name__}, neither a Chrome trace object nor an event list; {_PASS}")
 
 
-__all__ = ["events_of", "load_trace_json", "looks_like_events", "open_trace", "parse_trace_text", "read_trace_text"]
+__all__ = ["events_of", "load_trace_json", "looks_like_events", "open_trace", "parse_trace_text", "read_trace_text",
+           "trace_header"]
+
+
+#: Bytes of a trace's start looked through for its header (kineto writes ``deviceProperties`` first).
+HEADER_BYTES = 1 << 16
+
+
+def trace_header(path: str | Path) -> tuple[dict[str, str], str | None]:
+    """The GPUs a trace's header names (device id -> name, from kineto's ``deviceProperties``) and
+    its ``cuda_driver_version`` in words (``CUDA driver API 13.0``), read from the first
+    :data:`HEADER_BYTES` of the file (plain or gzipped); ``({}, None)`` where the header does not say.
+
+    Raises:
+        UsageError: the file cannot be read (see :func:`gpuwhy.inputs.check_input_path`).
+    """
+    import gzip
+    import json
+    import re
+    import zlib
+
+    from ...inputs import GZIP_MAGIC, check_input_path
+
+    p = check_input_path(path, "a torch.profiler trace (.json or .json.gz)")
+    try:
+        with open(p, "rb") as fh:
+            packed = fh.read(2) == GZIP_MAGIC
+            fh.seek(0)
+            src = gzip.GzipFile(fileobj=fh) if packed else fh
+            with src:
+                head = src.read(HEADER_BYTES).decode("utf-8", errors="replace")
+    except (OSError, EOFError, zlib.error):
+        return {}, None
+    names: dict[str, str] = {}
+    m = re.search(r'"deviceProperties"\s*:\s*', head)
+    if m:
+        try:
+            props, _ = json.JSONDecoder().raw_decode(head, m.end())
+        except ValueError:
+            props = []
+        for d in props if isinstance(props, list) else []:
+            if isinstance(d, dict) and isinstance(d.get("name"), str) and d.get("id") is not None:
+                names[str(d["id"])] = d["name"]
+    v = re.search(r'"cuda_driver_version"\s*:\s*(\d+)', head)
+    driver = None
+    if v:
+        n = int(v.group(1))
+        driver = f"CUDA driver API {n // 1000}.{n % 1000 // 10}"
+    return names, driver
