@@ -18,6 +18,7 @@ from ..model.roofline.limits import refuse_impossible_workload
 from ..model.roofline.remedies import Remedies, remedies_for
 from ..model.roofline.classify import Verdict, Workload
 from ..specs import Sheet
+from ..verdict.workload import diagnose_workload
 from .examples import example_workload, load_examples
 
 
@@ -38,6 +39,9 @@ class Classification:
     hierarchy: object = None
     #: The named example's words (shown above the table; not part of ``to_dict()``).
     example_description: str = ""
+    #: The verdict engine's budget of the measured time (:func:`gpuwhy.verdict.workload.diagnose_workload`):
+    #: the regime's share, each remedy with its "at most"; None without a measured time.
+    diagnosis: Any = None
 
     def to_dict(self) -> dict:
         """One JSON document: the verdict's fields at top level, plus ``remedies`` and ``sheet``.
@@ -55,6 +59,7 @@ class Classification:
         out["shape_advice"] = None if self.shape_advice is None else self.shape_advice.to_dict()
         out["hierarchy"] = self.hierarchy.to_dict() if self.hierarchy is not None else None
         out["sheet"] = {"name": self.sheet.name, "path": self.sheet.path, "ridge_points": self.sheet.ridge_points()}
+        out["diagnosis"] = None if self.diagnosis is None else self.diagnosis.to_dict()
         return out
 
 
@@ -127,8 +132,11 @@ def run_classify(
         raise UsageError(f"cannot classify: {exc}") from None
     rem = remedies_for(verdict, dtype, sheet.peak_tflops, bytes_minimal=bytes_minimal or example is not None,
                        level=judged.level)
+    diag = diagnose_workload(verdict, {p: float(v) * 1e12 for p, v in (sheet.peak_tflops or {}).items() if v},
+                             name=example or workload.name or "the workload", precision=dtype, level=judged.level)
     return Classification(verdict=verdict, remedies=rem, sheet=sheet, dtype=dtype, example=example,
-                          spec_ridge_point=spec.ridge_point if measured else None, notes=tuple(notes), hierarchy=judged)
+                          spec_ridge_point=spec.ridge_point if measured else None, notes=tuple(notes), hierarchy=judged,
+                          diagnosis=diag)
 
 
 def _refuse_working_set_above_memory(working_set: float | None, sheet: Sheet) -> None:

@@ -132,12 +132,15 @@ def _fuse(w: WindowFigures, shares: Mapping[Cause, float]) -> dict[Cause, float]
     measured roof (the fused kernel still reads the chain's input and writes its output once, what the
     cheapest link of a chain over same-sized tensors moves), or, with no memory-bound kernel measured,
     the cheapest kernel's time; the rest goes. Elementwise kernels whose regime was not measured (an ncu
-    pass measures the top few) are links of the same chains and go too, once a measured chain is there."""
+    pass measures the top few) are links of the same chains and go too, once a measured chain is there.
+    One launch per chain is no chain: nothing."""
     ks = [k for k in w.kernels if k.cause in (Cause.MEMORY_BOUND, Cause.LAUNCH_SIZED) and k.launches > 0]
     if not ks:
         return {}
     ks += [k for k in w.kernels if k.cause is Cause.KERNELS and k.kind == "elementwise" and k.launches > 0]
     chains = w.steps or w.graphs or min(k.launches for k in ks)
+    if sum(k.launches for k in ks) < 2 * chains:  # one launch per chain is no chain: faster_kernels' job
+        return {}
     timed = [k for k in ks if k.cause is Cause.MEMORY_BOUND and k.roof_pct is not None]
     floor = chains * (min(k.mean_s * min(k.roof_pct, 100.0) / 100.0 for k in timed) if timed
                       else min(k.mean_s for k in ks))
