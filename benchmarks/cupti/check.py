@@ -79,11 +79,26 @@ for prog in ("pageable_h2d", "tiny_layers"):
     for tr, r in (("torch", t), ("cupti", c)):
         rows.append((prog, tr, r["rc"], r["window_s"], r["busy_s"], r["top"], r["step_s"], alone))
     try:  # the tracer's own time: each buffer CUPTI handed over, turned into records
-        bufs = json.loads((OUT / f"{prog}.cupti-records.json").read_text()).get("buffers", [])
+        cap = json.loads((OUT / f"{prog}.cupti-records.json").read_text())
+        bufs = cap.get("buffers", [])
         inside = sum((b1 - b0) for b0, b1, n in bufs) / 1e9
         print(f"{prog}: {len(bufs)} CUPTI buffers, {sum(n for *_, n in bufs)} records, {inside:.3f} s turning them "
-              "into records", flush=True)
-    except (OSError, ValueError) as exc:
+              f"into records; buffers at {[round((b0 - cap['start_ns']) / 1e9, 3) for b0, _, _ in bufs][:8]} s "
+              f"of a {(cap['stop_ns'] - cap['start_ns']) / 1e9:.3f} s capture", flush=True)
+        import statistics as st
+        recs = cap["records"]
+        by = {}
+        for r in recs:
+            by.setdefault(r["k"], []).append(r)
+        api = sorted(by.get("runtime", []) + by.get("driver", []), key=lambda r: r["start"])
+        rt = by.get("runtime", [])
+        launch = [r["end"] - r["start"] for r in rt if r["name"].startswith("cudaLaunchKernel")]
+        gaps = [b["start"] - a["end"] for a, b in zip(api, api[1:]) if b["start"] > a["end"]]
+        print(f"{prog}: records by kind {dict((k, len(v)) for k, v in by.items())}; cudaLaunchKernel median "
+              f"{st.median(launch) / 1e3 if launch else float('nan'):.2f} us; host time between API calls median "
+              f"{st.median(gaps) / 1e3 if gaps else float('nan'):.2f} us, p90 "
+              f"{sorted(gaps)[int(0.9 * len(gaps))] / 1e3 if gaps else float('nan'):.2f} us", flush=True)
+    except (OSError, ValueError, KeyError) as exc:
         print(f"{prog}: no record file ({exc})", flush=True)
     if t["busy_s"] and c["busy_s"]:
         print(f"{prog}: busy per window second torch {t['busy_s'] / t['window_s']:.4f} "
