@@ -63,6 +63,7 @@ class CuptiTracer:
             raise NoCupti(f"cupti-python could not load the CUPTI library ({exc}): {INSTALL}") from None
         self._cupti = cupti
         self._records: list[dict] = []
+        self._pending: list = []  # the record lists CUPTI handed over, not yet turned into dicts
         self._buffers: list[tuple[int, int, int]] = []  # (start ns, end ns, records) of each buffer handled
         self._markers: dict[int, tuple] = {}
         self._names: dict[tuple[int, int], str] = {}
@@ -81,18 +82,28 @@ class CuptiTracer:
         return BUFFER_BYTES, 0
 
     def _completed(self, activities) -> None:
+        # Kept as they are: each record object holds its buffer (cupti-python counts the buffer's
+        # references), and turning them into dicts here would hold the GIL in the program's time.
         t0 = self._now()
+        with self._lock:
+            self._pending.append(activities)
+            self._buffers.append((t0, self._now(), len(activities)))
+
+    def _convert(self) -> None:
+        """The buffers kept so far, as record dicts (after the run: none of it in the program's time)."""
+        with self._lock:
+            pending, self._pending = self._pending, []
         out = []
-        for a in activities:
-            try:
-                r = self._record(a)
-            except Exception:  # noqa: BLE001 - a record of a kind or version this reader does not know
-                r = None
-            if r is not None:
-                out.append(r)
+        for activities in pending:
+            for a in activities:
+                try:
+                    r = self._record(a)
+                except Exception:  # noqa: BLE001 - a record of a kind or version this reader does not know
+                    r = None
+                if r is not None:
+                    out.append(r)
         with self._lock:
             self._records.extend(out)
-            self._buffers.append((t0, self._now(), len(out)))
 
     def _now(self) -> int:
         try:
@@ -194,20 +205,32 @@ class CuptiTracer:
             self.lost = int(c.activity_get_num_dropped_records(0, 0, 0) or 0)
         except Exception:  # noqa: BLE001 - not every cupti-python version returns the count this way
             self.lost = 0
-        self._device_names()
 
     def _sync_devices(self) -> None:
         """Wait for the GPU work of every device this process used, so their records are complete."""
         try:
+            from cuda.bindings import driver as drv
             from cuda.bindings import runtime as rt
         except ImportError:
             return
-        for d in sorted(self._devices) or [0]:
-            try:
+        try:
+            err, cur = rt.cudaGetDevice()
+            err, n = rt.cudaGetDeviceCount()
+        except Exception:  # noqa: BLE001
+            return
+        for d in range(int(n or 0)):
+            try:  # only the GPUs the program opened (an active primary context): no new context elsewhere
+                err, _flags, active = drv.cuDevicePrimaryCtxGetState(d)
+                if not active:
+                    continue
                 rt.cudaSetDevice(d)
                 rt.cudaDeviceSynchronize()
             except Exception:  # noqa: BLE001 - a failed program may leave the GPU in an error state
                 pass
+        try:
+            rt.cudaSetDevice(cur)
+        except Exception:  # noqa: BLE001
+            pass
 
     def _device_names(self) -> None:
         try:
@@ -226,8 +249,10 @@ class CuptiTracer:
         """What was recorded, after :meth:`stop`: ``start_ns``/``stop_ns`` (CUPTI's clock), ``pid``,
         ``devices`` (index -> name), ``lost`` (records CUPTI dropped), ``records`` (see the module
         docstring; the input of :func:`gpuwhy.importers.cupti.records.chrome_trace`) and ``buffers``:
-        ``(start ns, end ns, records)`` of each buffer this process turned into records (the tracer's own
-        cost, in the program's time when it falls inside the run)."""
+        ``(start ns, end ns, records)`` of each buffer CUPTI handed over (kept in the callback, turned
+        into records here, after the run)."""
+        self._convert()
+        self._device_names()
         with self._lock:
             records = list(self._records)
             buffers = list(self._buffers)
