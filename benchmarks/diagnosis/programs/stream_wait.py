@@ -2,24 +2,27 @@
 
 Planted cause ``dependency_wait``. Two streams. Each step:
 
-- stream A runs a host function (``cudaLaunchHostFunc``, through CuPy on torch's stream) that
-  takes ``--host-ms`` (3 ms) to return, standing in for what a real step waits on off the GPU
-  (another rank's message, a host-side producer); then a small pinned host-to-device copy of
-  the step's statistic, then it records event A;
+- stream A waits on stream B's event of the previous step (its host-side producer needs the
+  previous step's result), then runs a host function (``cudaLaunchHostFunc``, through CuPy on
+  torch's stream) that takes ``--host-ms`` (3 ms) to return, standing in for what a real step
+  waits on off the GPU (another rank's message, a host-side producer); then a small pinned
+  host-to-device copy of the step's statistic, then it records event A;
 - stream B runs its main work, a chain of elementwise passes over a 64 MiB fp32 state
   (memory-bound, about 1.6 ms on an H100), which does not read the statistic, then a short
-  tail that scales the state by the statistic (the only op that needs stream A).
+  tail that scales the state by the statistic (the only op that needs stream A), then it
+  records event B.
 
 In the planted version stream B calls ``wait_event(A)`` *before* its main work. The host
 queues every step far ahead (it never synchronises inside a step), so each step's main work
 sits queued while nothing runs on the GPU: the host function holds stream A, and stream B
-waits on A's event. The GPU idles about 3 ms a step with work queued: a dependency wait on a
-host callback, not launch latency.
+waits on A's event; and the next host function waits for this step's tail. A step is the
+host function and then the main work, one after the other: the GPU idles about 3 ms a step
+with work queued, a dependency wait on a host callback, not launch latency.
 
 Fixed twin (remedy ``reorder_dependency``): the same ops in the same order on the same
 streams, with ``wait_event(A)`` moved to just before the tail. The main work runs while the
-host function holds stream A; what is left of the wait is the callback's time beyond the main
-work's. Same values: in-process the whole run is replayed serially on one stream without the
+host function holds stream A (both wait only for the previous step's tail); a step takes the
+longer of the two, and what is left of the wait is the callback's time beyond the main work's. Same values: in-process the whole run is replayed serially on one stream without the
 callbacks and the accumulated tails compared (exact up to 1e-6); the runner compares the
 checksum with the planted run's.
 """
@@ -70,9 +73,11 @@ def main() -> None:
     def tail(h, s, acc):
         acc += (h * (1.0 / (1.0 + s))).sum(0, dtype=torch.float64)
 
-    def step(i, h, stats, host_stats, acc, sa, sb, ev_a, fixed, callbacks):
+    def step(i, h, stats, host_stats, acc, sa, sb, ev_a, ev_b, fixed, callbacks):
         """One step on two streams (``sa is sb`` and no events/callbacks: the serial reference)."""
         with torch.cuda.stream(sa):
+            if ev_b is not None and i > 0:
+                sa.wait_event(ev_b[(i - 1) % 2])  # the producer needs the previous step's result
             if callbacks is not None:
                 callbacks.launch_host_func(wait_host, None)
             stats[i % 2].copy_(host_stats[i], non_blocking=True)  # the step's statistic, known on the host
@@ -85,25 +90,28 @@ def main() -> None:
             if ev_a is not None and fixed:
                 sb.wait_event(ev_a[i % 2])  # fixed: just before the one op that reads the statistic
             tail(h, stats[i % 2], acc)
+            if ev_b is not None:
+                ev_b[i % 2].record(sb)
         return h
 
     sa, sb = torch.cuda.Stream(), torch.cuda.Stream()
     with cupy.cuda.Device(torch.cuda.current_device()):
         callbacks = cupy.cuda.ExternalStream(sa.cuda_stream)
     ev_a = [torch.cuda.Event() for _ in range(2)]
+    ev_b = [torch.cuda.Event() for _ in range(2)]
     h, stats, host_stats, acc = init_state()
     main_work(h)  # the kernels' first launches outside the steps
     torch.cuda.synchronize()
     steps = dc.Steps(a)
     for i in steps:
-        h = step(i, h, stats, host_stats, acc, sa, sb, ev_a, a.fixed, callbacks)
+        h = step(i, h, stats, host_stats, acc, sa, sb, ev_a, ev_b, a.fixed, callbacks)
     got = acc.clone()
 
     # the serial reference: the same ops on one stream, no events, no host functions
     h, stats, host_stats, acc = init_state()
     cur = torch.cuda.current_stream()
     for i in range(total):
-        h = step(i, h, stats, host_stats, acc, cur, cur, None, a.fixed, None)
+        h = step(i, h, stats, host_stats, acc, cur, cur, None, None, a.fixed, None)
         torch.cuda.synchronize()
     check = dc.check_tensors(got, acc, 1e-6, "accumulated tails against a serial replay")
     res = steps.result(NAME, a.fixed, check, checksum=float(got.abs().sum()), checksum_rtol=1e-6,
