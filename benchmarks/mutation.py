@@ -99,6 +99,7 @@ MODULES: dict[str, tuple[str, ...]] = {
                                       "tests/test_pinned_trace_causes.py"),
     "src/gpuwhy/verdict/engine.py": ("tests/test_verdict_engine.py", "tests/test_verdict_mutants.py", "tests/test_torch_trace_causes.py",
                                     "tests/test_pinned_trace_causes.py"),
+    "src/gpuwhy/verdict/workload.py": ("tests/test_classify_diagnosis.py",),
 }
 
 #: Third-party modules imported once in the parent so that each forked run skips them.

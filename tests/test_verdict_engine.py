@@ -279,6 +279,20 @@ def test_fusion_takes_the_unmeasured_elementwise_links_of_a_measured_chain():
     assert diagnose(WindowFigures(1.6, {C.HOST_WORK: 1.1}, kernels=ks[1:], steps=30)).remedy("fuse") is None
 
 
+def test_fusion_needs_a_chain_and_floors_at_measured_memory_kernels_only():
+    # 30 steps: a, memory-bound at 80% (30 launches, 0.1 s); d, an unmeasured elementwise link launched once
+    # (0.01 s); c, launch-sized and measured (regime overhead, 10% of its roof, 60 launches of 5 us).
+    a = KernelFigure("a", 0.1, 30, 0.1 / 30, "elementwise", "memory", 80.0, "DRAM")
+    d = KernelFigure("d", 0.01, 1, 0.01, "elementwise")
+    c = KernelFigure("c", 300e-6, 60, 5e-6, "elementwise", "overhead", 10.0)
+    # a and d: 31 launches over 30 chains is one kernel per chain, not a chain: no fusion
+    assert diagnose(WindowFigures(0.2, {C.HOST_WORK: 0.09}, kernels=(a, d), steps=30)).remedy("fuse") is None
+    # with c: 91 launches over 30 chains. The floor is a's time at its roof only (c's 10% of a 5 us launch is not
+    # a memory-bound kernel's floor): 30 x 0.1/30 x 0.8 = 0.08 s; removed 0.1 + 0.01 + 0.0003 - 0.08.
+    w = WindowFigures(0.2, {C.HOST_WORK: 0.2 - 0.1103}, kernels=(a, d, c), steps=30)
+    assert sum(_removes(diagnose(w), "fuse").values()) == pytest.approx(0.1103 - 0.08)
+
+
 def test_latency_bound_kernels_to_their_roof():
     ks = (KernelFigure("few_blocks", 2.0, 4, 0.5, "reduction", "latency", 10.0, "DRAM"),
           KernelFigure("tiny", 1e-3, 200, 5e-6, "elementwise", "latency", 10.0, "DRAM"))  # launch-sized: not offered
