@@ -42,7 +42,8 @@ COUNT_WORDS = {"count", "elements", "launches", "kernels", "gaps", "streams", "r
                "block", "blocks", "warps", "threads", "registers", "unit", "partitions", "size", "sets", "processes",
                "errors", "uncorrected", "fraction", "ratio", "factor", "efficiency", "speedup", "cv", "knee", "seed",
                "words", "vector", "samples", "wave", "waves", "occupancy", "lanes", "top", "step", "spread", "log10", "dropped", "id", "share",
-               "counts", "tolerances", "major", "minor", "hidden", "repeat", "code", "workers", "stages", "exit"}  # code, exit: an exit status
+               "counts", "tolerances", "major", "minor", "hidden", "repeat", "code", "workers", "stages", "exit",
+               "level"}  # code, exit: an exit status; level: check's level (1 or 2, as dcgmi diag -r)
 # (check: checks per state, baseline tolerances as fractions, nvrtc version parts, the schedule's workers and stages
 #  (counts, positions) and a failed GPU's exit code; mfu: model width; bench-caches: passes)
 #: Figures whose unit is a sibling key (``unit``; compare's ``throughput_unit``; an occupancy

@@ -77,3 +77,56 @@ def check_plot_path(path: str, option: str = "--out") -> str:
         raise UsageError(f"{option} {path!r} must end in .png or .svg")
     writable_output(path, option)
     return path
+
+
+#: The first line of every node_exporter textfile gpuwhy writes (a comment the exposition format
+#: ignores), so an earlier one may be replaced and nothing else.
+TEXTFILE_MARK = b"# gpuwhy textfile metrics"
+
+
+def check_textfile_path(path: str, option: str = "--textfile") -> Path:
+    """``path`` if node_exporter's textfile collector would read it (a ``*.prom`` file, the only
+    files that collector reads) and it can be replaced without losing a user's file (a file gpuwhy
+    wrote before, :data:`TEXTFILE_MARK`): checked before anything is measured.
+
+    Raises:
+        UsageError: another suffix, or what :func:`writable_output` refuses (one line naming the option).
+    """
+    p = writable_output(path, option, marker=TEXTFILE_MARK)
+    if not p.name.endswith(".prom") or p.name.startswith("."):
+        raise UsageError(f"{option} {path!r} must be a file named *.prom (node_exporter's textfile collector reads "
+                         "only those, and skips names that start with a dot), e.g. gpuwhy.prom in the folder node_exporter's textfile collector reads")
+    return p
+
+
+def write_atomically(path: str | Path, text: str, option: str) -> Path:
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of
+    either: a temporary file in the same folder (a dot name without ``.prom``, which the textfile
+    collector skips), flushed to disk, made world-readable (0644: node_exporter often runs as
+    another user), then renamed over ``path``. The temporary file is removed when anything fails.
+
+    Raises:
+        UsageError: the folder cannot be written (one line naming ``option`` and the reason).
+    """
+    import os
+    import tempfile
+
+    p = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise UsageError(f"{option} {str(p)!r}: cannot write in {str(p.parent)!r} ({exc.strerror or exc})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, p)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise UsageError(f"{option} {str(p)!r}: cannot write ({exc.strerror or exc})") from None
+    return p

@@ -16,13 +16,15 @@ from typing import Any, Callable, Mapping
 class BenchJob:
     """What `gpuwhy bench` was asked: ``options``, the mode's options by the names of
     :class:`gpuwhy.bench.modes.BenchRequest` (``sweep``, ``device``, ``csv``, ...), and the baseline
-    options (``baseline`` to compare with, ``save_baseline``, ``overwrite``, ``policy``)."""
+    options (``baseline`` to compare with, ``save_baseline``, ``overwrite``, ``policy``), and the
+    ``textfile`` to write metrics to (``--quick``/``--sweep``; checked before anything is measured)."""
 
     options: Mapping[str, Any] = field(default_factory=dict)
     baseline: str | None = None
     save_baseline: str | None = None
     overwrite: bool = False
     policy: str | None = None
+    textfile: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
@@ -46,7 +48,8 @@ class BenchHooks:
 class BenchOutcome:
     """One GPU's bench run: the mode's ``name``, ``kind`` (its ``--json`` kind) and ``view`` (a render
     function, ``"module:function"``), its ``result`` and ``document`` (the ``--json`` body), and with
-    ``--baseline`` the ``judged`` ``(DeviceChecks, Comparison)`` and the ``policy``; ``host`` ran it."""
+    ``--baseline`` the ``judged`` ``(DeviceChecks, Comparison)`` and the ``policy``; ``host`` ran it;
+    with ``--textfile`` the GPU's ``nvml_index`` (nvidia-smi's; the document's index is CUDA's)."""
 
     name: str
     kind: str
@@ -56,6 +59,7 @@ class BenchOutcome:
     judged: tuple | None = None
     policy: Any = None
     host: str = ""
+    nvml_index: int | None = None
 
     def to_dict(self):
         """The ``--json`` document's body: the mode's, with the baseline comparison under ``baseline``."""
@@ -106,6 +110,15 @@ def bench(job: BenchJob, hooks: BenchHooks):
 
     req = BenchRequest(**job.options)
     mode = choose(req)
+    if job.textfile:
+        from ..outputs import check_textfile_path
+
+        if mode.name not in ("quick", "sweep"):
+            from ..errors import UsageError
+
+            raise UsageError("--textfile applies to bench --quick and --sweep (bandwidth, launch overhead and, with --sweep, "
+                             "the compute rates); `gpuwhy check --textfile` writes the checks' states")
+        check_textfile_path(job.textfile)
     several = _several_gpus(mode.name, req)
     if several is not None:
         from .options import refuse_unused
@@ -119,8 +132,27 @@ def bench(job: BenchJob, hooks: BenchHooks):
     result = mode.run(req, RunHooks(**given))
     document = mode.document(result)
     judged = _judge(against, document, req.kernel) if against is not None and against[0] is not None else None
+    index = _nvml_index(document) if job.textfile else None
     return BenchOutcome(mode.name, mode.json_kind, mode.view, result, document, judged,
-                        against[1] if against is not None else None, _host())
+                        against[1] if against is not None else None, _host(), index)
+
+
+def _nvml_index(document) -> int | None:
+    """nvidia-smi's index of the GPU a bench document names by UUID (None when it names none or NVML
+    cannot say): dcgm-exporter's ``gpu`` label, which the document's CUDA ordinal is not."""
+    from ..errors import GpuwhyError
+    from ..plain import to_plain
+
+    uuid = (to_plain(document).get("device") or {}).get("uuid")
+    if not uuid:
+        return None
+    from ..device.select import resolve
+
+    try:
+        sel = resolve(uuid)
+    except GpuwhyError:
+        return None
+    return sel.devices[0].nvml_index if sel.devices else None
 
 
 def one_gpu(mode: str, fields: dict, device: str) -> tuple[str, Any, Any]:

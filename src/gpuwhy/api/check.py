@@ -13,7 +13,9 @@ class CheckRequest:
     the ``policy`` file and the thresholds that override it (fractions of the sheet; the launch
     overhead as typed, with its unit), ``recorded`` observations to judge instead of measuring,
     a ``baseline`` to compare with, the ``save_baseline`` path (checked before anything is
-    measured) and ``overwrite``, the sheet ``gpu`` and the ``--specs`` folders."""
+    measured) and ``overwrite``, the sheet ``gpu`` and the ``--specs`` folders; the ``level``
+    (:data:`~gpuwhy.check.policy.LEVELS`: 1 NVML health alone, 2 health and quick measurements) and
+    the ``textfile`` path (checked before anything is read)."""
 
     device: str | None = None
     all_devices: bool = False
@@ -28,14 +30,16 @@ class CheckRequest:
     overwrite: bool = False
     gpu: str | None = None
     spec_dirs: tuple[str, ...] = ()
+    level: int = 2
+    textfile: str | None = None
 
 
 @dataclass(frozen=True)
 class CheckOutcome:
     """What `gpuwhy check` found: one :class:`~gpuwhy.check.policy.DeviceChecks` per GPU judged
     (``reports``), their ``observations``, the ``policy``, each report's baseline ``comparisons``
-    (None each without ``--baseline``), the ``--json`` ``document``, and ``failed``: ``(label,
-    Outcome)`` of each GPU whose measurement raised."""
+    (None each without ``--baseline``), the ``--json`` ``document``, ``failed``: ``(label,
+    Outcome)`` of each GPU whose measurement raised, and the ``level`` checked."""
 
     reports: tuple
     observations: tuple
@@ -43,6 +47,12 @@ class CheckOutcome:
     comparisons: tuple
     document: dict
     failed: tuple = ()
+    level: int = 2
+
+    @property
+    def drain_reason(self) -> str | None:
+        """The one line to drain the node with (:mod:`gpuwhy.check.drain`), or None when nothing failed."""
+        return self.document.get("drain_reason")
 
     def to_dict(self) -> dict:
         return self.document
@@ -93,6 +103,13 @@ class CheckOutcome:
         return CheckFailed("; ".join(parts))
 
 
+def drain_reason_of_error(exc: BaseException, level: int) -> str:
+    """The drain reason (:mod:`gpuwhy.check.drain`) of a check that could not read or measure the GPU."""
+    from ..check.drain import drain_reason
+
+    return drain_reason([str(exc)], level)
+
+
 def run_check(req: CheckRequest) -> CheckOutcome:
     """Check the GPUs of ``req`` (or judge its recorded observations), in this order: the launch
     overhead parsed, the policy loaded, the options checked, the baseline read and the path to save
@@ -104,10 +121,21 @@ def run_check(req: CheckRequest) -> CheckOutcome:
         NoDeviceError, MeasurementError: the one GPU chosen, or every GPU, could not be measured.
     """
     from ..check.document import check_document
-    from ..check.policy import evaluate, load_policy
+    from ..check.policy import HEALTH_LEVEL, evaluate, level_of, load_policy
     from ..errors import UsageError
     from ..units import parse_time
 
+    level = level_of(req.level)
+    if req.textfile:
+        from ..outputs import check_textfile_path
+
+        check_textfile_path(req.textfile)
+    if level == HEALTH_LEVEL:
+        from .options import refuse_unused
+
+        refuse_unused("at --level 1 (NVML health alone: nothing is measured)", min_bandwidth=req.min_bandwidth,
+                      min_fp32=req.min_fp32, min_tensor=req.min_tensor, max_launch_overhead=req.max_launch_overhead,
+                      baseline=req.baseline, save_baseline=req.save_baseline)
     lo = req.max_launch_overhead
     lo_us = None if lo is None else parse_time(lo, "--max-launch-overhead") * 1e6
     pol = load_policy(req.policy, {
@@ -129,7 +157,12 @@ def run_check(req: CheckRequest) -> CheckOutcome:
         refuse_unused("with --recorded (the file names the GPUs and their sheets' figures)", gpu=req.gpu, device=req.device,
                       all_devices=req.all_devices, specs=req.spec_dirs)
         observations, host, date = read_recorded(req.recorded)
-        reports = [_judge(req.recorded, i, obs, pol) for i, obs in enumerate(observations)]
+        reports = [_judge(req.recorded, i, obs, pol, level) for i, obs in enumerate(observations)]
+    elif level == HEALTH_LEVEL:
+        from ..check.observe import observe_health
+
+        observations, took = observe_health("all" if req.all_devices else req.device, req.spec_dirs, req.gpu)
+        reports = [evaluate(obs, pol, took, level) for obs in observations]
     else:
         from ..device.select import resolve
 
@@ -145,8 +178,8 @@ def run_check(req: CheckRequest) -> CheckOutcome:
     if not req.recorded:
         host, date = _host(), _now()
     doc = check_document(reports, observations, pol, host=host, date=date, comparisons=comparisons,
-                         schedule=schedule, failed=failed)
-    return CheckOutcome(tuple(reports), tuple(observations), pol, tuple(comparisons), doc, tuple(failed))
+                         schedule=schedule, failed=failed, level=level)
+    return CheckOutcome(tuple(reports), tuple(observations), pol, tuple(comparisons), doc, tuple(failed), level)
 
 
 def _observe_all(sel, pol, specs, gpu):
@@ -187,13 +220,13 @@ def _observe_all(sel, pol, specs, gpu):
     return [o.value[0] for o in good], [o.value[1] for o in good], schedule, bad
 
 
-def _judge(path: str, i: int, obs, pol):
-    """Evaluate one recorded GPU; a value of the wrong type is a usage error naming the entry."""
+def _judge(path: str, i: int, obs, pol, level: int):
+    """Evaluate one recorded GPU at ``level``; a value of the wrong type is a usage error naming the entry."""
     from ..check.policy import evaluate
     from ..errors import UsageError
 
     try:
-        return evaluate(obs, pol)
+        return evaluate(obs, pol, None, level)
     except (TypeError, ValueError, ZeroDivisionError, AttributeError, IndexError) as exc:
         raise UsageError(f"--recorded {path!r}: entry {i} has a bad value ({exc}); numbers must be numbers > 0") from None
 

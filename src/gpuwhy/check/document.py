@@ -9,7 +9,9 @@ the raw ``observations`` (numbers with units in the keys: what ``--recorded``,
 was compared with (None without ``--baseline``); with several GPUs ``slowest``, the GPU
 furthest below the others' median (:data:`SLOWEST_FIGURES`), ``schedule``, how they were
 measured (at once or one after another, the wall time and the GPUs' own times added), and
-``failed_devices``, the GPUs whose measurement raised an error. It is also what
+``failed_devices``, the GPUs whose measurement raised an error; the ``level`` checked (1: NVML
+health alone, 2: health and quick measurements) and the ``drain_reason``, one line to drain the
+node with when a check failed (:mod:`gpuwhy.check.drain`; None otherwise). It is also what
 ``--save-baseline`` writes.
 """
 
@@ -38,10 +40,13 @@ def slowest_device(observations: list[Observations]) -> dict | None:
 
 def check_document(reports: list[DeviceChecks], observations: list[Observations], policy: Policy, *,
                    host: str = "", date: str = "", comparisons: list | None = None, schedule: dict | None = None,
-                   failed: list | None = None) -> dict:
+                   failed: list | None = None, level: int = 2) -> dict:
     """The ``--json`` document body (see the module docstring); ``comparisons`` holds one
     :class:`~gpuwhy.check.baseline.Comparison` (or None) per report; ``schedule`` how the GPUs were
-    measured; ``failed`` ``(label, Outcome)`` pairs of :mod:`gpuwhy.bench.fanout` for GPUs that raised."""
+    measured; ``failed`` ``(label, Outcome)`` pairs of :mod:`gpuwhy.bench.fanout` for GPUs that raised;
+    ``level`` the level checked."""
+    from .drain import drain_items, drain_reason
+
     failed_any = any(r.failed for r in reports) or bool(failed)
     warned = any(r.status == "warn" for r in reports)
     base = None
@@ -62,6 +67,8 @@ def check_document(reports: list[DeviceChecks], observations: list[Observations]
         "slowest": slowest_device(observations),
         "schedule": schedule,
         "failed_devices": [{"device": label, "exit_code": o.exit_code, "error": o.error} for label, o in failed or ()],
+        "level": level,
+        "drain_reason": drain_reason(drain_items(reports, observations, failed or ()), level),
     }
 
 

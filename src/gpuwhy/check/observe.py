@@ -1,6 +1,7 @@
 """The measuring side of `gpuwhy check`: fill :class:`~gpuwhy.check.policy.Observations` on a GPU.
 
-It reads the probe's health facts (NVML, CUDA driver, NVRTC), then runs a
+At level 1 (:func:`observe_health`) it reads NVML alone, every GPU chosen in one pass: no CUDA
+context, nothing measured. At level 2 (:func:`observe_device`) it reads the probe's health facts (NVML, CUDA driver, NVRTC), then runs a
 quick set of measurements on the same GPU -- DRAM bandwidth (vectorized read
 and write over 1 GiB, several times the L2), the FP32 FMA rate, one
 tensor-core precision and the event-timed launch overhead -- and records the
@@ -110,6 +111,49 @@ def power_cap_fields(bandwidth_sample, compute_rows) -> dict:
     }
 
 
+def observe_health(device: str | None, spec_dirs: Iterable[str] = (), gpu: str | None = None) -> tuple[list[Observations], float]:
+    """Level 1: NVML's health of every GPU ``device`` names (``-i`` forms; None: the first, ``all``: each),
+    the CUDA driver left closed (:func:`gpuwhy.device.probe.probe_devices` with ``cuda=False``) and
+    nothing measured; the clock-event reasons are those NVML gives now. Returns ``(observations, seconds
+    taken by all)``; the measuring fields are None with the reason.
+
+    Raises:
+        NoDeviceError: no NVML or no GPU (exit 3).
+        UsageError: ``device`` names no GPU; a bad sheet name.
+    """
+    from ..device.derive import clock_event_key
+    from ..device.probe import probe_devices
+    from ..na import is_na
+
+    t0 = time.perf_counter()
+    report = probe_devices(device or None, spec_dirs, cuda=False)
+    devices = report.devices if device is not None else report.devices[:1]
+    sheet_name = None
+    if gpu:
+        from ..device.sheet import sheet_for
+
+        sheet_name = sheet_for(gpu, spec_dirs=spec_dirs).sheet.name
+    out = []
+    for dev in devices:
+        fields = _health_observations(dev, report.software)
+        reasons = fields.pop("reasons")
+        reasons.update({k: "not measured at --level 1 (NVML health only)" for k in ("dram_bandwidth", "fp32_fma", "launch_overhead", "power_cap")})
+        events = dev.health.clock_event_reasons if dev.health is not None else None
+        if events is None or is_na(events):
+            reasons["clock_events"] = "NVML clock-event reasons not readable"
+            clock_events = None
+        else:
+            keys = (clock_event_key(w) for w in events)
+            clock_events = tuple(k for k in keys if k in FAILING_CLOCK_EVENTS)
+        sheet = dev.sheet.sheet
+        index = _val(dev.identity.nvml_index)
+        out.append(Observations(device=str(_val(dev.identity.name) or "GPU"), uuid=_val(dev.identity.uuid) or "",
+                                nvml_index=index if isinstance(index, int) else None,
+                                sheet=sheet_name or (sheet.name if sheet else None), clock_events=clock_events,
+                                reasons=reasons, **fields))
+    return out, time.perf_counter() - t0
+
+
 def observe_device(device: str | None, policy: Policy, spec_dirs: Iterable[str] = (), gpu: str | None = None) -> tuple[Observations, float]:
     """Probe one GPU and run the quick measurements. Returns ``(observations, seconds taken)``.
 
@@ -179,9 +223,11 @@ def observe_device(device: str | None, policy: Policy, spec_dirs: Iterable[str] 
     if sheet is None:
         for k in ("dram_bandwidth", "fp32_fma", f"tensor_{tp}"):
             reasons[k] = f"no spec sheet matches {dev.identity.name}; pass --gpu NAME"
+    index = _val(dev.identity.nvml_index)
     obs = Observations(
         device=str(_val(dev.identity.name) or "GPU"),
         uuid=uuid,
+        nvml_index=index if isinstance(index, int) else None,
         sheet=sheet.name if sheet else None,
         sheet_bandwidth_gbs=sheet.memory_bandwidth_gbs if sheet else None,
         sheet_fp32_tflops=sheet.peak_tflops.get("fp32") if sheet else None,

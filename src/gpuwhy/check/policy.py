@@ -36,6 +36,13 @@ DEFAULT_SEVERITY = {**{k: FAIL for k in SEVERITY_KEYS}, "power_cap": WARN}
 #: Largest regression against a baseline that still passes, as a fraction of the baseline's figure:
 #: 5 % lower DRAM bandwidth, 5 % lower FLOP/s (any precision), 20 % higher launch overhead.
 DEFAULT_TOLERANCES = {"dram_bandwidth": 0.05, "flops": 0.05, "launch_overhead": 0.20}
+#: The check levels, as ``dcgmi diag -r 1|2`` has them: 1 reads NVML's health alone (no CUDA
+#: context, nothing measured: NVML calls only, for a Slurm prolog or a node health check);
+#: 2 adds the quick measurements (seconds to a minute; the default).
+HEALTH_LEVEL, MEASURE_LEVEL = 1, 2
+LEVELS = {HEALTH_LEVEL: "NVML health only, nothing measured", MEASURE_LEVEL: "health and quick measurements"}
+#: The checks that measure (or that judge what was seen while measuring): left out at level 1.
+MEASURING_CHECKS = ("dram_bandwidth", "fp32_fma", "tensor", "launch_overhead", "power_cap")
 
 
 @dataclass(frozen=True)
@@ -230,6 +237,8 @@ class Observations:
 
     device: str
     uuid: str = ""
+    #: nvidia-smi's index of the GPU (NVML's, PCI bus order; dcgm-exporter's ``gpu`` label); None when unknown.
+    nvml_index: int | None = None
     sheet: str | None = None
     sheet_bandwidth_gbs: float | None = None
     sheet_fp32_tflops: float | None = None
@@ -405,13 +414,35 @@ def _power_cap_check(obs: Observations, policy: Policy) -> CheckResult:
                        "not the chip's clock-limited peak", nums)
 
 
-def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) -> DeviceChecks:
+def level_of(value) -> int:
+    """A check level (:data:`LEVELS`) from what ``--level`` was given.
+
+    Raises:
+        UsageError: not 1 or 2 (one line saying what each is).
+    """
+    if isinstance(value, bool) or value not in LEVELS:
+        raise UsageError(f"--level must be 1 ({LEVELS[HEALTH_LEVEL]}: for a prolog) or 2 "
+                         f"({LEVELS[MEASURE_LEVEL]}), got {value!r}")
+    return int(value)
+
+
+def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None, level: int = MEASURE_LEVEL) -> DeviceChecks:
     """Compare one GPU's observations with ``policy``.
 
     Returns a :class:`DeviceChecks`: a check whose input is missing is ``skip``
     with the reason (from ``obs.reasons`` where given), never a pass; a check that
-    misses its threshold is ``fail`` or ``warn`` as ``policy.severity`` says.
+    misses its threshold is ``fail`` or ``warn`` as ``policy.severity`` says. At
+    ``level`` 1 (:data:`HEALTH_LEVEL`) the checks that measure (:data:`MEASURING_CHECKS`)
+    are left out and ``clock_events`` judges the reasons NVML gives now.
     """
+    checks = _all_checks(obs, policy, level)
+    if level == HEALTH_LEVEL:
+        checks = [c for c in checks if not any(c.name == m or c.name.startswith(m + "_") for m in MEASURING_CHECKS)]
+    return DeviceChecks(obs.device, obs.uuid, obs.sheet, tuple(checks), elapsed_s)
+
+
+def _all_checks(obs: Observations, policy: Policy, level: int) -> list[CheckResult]:
+    """Every check of :func:`evaluate`, in its order."""
     r = obs.reasons
     tensor_unit = "TOPS" if obs.tensor_precision == "int8" else "TFLOP/s"
     checks = [
@@ -450,8 +481,9 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
            "a row remap or page retirement is pending: reset the GPU (or reboot) before using it",
            {"remapped_rows_pending": obs.remapped_rows_pending, "retired_pages_pending": obs.retired_pages_pending})
     ce = obs.clock_events
-    health("clock_events", ce is None, not ce, ", ".join(ce) if ce else "none", "no slowdown while measuring",
-           "the GPU slowed its clocks while measuring (thermal, power or hardware slowdown)", {"clock_events": list(ce or ())})
+    when = "now" if level == HEALTH_LEVEL else "while measuring"
+    health("clock_events", ce is None, not ce, ", ".join(ce) if ce else "none", f"no slowdown {when}",
+           f"the GPU slowed its clocks {when} (thermal, power or hardware slowdown)", {"clock_events": list(ce or ())})
     checks.append(_power_cap_check(obs, policy))
     link_missing = obs.pcie_gen is None or obs.pcie_width is None
     link_ok = not link_missing and obs.pcie_gen[0] >= obs.pcie_gen[1] and obs.pcie_width[0] >= obs.pcie_width[1]
@@ -470,7 +502,7 @@ def evaluate(obs: Observations, policy: Policy, elapsed_s: float | None = None) 
                                        "nvrtc_minor": obs.nvrtc_version[1]}
     health("driver_nvrtc", drv_missing, drv_ok, drv_val, "driver major >= NVRTC major",
            "the driver is older than NVRTC's CUDA major version: upgrade the driver or install a matching nvidia-cuda-nvrtc", drv_nums)
-    return DeviceChecks(obs.device, obs.uuid, obs.sheet, tuple(checks), elapsed_s)
+    return checks
 
 
 def junit_xml(reports: list[DeviceChecks]) -> str:

@@ -47,12 +47,13 @@ def bench_cmd(
     caches: bool = typer.Option(False, "--caches", help="L2 read and read+write, shared-memory and L1 bandwidth alone (part of --sweep); seconds."),
     allreduce: bool = typer.Option(False, "--allreduce", help="NCCL all-reduce over the GPUs -i names (default all) through torch.distributed, one process per GPU: algbw and busbw, 8 B .. --max-size (needs PyTorch)."),
     max_size: Optional[str] = typer.Option(None, "--max-size", metavar="BYTES", help="With --allreduce: the largest message, a power of two (default 1GiB)."),
+    textfile: Optional[str] = typer.Option(None, "--textfile", metavar="FILE.prom", help="With --quick/--sweep: write node_exporter textfile metrics (atomically; dcgm-exporter's labels): each figure and, with --baseline, each comparison's state."),
     json_out: JsonOpt = False,
 ) -> None:
     """Measure DRAM bandwidth and launch overhead (kernels checked against numpy first)."""
     from ..api.bench import BenchHooks, BenchJob, BenchOutcome, bench, several_failure
     from ..render.bench_view import render_bench_outcome
-    from ..render.output import Format, save_baseline as save, show
+    from ..render.output import FileOut, Format, save_baseline as save, show
 
     options = dict(
         sweep=sweep, quick=quick, compute=compute, roofline=roofline, precision=precision, kernel=kernel, dtype=dtype,
@@ -61,16 +62,22 @@ def bench_cmd(
         max_size=max_size, p2p=p2p,
     )
     hooks = BenchHooks(bar=progress_bar, writable=_writable, write_csv=_write_csv, one_gpu=run_one_gpu)
-    outcome = bench(BenchJob(options, baseline, save_baseline, overwrite, policy), hooks)
+    outcome = bench(BenchJob(options, baseline, save_baseline, overwrite, policy, textfile), hooks)
+    files = ()
+    if textfile:
+        from ..render import textfile as tf
+
+        metrics = tf.bench_outcome_metrics if isinstance(outcome, BenchOutcome) else tf.multi_metrics
+        files = (FileOut(lambda: tf.write_textfile(textfile, metrics(outcome)), f"metrics written to {textfile}"),)
     if not isinstance(outcome, BenchOutcome):  # several GPUs: one line each, then the first GPU's error
         from ..render.multi_view import render_multi
 
-        show("bench-multi", outcome, Format(json_out), render_multi)
+        show("bench-multi", outcome, Format(json_out), render_multi, files=files)
         error = several_failure(outcome)
         if error is not None:
             raise error
         return
-    show(outcome.kind, outcome, Format(json_out), render_bench_outcome)
+    show(outcome.kind, outcome, Format(json_out), render_bench_outcome, files=files)
     problem = outcome.failure()
     if problem is not None:
         raise problem

@@ -24,20 +24,40 @@ def check_cmd(
     baseline: Optional[str] = typer.Option(None, "--baseline", metavar="FILE.json", help="Fail on figures that regressed against a saved run of the same GPU model (check/bench --json or a profile); tolerances from the policy."),
     save_baseline: Optional[str] = typer.Option(None, "--save-baseline", metavar="FILE.json", help="Write this run as a baseline (the --json document), when no check failed."),
     overwrite: bool = typer.Option(False, "--overwrite", help="With --save-baseline: replace an existing file."),
+    level: int = typer.Option(2, "--level", "-r", metavar="N", help="1: NVML health alone, no CUDA context, nothing measured (no CUDA start-up: for a Slurm prolog); 2: health and the quick measurements (as dcgmi diag -r)."),
+    textfile: Optional[str] = typer.Option(None, "--textfile", metavar="FILE.prom", help="Write node_exporter textfile metrics (atomically; dcgm-exporter's labels): each check's state and each figure."),
+    drain_reason: bool = typer.Option(False, "--drain-reason", help="Print only one line on stdout: why to drain this node (for scontrol ... reason=\"...\"), nothing when no check failed."),
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
 ) -> None:
     """Health checks and quick measurements against thresholds: exit 0 all pass (warnings allowed), 1 a check failed, 3 no GPU, 4 a measurement error."""
-    from ..api.check import CheckRequest, run_check
-    from ..render.check_view import render_check_outcome, warn_warned
+    from ..api.check import CheckRequest
+    from ..render.check_view import print_drain_reason, render_check_outcome, warn_warned
     from ..render.output import FileOut, Format, save_baseline as save, show
 
-    outcome = run_check(CheckRequest(device, all_devices, policy, min_bandwidth, min_fp32, min_tensor, max_launch_overhead,
-                                     recorded, baseline, save_baseline, overwrite, gpu, tuple(specs or ())))
+    fmt = Format(json_out, csv_out)
+    fmt.check()
+    if drain_reason and (json_out or csv_out):
+        from ..errors import UsageError
+
+        raise UsageError(f"--drain-reason and {'--json' if json_out else '--csv'} exclude each other (each is all of stdout); pick one")
+    request = CheckRequest(device, all_devices, policy, min_bandwidth, min_fp32, min_tensor, max_launch_overhead, recorded,
+                           baseline, save_baseline, overwrite, gpu, tuple(specs or ()), level, textfile)
+    if drain_reason:
+        outcome = _drain_reason_run(request)
+    else:
+        from ..api.check import run_check
+
+        outcome = run_check(request)
     files = (FileOut(lambda: outcome.write_junit(junit)),) if junit else ()
-    show("check", outcome, Format(json_out, csv_out), render_check_outcome, files=files)
+    if textfile:
+        from ..render.textfile import check_metrics, write_textfile
+
+        files += (FileOut(lambda: write_textfile(textfile, check_metrics(outcome, outcome.level)), f"metrics written to {textfile}"),)
+    view = (lambda o: print_drain_reason(o.drain_reason)) if drain_reason else render_check_outcome
+    show("check", outcome, fmt, view, files=files)
     error = outcome.gpu_error()
     if error is not None:
         raise error
@@ -47,3 +67,19 @@ def check_cmd(
     failure = outcome.failure(save_baseline)
     if failure is not None:
         raise failure
+
+
+
+def _drain_reason_run(request):
+    """``--drain-reason``: the run, and when the GPU cannot be read or measured (exit 3 or 4) the one
+    line ``gpuwhy check -rN: <the error>`` on stdout before the error goes on to its exit code (bad
+    input, exit 2, is the caller's mistake, not the node's: no line)."""
+    from ..api.check import drain_reason_of_error, run_check
+    from ..errors import MeasurementError, NoDeviceError
+    from ..render.check_view import print_drain_reason
+
+    try:
+        return run_check(request)
+    except (NoDeviceError, MeasurementError) as exc:
+        print_drain_reason(drain_reason_of_error(exc, request.level))
+        raise

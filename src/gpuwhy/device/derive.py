@@ -283,6 +283,12 @@ def decode_clock_event_reasons(mask: int) -> tuple[str, ...]:
     return tuple(words)
 
 
+def clock_event_key(words: str) -> str | None:
+    """The key (``"hw_slowdown"``) of a reason as :func:`decode_clock_event_reasons` words it
+    (``"hardware slowdown"``), or None for an unknown reason."""
+    return next((r.key for r in CLOCK_EVENT_REASONS if r.words == words), None)
+
+
 def clock_event_keys(mask: int | None) -> tuple[str, ...]:
     """Keys (``"sw_power_cap"``, ...) of the bits 0-31 set in an NVML clock-event reason
     ``mask``, lowest bit first; each unknown bit as ``"bit_0x..."``; empty for 0 or None."""

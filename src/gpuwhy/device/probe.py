@@ -382,12 +382,15 @@ def _build_device(t: Target, nv, nv_na: NA | None, drv_na: NA | None, spec_dirs,
 # ---------------------------------------------------------------------------------
 
 
-def probe_devices(device: str | None = None, spec_dirs: Iterable[str] = (), *, full: bool = True) -> ProbeReport:
+def probe_devices(device: str | None = None, spec_dirs: Iterable[str] = (), *, full: bool = True,
+                  cuda: bool = True) -> ProbeReport:
     """Probe the visible GPUs ``device`` names (``-i``: see :mod:`gpuwhy.device.select`;
     None or ``all``: every visible GPU), in nvidia-smi's order unless the selection gives one.
 
     ``spec_dirs`` are extra spec-sheet folders. ``full=False`` skips health and
-    software (what :func:`device_sheet` needs is identity, shape and sheet).
+    software (what :func:`device_sheet` needs is identity, shape and sheet). ``cuda=False``
+    reads NVML alone, the CUDA driver left closed (:func:`~gpuwhy.device.select.visible_targets`):
+    the CUDA ordinals and the driver's own figures are then n/a.
 
     Raises:
         NoDeviceError: no driver, no NVML and no CUDA driver, the kernel driver not
@@ -399,7 +402,7 @@ def probe_devices(device: str | None = None, spec_dirs: Iterable[str] = (), *, f
     from .select import choose
 
     spec_dirs = tuple(spec_dirs)
-    with visible_targets() as vt:
+    with visible_targets(cuda) as vt:
         sel = choose(device, vt.listing, vt.cvd)
         notes = vt.notes + ([sel.note] if sel.note else [])
         chosen = [vt.targets[d.key] for d in sel.devices]

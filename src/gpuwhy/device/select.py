@@ -346,10 +346,16 @@ def no_device_message(nv_na, drv_na, cvd: str | None, nvml_gpus: int | None, can
     return f"no usable GPU (NVML: {nvr}; CUDA driver: {dvr})"
 
 
+#: Why the CUDA driver is n/a on an NVML-only read (``visible_targets(cuda=False)``).
+NVML_ONLY = "not opened: an NVML-only read (no cuInit, no CUDA context)"
+
+
 @contextlib.contextmanager
-def visible_targets():
+def visible_targets(cuda: bool = True):
     """Open NVML and the CUDA driver, pair their devices and yield a :class:`Visible`;
-    NVML is shut down on leaving.
+    NVML is shut down on leaving. ``cuda=False`` leaves the CUDA driver closed (no ``cuInit``:
+    the quick health level of `gpuwhy check`, which must not wait on a GPU that hangs), so the
+    devices are NVML's with ``CUDA_VISIBLE_DEVICES`` applied here.
 
     The CUDA driver applies ``CUDA_VISIBLE_DEVICES``; without a working driver the rules
     are applied here (:func:`~gpuwhy.device.visible.resolve_cuda_visible_devices`) to
@@ -375,7 +381,9 @@ def visible_targets():
     nv_na = nv if is_na(nv) else None
     nv = None if is_na(nv) else nv
     try:
-        drv = open_driver()
+        from ..na import NA
+
+        drv = open_driver() if cuda else NA(NVML_ONLY, "unavailable")
         drv_na = drv if is_na(drv) else None
         drv = None if is_na(drv) else drv
         gpus: list = []
@@ -391,8 +399,6 @@ def visible_targets():
         if drv is not None:
             n = drv.count()
             if is_na(n) or n == 0:
-                from ..na import NA
-
                 raise NoDeviceError(no_device_message(nv_na, n if is_na(n) else NA("CUDA driver sees 0 devices", "no_device"), cvd, nvml_count, shown))
             targets = match_driver_devices([drv.device(i) for i in range(n)], gpus, nv)
         elif nv is not None and gpus and drv_na.kind != "no_device":
@@ -403,10 +409,11 @@ def visible_targets():
 
                 raise NoDeviceError(cvd_no_device_message(cvd, drv_na.reason, [c for c, _, _ in cands]))
             targets = [Target(k, None, cands[i][1], cands[i][2]) for k, i in enumerate(sel.indices)]
-            notes.append(
-                f"CUDA driver unavailable ({drv_na.reason}): devices numbered by NVML's PCI order with CUDA_VISIBLE_DEVICES applied here, "
-                f"which matches CUDA only with CUDA_DEVICE_ORDER=PCI_BUS_ID"
-            )
+            if cuda:
+                notes.append(
+                    f"CUDA driver unavailable ({drv_na.reason}): devices numbered by NVML's PCI order with CUDA_VISIBLE_DEVICES applied here, "
+                    f"which matches CUDA only with CUDA_DEVICE_ORDER=PCI_BUS_ID"
+                )
         else:
             raise NoDeviceError(no_device_message(nv_na, drv_na, cvd, nvml_count, shown))
         if nv is None:

@@ -82,8 +82,20 @@ def fleet_lines(doc) -> list[Text]:
 
 
 def render_check_outcome(o) -> None:
-    """`gpuwhy check` (a :class:`~gpuwhy.api.check.CheckOutcome`): :func:`render_check` of its reports."""
+    """`gpuwhy check` (a :class:`~gpuwhy.api.check.CheckOutcome`): :func:`render_check` of its reports,
+    and at level 1 a line saying that nothing was measured."""
     render_check(list(o.reports), o.policy, list(o.comparisons), o.document)
+    if o.level == 1:
+        out().print(Text("level 1: NVML health alone, nothing measured (--level 2 measures)", style="dim"))
+
+
+def print_drain_reason(reason: str | None) -> None:
+    """``check --drain-reason``: the one line on stdout, literally and unwrapped; nothing when ``reason`` is None."""
+    import sys
+
+    if reason:
+        sys.stdout.write(reason + "\n")
+        sys.stdout.flush()
 
 
 def warn_warned(names, what: str) -> None:
