@@ -65,8 +65,16 @@ def gpuwhy_run(name: str, tracer: str, prog: list[str], window: list[str], env=N
             "top": d.get("top_cause"), "line": d.get("line"), "step_s": diag_step(se), "doc": doc}
 
 
+#: CUPTI_PROGS=a,b runs only those (names of both lists below); unset: all of them
+ONLY = set(filter(None, os.environ.get("CUPTI_PROGS", "").split(",")))
+
+
+def wanted(name: str) -> bool:
+    return not ONLY or name in ONLY
+
+
 # 1 and 2: PyTorch under both tracers, and alone
-for prog in ("pageable_h2d", "tiny_layers"):
+for prog in (p for p in ("pageable_h2d", "tiny_layers") if wanted(p)):
     cmd = ["python3", str(DIAG / f"{prog}.py"), "--steps", "30", "--warmup", "5"]
     env = {"DIAG_NVTX": "1"}
     rc, so, se, wall = sh(cmd, f"{prog}.alone", env=env)
@@ -110,6 +118,8 @@ for name, prog, window in (("jax_train", ["python3", "benchmarks/cupti/jax_train
                            ("cupy_loop", ["python3", "benchmarks/cupti/cupy_loop.py", "60"], ["--skip-first", "1s"]),
                            ("triton_loop", ["python3", "benchmarks/cupti/triton_loop.py", "3000"],
                             ["--skip-first", "1s"])):
+    if not wanted(name):
+        continue
     rc, so, se, wall = sh(prog, f"{name}.alone")
     c = gpuwhy_run(name, "cupti", prog, window, {"GPUWHY_CUPTI_RECORDS": str(OUT / f"{name}.cupti-records.json")})
     rows.append((name, "cupti", c["rc"], c["window_s"], c["busy_s"], c["top"], None, wall))
