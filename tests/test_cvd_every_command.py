@@ -62,3 +62,28 @@ def test_no_variable_no_device_is_not_blamed_on_it(no_device_machine, cli, monke
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     code, out, err = cli("bench", "--quick")
     assert code == 3 and "CUDA_VISIBLE_DEVICES" not in err and "CUDA_ERROR_NO_DEVICE" in err, err
+
+
+@pytest.fixture
+def repeat_machine(no_device_machine, monkeypatch):
+    """As measured on an H100 with driver 580.159.04: with CUDA_VISIBLE_DEVICES=0,0 cuInit fails with
+    CUDA_ERROR_INVALID_DEVICE, not NO_DEVICE (docs/results/2026-12-07-diagnosis.md, call 2)."""
+    drv = sys.modules["cuda.bindings.driver"]
+    monkeypatch.setattr(drv, "cuInit", lambda flags: (CUresult.CUDA_ERROR_INVALID_DEVICE,))
+
+
+@pytest.mark.parametrize("command", [["bench", "--quick"], ["check"]], ids=lambda c: c[0])
+def test_a_repeat_refused_as_an_invalid_device_is_named(repeat_machine, cli, monkeypatch, command):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,0")
+    code, out, err = cli(*command)
+    line = err.strip()
+    assert code == 3 and len(line.splitlines()) == 1, err
+    assert "CUDA_VISIBLE_DEVICES='0,0' repeats GPU 0" in line and "CUDA_ERROR_INVALID_DEVICE" in line, line
+    assert "did not initialise" not in line
+
+
+def test_probe_shows_the_gpu_and_says_the_variable_repeats_it(repeat_machine, cli, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,0")
+    code, out, err = cli("probe")
+    assert code == 0, err
+    assert "CUDA_VISIBLE_DEVICES='0,0' repeats GPU 0" in " ".join((out + err).split())

@@ -409,6 +409,10 @@ def visible_targets(cuda: bool = True):
 
                 raise NoDeviceError(cvd_no_device_message(cvd, drv_na.reason, [c for c, _, _ in cands]))
             targets = [Target(k, None, cands[i][1], cands[i][2]) for k, i in enumerate(sel.indices)]
+            if cuda and sel.stopped_at is not None:  # the variable is why CUDA failed: say so first
+                from .visible import cvd_no_device_message
+
+                notes.append(cvd_no_device_message(cvd, drv_na.reason, [c for c, _, _ in cands]) or "")
             if cuda:
                 notes.append(
                     f"CUDA driver unavailable ({drv_na.reason}): devices numbered by NVML's PCI order with CUDA_VISIBLE_DEVICES applied here, "

@@ -184,7 +184,7 @@ def cvd_no_device_message(value: str | None, driver_reason: str, candidates: Seq
     if sel.why == "names a device already listed":
         idx, _ = _resolve_entry(entry, candidates)
         what = f"repeats GPU {idx} ({candidates[idx].uuid})" if idx is not None else f"repeats the entry {entry!r}"
-        return (f"CUDA_VISIBLE_DEVICES={value!r} {what}, and with a device listed twice CUDA sees no GPU "
+        return (f"CUDA_VISIBLE_DEVICES={value!r} {what}, and CUDA refuses a list that names a device twice "
                 f"({driver_reason}); {here}; {CVD_FIX}")
     return (f"CUDA_VISIBLE_DEVICES={value!r} hides every GPU from CUDA: its entry {entry!r} {sel.why} "
             f"({driver_reason}); {here}; {CVD_FIX}")

@@ -156,8 +156,13 @@ def init_driver() -> int:
     cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
     if err != driver.CUresult.CUDA_SUCCESS:
         reason = f"cuInit: {_err_name(err)}"
+        # A variable that hides or repeats GPUs fails cuInit with NO_DEVICE, or (a repeat, on the R580
+        # driver) with INVALID_DEVICE: whatever cuInit says, a set variable is explained first.
+        said = explain_no_device(cvd, reason) if cvd is not None else None
+        if said:
+            raise NoDeviceError(said)
         if _err_name(err) == "CUDA_ERROR_NO_DEVICE":
-            raise NoDeviceError(explain_no_device(cvd, reason) or f"the CUDA driver sees no GPU ({reason}); check `nvidia-smi`")
+            raise NoDeviceError(f"the CUDA driver sees no GPU ({reason}); check `nvidia-smi`")
         raise NoDeviceError(f"the CUDA driver did not initialise ({_err_name(err)}); check `nvidia-smi`")
     err, n = driver.cuDeviceGetCount()
     if err != driver.CUresult.CUDA_SUCCESS or n < 1:
