@@ -48,3 +48,21 @@ def test_cli_json_carries_the_diagnosis_and_validates(cli):
     from test_schema import check_document
 
     check_document(doc)
+
+
+def test_workload_figure_by_hand():
+    from types import SimpleNamespace as NS
+
+    from gpuwhy.verdict.workload import workload_figure
+
+    def verdict(regime, time_s, launches=1, sol=50.0):
+        return NS(workload=NS(time_s=time_s, launches=launches, flops=2e9), regime=regime, sol_pct=sol)
+
+    f = workload_figure(verdict("memory", 4e-3, launches=10), name="w", precision="bf16", level="L2")
+    assert (f.total_s, f.launches, f.mean_s, f.level, f.regime, f.roof_pct) == (4e-3, 10, 4e-4, "L2", "memory", 50.0)
+    assert (f.flops, f.precision, f.name) == (2e9, "bf16", "w")
+    one = workload_figure(verdict("compute", 1e-3), name="w", precision="fp32", level="DRAM")
+    assert (one.launches, one.mean_s, one.level) == (1, 1e-3, "compute")  # the compute roof decides
+    assert workload_figure(verdict("latency", 1e-3), name="w", precision="fp32", level="DRAM").level is None
+    assert workload_figure(verdict("memory", 0.0), name="w", precision="fp32", level="DRAM") is None
+    assert workload_figure(verdict("memory", None), name="w", precision="fp32", level="DRAM") is None
