@@ -88,7 +88,7 @@ def test_probe_device_option_errors_exit_2(machine, capsys):
     machine.fixture("h200")
     assert main(["probe", "--device", "7"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and "-i 7: there are 1 GPU(s), nvidia-smi's indices 0..0" in err[0]
+    assert len(err) == 1 and "-i 7: nvidia-smi lists 1 GPU, indices 0..0" in err[0]
 
 
 def test_probe_no_device_in_process_exit_3(machine, capsys):

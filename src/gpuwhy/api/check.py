@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..units import fmt_counted
+
 
 @dataclass(frozen=True)
 class CheckRequest:
@@ -85,7 +87,7 @@ class CheckOutcome:
             return None
         names = [f"{c.name} on {r.device}" for r in failed for c in r.checks if c.status == "fail"]
         empty = [r.device for r in failed if r.nothing_checked]
-        parts = [f"{len(names)} check(s) failed: {', '.join(names)}"] if names else []
+        parts = [f"{fmt_counted(len(names), 'check')} failed: {', '.join(names)}"] if names else []
         if empty:
             parts.append(f"{NOTHING_CHECKED} on {', '.join(empty)}")
         if save_baseline:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from ..units import fmt_counted
 from .console import out
 
 _STYLE = {"pass": "green", "warn": "bold yellow", "fail": "bold red", "skip": "dim"}
@@ -47,7 +48,7 @@ def summary_table(reports, doc) -> Table:
     """One line per GPU: its status and the figures the checks judged (from ``doc``'s observations)."""
     obs = doc.get("observations", [])
     tp = (obs[0].get("tensor_precision") if obs else None) or "tensor"
-    t = Table(title=f"{len(reports)} GPUs, one line each", title_justify="left", pad_edge=False, box=None)
+    t = Table(title=f"{fmt_counted(len(reports), 'GPU')}, one line each", title_justify="left", pad_edge=False, box=None)
     for col in ("#", "GPU", "status", "DRAM GB/s", "FP32 TFLOP/s", f"{tp.upper()} TFLOP/s", "launch us", "took s"):
         t.add_column(col)
     for i, (rep, o) in enumerate(zip(reports, obs)):

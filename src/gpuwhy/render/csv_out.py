@@ -5,7 +5,8 @@ The rows come from the command's ``--json`` document (:func:`gpuwhy.render.jsono
 of the same result), so the column names are its keys, with their SI units in them
 (``*_s``, ``*_bytes``, ``*_gbs`` = 1e9 B/s, ``*_tflops`` = 1e12 FLOP/s, ``*_pct``); a
 nested object's keys are joined to its own with ``_`` (``peak_tflops_fp32``). Numbers are
-written in full (Python's shortest round-trip form), true/false as ``true``/``false``, a
+written plain, to :data:`CSV_DIGITS` significant figures in Python's shortest form (``7.04e-05``,
+``0.3``, never the float noise ``0.30000000000000004``), true/false as ``true``/``false``, a
 list of plain values as its items joined by ``"; "``, a missing value as an empty cell;
 lists of objects (nested tables) are left out of a row. :data:`TABLES` says, per
 document kind, which records are the rows; a kind not listed is one row, the document.
@@ -22,13 +23,18 @@ from typing import Any, Callable, Iterable, Mapping
 _HEADER = ("gpuwhy", "schema", "kind")
 
 
+#: Significant figures of a number in a CSV cell: more than any figure gpuwhy measures holds, fewer
+#: than the 17 that show a binary float's rounding (0.1 + 0.2 = 0.30000000000000004).
+CSV_DIGITS = 12
+
+
 def _cell(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
-        return repr(v)
+        return repr(float(f"{v:.{CSV_DIGITS}g}"))
     if isinstance(v, (list, tuple)):
         return "; ".join(_cell(x) for x in v)
     return str(v)

@@ -155,7 +155,8 @@ class TraceGpu:
     ``launch_latency_*`` is kernel start minus its launch call's start
     (queueing included), over the kernels linked to a launch event.
     ``zero_duration_kernels`` are kernels recorded with ``dur: 0`` (their
-    time is below the trace's resolution, ``time_resolution``): counted, no time.
+    time is below the trace's resolution, ``time_resolution_s``: 1e-6 where every time in the
+    trace is a whole microsecond, else 1e-9): counted, no time.
     ``diagnosis``: the verdict engine's time budget of the GPU's span (of the analysis window when
     one was given), ``figures`` what it was given (for a caller that adds measured kernels; not part
     of ``to_dict()``).
@@ -190,7 +191,7 @@ class TraceGpu:
     launch_latency_p90_s: float | None
     linked_kernels: int
     zero_duration_kernels: int
-    time_resolution: str
+    time_resolution_s: float
     graph_launches: int
     top_kernels: tuple[TraceKernel, ...]
     kinds: tuple[KernelKind, ...]
