@@ -19,9 +19,10 @@ def render_check(reports, policy, comparisons=None, doc=None) -> None:
     con = out()
     comparisons = comparisons or [None] * len(reports)
     totals = dict.fromkeys(_STYLE, 0)
-    for rep, comp in zip(reports, comparisons):
+    for i, (rep, comp) in enumerate(zip(reports, comparisons)):
         took = "" if rep.elapsed_s is None else f", {rep.elapsed_s:.1f} s"
-        t = Table(title=f"gpuwhy check: {rep.device} {rep.uuid} (sheet {rep.sheet or 'none'}{took})", title_justify="left", pad_edge=False)
+        place = f"#{i} " if len(reports) > 1 else ""  # as the summary table, `slowest` and the error line number them
+        t = Table(title=f"gpuwhy check: {place}{rep.device} {rep.uuid} (sheet {rep.sheet or 'none'}{took})", title_justify="left", pad_edge=False)
         for col in ("check", "status", "value", "threshold", "detail"):
             t.add_column(col)
         for c in rep.checks:
@@ -87,9 +88,10 @@ def render_check_outcome(o) -> None:
     render_check(list(o.reports), o.policy, list(o.comparisons), o.document)
 
 
-def warn_warned(names, what: str) -> None:
-    """One warning line counting and naming ``names`` (``"3 check(s) warned: a, b, c"``), or nothing when none."""
+def warn_warned(names, noun: str, what: str) -> None:
+    """One warning line counting and naming ``names`` (``"3 checks warned: a, b, c"`` for ``noun``
+    "check" and ``what`` "warned"), or nothing when none."""
     if names:
         from .console import warn
 
-        warn(f"{len(names)} {what}: {', '.join(names)}")
+        warn(f"{fmt_counted(len(names), noun)} {what}: {', '.join(names)}")
