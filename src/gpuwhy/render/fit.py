@@ -108,6 +108,7 @@ def fit_table(table, console):
     options = console.options.update_width(console.width)
     if _width(table, console, options, "maximum") <= console.width:
         return table  # rich shrinks nothing: leave the table as it is
+    numeric = []
     for col in table.columns:
         w = numeric_width([_plain(c) for c in col._cells])
         if w is None:
@@ -115,10 +116,14 @@ def fit_table(table, console):
             col._cells[:] = [joined_text(c) for c in col._cells]  # but never between a number and its unit
             continue
         head = _plain(col.header)
-        width = max([w] + [len(word) for word in head.split()])
+        numeric.append((col, head, w))
+        col.width, col.no_wrap = max([w] + [len(word) for word in head.split()]), True
+    slack = console.width - _width(table, console, options, "minimum")
+    for col, head, w in numeric:  # a header on one line where the width allows, else wrapped to its column
+        grow = min(max(0, len(head) - col.width), max(0, slack))
+        col.width, slack = col.width + grow, slack - grow
         style = col.header.style if isinstance(col.header, Text) else ""
-        col.header = Text(wrap_words(head, width), style=style) if head else col.header
-        col.width, col.no_wrap = width, True
+        col.header = Text(wrap_words(head, col.width), style=style) if head else col.header
     if _width(table, console, options, "minimum") <= console.width and not _cramped(table, console, options):
         return table
     return _as_records(table, console, options) if table.show_header else _stacked(table)

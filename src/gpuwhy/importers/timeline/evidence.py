@@ -37,13 +37,13 @@ class Evidence:
         return tuple(getattr(self, "_" + key)())
 
     def _n(self, key):
-        """The gaps with time in the share ``key``, counted in words (``1 gap``, ``12 gaps``)."""
-        return fmt_counted(int((self.parts[key] > 1e-9).sum()), "gap")
+        """How many gaps have time in the share ``key``."""
+        return int((self.parts[key] > 1e-9).sum())
 
     def _launch_overhead(self):
         t = self.tot
         ops = ", ".join(f"{o.name} {fmt_time(o.time_s)}" for o in self.host_ops[:3])
-        lines = [f"{self._n('launch_overhead')} where the next launch came after the GPU had gone idle: "
+        lines = [f"{fmt_counted(self._n('launch_overhead'), 'gap')} where the next launch came after the GPU had gone idle: "
                  f"{fmt_time_us(t['_in_ops'])} in launch calls and the operators that make them"
                  + (f" (top: {ops})" if ops else "")
                  + f", {fmt_time_us(t['_dispatch'])} in stretches under {fmt_time_us(HOST_WORK_MIN_US)} between them "
@@ -61,7 +61,7 @@ class Evidence:
 
     def _host_work(self):
         ops = ", ".join(f"{o.name} {fmt_time(o.time_s)}" for o in self.host_ops[:3])
-        return [f"{self._n('host_work')} where the host spent {fmt_time_us(self.tot['host_work'])} issuing no GPU "
+        return [f"{fmt_counted(self._n('host_work'), 'gap')} where the host spent {fmt_time_us(self.tot['host_work'])} issuing no GPU "
                 f"work, in stretches of {fmt_time_us(HOST_WORK_MIN_US)} or more (Python work, I/O, logging, CPU-tensor "
                 "ops, sleeps): a CUDA graph would not remove it"
                 + (f"; host operations while the GPU waited: {ops}" if ops else "")]
@@ -207,7 +207,7 @@ class Evidence:
         return lines
 
     def _unexplained(self):
-        return [f"{self._n('unexplained')} ending with work that has no linked launch call (no correlation id or flow event)"]
+        return [f"{fmt_counted(self._n('unexplained'), 'gap')} ending with work that has no linked launch call (no correlation id or flow event)"]
 
 
 __all__ = ["DATA_WAIT_SHARE", "Evidence", "fmt_time_us"]
