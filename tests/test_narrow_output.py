@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
 CLASSIFY = ("classify", "--bytes", "1GB", "--flops", "1T", "--time", "2ms", "--gpu", "H100 SXM")
 #: A unit that must never start a line of a table (its number ended the line before).
@@ -91,3 +91,24 @@ def test_a_records_block_of_a_too_wide_table_names_its_headers():
     text = con.export_text()
     assert "column" not in text and "DRAM GB/s" in text and "672" in text
     assert not _broken_units(text)
+
+
+def _broken_cells(text: str) -> list[tuple[str, str]]:
+    """Pairs of table cells, one above the other, where the upper ends in a number and the lower
+    starts with its unit (cells split at the table's rules │ and ┃)."""
+    unit = re.compile(r"\s*(?:[kMGTPE]i?)?(?:FLOP/s|FLOP/byte|FLOP|B/s|B|Hz|W|us|ms|ns)\b")
+    lines = text.splitlines()
+    found = []
+    for a, b in zip(lines, lines[1:]):
+        sa, sb = re.split(r"[│┃]", a), re.split(r"[│┃]", b)
+        if len(sa) == len(sb) > 1:
+            found += [(x.strip(), y.strip()) for x, y in zip(sa, sb) if re.search(r"\d$", x.rstrip()) and unit.match(y)]
+    return found
+
+
+def test_check_at_80_columns_keeps_each_threshold_with_its_unit():
+    recorded = str(ROOT / "docs" / "results" / "raw" / "2026-12-01-h200-refactor" / "check.json")
+    p = run_cli("check", "--recorded", recorded, env={"COLUMNS": "80"})
+    assert p.returncode == 0, p.stderr
+    assert not _broken_cells(p.stdout), _broken_cells(p.stdout)
+    assert "4800 GB/s" in p.stdout and all(len(ln) <= 80 for ln in p.stdout.splitlines())
