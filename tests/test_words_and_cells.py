@@ -56,6 +56,8 @@ def test_trace_csv_cells_are_plain_rounded_numbers_with_units_in_the_header(tmp_
         assert not re.search(r"\d{13,}", cell or ""), (key, cell)  # no float noise (0.30000000000000004)
         assert not re.fullmatch(r"[\d.]+ ?(us|ns|ms|s)", cell or ""), (key, cell)  # no unit in a cell
     assert rows[0]["span_s"] == "0.0001004"
+    doc = json.loads(run_cli("trace", str(tmp_path / "t.json"), "--json").stdout)["devices"][0]
+    assert (doc["time_resolution_s"], doc["time_resolution"]) == (1e-9, "1 ns")  # the text stays beside it in JSON
 
 
 def test_csv_cell_rounds_away_float_noise_only():

@@ -8,7 +8,8 @@ nested object's keys are joined to its own with ``_`` (``peak_tflops_fp32``). Nu
 written plain, to :data:`CSV_DIGITS` significant figures in Python's shortest form (``7.04e-05``,
 ``0.3``, never the float noise ``0.30000000000000004``), true/false as ``true``/``false``, a
 list of plain values as its items joined by ``"; "``, a missing value as an empty cell;
-lists of objects (nested tables) are left out of a row. :data:`TABLES` says, per
+lists of objects (nested tables) and a text beside its own figure (``time_resolution`` beside
+``time_resolution_s``) are left out of a row. :data:`TABLES` says, per
 document kind, which records are the rows; a kind not listed is one row, the document.
 """
 
@@ -40,12 +41,21 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+#: The unit suffixes of a figure's key (docs/schema/README.md): a text value whose key plus one of
+#: them names a figure of the same record is that figure for people (``time_resolution``: "1 us"
+#: beside ``time_resolution_s``: 1e-06), left out of the CSV, whose cells hold numbers.
+_UNIT_SUFFIXES = ("_s", "_us", "_bytes", "_gbs", "_tflops", "_pct")
+
+
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """``record`` as one level of ``key: value``: nested objects joined with ``_``, lists of
-    objects (a nested table) left out, lists of plain values kept whole."""
+    objects (a nested table) left out, lists of plain values kept whole, a text that stands
+    beside its figure left out (:data:`_UNIT_SUFFIXES`)."""
     out: dict[str, Any] = {}
     for k, v in record.items():
         key = f"{prefix}{k}"
+        if isinstance(v, str) and any(isinstance(record.get(k + u), (int, float)) for u in _UNIT_SUFFIXES):
+            continue
         if isinstance(v, Mapping):
             if not v.get("n/a"):  # an NA ({"n/a": reason}) is an empty cell, not a column
                 out.update(flatten(v, key + "_"))

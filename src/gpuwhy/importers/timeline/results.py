@@ -156,7 +156,8 @@ class TraceGpu:
     (queueing included), over the kernels linked to a launch event.
     ``zero_duration_kernels`` are kernels recorded with ``dur: 0`` (their
     time is below the trace's resolution, ``time_resolution_s``: 1e-6 where every time in the
-    trace is a whole microsecond, else 1e-9): counted, no time.
+    trace is a whole microsecond, else 1e-9; ``to_dict()`` also writes it as text,
+    ``time_resolution``): counted, no time.
     ``diagnosis``: the verdict engine's time budget of the GPU's span (of the analysis window when
     one was given), ``figures`` what it was given (for a caller that adds measured kernels; not part
     of ``to_dict()``).
@@ -209,6 +210,9 @@ class TraceGpu:
     def to_dict(self) -> dict:
         d = asdict(replace(self, timeline=None, diagnosis=None, figures=None))
         del d["timeline"], d["figures"]
+        from ...units import fmt_time
+
+        d["time_resolution"] = fmt_time(self.time_resolution_s)  # the same as text, as schema 2 documents hold it
         d["diagnosis"] = self.diagnosis.to_dict() if self.diagnosis is not None else None
         return d
 
