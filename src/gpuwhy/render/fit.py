@@ -45,7 +45,7 @@ class JoinedText(Text):
     """A rich ``Text`` wrapped and measured with each number and its unit as one word."""
 
     def wrap(self, console, width, **kwargs):  # rich's signature
-        joined = self.copy()  # a plain Text
+        joined = _retyped(Text, self)  # a plain Text (its own wrap), with the units joined
         joined.plain = join_units(self.plain)  # the same length: the spans stay valid
         lines = joined.wrap(console, width, **kwargs)
         for line in lines:
@@ -59,16 +59,21 @@ class JoinedText(Text):
         return Measurement(max([m.minimum] + [cell_len(w) for w in join_units(self.plain).split()]), m.maximum)
 
 
+def _retyped(cls, text: Text) -> Text:
+    """A ``cls`` (``Text`` or :class:`JoinedText`) with ``text``'s characters, styles and options."""
+    out = cls(text.plain, style=text.style, justify=text.justify, overflow=text.overflow, no_wrap=text.no_wrap,
+              end=text.end, tab_size=text.tab_size)
+    out._spans[:] = text._spans
+    return out
+
+
 def joined_text(cell: Any):
     """``cell`` (a string or a rich ``Text``) as a :class:`JoinedText`; any other renderable as it is."""
     if isinstance(cell, str):
         cell = Text(cell)
     if not isinstance(cell, Text) or isinstance(cell, JoinedText):
         return cell
-    joined = JoinedText(cell.plain, style=cell.style, justify=cell.justify, overflow=cell.overflow,
-                        no_wrap=cell.no_wrap, end=cell.end, tab_size=cell.tab_size)
-    joined._spans[:] = cell._spans
-    return joined
+    return _retyped(JoinedText, cell)
 
 
 def _plain(cell: Any) -> str:
