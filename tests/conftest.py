@@ -89,6 +89,16 @@ def compiled(kernel_cache):
     return build
 
 
+@pytest.fixture(autouse=True)
+def _test_columns(monkeypatch):
+    """Commands run in-process print at 120 columns, as :func:`run_cli`'s do (piped output is 80
+    columns when COLUMNS is unset: a test of that width sets or removes COLUMNS itself)."""
+    import os
+
+    if "COLUMNS" not in os.environ:
+        monkeypatch.setenv("COLUMNS", "120")
+
+
 def pytest_collection_modifyitems(config, items):
     ok, why = gpu_available()
     if ok:

@@ -172,7 +172,7 @@ def test_fake_fp64_and_device_selection(cli, fake):
     doc = json.loads(out)
     assert {r["dtype"] for r in doc["rows"]} == {"fp64"} and doc["cpu_vecadd"]["dtype"] == "fp64"
     code, out, err = cli("bench", "--quick", "--device", "3")
-    assert code == 2 and "-i 3: CUDA sees 1 GPU(s), ordinals 0..0" in err and "without NVML" in err
+    assert code == 2 and "-i 3: CUDA sees 1 GPU, ordinals 0..0" in err and "without NVML" in err
     code, out, err = cli("bench", "--quick", "--device", "GPU-1234abcd", "--kernel", "launch", "--json", "--no-save")
     assert code == 0, err
     doc = json.loads(out)

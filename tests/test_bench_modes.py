@@ -74,7 +74,7 @@ def test_compile_run_fails_after_its_reports():
     bad = type("R", (), {"ok": False, "source": "b.cu", "message": "boom"})()
     assert modes.CompileRun([ok], "sm_90").failure is None
     err = modes.CompileRun([ok, bad], "sm_90").failure
-    assert err.exit_code == 1 and str(err) == "1 bundled kernel source(s) failed to compile for sm_90: b.cu: boom"
+    assert err.exit_code == 1 and str(err) == "1 bundled kernel source failed to compile for sm_90: b.cu: boom"
 
 
 @pytest.fixture

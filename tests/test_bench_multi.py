@@ -73,7 +73,7 @@ def test_a_failing_gpu_is_named_and_the_others_reported(node, cli):
     doc = json.loads(out)
     assert [d["exit_code"] for d in doc["devices"]] == [4, 4, 4]
     last = err.strip().splitlines()[-1]
-    assert last.startswith("gpuwhy: error: 3 GPU(s) failed: GPU 0 (GPU-0a1b2c3d-0000-4000-8000-000000000200): kernel ")
+    assert last.startswith("gpuwhy: error: 3 GPUs failed: GPU 0 (GPU-0a1b2c3d-0000-4000-8000-000000000200): kernel ")
     assert "; GPU 2 (GPU-0a1b2c3d-0000-4000-8000-000000000202): kernel " in last
 
 

@@ -340,7 +340,7 @@ def test_a_figure_above_the_limit_is_not_reported(monkeypatch, tmp_path):
     assert "shared memory not reported" in res.summary_line() and res.best("shared") is None
     doc = res.to_dict()
     assert doc["best_gbs"]["shared_read"] is None and doc["not_reported"][0]["level"] == "shared"
-    assert isinstance(res.failure, MeasurementError) and "1 cache ceiling(s) not reported" in str(res.failure)
+    assert isinstance(res.failure, MeasurementError) and "1 cache ceiling not reported" in str(res.failure)
 
 
 def test_bench_caches_cli_saves_the_profile(monkeypatch, tmp_path, cli):

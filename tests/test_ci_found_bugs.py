@@ -123,7 +123,7 @@ def test_specs_validate_reports_every_bad_file(cli):
     assert len(lines) == 3 and all(ln.startswith("gpuwhy: error: ") for ln in lines)
     for f in bad[:3]:
         assert any(f.name in ln for ln in lines)
-    assert "1 sheet(s) valid, 3 invalid" in out
+    assert "1 sheet valid, 3 invalid" in out
     code, out, err = cli("specs", "validate", *map(str, bad[:2]), "--json")
     doc = json.loads(out)
     assert code == 2 and doc["ok"] is False and len(doc["errors"]) == 2

@@ -71,8 +71,8 @@ def test_cli_tables_json_csv_and_exit_codes(cli, tmp_path):
     truth = make_fleet(tmp_path, 7)
     code, out, err = cli("fleet", "summarize", str(tmp_path))
     assert code == 1
-    assert "outlier GPU(s)" in err and "failing GPU(s)" in err and len(err.strip().splitlines()) == 1
-    assert "NVIDIA H200, check runs: 320 GPU(s)" in out and "node-003" in out
+    assert "outlier GPUs" in err and "failing GPUs" in err and len(err.strip().splitlines()) == 1
+    assert "NVIDIA H200, check runs: 320 GPUs" in out and "node-003" in out
     code, out, err = cli("fleet", "summarize", str(tmp_path), "--json")
     assert code == 1
     doc = json.loads(out)
@@ -96,7 +96,7 @@ def test_cli_expect_catches_nodes_that_never_reported(cli, tmp_path):
     code, out, err = cli("fleet", "summarize", str(tmp_path), "--expect", "48")
     assert code == 0, err
     code, out, err = cli("fleet", "summarize", str(tmp_path), "--expect", "64")
-    assert code == 1 and "found 48 GPU(s), expected 64" in err
+    assert code == 1 and "found 48 GPUs, expected 64" in err
 
 
 def test_newest_run_of_a_gpu_counts_once(tmp_path):
@@ -133,7 +133,7 @@ def test_bad_inputs_are_one_line(cli, tmp_path):
     code, out, err = cli("fleet", "summarize", str(tmp_path / "x.json"))
     assert code == 2 and "is not a `gpuwhy check --json` document" in err
     code, out, err = cli("fleet", "summarize", str(tmp_path), "--json")  # found in a folder: skipped, then nothing left
-    assert code == 2 and "1 file(s) skipped" in err
+    assert code == 2 and "1 file skipped" in err
     make_fleet(tmp_path, 11, nodes=1, plants=())
     code, out, err = cli("fleet", "summarize", str(tmp_path), "--mads", "0")
     assert code == 2 and "--mads" in err

@@ -114,7 +114,7 @@ def test_inline_runs_in_order_and_keeps_errors(monkeypatch):
     assert seen == [0, 1, 2, 3] and [o.value for o in outs] == [0, 10, None, 30]
     assert (outs[2].exit_code, outs[2].error, outs[2].ok) == (4, "kernel result wrong", False)
     err = fanout.error_of([("GPU 2 (GPU-x)", outs[2])])
-    assert isinstance(err, MeasurementError) and str(err) == "1 GPU(s) failed: GPU 2 (GPU-x): kernel result wrong"
+    assert isinstance(err, MeasurementError) and str(err) == "1 GPU failed: GPU 2 (GPU-x): kernel result wrong"
     with pytest.raises(ValueError, match="3 argument tuples for a plan of 4 GPUs"):
         fanout.run_plan(plan_runs("check", 4), worker, [(0,), (1,), (2,)])
 
@@ -223,7 +223,7 @@ def test_one_gpu_failing_still_reports_the_others(node8, cli):
     node8.setenv("FAKE_OBSERVE_FAIL", "3")
     code, out, err = cli("check", "-i", "all", "--json")
     assert code == 4
-    assert err.strip() == ("gpuwhy: error: 1 GPU(s) failed: GPU 3 (GPU-0a1b2c3d-0000-4000-8000-000000000203): "
+    assert err.strip() == ("gpuwhy: error: 1 GPU failed: GPU 3 (GPU-0a1b2c3d-0000-4000-8000-000000000203): "
                            "CUDA error CUDA_ERROR_ECC_UNCORRECTABLE in the bandwidth run")
     doc = json.loads(out)
     check_document(doc)

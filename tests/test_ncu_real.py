@@ -327,7 +327,7 @@ def test_cli_json_error_is_one_document(cli, monkeypatch):
     code, out, err = cli("ncu", str(_path("pct_raw_attributes_only.csv")), "--json")
     assert code == 2 and err.count("\n") == 1 and "pass --gpu" in err
     doc = json.loads(out)
-    assert doc["kind"] == "ncu" and doc["error"]["exit_code"] == 2
+    assert doc["kind"] == "error" and doc["command"] == "ncu" and doc["error"]["exit_code"] == 2
     assert set(doc["error"]["candidate_sheets"]) == {"GH200 144GB", "H200 SXM"}
 
 

@@ -371,7 +371,7 @@ def test_roofline_command_json(cli):
     d = json.loads(out)
     (roof,) = d["roofs"]
     assert roof == {"precision": "bf16", "kind": "spec", "peak_tflops": 989.5, "bandwidth_gbs": 4800.0,
-                    "ridge": pytest.approx(989.5 / 4.8), "source": "H200 SXM sheet (bundled)"}
+                    "ridge": pytest.approx(989.5 / 4.8), "source": "H200 SXM, bundled spec sheet"}
     (w,) = d["workloads"]
     for key, want in WORKED.items():  # the same workload as the classify worked example, bf16
         assert w[key] == pytest.approx(want, rel=1e-9), key

@@ -39,7 +39,12 @@ def test_no_driver_exit_3_one_line(args):
     r = subprocess.run([sys.executable, "-m", "gpuwhy", *args], capture_output=True, text=True, cwd=ROOT, timeout=120,
                        env={**env, "PYTHONPATH": str(ROOT / "src")})
     assert r.returncode == 3, r.stderr
-    assert r.stdout == ""
+    if "--json" in args:  # the error document (docs/schema/error.schema.json) says what the line says
+        doc = json.loads(r.stdout)
+        assert doc["kind"] == "error" and doc["error"]["exit_code"] == 3
+        assert r.stderr.strip() == f"gpuwhy: error: {doc['error']['message']}"
+    else:
+        assert r.stdout == ""
     lines = r.stderr.splitlines()
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith("gpuwhy: error: ")
@@ -50,7 +55,7 @@ def test_no_driver_exit_3_one_line(args):
 @pytest.mark.parametrize("value", ["-1", ""])
 def test_cuda_visible_devices_hiding_all_exit_3_one_line(value):
     r = run_cli("probe", "--json", env={"CUDA_VISIBLE_DEVICES": value})
-    assert r.returncode == 3 and r.stdout == ""
+    assert r.returncode == 3 and json.loads(r.stdout)["error"]["exit_code"] == 3  # the error document
     (line,) = r.stderr.splitlines()
     assert line.startswith("gpuwhy: error: CUDA_VISIBLE_DEVICES") and "hides every GPU" in line
 
@@ -88,7 +93,7 @@ def test_probe_device_option_errors_exit_2(machine, capsys):
     machine.fixture("h200")
     assert main(["probe", "--device", "7"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and "-i 7: there are 1 GPU(s), nvidia-smi's indices 0..0" in err[0]
+    assert len(err) == 1 and "-i 7: nvidia-smi lists 1 GPU, indices 0..0" in err[0]
 
 
 def test_probe_no_device_in_process_exit_3(machine, capsys):

@@ -321,7 +321,7 @@ def test_device_option(machine):
     assert [d.identity.name for d in probe_mod.probe_devices(device="GPU-0a1b2c3d-0000-4000-8000-0000000002").devices] == ["NVIDIA H200"]
     assert [d.identity.name for d in probe_mod.probe_devices(device="0a1b2c3d-0000-4000-8000-000000000100").devices] == ["NVIDIA A100-SXM4-40GB"]
     assert [d.identity.name for d in probe_mod.probe_devices(device="1,0").devices] == ["NVIDIA H200", "NVIDIA A100-SXM4-40GB"]
-    with pytest.raises(UsageError, match="-i 5: there are 2 GPU"):
+    with pytest.raises(UsageError, match="-i 5: nvidia-smi lists 2 GPU"):
         probe_mod.probe_devices(device="5")
     with pytest.raises(UsageError, match="is the start of 2 GPUs' UUIDs"):
         probe_mod.probe_devices(device="GPU-0a1b2c3d")
@@ -440,9 +440,9 @@ def test_health_warnings(machine):
     assert [p.pid for p in h.processes] == [4242] and h.processes[0].name == "python3"
     text = "\n".join(d.warnings)
     assert "software power cap, hardware thermal slowdown" in text
-    assert "1 other process(es) use this GPU: 4242 (python3); benchmarks on a busy GPU are noise" in text
+    assert "1 other process using this GPU: 4242 (python3); benchmarks on a busy GPU are noise" in text
     assert "PCIe link at gen 3, below its max gen 5 under load" in text
-    assert "2 uncorrected ECC error(s)" in text
+    assert "2 uncorrected ECC errors" in text
     assert "row remapping is pending" in text
     assert any("Exclusive Process" in n for n in d.notes)
     assert any("persistence mode is off" in n for n in d.notes)
@@ -506,7 +506,7 @@ def test_kernel_driver_not_loaded(machine):
 def test_no_gpu(machine):
     machine.nvml(make_pynvml([]))
     machine.driver(make_driver([], init=CUresult.CUDA_ERROR_NO_DEVICE))
-    with pytest.raises(NoDeviceError, match=r"^no NVIDIA GPU found \(NVML: NVML sees 0 GPU\(s\); CUDA driver: cuInit: CUDA_ERROR_NO_DEVICE\)"):
+    with pytest.raises(NoDeviceError, match=r"^no NVIDIA GPU found \(NVML: NVML sees 0 GPUs; CUDA driver: cuInit: CUDA_ERROR_NO_DEVICE\)"):
         probe_mod.probe_devices()
 
 

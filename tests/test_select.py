@@ -110,8 +110,8 @@ def test_choose_names_a_hidden_gpu_and_the_visible_ones():
 
 def test_choose_errors_are_one_line_each():
     for text, words in [
-        ("7", r"-i 7: there are 3 GPU\(s\), nvidia-smi's indices 0..2"),
-        ("cuda:5", r"-i cuda:5: CUDA sees 2 GPU\(s\), ordinals 0..1"),
+        ("7", r"-i 7: nvidia-smi lists 3 GPUs, indices 0..2"),
+        ("cuda:5", r"-i cuda:5: CUDA sees 2 GPUs, ordinals 0..1"),
         ("GPU-ffff", "matches no GPU's UUID"),
         ("99:00.0", r"no GPU at that PCI bus id \(the GPUs are at 00000000:18:00.0"),
         ("0,cuda:1", "names GPU 0 .* twice"),
@@ -173,7 +173,7 @@ def test_eight_gpus_every_form(machine):
     assert pick("2A:00.0") == [1]
     with pytest.raises(UsageError, match="is the start of 8 GPUs' UUIDs"):
         pick("GPU-0a1b")
-    with pytest.raises(UsageError, match=r"-i 8: there are 8 GPU\(s\)"):
+    with pytest.raises(UsageError, match=r"-i 8: nvidia-smi lists 8 GPUs"):
         pick("8")
 
 

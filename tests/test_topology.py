@@ -145,9 +145,9 @@ def test_connect_from_either_end_unknown_versions_and_the_slower_link():
     odd = connect(_gpu(0, [NvLinkEnd(0, 6, "B1", "gpu"), NvLinkEnd(1, 3, "B1", "gpu")]), _gpu(1), PIX)
     assert (odd.version, odd.uni_gbs, odd.per_link_gbs) == ("2.2", None, None)
     assert odd.note == "NVLink version 2.2 has no per-link figure in gpuwhy's table"
-    assert legend_text(odd) == "2 direct NVLink 2.2 link(s)"
+    assert legend_text(odd) == "2 direct NVLink 2.2 links"
     unread = connect(_gpu(0, [NvLinkEnd(0, None, "B1", "gpu")]), _gpu(1), PIX)
-    assert unread.version is None and legend_text(unread) == "1 direct NVLink ? link(s)"
+    assert unread.version is None and legend_text(unread) == "1 direct NVLink ? link"
     # equal PCIe rates (gen 4 x16 and gen 5 x8: 31.5 GB/s): the first GPU's link is named
     eq = connect(_gpu(0, gen=4, width=16), _gpu(1, gen=5, width=8), PHB)
     assert eq.uni_gbs == pytest.approx(31.508, abs=1e-3) and eq.note.endswith("gen 4 x16")
@@ -162,7 +162,7 @@ def test_legend_order_and_pcie_rates():
     assert list(leg) == ["X", "NODE", "NV4", "SYS"]  # X first, then in order
     assert leg["NODE"].endswith("; PCIe, the slower GPU's link: 63.0 GB/s one way")  # 1-3 only: one rate
     assert leg["SYS"].endswith("which differs by pair (see --json)")  # 31.5 with GPU 2, 63.0 between 0 and 3
-    assert leg["NV4"] == "4 direct NVLink 3.0 link(s): 4 x 25 GB/s = 100 GB/s one way, 200 both ways"
+    assert leg["NV4"] == "4 direct NVLink 3.0 links: 4 x 25 GB/s = 100 GB/s one way, 200 both ways"
 
 
 def test_assemble_is_symmetric_with_x_on_the_diagonal():
@@ -214,7 +214,7 @@ def test_topo_cli_matrix_fits_80_columns(machine, cli, monkeypatch):
     row0 = next(x for x in lines if x.startswith("GPU0"))
     assert row0.split() == ["GPU0", "X", "NV18", "NV18", "NV18", "SYS", "SYS", "SYS", "SYS", "0", "0-55,112-167"]
     text = " ".join(out.split())
-    assert "NV18 NVLink 4.0 through an NVSwitch, 18 link(s) each: 18 x 25 GB/s = 450 GB/s one way, 900 both ways" in text
+    assert "NV18 NVLink 4.0 through an NVSwitch, 18 links each: 18 x 25 GB/s = 450 GB/s one way, 900 both ways" in text
     assert "SYS across the CPU sockets' interconnect (QPI/UPI, Infinity Fabric); PCIe, the slower GPU's link: 63.0 GB/s one way" in text
     assert "bidirectional = bytes moved both ways together / time" in text
 

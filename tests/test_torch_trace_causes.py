@@ -204,7 +204,7 @@ def test_cuda_graph_replay_gaps_are_queued_and_no_graphs_are_prescribed():
     _r, d = _one(ev)
     assert d.graph_launches == 1
     q = next(c for c in d.idle.causes if c.key == "queue_latency")
-    assert q.time_s == pytest.approx(9 * 2 * US) and "inside CUDA-graph replays (1 graph launches)" in " ".join(q.evidence)
+    assert q.time_s == pytest.approx(9 * 2 * US) and "inside CUDA-graph replays (1 graph launch)" in " ".join(q.evidence)
     # 148..300: one stretch of host time issuing nothing since the graph launch (host work), 300..305 the
     # launch; the 5 later gaps (93 us since the previous launch call, and its 5 us) are launch overhead.
     assert d.idle.cause_s("host_work") == pytest.approx(152 * US)

@@ -222,7 +222,7 @@ def test_whole_microsecond_trace_keeps_its_zero_duration_kernels():
     real = _one(load_trace(REAL / "trace_overhead.json"))
     d = _one(load_trace(FIX / "real_whole_us.json.gz"))
     assert d.kernels == real.kernels == 410
-    assert d.zero_duration_kernels == 400 and d.time_resolution == "1 us"
+    assert d.zero_duration_kernels == 400 and d.time_resolution_s == 1e-6
     assert d.short_kernel_pct == 100.0
     assert d.verdict == "overhead-bound"
     r = load_trace(FIX / "real_whole_us.json.gz")

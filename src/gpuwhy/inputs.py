@@ -291,16 +291,23 @@ def loads_json(text: str) -> Any:
 
     Raises:
         json.JSONDecodeError: (a ValueError) as json.loads raises it.
+        ValueError: the document is nested deeper than the parser can follow (json.loads raises
+            RecursionError there, which no caller expects from a file): "nested too deeply ...",
+            so every caller names the file as it does for any text that is not JSON.
     """
-    if len(text) <= JSON_SLAB:
-        return json.loads(text)
-    decoder = json.JSONDecoder()
-    i = _WS.match(text).end()
-    value, i = _value(text, i, decoder, 0)
-    i = _WS.match(text, i).end()
-    if i != len(text):
-        raise json.JSONDecodeError("Extra data", text, i)
-    return value
+    try:
+        if len(text) <= JSON_SLAB:
+            return json.loads(text)
+        decoder = json.JSONDecoder()
+        i = _WS.match(text).end()
+        value, i = _value(text, i, decoder, 0)
+        i = _WS.match(text, i).end()
+        if i != len(text):
+            raise json.JSONDecodeError("Extra data", text, i)
+        return value
+    except RecursionError:
+        raise ValueError("nested too deeply to read, arrays or objects about a thousand levels inside each other: "
+                         "is it the right file?") from None
 
 
 def _value(s: str, i: int, dec: json.JSONDecoder, depth: int) -> tuple[Any, int]:

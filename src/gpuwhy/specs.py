@@ -119,6 +119,13 @@ class Sheet:
     path: str = ""
     origin: str = "bundled"
 
+    @property
+    def origin_words(self) -> str:
+        """Where the sheet came from, for a sentence or a ``(...)``: ``bundled spec sheet``, ``spec
+        sheet from GPUWHY_SPECS``, ``spec sheet from --specs`` (no parentheses of its own, so
+        ``H100 SXM (bundled spec sheet)`` never nests them)."""
+        return "bundled spec sheet" if self.origin == "bundled" else f"spec sheet from {self.origin}"
+
     @cached_property
     def arch(self) -> Arch | None:
         """``compute_capability`` parsed by :func:`gpuwhy.archs.parse_arch` (``"9.0"`` is sm_90);

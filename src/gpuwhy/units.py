@@ -539,3 +539,13 @@ def tera_unit(precision: str) -> str:
     """The unit of a peak given in 1e12 operations per second: ``TOPS`` for integer
     precisions (``int8``), else ``TFLOP/s``."""
     return "TOPS" if precision.startswith("int") else "TFLOP/s"
+
+
+def fmt_counted(n: float, noun: str, plural: str | None = None) -> str:
+    """``n`` things in words, the noun agreeing with the count: ``1 gap``, ``0 gaps``, ``1,024
+    launches``, ``2 GPUs`` (``plural``: the plural when adding "s" does not make it, e.g.
+    ``fmt_counted(3, "copy", "copies")``). The one place a count meets its noun."""
+    many = plural if plural is not None else noun + "s"
+    whole = float(n).is_integer()
+    figure = f"{int(n):,}" if whole else fmt_num(n)
+    return f"{figure} {noun if whole and abs(int(n)) == 1 else many}"

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
+from ..units import fmt_counted
+
 
 @dataclass(frozen=True)
 class BenchJob:
@@ -93,7 +95,7 @@ class BenchOutcome:
         if not regressed:
             return None
         tail = f"; baseline not saved to {save_baseline!r} (a baseline is a run that passed)" if save_baseline else ""
-        return CheckFailed(f"{len(regressed)} figure(s) regressed against the baseline: {', '.join(regressed)}{tail}")
+        return CheckFailed(f"{fmt_counted(len(regressed), 'figure')} regressed against the baseline: {', '.join(regressed)}{tail}")
 
 
 def bench(job: BenchJob, hooks: BenchHooks):

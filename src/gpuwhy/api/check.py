@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..units import fmt_counted
+
 
 @dataclass(frozen=True)
 class CheckRequest:
@@ -75,9 +77,18 @@ class CheckOutcome:
 
         return error_of(list(self.failed))
 
+    def label(self, i: int) -> str:
+        """How a message names the ``i``-th GPU judged: its model alone when it is the only one;
+        with several (eight of one model on a node), its place in the document (``#3``, as the
+        per-GPU table and ``slowest`` number them) and its UUID: ``#3 NVIDIA H200 (GPU-...)``."""
+        r = self.reports[i]
+        if len(self.reports) == 1:
+            return r.device
+        return f"#{i} {r.device}" + (f" ({r.uuid})" if r.uuid else "")
+
     def warned(self) -> list[str]:
-        """``"<check> on <GPU>"`` for each check that warned."""
-        return [f"{c.name} on {r.device}" for r in self.reports for c in r.checks if c.status == "warn"]
+        """``"<check> on <GPU>"`` for each check that warned (the GPU as :meth:`label` names it)."""
+        return [f"{c.name} on {self.label(i)}" for i, r in enumerate(self.reports) for c in r.checks if c.status == "warn"]
 
     @property
     def passed(self) -> bool:
@@ -90,12 +101,12 @@ class CheckOutcome:
         from ..check.policy import NOTHING_CHECKED
         from ..errors import CheckFailed
 
-        failed = [r for r in self.reports if r.failed]
+        failed = [i for i, r in enumerate(self.reports) if r.failed]
         if not failed:
             return None
-        names = [f"{c.name} on {r.device}" for r in failed for c in r.checks if c.status == "fail"]
-        empty = [r.device for r in failed if r.nothing_checked]
-        parts = [f"{len(names)} check(s) failed: {', '.join(names)}"] if names else []
+        names = [f"{c.name} on {self.label(i)}" for i in failed for c in self.reports[i].checks if c.status == "fail"]
+        empty = [self.label(i) for i in failed if self.reports[i].nothing_checked]
+        parts = [f"{fmt_counted(len(names), 'check')} failed: {', '.join(names)}"] if names else []
         if empty:
             parts.append(f"{NOTHING_CHECKED} on {', '.join(empty)}")
         if save_baseline:
@@ -175,9 +186,8 @@ def run_check(req: CheckRequest) -> CheckOutcome:
         from ..check.baseline import judge_against
 
         reports, comparisons = judge_against(base, reports, observations, pol)
-    if not req.recorded:
-        host, date = _host(), _now()
-    doc = check_document(reports, observations, pol, host=host, date=date, comparisons=comparisons,
+    host, date, sources = _host_and_date(req.recorded, host, date)
+    doc = check_document(reports, observations, pol, host=host, date=date, sources=sources, comparisons=comparisons,
                          schedule=schedule, failed=failed, level=level)
     return CheckOutcome(tuple(reports), tuple(observations), pol, tuple(comparisons), doc, tuple(failed), level)
 
@@ -242,6 +252,22 @@ def _load_baseline(baseline, save_baseline, overwrite):
     from ..check.baseline import load_baseline
 
     return load_baseline(baseline)
+
+
+def _host_and_date(recorded: str | None, host: str, date: str) -> tuple[str, str, dict]:
+    """``(host, date, sources)`` of the document: a recorded document's own host and date, else
+    (a live run, or a recorded file that names none) this host and now; ``sources`` says which
+    for each (:data:`gpuwhy.check.document.SOURCES`)."""
+    from ..check.document import SOURCES
+
+    if not recorded:
+        return _host(), _now(), {"host": SOURCES["this"], "date": SOURCES["this"]}
+    sources = {"host": SOURCES["recorded"], "date": SOURCES["recorded"]}
+    if not host.strip():
+        host, sources["host"] = _host(), SOURCES["judged"]
+    if not date.strip():
+        date, sources["date"] = _now(), SOURCES["judged"]
+    return host, date, sources
 
 
 def _host() -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..units import fmt_counted
+
 
 @dataclass(frozen=True)
 class FleetRequest:
@@ -39,11 +41,11 @@ def fleet_failure(summary):
     if summary.passed:
         return None
     bad = list(dict.fromkeys(f"{o.record.host or '?'} {o.record.uuid or '?'} ({o.figure})" for o in summary.outliers))
-    parts = [f"{summary.outlier_gpus} outlier GPU(s): {', '.join(bad[:5])}"
+    parts = [f"{fmt_counted(summary.outlier_gpus, 'outlier GPU')}: {', '.join(bad[:5])}"
              + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")] if bad else []
     failing = summary.failing
     if failing:
         names = [f"{r.host or '?'} {r.uuid or '?'}" for r in failing]
-        parts.append(f"{len(failing)} failing GPU(s): {', '.join(names[:5])}" + (f" and {len(names) - 5} more" if len(names) > 5 else ""))
+        parts.append(f"{fmt_counted(len(failing), 'failing GPU')}: {', '.join(names[:5])}" + (f" and {len(names) - 5} more" if len(names) > 5 else ""))
     parts.extend(summary.problems)
     return CheckFailed("; ".join(parts))

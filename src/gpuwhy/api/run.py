@@ -41,7 +41,7 @@ from ..verdict.engine import Diagnosis, diagnose
 from ..verdict.figures import KernelFigure, LinkRate
 from .run_kernels import KernelPass
 from .run_program import ProgramRun, Profiler, parse_program, run_python
-from ..units import fmt_num
+from ..units import fmt_counted, fmt_num
 
 #: Kernels listed in the output and measured by ``--kernels`` (largest total time first).
 TOP_KERNELS = 5
@@ -316,8 +316,8 @@ def run_program(
                      "ProfilerStep ranges) or --skip-first TIME")
     if kp is not None:
         measured = [x for x in rows if x.measured_launches]
-        notes.append(f"--kernels: {len(measured)} kernels measured by ncu ({sum(x.measured_launches for x in measured)} "
-                     f"launches; regimes judged against {kp.roofline})")
+        notes.append(f"--kernels: {fmt_counted(len(measured), 'kernel')} measured by ncu "
+                     f"({fmt_counted(sum(x.measured_launches for x in measured), 'launch', 'launches')}; regimes judged against {kp.roofline})")
         notes.extend(kp.notes)
     if run.interrupted:
         notes.append("the program was interrupted (Ctrl-C): the window is what ran until then")

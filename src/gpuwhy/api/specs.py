@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from ..units import fmt_counted
+
 
 @dataclass(frozen=True)
 class SheetList:
@@ -75,7 +77,7 @@ class SheetValidation:
         if not self.bad:
             return None
         if summary:
-            return SpecError(f"{len(self.bad)} of {len(self.bad) + len(self.checked)} sheet(s) invalid; the first: {self.bad[0][1]}")
+            return SpecError(f"{len(self.bad)} of {fmt_counted(len(self.bad) + len(self.checked), 'sheet')} invalid; the first: {self.bad[0][1]}")
         return SpecError(self.bad[-1][1])
 
 

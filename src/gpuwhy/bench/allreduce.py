@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
-from ..units import fmt_bytes
+from ..units import fmt_bytes, fmt_counted
 from ..model.multi_gpu.allreduce import (
     BUSBW_SOURCE,
     DEFAULT_MAX_BYTES,
@@ -324,7 +324,7 @@ def _run(devices: Sequence[RankDevice], dtype: str, sizes: Sequence[int], progre
             done[0] = k
 
     if progress is not None:
-        progress(total=len(sizes), description=f"{len(devices)} rank(s) starting")
+        progress(total=len(sizes), description=f"{fmt_counted(len(devices), 'rank')} starting")
     ok = False
     try:
         run = run_ranks(python_module(WORKER, str(folder / "config.json")), len(devices), folder, timeout_s=timeout_s,

@@ -59,7 +59,7 @@ import numpy as np
 from ..engine.timing import Measurement
 from ..errors import MeasurementError
 from ..model.roofline.hierarchy import SHARED_BYTES_PER_CLOCK, SHARED_LIMIT_SOURCE, shared_clock_limit
-from ..units import fmt_num
+from ..units import fmt_counted, fmt_num
 
 SOURCE = "cache.cu"
 #: Mirrors of the macros in cache.cu.
@@ -297,7 +297,7 @@ class CacheResult:
         if not self.failures:
             return None
         what = "; ".join(f.reason for f in self.failures)
-        return MeasurementError(f"{len(self.failures)} cache ceiling(s) not reported: {what}")
+        return MeasurementError(f"{fmt_counted(len(self.failures), 'cache ceiling')} not reported: {what}")
 
     def best(self, level: str, op: str | None = None) -> CacheRow | None:
         """The fastest row of ``level`` (and ``op``), or None."""
@@ -656,7 +656,7 @@ def l2_partition_notes(rows: Sequence[CacheRow], near_bytes: int | None) -> list
     inside = [r for r in rows if r.level == "L2" and r.op == "read" and r.working_set_bytes <= near_bytes]
     outside = [r for r in rows if r.level == "L2" and r.op == "read" and r.working_set_bytes > near_bytes]
     txt = (f"the latency ladder puts the near-L2 partition's edge at {fmt_num(near_bytes / 2**20)} MiB: "
-           f"{len(inside)} L2 read row(s) fit in it, {len(outside)} reach the far partition")
+           f"{fmt_counted(len(inside), 'L2 read row')} fit in it, {len(outside)} reach the far partition")
     if inside and outside:
         a, b = max(inside, key=lambda r: r.gbs), max(outside, key=lambda r: r.gbs)
         txt += f" (best {a.gbs:,.0f} vs {b.gbs:,.0f} GB/s)"

@@ -36,7 +36,7 @@ from ..model.kernels.mma_fragments import (
     wgmma_unpack_acc,
 )
 from ..model.kernels.number_formats import half2_word
-from ..units import fmt_g, fmt_num
+from ..units import fmt_counted, fmt_g, fmt_num
 
 FMA_SOURCE = "compute_fma.cu"
 MMA_SOURCE = "compute_mma.cu"
@@ -421,8 +421,8 @@ class WgmmaCase(TensorCase):
         k = wgmma_kstep_elems(self.elem_bits)
         where = "A, B in smem" if self.a_src == "ss" else "A in registers, B in smem"
         accs = f", {self.nacc} accumulators" if self.nacc > 1 else ""
-        knobs = "" if self.defines is None else f", {self.passes} pass(es)/group, wait_group {self.inflight}"
-        return f"wgmma m64n{self.n}k{k} ({where}{accs}), {self.warpgroups} warpgroup(s)/block{knobs}"
+        knobs = "" if self.defines is None else f", {fmt_counted(self.passes, 'pass', 'passes')}/group, wait_group {self.inflight}"
+        return f"wgmma m64n{self.n}k{k} ({where}{accs}), {fmt_counted(self.warpgroups, 'warpgroup')}/block{knobs}"
 
     @property
     def defines(self) -> dict | None:

@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..units import fmt_counted
+
 #: The environment variable that picks how workers run: ``process`` (default) or ``inline``.
 WORKERS_ENV = "GPUWHY_WORKERS"
 #: Exit code recorded for a worker that raised something other than a gpuwhy error (a bug).
@@ -195,7 +197,7 @@ def error_of(failed: Sequence[tuple[str, Outcome]], prefix: bool = True) -> Exce
     parts = [f"{label}: {o.error}" if prefix else o.error for label, o in failed]
     msg = "; ".join(parts)
     if prefix:
-        msg = f"{len(failed)} GPU(s) failed: {msg}"
+        msg = f"{fmt_counted(len(failed), 'GPU')} failed: {msg}"
     cls = classes.get(failed[0][1].exit_code)
     return cls(msg) if cls is not None else RuntimeError(msg)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ContextManager
 
 from ..errors import CheckFailed, GpuwhyError, UsageError
+from ..units import fmt_counted
 
 #: A request: the :class:`gpuwhy.bench.modes.BenchRequest` built from the mode declarations
 #: (not imported here: the declarations import these runners).
@@ -82,7 +83,7 @@ class CompileRun:
         bad = [r for r in self.reports if not r.ok]
         if not bad:
             return None
-        return CheckFailed(f"{len(bad)} bundled kernel source(s) failed to compile for {self.arch}: "
+        return CheckFailed(f"{fmt_counted(len(bad), 'bundled kernel source')} failed to compile for {self.arch}: "
                            f"{bad[0].source}: {bad[0].message}")
 
 

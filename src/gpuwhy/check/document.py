@@ -1,6 +1,8 @@
 """The ``gpuwhy check --json`` document, and reading recorded observations back (``--recorded``).
 
-The document (``kind: check``) holds: ``host`` and ``date`` (ISO 8601 UTC) of the run;
+The document (``kind: check``) holds: ``host`` and ``date`` (ISO 8601 UTC) of the run, and in
+``sources`` where each came from (this run; the ``--recorded`` document; or, where that names
+none, this host and the time it was judged);
 ``status`` (``pass``/``warn``/``fail``) and ``passed`` (false only for ``fail``);
 ``counts`` of checks per state; the ``policy``; per GPU in ``devices`` its checks (each a
 ``name``, a ``status``, its numbers with units in the keys, and the texts people read);
@@ -38,13 +40,19 @@ def slowest_device(observations: list[Observations]) -> dict | None:
             "median": s.median, "ratio": s.ratio}
 
 
+#: Where a check document's ``host`` and ``date`` came from (its ``sources``).
+SOURCES = {"this": "this run (measured here)", "recorded": "the recorded document",
+           "judged": "this host and time (the recorded document names none)"}
+
+
 def check_document(reports: list[DeviceChecks], observations: list[Observations], policy: Policy, *,
-                   host: str = "", date: str = "", comparisons: list | None = None, schedule: dict | None = None,
-                   failed: list | None = None, level: int = 2) -> dict:
+                   host: str = "", date: str = "", sources: dict | None = None, comparisons: list | None = None,
+                   schedule: dict | None = None, failed: list | None = None, level: int = 2) -> dict:
     """The ``--json`` document body (see the module docstring); ``comparisons`` holds one
     :class:`~gpuwhy.check.baseline.Comparison` (or None) per report; ``schedule`` how the GPUs were
-    measured; ``failed`` ``(label, Outcome)`` pairs of :mod:`gpuwhy.bench.fanout` for GPUs that raised;
-    ``level`` the level checked."""
+    measured; ``sources``: where ``host`` and ``date`` came from (:data:`SOURCES`); ``failed``
+    ``(label, Outcome)`` pairs of :mod:`gpuwhy.bench.fanout` for GPUs that raised; ``level`` the level
+    checked."""
     from .drain import drain_items, drain_reason
 
     failed_any = any(r.failed for r in reports) or bool(failed)
@@ -57,6 +65,7 @@ def check_document(reports: list[DeviceChecks], observations: list[Observations]
     return {
         "host": host,
         "date": date,
+        **({"sources": dict(sources)} if sources else {}),
         "status": "fail" if failed_any else "warn" if warned else "pass",
         "passed": not failed_any,
         "counts": {s: sum(r.count(s) for r in reports) for s in STATES},

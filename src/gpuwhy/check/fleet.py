@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import UsageError
+from ..units import fmt_counted
 from ..model.multi_gpu.spread import Spread, is_outlier, mads_off, spread, worse_by
 from .figures import RunRecord, figure, figure_order, model_key, read_records
 from .policy import Policy
@@ -110,7 +111,7 @@ def gather(paths: Iterable[str]) -> Gathered:
         records.extend(got)
     if not records:
         where = ", ".join(repr(str(p)) for p in paths)
-        raise UsageError(f"no GPU results found in {where} ({len(skipped)} file(s) skipped); pass {WHAT}")
+        raise UsageError(f"no GPU results found in {where} ({fmt_counted(len(skipped), 'file')} skipped); pass {WHAT}")
     newest: dict[tuple[str, str], RunRecord] = {}
     dropped = 0
     for i, r in enumerate(records):
@@ -292,7 +293,7 @@ def summarize(gathered: Gathered, policy: Policy, mads: float = DEFAULT_MADS, ex
     problems = []
     gpus = gpu_count(gathered.records)
     if expect is not None and gpus < expect:
-        problems.append(f"found {gpus} GPU(s), expected {expect}: {expect - gpus} did not report "
+        problems.append(f"found {fmt_counted(gpus, 'GPU')}, expected {expect}: {expect - gpus} did not report "
                         f"(check the job logs of the missing nodes)")
     outliers.sort(key=lambda o: (o.record.model, method(o.record), o.record.host, o.record.uuid, figure_order(o.figure)))
     return FleetSummary(gathered, tuple(models), tuple(outliers), float(mads), min_gpus, tuple(problems))

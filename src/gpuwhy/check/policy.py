@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import SpecError, UsageError
 from ..resources import bundled_dir
-from ..units import fmt_g, fmt_num
+from ..units import fmt_counted, fmt_g, fmt_num
 
 PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skip"
 STATES = (PASS, WARN, FAIL, SKIP)
@@ -493,7 +493,9 @@ def _all_checks(obs: Observations, policy: Policy, level: int) -> list[CheckResu
     health("pcie_link", link_missing, link_ok, link_val, "at max generation and width",
            "the PCIe link trained below its maximum (reseat the card or check the slot/riser)", link_nums)
     health("other_processes", obs.other_processes is None, (obs.other_processes or 0) == 0,
-           f"{obs.other_processes} other compute process(es)", "== 0", "other processes use the GPU: measurements are noise",
+           "" if obs.other_processes is None else fmt_counted(obs.other_processes, "other compute process",
+                                                              "other compute processes"),
+           "== 0", "other processes use the GPU: measurements are noise",
            {"measured_processes": obs.other_processes, "threshold_processes": 0})
     drv_missing = obs.driver_cuda_version is None or obs.nvrtc_version is None
     drv_ok = not drv_missing and obs.driver_cuda_version >= obs.nvrtc_version[0] * 1000

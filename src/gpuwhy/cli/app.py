@@ -2,7 +2,10 @@
 
 Command modules register themselves on :data:`app`; :func:`main` runs it and maps
 :class:`~gpuwhy.errors.GpuwhyError` subclasses to one stderr line and their exit
-code. Heavy imports (pandas, cuda, NVML) happen inside command bodies only.
+code. A command given ``--json`` that fails before printing its document prints the error
+document instead (:func:`gpuwhy.render.output.show_error`, docs/schema/error.schema.json), with
+the same stderr line and exit code. Heavy imports (pandas, cuda, NVML) happen inside command
+bodies only.
 """
 
 from __future__ import annotations
@@ -68,10 +71,52 @@ def _notes_at_the_end(show: bool) -> None:
     flush_later(show)
 
 
-def _fail(message: str, code: int) -> int:
+def _fail(message: str, code: int, exc: BaseException | None = None) -> int:
+    """The one stderr line of a failure, and its exit ``code``; with ``--json`` (and no document
+    printed yet) the error document on stdout first (:func:`_json_failure`)."""
+    _json_failure(message, code, exc)
     sys.stderr.write(f"gpuwhy: error: {message}\n")
     sys.stderr.flush()
     return code
+
+
+def _json_failure(message: str, code: int, exc: BaseException | None) -> None:
+    """Print the error document (:func:`gpuwhy.render.output.show_error`) when the command run takes
+    ``--json`` and was given it, and printed no document before failing (a failed check after its
+    document, a command that printed its own error document: nothing more). Never raises: the
+    stderr line must still come."""
+    args = _state.get("args")
+    if args is None or code == EXIT_OUTPUT or "--json" not in _split_program(args)[0]:
+        return
+    try:
+        from ..render.jsonout import documents_written
+
+        if documents_written() > _state.get("documents", 0):
+            return
+        command = _json_command(args)
+        if command is None:
+            return
+        from ..render.output import show_error
+
+        show_error(command, message, code, candidates=getattr(exc, "candidates", ()) or ())
+    except Exception:  # noqa: BLE001 (a broken stdout, a command tree that cannot be built: the line says it)
+        pass
+
+
+def _json_command(args: list[str]) -> str | None:
+    """The name of the command ``args`` run (``"specs list"``; ``""`` for gpuwhy with no command)
+    when it takes ``--json``, else None."""
+    cmd, _ = _command_of(args)
+    if not any("--json" in getattr(p, "opts", ()) for p in cmd.params):
+        return None
+    names, node, rest = [], _click_command(), list(args)
+    while hasattr(node, "commands"):
+        i = next((k for k, a in enumerate(rest) if a in node.commands), None)
+        if i is None:
+            break
+        names.append(rest[i])
+        node, rest = node.commands[rest[i]], rest[i + 1:]
+    return " ".join(names)
 
 
 def _click_kind(exc: BaseException) -> str | None:
@@ -166,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     mine, program = _split_program(args)
     _state["debug"] = "--debug" in mine
     args = _json_after_command([a for a in mine if a != "--debug"] + program)
+    from ..render.jsonout import documents_written
+
+    _state["args"], _state["documents"] = args, documents_written()
     sanitize_columns()
     previous = _note_ctrl_c()
     try:
@@ -286,7 +334,7 @@ def _run(args: list[str]) -> int:
             import traceback
 
             traceback.print_exc()
-        return _fail(str(exc), exc.exit_code)
+        return _fail(str(exc), exc.exit_code, exc)
     except KeyboardInterrupt:
         return _interrupted()
     except RecursionError:

@@ -83,7 +83,7 @@ def bench_cmd(
         raise problem
     from ..render.check_view import warn_warned
 
-    warn_warned(outcome.regressed("warn"), "figure(s) regressed beyond the tolerance (a warning by the policy)")
+    warn_warned(outcome.regressed("warn"), "figure", "regressed beyond the tolerance (a warning by the policy)")
     regression = outcome.regression(save_baseline)
     if save_baseline and regression is None:
         save(outcome.kind, outcome.baseline_body(with_comparison=json_out), save_baseline, overwrite)

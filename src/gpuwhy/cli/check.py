@@ -61,7 +61,7 @@ def check_cmd(
     error = outcome.gpu_error()
     if error is not None:
         raise error
-    warn_warned(outcome.warned(), "check(s) warned")
+    warn_warned(outcome.warned(), "check", "warned")
     if save_baseline and outcome.passed:
         save("check", outcome.document, save_baseline, overwrite)
     failure = outcome.failure(save_baseline)

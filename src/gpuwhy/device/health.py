@@ -13,6 +13,7 @@ from typing import Any
 
 from . import derive
 from ..na import NA, is_na
+from ..units import fmt_counted
 from .probe_report import GpuProcess, Health, MigSlice
 from .procfs import read_proc
 from .visible import NvGpu
@@ -85,7 +86,7 @@ def _memory_errors(q, warnings: list[str], notes: list[str]) -> dict[str, Any]:
     else:
         ecc_err = ecc_on
     if isinstance(ecc_err, int) and ecc_err > 0:
-        warnings.append(f"{ecc_err} uncorrected ECC error(s) since the driver loaded: check `nvidia-smi -q -d ECC`; results may be wrong")
+        warnings.append(f"{fmt_counted(ecc_err, 'uncorrected ECC error')} since the driver loaded: check `nvidia-smi -q -d ECC`; results may be wrong")
     if ecc_on is not ecc_pending and not is_na(ecc_on) and not is_na(ecc_pending):
         notes.append(f"ECC will be {'on' if ecc_pending else 'off'} after the next GPU reset")
     retired = q("retired_pages_pending")
@@ -159,7 +160,7 @@ def _processes(nv, q, mh, util: Any, warnings: list[str]) -> tuple[GpuProcess, .
     if procs:
         who = ", ".join(f"{p.pid} ({p.name if not is_na(p.name) else '?'})" for p in procs[:5])
         more = f" and {len(procs) - 5} more" if len(procs) > 5 else ""
-        warnings.append(f"{len(procs)} other process(es) use this GPU: {who}{more}; benchmarks on a busy GPU are noise")
+        warnings.append(f"{fmt_counted(len(procs), 'other process', 'other processes')} using this GPU: {who}{more}; benchmarks on a busy GPU are noise")
     elif not is_na(util) and util > 10:
         warnings.append(f"the GPU is {util}% busy with no process visible here (another container?); benchmarks on a busy GPU are noise")
     return procs

@@ -32,6 +32,7 @@ from typing import Any, Sequence
 from ..errors import NoDeviceError, UsageError
 from . import derive
 from ..na import is_na
+from ..units import fmt_counted
 from .uuids import with_uuid_prefix
 
 #: nvidia-smi(1), ``-i, --id=ID``: a 0-based index "in the natural enumeration returned by
@@ -169,7 +170,7 @@ def _one(sel: Selector, devices: Sequence[Listed], by_nvml: bool, cvd: str | Non
         if not hits:
             n = len({d.nvml_index for d in devices if d.nvml_index is not None})
             raise UsageError(
-                f"{option} {sel.text}: there are {n} GPU(s), nvidia-smi's indices 0..{n - 1} "
+                f"{option} {sel.text}: nvidia-smi lists {fmt_counted(n, 'GPU')}, indices 0..{n - 1} "
                 f"({INDEX_ORDER}; `gpuwhy probe` lists them)"
             )
     elif sel.kind in ("index", "cuda"):
@@ -177,7 +178,7 @@ def _one(sel: Selector, devices: Sequence[Listed], by_nvml: bool, cvd: str | Non
         if not hits:
             n = sum(1 for d in devices if d.visible)
             why = "; without NVML an index is read as the CUDA ordinal" if sel.kind == "index" else ""
-            raise UsageError(f"{option} {sel.text}: CUDA sees {n} GPU(s), ordinals 0..{n - 1} (`gpuwhy probe` lists them{why})")
+            raise UsageError(f"{option} {sel.text}: CUDA sees {fmt_counted(n, 'GPU')}, ordinals 0..{n - 1} (`gpuwhy probe` lists them{why})")
     elif sel.kind == "pci":
         hits = [d for d in devices if d.pci_bus_id and pci_key(d.pci_bus_id) == sel.value]
         if not hits:
@@ -325,7 +326,7 @@ def no_device_message(nv_na, drv_na, cvd: str | None, nvml_gpus: int | None, can
     from .visible import cvd_no_device_message
 
     kinds = {nv_na.kind if nv_na else "ok", drv_na.kind if drv_na else "ok"}
-    nvr = nv_na.reason if nv_na else f"NVML sees {nvml_gpus} GPU(s)"
+    nvr = nv_na.reason if nv_na else f"NVML sees {fmt_counted(nvml_gpus, 'GPU')}"
     dvr = drv_na.reason if drv_na else "ok"
     if cvd is not None and (nvml_gpus or 0) > 0:
         msg = cvd_no_device_message(cvd, dvr, candidates)

@@ -35,6 +35,7 @@ from typing import Mapping
 from ..archs import parse_arch
 from ..device.uuids import with_uuid_prefix
 from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError, gpu_packages_missing
+from ..units import fmt_counted
 
 
 class DeviceOutOfMemory(MeasurementError):
@@ -184,7 +185,7 @@ def resolve_device(spec: str | int | None, count: int) -> int:
     """
     if isinstance(spec, int) and not isinstance(spec, bool):
         if not 0 <= spec < count:
-            raise UsageError(f"CUDA device {spec} does not exist; this process sees {count} GPU(s): 0..{count - 1}")
+            raise UsageError(f"CUDA device {spec} does not exist; this process sees {fmt_counted(count, 'GPU')}: 0..{count - 1}")
         return spec
     if spec is None and count == 1:
         return 0

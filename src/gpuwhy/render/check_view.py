@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from ..units import fmt_counted
 from .console import out
 
 _STYLE = {"pass": "green", "warn": "bold yellow", "fail": "bold red", "skip": "dim"}
@@ -18,9 +19,10 @@ def render_check(reports, policy, comparisons=None, doc=None) -> None:
     con = out()
     comparisons = comparisons or [None] * len(reports)
     totals = dict.fromkeys(_STYLE, 0)
-    for rep, comp in zip(reports, comparisons):
+    for i, (rep, comp) in enumerate(zip(reports, comparisons)):
         took = "" if rep.elapsed_s is None else f", {rep.elapsed_s:.1f} s"
-        t = Table(title=f"gpuwhy check: {rep.device} {rep.uuid} (sheet {rep.sheet or 'none'}{took})", title_justify="left", pad_edge=False)
+        place = f"#{i} " if len(reports) > 1 else ""  # as the summary table, `slowest` and the error line number them
+        t = Table(title=f"gpuwhy check: {place}{rep.device} {rep.uuid} (sheet {rep.sheet or 'none'}{took})", title_justify="left", pad_edge=False)
         for col in ("check", "status", "value", "threshold", "detail"):
             t.add_column(col)
         for c in rep.checks:
@@ -47,7 +49,7 @@ def summary_table(reports, doc) -> Table:
     """One line per GPU: its status and the figures the checks judged (from ``doc``'s observations)."""
     obs = doc.get("observations", [])
     tp = (obs[0].get("tensor_precision") if obs else None) or "tensor"
-    t = Table(title=f"{len(reports)} GPUs, one line each", title_justify="left", pad_edge=False, box=None)
+    t = Table(title=f"{fmt_counted(len(reports), 'GPU')}, one line each", title_justify="left", pad_edge=False, box=None)
     for col in ("#", "GPU", "status", "DRAM GB/s", "FP32 TFLOP/s", f"{tp.upper()} TFLOP/s", "launch us", "took s"):
         t.add_column(col)
     for i, (rep, o) in enumerate(zip(reports, obs)):
@@ -98,9 +100,10 @@ def print_drain_reason(reason: str | None) -> None:
         sys.stdout.flush()
 
 
-def warn_warned(names, what: str) -> None:
-    """One warning line counting and naming ``names`` (``"3 check(s) warned: a, b, c"``), or nothing when none."""
+def warn_warned(names, noun: str, what: str) -> None:
+    """One warning line counting and naming ``names`` (``"3 checks warned: a, b, c"`` for ``noun``
+    "check" and ``what`` "warned"), or nothing when none."""
     if names:
         from .console import warn
 
-        warn(f"{len(names)} {what}: {', '.join(names)}")
+        warn(f"{fmt_counted(len(names), noun)} {what}: {', '.join(names)}")

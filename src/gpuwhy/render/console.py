@@ -4,18 +4,28 @@ Both print text literally: rich markup is off, so a kernel name, a sheet name or
 ``--point`` label holding ``[...]`` is shown as written (styles come from ``Text``
 objects, never from markup in data). The width comes from :func:`terminal_columns`;
 every table goes through :func:`gpuwhy.render.fit.fit_table` first, so a narrow terminal
-never cuts a number.
+never cuts a number. No line ends in spaces (rich pads table cells to their column's width).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 
 #: Narrower than this is not a terminal width (``COLUMNS=0``, ``-5``, ``abc``, ``""``).
 MIN_COLUMNS = 20
-#: Width of piped output when ``COLUMNS`` gives none: wide tables stay whole.
-PIPE_COLUMNS = 160
+#: Width of piped output (standard output not a terminal) when ``COLUMNS`` gives none: the
+#: width a terminal has when it says none, so a file or a pager reads as the terminal would.
+PIPE_COLUMNS = 80
+#: The end of a line after its last character: spaces (rich pads every table cell to its column's
+#: width) and the style codes among them.
+_LINE_END_PADDING = re.compile(r"(?:[ ]|\x1b\[[0-9;]*m)+(?=\n)")
+
+
+def strip_line_ends(text: str) -> str:
+    """``text`` without the spaces at the ends of its lines (style codes there kept)."""
+    return _LINE_END_PADDING.sub(lambda m: "".join(re.findall(r"\x1b\[[0-9;]*m", m.group(0))), text)
 
 
 def terminal_columns() -> int | None:
@@ -47,10 +57,13 @@ def _console(stderr: bool):
         def print(self, *objects, **kwargs):  # noqa: A003 (rich's name)
             super().print(*(fit_table(o, self) if isinstance(o, Table) else o for o in objects), **kwargs)
 
+        def _render_buffer(self, buffer):  # rich's: the text written, here without trailing spaces
+            return strip_line_ends(super()._render_buffer(buffer))
+
     stream = sys.stderr if stderr else sys.stdout
     width = terminal_columns()
     if width is None and not stream.isatty() and not stderr:
-        width = PIPE_COLUMNS  # piped results keep wide tables whole instead of rich's 80 columns
+        width = PIPE_COLUMNS  # not rich's own guess, which may read the size of another stream's terminal
     return _Console(stderr=stderr, highlight=False, markup=False, emoji=False, width=width)
 
 

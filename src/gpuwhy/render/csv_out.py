@@ -5,9 +5,11 @@ The rows come from the command's ``--json`` document (:func:`gpuwhy.render.jsono
 of the same result), so the column names are its keys, with their SI units in them
 (``*_s``, ``*_bytes``, ``*_gbs`` = 1e9 B/s, ``*_tflops`` = 1e12 FLOP/s, ``*_pct``); a
 nested object's keys are joined to its own with ``_`` (``peak_tflops_fp32``). Numbers are
-written in full (Python's shortest round-trip form), true/false as ``true``/``false``, a
+written plain, to :data:`CSV_DIGITS` significant figures in Python's shortest form (``7.04e-05``,
+``0.3``, never the float noise ``0.30000000000000004``), true/false as ``true``/``false``, a
 list of plain values as its items joined by ``"; "``, a missing value as an empty cell;
-lists of objects (nested tables) are left out of a row. :data:`TABLES` says, per
+lists of objects (nested tables) and a text beside its own figure (``time_resolution`` beside
+``time_resolution_s``) are left out of a row. :data:`TABLES` says, per
 document kind, which records are the rows; a kind not listed is one row, the document.
 """
 
@@ -22,24 +24,38 @@ from typing import Any, Callable, Iterable, Mapping
 _HEADER = ("gpuwhy", "schema", "kind")
 
 
+#: Significant figures of a number in a CSV cell: more than any figure gpuwhy measures holds, fewer
+#: than the 17 that show a binary float's rounding (0.1 + 0.2 = 0.30000000000000004).
+CSV_DIGITS = 12
+
+
 def _cell(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
-        return repr(v)
+        return repr(float(f"{v:.{CSV_DIGITS}g}"))
     if isinstance(v, (list, tuple)):
         return "; ".join(_cell(x) for x in v)
     return str(v)
 
 
+#: The unit suffixes of a figure's key (docs/schema/README.md): a text value whose key plus one of
+#: them names a figure of the same record is that figure for people (``time_resolution``: "1 us"
+#: beside ``time_resolution_s``: 1e-06), left out of the CSV, whose cells hold numbers.
+_UNIT_SUFFIXES = ("_s", "_us", "_bytes", "_gbs", "_tflops", "_pct")
+
+
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """``record`` as one level of ``key: value``: nested objects joined with ``_``, lists of
-    objects (a nested table) left out, lists of plain values kept whole."""
+    objects (a nested table) left out, lists of plain values kept whole, a text that stands
+    beside its figure left out (:data:`_UNIT_SUFFIXES`)."""
     out: dict[str, Any] = {}
     for k, v in record.items():
         key = f"{prefix}{k}"
+        if isinstance(v, str) and any(isinstance(record.get(k + u), (int, float)) for u in _UNIT_SUFFIXES):
+            continue
         if isinstance(v, Mapping):
             if not v.get("n/a"):  # an NA ({"n/a": reason}) is an empty cell, not a column
                 out.update(flatten(v, key + "_"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_num, fmt_pct, fmt_time
+from ..units import fmt_counted, fmt_num, fmt_pct, fmt_time
 from .cells import kernel_regime
 from .console import out
 
@@ -32,7 +32,7 @@ def short(name: str, chars: int = NAME_CHARS) -> str:
 def _side_line(word: str, s) -> Text:
     bits = [s.kind]
     if s.steps:
-        bits.append(f"{s.steps} steps")
+        bits.append(fmt_counted(s.steps, "step"))
     if s.device.name:
         bits.append(s.device.name)
     if s.program:

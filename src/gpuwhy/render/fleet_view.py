@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .console import out
-from ..units import fmt_g, fmt_num, fmt_pct
+from ..units import fmt_counted, fmt_g, fmt_num, fmt_pct
 
 #: Failing or warned GPUs listed one by one up to this many (then counted).
 LIST_AT_MOST = 50
@@ -25,7 +25,7 @@ def render_fleet(summary) -> None:
     g = summary.gathered
     for m in summary.models:
         sheets = f", sheet {', '.join(m.sheets)}" if m.sheets else ""
-        t = Table(title=f"{m.model}, {m.method} runs: {m.gpus} GPU(s){sheets}", title_justify="left", pad_edge=False)
+        t = Table(title=f"{m.model}, {m.method} runs: {fmt_counted(m.gpus, 'GPU')}{sheets}", title_justify="left", pad_edge=False)
         for col in ("figure", "GPUs", "median", "MAD", "lowest", "highest", "outliers"):
             t.add_column(col, justify="left" if col == "figure" else "right")
         for f in m.figures:
@@ -60,17 +60,17 @@ def render_fleet(summary) -> None:
         for r in warned:
             for c in r.warned:
                 counts[c] = counts.get(c, 0) + 1
-        con.print(f"{len(warned)} GPU(s) warned: " + ", ".join(f"{c} on {n}" + (" GPUs" if n > 1 else " GPU") for c, n in sorted(counts.items())))
+        con.print(f"{fmt_counted(len(warned), 'GPU')} warned: " + ", ".join(f"{c} on {fmt_counted(n, 'GPU')}" for c, n in sorted(counts.items())))
     for path, why in g.skipped[:3]:
         con.print(Text(f"skipped {path}: {why}", style="dim"))
     if len(g.skipped) > 3:
-        con.print(Text(f"skipped {len(g.skipped) - 3} more files that are not results (--json lists them)", style="dim"))
+        con.print(Text(f"skipped {fmt_counted(len(g.skipped) - 3, 'more file')} that are not results (--json lists them)", style="dim"))
     for p in summary.problems:
         con.print(Text(p, style="bold red"))
-    dup = f", {g.duplicates} older run(s) of a GPU seen again dropped" if g.duplicates else ""
+    dup = f", {fmt_counted(g.duplicates, 'older run')} of a GPU seen again dropped" if g.duplicates else ""
     verdict = Text("ok", style="green") if summary.passed else Text("FAIL", style="bold red")
-    con.print(Text.assemble("fleet: ", verdict, f": {summary.gpus} GPU(s) in {len(summary.models)} group(s) from {g.files} file(s){dup}; "
-                            f"{summary.outlier_gpus} outlier GPU(s), {len(failing)} failing, {len(warned)} warned"))
+    con.print(Text.assemble("fleet: ", verdict, f": {fmt_counted(summary.gpus, 'GPU')} in {fmt_counted(len(summary.models), 'group')} from "
+                            f"{fmt_counted(g.files, 'file')}{dup}; {fmt_counted(summary.outlier_gpus, 'outlier GPU')}, {len(failing)} failing, {len(warned)} warned"))
 
 
 def fleet_csv(summary) -> str:

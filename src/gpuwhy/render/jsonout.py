@@ -11,6 +11,8 @@ from typing import Any
 from ..plain import to_plain
 
 SCHEMA_VERSION = 2
+#: Documents written on standard output by this process (:func:`documents_written`).
+_WRITTEN = [0]
 
 
 def document(kind: str, payload: Any) -> dict:
@@ -32,7 +34,16 @@ def emit(kind: str, payload: Any, stream=None) -> None:
     doc = document(kind, payload)
     out = stream or sys.stdout
     out.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    if stream is None:
+        _WRITTEN[0] += 1
     out.flush()
 
 
-__all__ = ["SCHEMA_VERSION", "document", "emit", "to_plain"]
+def documents_written() -> int:
+    """How many documents :func:`emit` has written on standard output in this process: the CLI
+    compares it before and after a command, so that a failed command's error document
+    (:func:`gpuwhy.render.output.show_error`) is printed only where no document came before it."""
+    return _WRITTEN[0]
+
+
+__all__ = ["SCHEMA_VERSION", "document", "documents_written", "emit", "to_plain"]

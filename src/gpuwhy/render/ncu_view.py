@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..importers.ncu.partial import PARTIAL_PREFIX
-from ..units import fmt_bytes, fmt_fixed, fmt_g, fmt_num, fmt_pct, fmt_share, fmt_time
+from ..units import fmt_bytes, fmt_counted, fmt_fixed, fmt_g, fmt_num, fmt_pct, fmt_share, fmt_time
 from .console import note, note_left_out, out
 from .diagnosis_view import fixes_table
 
@@ -63,7 +63,7 @@ def _device(con, d) -> None:
     c = d.ceilings
     who = f"GPU {d.device}" + (f" ({d.name})" if d.name else "")
     con.print(Text(f"{who}: judged against the {d.sheet} sheet ({fmt_g(c['memory_bandwidth_gbs'])} GB/s DRAM); "
-                   f"{d.launches} launches", style="bold"))
+                   + fmt_counted(d.launches, "launch", "launches"), style="bold"))
     if d.sheet_rule not in ("given", "nvml_name", "nvml_name+pci_id"):
         note(f"GPU {d.device}: {d.sheet_note}")
     if d.total_time_s is None:

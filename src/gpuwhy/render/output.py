@@ -80,20 +80,35 @@ def show(kind: str, result: Any, fmt: Format, view: Callable[[Any], None], *, do
             note(words)
 
 
-def show_failure(kind: str, exc: BaseException, fmt: Format, extra: dict | None = None) -> None:
-    """With ``--json``, the one document a failed command prints before its error line:
-    ``{"error": {"message", "exit_code", "candidate_sheets"?}}`` and ``extra`` (what it had
-    done, e.g. the ncu run); nothing otherwise (the error line says it all)."""
+#: The ``kind`` of the document a failed command prints with ``--json`` (docs/schema/error.schema.json).
+ERROR_KIND = "error"
+
+
+def show_error(command: str, message: str, exit_code: int, *, candidates=(), extra: dict | None = None) -> None:
+    """The one document a command given ``--json`` prints on stdout when it fails before its own
+    document (its error line on stderr and its exit code stay as they are): ``kind`` "error",
+    the ``command`` (``"specs list"``; ``""`` for gpuwhy with no command), ``error`` with the
+    ``message`` (the stderr line's words), the ``exit_code`` and, where the GPU name matched
+    several sheets, ``candidate_sheets``; and ``extra`` (what the command had done, e.g. the ncu
+    run). The CLI calls it for every command (:func:`gpuwhy.cli.app.main`)."""
+    from .jsonout import emit
+
+    err: dict = {"message": message, "exit_code": int(exit_code)}
+    if candidates:
+        err["candidate_sheets"] = list(candidates)
+    emit(ERROR_KIND, {"command": command, "error": err, **(extra or {})})
+
+
+def show_failure(command: str, exc: BaseException, fmt: Format, extra: dict | None = None) -> None:
+    """With ``--json``, :func:`show_error` of ``exc`` with ``extra`` (what the command had done: the
+    ncu run), printed by the command itself before it raises ``exc`` (the CLI then prints no
+    second document); nothing otherwise."""
     if not fmt.json:
         return
     from ..errors import GpuwhyError
-    from .jsonout import emit
 
-    err = {"message": str(exc), "exit_code": exc.exit_code if isinstance(exc, GpuwhyError) else 70}
-    candidates = getattr(exc, "candidates", ())
-    if candidates:
-        err["candidate_sheets"] = list(candidates)
-    emit(kind, {"error": err, **(extra or {})})
+    show_error(command, str(exc), exc.exit_code if isinstance(exc, GpuwhyError) else 70,
+               candidates=getattr(exc, "candidates", ()), extra=extra)
 
 
 def save_document(kind: str, payload: Any, write: Callable[[dict], Any]) -> Any:

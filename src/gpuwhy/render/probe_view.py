@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..na import is_na
-from ..units import fmt_bytes, fmt_g, fmt_num, fmt_si
+from ..units import fmt_bytes, fmt_counted, fmt_g, fmt_num, fmt_si
 from .console import out
 
 #: A clock for the panel: ``1980 MHz``.
@@ -232,7 +232,7 @@ def _short_bus(bus) -> str:
 def gpu_list(report) -> Table:
     """One row per GPU, as ``nvidia-smi -L``: nvidia-smi's index (what ``-i`` takes), the CUDA
     ordinal, name, UUID and PCI bus id (fits 80 columns)."""
-    t = Table(title=f"{len(report.devices)} GPU(s), in nvidia-smi's order", title_justify="left", box=None, pad_edge=False)
+    t = Table(title=f"{fmt_counted(len(report.devices), 'GPU')}, in nvidia-smi's order", title_justify="left", box=None, pad_edge=False)
     for col in ("-i", "cuda", "name", "UUID", "PCI bus"):
         t.add_column(col)
     for d in report.devices:

@@ -247,7 +247,7 @@ def build_chart(sheet, dtypes: Sequence[str] = ("fp32",), *, tensor_cores: bool 
     for k in keys:
         spec = None
         if k in sheet.peak_tflops:
-            spec = Roof(k, "spec", sheet.peak_flops(k), sheet.bandwidth_bytes_per_s, f"{sheet.name} sheet ({sheet.origin})")
+            spec = Roof(k, "spec", sheet.peak_flops(k), sheet.bandwidth_bytes_per_s, f"{sheet.name}, {sheet.origin_words}")
             roofs.append(spec)
         if profile is not None:
             bw = profile.dram_bandwidth_gbs * 1e9

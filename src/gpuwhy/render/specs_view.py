@@ -8,9 +8,10 @@ def render_validation(v) -> None:
     each as the CLI writes errors (the last is the command's own error line), then how many passed."""
     import sys
 
+    from ..units import fmt_counted
     from .console import out
 
     for _, e in v.bad[:-1]:
         sys.stderr.write(f"gpuwhy: error: {e}\n")
     if v.checked:
-        out().print(f"{len(v.checked)} sheet(s) valid" + (f", {len(v.bad)} invalid" if v.bad else ""))
+        out().print(f"{fmt_counted(len(v.checked), 'sheet')} valid" + (f", {len(v.bad)} invalid" if v.bad else ""))

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..model.multi_gpu.topology import CONVENTION, cpu_ranges
+from ..units import fmt_counted
 from .console import out
 
 
@@ -29,7 +30,7 @@ def matrix_width(topo) -> int:
 
 def matrix_table(topo) -> Table:
     """The matrix: one row per GPU, a column per GPU (``X``, ``NV18``, ``SYS`` ...), NUMA, CPU affinity."""
-    t = Table(title=f"GPU topology: {len(topo.gpus)} GPU(s) (as nvidia-smi topo -m)", title_justify="left",
+    t = Table(title=f"GPU topology: {fmt_counted(len(topo.gpus), 'GPU')} (as nvidia-smi topo -m)", title_justify="left",
               box=None, pad_edge=False, show_edge=False)
     t.add_column("")
     for g in topo.gpus:
@@ -45,7 +46,7 @@ def matrix_table(topo) -> Table:
 
 def pair_table(topo) -> Table:
     """One line per pair: the GPUs, the link and its theoretical rate one way and both ways."""
-    t = Table(title=f"GPU topology: {len(topo.gpus)} GPU(s), one line per pair", title_justify="left",
+    t = Table(title=f"GPU topology: {fmt_counted(len(topo.gpus), 'GPU')}, one line per pair", title_justify="left",
               box=None, pad_edge=False)
     for col in ("GPUs", "link", "one way GB/s", "both ways GB/s"):
         t.add_column(col)

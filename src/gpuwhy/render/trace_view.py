@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..units import fmt_num, fmt_pct, fmt_time
+from ..units import fmt_counted, fmt_num, fmt_pct, fmt_time
 from .console import note, note_left_out, out
 from .diagnosis_view import render_diagnosis, render_remedies
 
@@ -36,21 +36,21 @@ def _label(key: str | None) -> str:
 def _timeline(con, d) -> None:
     t = _kv_table(f"GPU {d.device}" + (f" ({d.name})" if d.name else ""))
     t.add_row("span", f"{fmt_time(d.span_s)} (first GPU activity to last)")
-    streams = f"{d.streams} stream" + ("s" if d.streams != 1 else "")
+    streams = fmt_counted(d.streams, "stream")
     t.add_row("busy", f"{fmt_time(d.busy_s)} ({d.busy_pct:.1f}%: kernels, memcpy and memset, union over {streams})")
-    t.add_row("idle", f"{fmt_time(d.idle_s)} ({d.idle_pct:.1f}%) in {d.gaps:,} gaps")
+    t.add_row("idle", f"{fmt_time(d.idle_s)} ({d.idle_pct:.1f}%) in {fmt_counted(d.gaps, 'gap')}")
     kline = (f"{d.kernels:,} ({fmt_time(d.kernel_s)}), median {fmt_time(d.median_kernel_s)}, "
              f"{fmt_pct(d.short_kernel_pct, 0, compact=False)} shorter than 10 us ({fmt_pct(d.short_kernel_time_pct, 0, compact=False)} of kernel time)")
     if d.zero_duration_kernels:
-        kline += f"; {d.zero_duration_kernels:,} with dur 0 (below the {d.time_resolution} resolution)"
+        kline += f"; {fmt_counted(d.zero_duration_kernels, 'kernel')} with dur 0 (below the {fmt_time(d.time_resolution_s)} resolution)"
     t.add_row("kernels", kline)
     if d.memcpys or d.memsets:
         t.add_row("memcpy / memset", f"{d.memcpys:,} ({fmt_time(d.memcpy_s)}) / {d.memsets:,} ({fmt_time(d.memset_s)})")
     if d.linked_kernels:
         t.add_row("launch to start", f"median {fmt_time(d.launch_latency_median_s)}, p90 {fmt_time(d.launch_latency_p90_s)} "
-                  f"({d.linked_kernels:,} kernels linked to their launch call)")
+                  f"({fmt_counted(d.linked_kernels, 'kernel')} linked to their launch call)")
     if d.graph_launches:
-        t.add_row("CUDA graphs", f"{d.graph_launches:,} graph launches")
+        t.add_row("CUDA graphs", fmt_counted(d.graph_launches, "graph launch", "graph launches"))
     con.print(t)
 
 
@@ -99,7 +99,7 @@ def _kinds(con, d) -> None:
     con.print(t)
     c = d.communication
     if c is not None:
-        con.print(Text(f"communication: {c.kernels:,} kernels, {fmt_time(c.comm_s)}; {c.overlap_pct:.0f}% overlapped with "
+        con.print(Text(f"communication: {fmt_counted(c.kernels, 'kernel')}, {fmt_time(c.comm_s)}; {c.overlap_pct:.0f}% overlapped with "
                        f"compute, {fmt_time(c.exposed_s)} exposed"))
 
 
@@ -127,7 +127,7 @@ def render_trace(report) -> None:
     """Print a :class:`~gpuwhy.importers.timeline.results.TraceReport`: per GPU, busy vs idle, idle by cause,
     steps, kinds, top kernels, the verdict and its remedies."""
     con = out()
-    con.print(Text(f"{report.source}: {report.events:,} events, {report.gpu_events:,} on the GPU"
+    con.print(Text(f"{report.source}: {fmt_counted(report.events, 'event')}, {report.gpu_events:,} on the GPU"
                    + (f", {fmt_time(report.capture_s)} captured" if report.capture_s else "")))
     for d in report.devices:
         _timeline(con, d)

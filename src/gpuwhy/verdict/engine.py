@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..units import fmt_num, fmt_time
+from ..units import fmt_counted, fmt_num, fmt_time
 from .causes import BUSY, VERDICT, Cause, label
 from .figures import LAUNCH_SIZED_S, KernelFigure, WindowFigures
 from .remedies import CATALOGUE, NEXT_STEP
@@ -253,7 +253,7 @@ def _kernel_evidence(w: WindowFigures, cause: Cause) -> tuple[str, ...]:
     lines = []
     if cause is Cause.LAUNCH_SIZED:
         n = sum(k.launches for k in ks)
-        lines.append(f"{n:,} launches of {len(ks):,} kernels shorter than {fmt_time(LAUNCH_SIZED_S)} on average: "
+        lines.append(f"{fmt_counted(n, 'launch', 'launches')} of {fmt_counted(len(ks), 'kernel')} shorter than {fmt_time(LAUNCH_SIZED_S)} on average: "
                      "launch-sized, their fixed cost per launch is most of their time")
     if cause is Cause.KERNELS:
         by: dict[str, float] = {}
@@ -266,7 +266,7 @@ def _kernel_evidence(w: WindowFigures, cause: Cause) -> tuple[str, ...]:
     for k in ks[:3]:
         roof = f", {k.roof_pct:.0f}% of its {k.level or 'roof'}" if k.roof_pct is not None else ""
         name = k.name if len(k.name) <= 60 else k.name[:59] + "…"  # a cut name ends in an ellipsis
-        top.append(f"{name} {fmt_time(k.total_s)} ({k.launches:,} launches, mean {fmt_time(k.mean_s)}{roof})")
+        top.append(f"{name} {fmt_time(k.total_s)} ({fmt_counted(k.launches, 'launch', 'launches')}, mean {fmt_time(k.mean_s)}{roof})")
     lines.append("largest: " + "; ".join(top))
     return tuple(lines)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...units import fmt_time
+from ...units import fmt_counted, fmt_time
 from .activities import DTOH, HTOD, KERNEL, MEMCPY, MEMSET, PAGEABLE, SYNC_NAMES, Timeline, extent
 from ...units import fmt_num
 from ...verdict.causes import Cause
@@ -135,12 +135,12 @@ def analyze(t: Timeline, source: str = "<trace>", top: int = 10,
     if lost:
         notes.append(f"{fmt_num(lost)} of {fmt_num(launched)} kernel launch calls have no kernel in the trace (CUPTI drops "
                      "kernel records when its activity buffers fill; the launch calls stay): the verdict covers the "
-                     f"{fmt_num(launched - lost)} kernels recorded; profile fewer steps, or raise CUPTI's buffer size, "
+                     f"{fmt_counted(launched - lost, 'kernel')} recorded; profile fewer steps, or raise CUPTI's buffer size, "
                      "to record them all")
     zero = sum(d.zero_duration_kernels for d in devices)
     if zero:
-        res = devices[0].time_resolution if devices else "1 us"
-        notes.append(f"{zero:,} kernels were recorded with dur 0 (shorter than the trace's {res} resolution): "
+        res = fmt_time(devices[0].time_resolution_s if devices else 1e-6)
+        notes.append(f"{fmt_counted(zero, 'kernel')} recorded with dur 0 (shorter than the trace's {res} resolution): "
                      "they are counted, with no time")
 
     verdict, cause, summary = _summary(devices, dropped, t)
@@ -193,7 +193,7 @@ def _kernel_figures(track: GpuTrack) -> dict:
         "median_k": float(np.median(kd)) * 1e-6 if n_k else None,
         "short_pct": 100.0 * float(short.mean()) if n_k else None,
         "short_time_pct": 100.0 * float(kd[short].sum() / kd.sum()) if n_k and kd.sum() > 0 else None,
-        "zero": int((kd == 0).sum()), "resolution": "1 us" if whole else "1 ns",
+        "zero": int((kd == 0).sum()), "resolution_s": 1e-6 if whole else 1e-9,
     }
 
 
@@ -347,7 +347,7 @@ def _gpu_result(ctx: _Context, track: GpuTrack, view, gaps, k: dict, idle: IdleB
         median_kernel_s=k["median_k"], short_kernel_pct=k["short_pct"], short_kernel_time_pct=k["short_time_pct"],
         launch_latency_median_s=float(np.median(lat)) * 1e-6 if linked else None,
         launch_latency_p90_s=float(np.percentile(lat, 90)) * 1e-6 if linked else None,
-        linked_kernels=linked, zero_duration_kernels=k["zero"], time_resolution=k["resolution"],
+        linked_kernels=linked, zero_duration_kernels=k["zero"], time_resolution_s=k["resolution_s"],
         graph_launches=int(view.graph_launches), top_kernels=top_kernels(ctx.t, track, ctx.top, busy_us),
         kinds=by_kind(kidx, track.dur), communication=comm_overlap(kidx, track.start, track.end), idle=idle,
         verdict=verdict, cause=cause, reasons=tuple(reasons), remedies=tuple(remedies), diagnosis=diag, figures=figures,

@@ -7,7 +7,7 @@ from collections import Counter
 
 import numpy as np
 
-from ...units import fmt_num, fmt_time, fmt_us as fmt_time_us
+from ...units import fmt_counted, fmt_num, fmt_time, fmt_us as fmt_time_us
 from ..kernel_names import display_names
 from .activities import KERNEL, Timeline
 from .gaps import QUEUE_LATENCY_US, WAIT_CLASS, WAITED_FOR, Gaps
@@ -37,12 +37,13 @@ class Evidence:
         return tuple(getattr(self, "_" + key)())
 
     def _n(self, key):
+        """How many gaps have time in the share ``key``."""
         return int((self.parts[key] > 1e-9).sum())
 
     def _launch_overhead(self):
         t = self.tot
         ops = ", ".join(f"{o.name} {fmt_time(o.time_s)}" for o in self.host_ops[:3])
-        lines = [f"{self._n('launch_overhead')} gaps where the next launch came after the GPU had gone idle: "
+        lines = [f"{fmt_counted(self._n('launch_overhead'), 'gap')} where the next launch came after the GPU had gone idle: "
                  f"{fmt_time_us(t['_in_ops'])} in launch calls and the operators that make them"
                  + (f" (top: {ops})" if ops else "")
                  + f", {fmt_time_us(t['_dispatch'])} in stretches under {fmt_time_us(HOST_WORK_MIN_US)} between them "
@@ -51,16 +52,16 @@ class Evidence:
         if k.any():
             kd = self.track.dur[k]
             short = float((kd < LAUNCH_SIZED_S * 1e6).mean()) * 100
-            lines.append(f"{short:.0f}% of the {int(k.sum()):,} kernels are shorter than 10 us "
+            lines.append(f"{short:.0f}% of the {fmt_counted(int(k.sum()), 'kernel')} are shorter than 10 us "
                          f"(median {fmt_time_us(float(np.median(kd)))})")
         if self.view.graph_launches:
-            lines.append(f"the trace already replays CUDA graphs ({self.view.graph_launches:,} graph launches): the "
+            lines.append(f"the trace already replays CUDA graphs ({fmt_counted(self.view.graph_launches, 'graph launch', 'graph launches')}): the "
                          "eager launches between replays are what the GPU waits for")
         return lines
 
     def _host_work(self):
         ops = ", ".join(f"{o.name} {fmt_time(o.time_s)}" for o in self.host_ops[:3])
-        return [f"{self._n('host_work')} gaps where the host spent {fmt_time_us(self.tot['host_work'])} issuing no GPU "
+        return [f"{fmt_counted(self._n('host_work'), 'gap')} where the host spent {fmt_time_us(self.tot['host_work'])} issuing no GPU "
                 f"work, in stretches of {fmt_time_us(HOST_WORK_MIN_US)} or more (Python work, I/O, logging, CPU-tensor "
                 "ops, sleeps): a CUDA graph would not remove it"
                 + (f"; host operations while the GPU waited: {ops}" if ops else "")]
@@ -94,7 +95,7 @@ class Evidence:
         after = inner[(gp.sync[inner] > 0)]
         follow = float((gp.g1[after] - gp.g0[after]).sum())
         if after.size and self.tot["host_sync"] < 0.2 * follow:
-            lines.append(f"{after.size} gaps begin with the host in a sync, but the syncs cost only {fmt_time_us(self.tot['host_sync'])} "
+            lines.append(f"{fmt_counted(after.size, 'gap')} beginning with the host in a sync, but the syncs cost only {fmt_time_us(self.tot['host_sync'])} "
                          f"of the {fmt_time_us(follow)} idle after them: the GPU had already finished, the host is the slower side")
         return lines
 
@@ -120,7 +121,7 @@ class Evidence:
         for c in self.copies:
             if c.memory != "pageable":
                 continue
-            line = f"{c.count:,} {c.direction} copies from pageable memory"
+            line = f"{fmt_counted(c.count, c.direction + ' copy', c.direction + ' copies')} from pageable memory"
             if c.bytes:
                 line += f", {fmt_num(c.bytes / 1e6)} MB"
             line += f" in {fmt_time(c.time_s)}"
@@ -130,13 +131,13 @@ class Evidence:
                                  else ""))
         for c in self.copies:
             if c.memory == "pinned" and c.gbs:
-                lines.append(f"the {c.count:,} pinned {c.direction} copies in the trace ran at {fmt_num(c.gbs)} GB/s")
+                lines.append(f"the {fmt_counted(c.count, 'pinned ' + c.direction + ' copy', 'pinned ' + c.direction + ' copies')} in the trace ran at {fmt_num(c.gbs)} GB/s")
         if self.tot["pageable_copy"] > 0:
             lines.append(f"the GPU was idle {fmt_time_us(self.tot['pageable_copy'])} while the host staged pageable copies")
         return lines
 
     def _copy(self):
-        return [f"{c.count:,} {c.direction} copies ({c.memory} memory), {fmt_time(c.exposed_s)} not hidden under kernels"
+        return [f"{fmt_counted(c.count, c.direction + ' copy', c.direction + ' copies')} ({c.memory} memory), {fmt_time(c.exposed_s)} not hidden under kernels"
                 + (f", {fmt_num(c.gbs)} GB/s" if c.gbs else "") for c in self.copies
                 if c.memory != "pageable" and c.exposed_s > 0]
 
@@ -144,7 +145,7 @@ class Evidence:
         gp, inner = self.gaps, self.inner
         w = inner[self.parts["dependency_wait"] > 1e-9]
         lens = gp.g1[w] - gp.g0[w]
-        lines = [(f"{w.size:,} gaps of {fmt_time_us(float(lens.sum()))} where work already queued did not start for "
+        lines = [(f"{fmt_counted(w.size, 'gap')} of {fmt_time_us(float(lens.sum()))} where work already queued did not start for "
                   f"longer than launch latency ({fmt_time_us(QUEUE_LATENCY_US)}; median "
                   f"{fmt_time_us(float(np.median(lens)) if lens.size else 0.0)}, largest "
                   f"{fmt_time_us(float(lens.max()) if lens.size else 0.0)})")]
@@ -155,22 +156,22 @@ class Evidence:
         events = w[gp.waited_for[w] == WAITED_FOR.index("another stream's event")]
         if events.size:
             lines.append(self._stream_pairs(events)
-                         + f" ({self.view.wait_ts.size:,} cudaStreamWaitEvent calls in the trace)")
+                         + f" ({fmt_counted(self.view.wait_ts.size, 'cudaStreamWaitEvent call')} in the trace)")
         return lines
 
     def _queue_latency(self):
         gp, inner = self.gaps, self.inner
         q = inner[self.parts["queue_latency"] > 1e-9]
         lens = gp.g1[q] - gp.g0[q]
-        lines = [f"{q.size:,} gaps of at most {fmt_time_us(QUEUE_LATENCY_US)} between work already queued (median "
+        lines = [f"{fmt_counted(q.size, 'gap')} of at most {fmt_time_us(QUEUE_LATENCY_US)} between work already queued (median "
                  f"{fmt_time_us(float(np.median(lens)) if lens.size else 0.0)}): GPU-side launch latency"]
         g = int(gp.after_graph[q].sum())
         if g:
-            lines.append(f"{g:,} of them inside CUDA-graph replays ({self.view.graph_launches:,} graph launches)")
+            lines.append(f"{g:,} of them inside CUDA-graph replays ({fmt_counted(self.view.graph_launches, 'graph launch', 'graph launches')})")
         waits = q[gp.cls[q] == WAIT_CLASS]
         if waits.size:
             lines.append(f"{waits.size:,} of them after a stream waited on another's event: "
-                         + self._stream_pairs(waits) + f" ({self.view.wait_ts.size:,} cudaStreamWaitEvent calls in the trace)")
+                         + self._stream_pairs(waits) + f" ({fmt_counted(self.view.wait_ts.size, 'cudaStreamWaitEvent call')} in the trace)")
         return lines
 
     def _stream_pairs(self, idx) -> str:
@@ -186,7 +187,7 @@ class Evidence:
     def _warmup(self):
         gp, inner = self.gaps, self.inner
         w = inner[self.parts["warmup"] > 1e-9]
-        lines = [(f"{w.size} first launches of kernels that run again later waited {fmt_time_us(self.tot['warmup'])} longer "
+        lines = [(f"{fmt_counted(w.size, 'first launch', 'first launches')} of kernels that run again later waited {fmt_time_us(self.tot['warmup'])} longer "
                  "than their later launches")]
         if w.size:
             big = w[int(np.argmax(self.parts["warmup"][np.searchsorted(inner, w)]))]
@@ -198,15 +199,15 @@ class Evidence:
         s = self.t
         extra = []
         if s.lazy_loads:
-            extra.append(f"{s.lazy_loads} lazy module loads ({fmt_time_us(s.lazy_load_us)})")
+            extra.append(f"{fmt_counted(s.lazy_loads, 'lazy module load')} ({fmt_time_us(s.lazy_load_us)})")
         if self.view.malloc_calls:
-            extra.append(f"{self.view.malloc_calls} cudaMalloc/cudaFree calls ({fmt_time(self.view.malloc_s)})")
+            extra.append(f"{fmt_counted(self.view.malloc_calls, 'cudaMalloc/cudaFree call')} ({fmt_time(self.view.malloc_s)})")
         if extra:
             lines.append("one-time work in the trace: " + ", ".join(extra))
         return lines
 
     def _unexplained(self):
-        return [f"{self._n('unexplained')} gaps end with work that has no linked launch call (no correlation id or flow event)"]
+        return [f"{fmt_counted(self._n('unexplained'), 'gap')} ending with work that has no linked launch call (no correlation id or flow event)"]
 
 
 __all__ = ["DATA_WAIT_SHARE", "Evidence", "fmt_time_us"]

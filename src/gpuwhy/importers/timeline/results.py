@@ -155,7 +155,9 @@ class TraceGpu:
     ``launch_latency_*`` is kernel start minus its launch call's start
     (queueing included), over the kernels linked to a launch event.
     ``zero_duration_kernels`` are kernels recorded with ``dur: 0`` (their
-    time is below the trace's resolution, ``time_resolution``): counted, no time.
+    time is below the trace's resolution, ``time_resolution_s``: 1e-6 where every time in the
+    trace is a whole microsecond, else 1e-9; ``to_dict()`` also writes it as text,
+    ``time_resolution``): counted, no time.
     ``diagnosis``: the verdict engine's time budget of the GPU's span (of the analysis window when
     one was given), ``figures`` what it was given (for a caller that adds measured kernels; not part
     of ``to_dict()``).
@@ -190,7 +192,7 @@ class TraceGpu:
     launch_latency_p90_s: float | None
     linked_kernels: int
     zero_duration_kernels: int
-    time_resolution: str
+    time_resolution_s: float
     graph_launches: int
     top_kernels: tuple[TraceKernel, ...]
     kinds: tuple[KernelKind, ...]
@@ -208,6 +210,9 @@ class TraceGpu:
     def to_dict(self) -> dict:
         d = asdict(replace(self, timeline=None, diagnosis=None, figures=None))
         del d["timeline"], d["figures"]
+        from ...units import fmt_time
+
+        d["time_resolution"] = fmt_time(self.time_resolution_s)  # the same as text, as schema 2 documents hold it
         d["diagnosis"] = self.diagnosis.to_dict() if self.diagnosis is not None else None
         return d
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from ...errors import UsageError
-from ...units import fmt_g, fmt_num, fmt_time
+from ...units import fmt_counted, fmt_g, fmt_num, fmt_time
 from .activities import ANNOTATION, Timeline, extent
 
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
@@ -75,7 +75,7 @@ def choose_window(t: Timeline, *, skip_first_s: float = 0.0, steps: int | None =
         chosen = order[-steps:]
         start = min(min(host[k][0], gpu.get(k, host[k])[0]) for k in chosen)
         end = max(max(host[k][1], gpu.get(k, host[k])[1]) for k in chosen)
-        return Window(start, end, f"the last {steps} of {len(order)} steps")
+        return Window(start, end, f"the last {steps} of {fmt_counted(len(order), 'step')}")
     if skip_first_s < 0 or not math.isfinite(skip_first_s):
         raise UsageError(f"--skip-first must be a number of seconds >= 0, not {skip_first_s}")
     if skip_first_s == 0 and from_first_gpu and t.gpu_count:

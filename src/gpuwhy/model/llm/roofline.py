@@ -125,7 +125,7 @@ class LlmGpu:
         peak_flops: dense peak in FLOP/s of ``precision``.
         precision: the ``peak_tflops`` key used (see :func:`compute_precision`).
         memory_bytes: GPU memory in bytes (None if unknown).
-        source: where the figures came from (e.g. ``"spec sheet (bundled)"``).
+        source: where the figures came from (e.g. ``"bundled spec sheet"``).
         precision_note: why ``precision`` was chosen, when not obvious.
     """
 
@@ -168,7 +168,7 @@ def gpu_from_sheet(sheet: Any, weight_dtype: str) -> LlmGpu:
         peak_flops=sheet.peak_flops(prec),
         precision=prec,
         memory_bytes=sheet.memory_size_gb * 1e9,
-        source=f"spec sheet ({sheet.origin})",
+        source=sheet.origin_words,
         precision_note=note,
     )
 

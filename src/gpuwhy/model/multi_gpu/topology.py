@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ...units import fmt_g
+from ...units import fmt_counted, fmt_g
 from .links import NVLINK_SOURCE, PCIE_SOURCE, nvlink_gbs, nvlink_version, pcie_theoretical_gbs, topology_label
 
 #: What ``unidirectional`` and ``bidirectional`` mean in every figure (also in the docs).
@@ -189,9 +189,9 @@ def legend_text(p: PairLink) -> str:
     rate = (f": {p.links} x {fmt_g(p.per_link_gbs)} GB/s = {fmt_g(p.uni_gbs)} GB/s one way, {fmt_g(p.bidir_gbs)} both ways"
             if p.uni_gbs is not None and p.links else "")
     if p.kind == "nvlink":
-        return f"{p.links} direct NVLink {p.version or '?'} link(s){rate}"
+        return f"{fmt_counted(p.links, 'direct NVLink ' + (p.version or '?') + ' link')}{rate}"
     if p.kind == "nvswitch":
-        return f"NVLink {p.version or '?'} through an NVSwitch, {p.links} link(s) each{rate}"
+        return f"NVLink {p.version or '?'} through an NVSwitch, {fmt_counted(p.links, 'link')} each{rate}"
     return topology_label_meaning(p.label)
 
 

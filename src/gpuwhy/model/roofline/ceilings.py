@@ -76,7 +76,7 @@ def ceilings_from_sheet(
         launch_overhead_s=lo,
         precision=prec,
         gpu=sheet.name,
-        source=f"spec sheet ({sheet.origin})",
+        source=sheet.origin_words,
         launch_overhead_source=lo_src,
     )
 
