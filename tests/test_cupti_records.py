@@ -190,3 +190,33 @@ def test_cupti_profiler_writes_the_trace_and_the_records(tmp_path, monkeypatch):
     assert json.loads((tmp_path / "records.json").read_text())["records"][1]["name"] == "vecadd_kernel"
     with pytest.raises(FileExistsError):  # never over a file that is there
         prof.export(tmp_path / "trace.json")
+
+
+def test_a_recorded_cupti_capture_of_a_cupy_program(tmp_path):
+    """A real capture (benchmarks/cupti/cupy_loop.py under `gpuwhy run --tracer cupti` on an H100,
+    2026-12-07, docs/results/2026-12-07-diagnosis.md call 4): its busy time equals the union of its
+    kernel, copy and memset intervals computed here from the records alone, and the verdict is the one
+    the GPU run printed (host work: CuPy stages each 64 MiB NumPy array into a pinned buffer on the host)."""
+    import gzip
+    from pathlib import Path
+
+    cap = json.loads(gzip.decompress((Path(__file__).parent / "fixtures/cupti/cupy_loop.records.json.gz").read_bytes()))
+    recs = cap["records"]
+    doc = chrome_trace(recs, start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
+                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"])
+    p = tmp_path / "cupy.json"
+    p.write_text(json.dumps(doc))
+    (gpu,) = read_trace(p).devices
+    spans = sorted((r["start"], r["end"]) for r in recs if r["k"] in ("kernel", "memcpy", "memset"))
+    union, lo, hi = 0, *spans[0]
+    for s, e in spans[1:]:
+        if s > hi:
+            union, lo, hi = union + (hi - lo), s, e
+        else:
+            hi = max(hi, e)
+    union += hi - lo
+    assert gpu.busy_s == pytest.approx(union / 1e9, rel=1e-6)
+    copies = {(r["copy"], r["src"], r["dst"]) for r in recs if r["k"] == "memcpy"}
+    assert copies == {("HTOD", "PINNED", "DEVICE"), ("DTOH", "DEVICE", "PAGEABLE")}
+    assert any(e.get("cat") == "user_annotation" and e["name"] == "cub::DeviceReduce::Sum" for e in doc["traceEvents"])
+    assert gpu.diagnosis.top.cause.value == "host_work"
