@@ -25,9 +25,10 @@ The causes are :data:`gpuwhy.verdict.causes.IDLE`'s.
      work they gate (a sync that returns at once, because the GPU was already idle,
      costs its few us). And when the host sat in a sync as the GPU went idle (it
      waited for the GPU), the host work after it (4.) is the sync's too, up to the
-     busy stretch the sync waited for: without the sync the host would have done that
-     work while the GPU ran it (a step of GPU time G and host time H takes G + H with
-     the sync, max(G, H) without);
+     GPU's busy time since the previous such sync, less the first piece: without the
+     sync the host would have done that work while the GPU ran the step (a step of
+     GPU time G and host time H takes G + H with the sync, max(G, H) without, so the
+     sync's whole share stays within G);
   2. *copies from pageable memory*: time inside the API call of a pageable
      host-to-device copy (and, when W is such a copy, its launch-to-start time);
   3. *data loading*: time inside a DataLoader ``__next__`` range;
@@ -184,13 +185,22 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
         d = view.sync_time(since[late_i], wl[late_i])
         sync[late_i] = np.minimum(d, wl[late_i] - g0[late_i])
     # A sync the host sat in when the GPU went idle gates the host work after it: without the sync the host
-    # would have done that work beside the GPU's, up to the GPU work it waited for (the busy stretch before
-    # the gap), so up to that much of the gap's host work is the sync's (module docstring, 1.).
+    # would have done that work beside the GPU's work of a step, so up to that much of the gap's host work is
+    # the sync's (module docstring, 1.). A step here runs from the previous such gap's end; its GPU work is
+    # that stretch less the idle gaps in it (the first one: the busy stretch before the gap), less what the
+    # sync piece already holds.
     gate = np.zeros(g0.size)
     if late_i.size:
-        blocked = view.blocked_until(g0[late_i], wl[late_i])
-        busy_before = g0[late_i] - since[late_i]
-        gate[late_i] = np.where(blocked & np.isfinite(busy_before), np.clip(busy_before, 0.0, None), 0.0)
+        blocked = np.zeros(g0.size, dtype=bool)
+        blocked[late_i] = view.blocked_until(g0[late_i], wl[late_i])
+        b = np.flatnonzero(blocked)
+        if b.size:
+            idle_cum = np.concatenate(([0.0], np.cumsum(g1 - g0)))
+            busy = g0[b] - since[b]
+            prev = b[:-1]
+            busy[1:] = (g0[b[1:]] - g1[prev]) - (idle_cum[b[1:]] - idle_cum[prev + 1])
+            busy = np.where(np.isfinite(busy), np.clip(busy, 0.0, None), 0.0)
+            gate[b] = np.clip(busy - sync[b], 0.0, None)
     pg_next = np.zeros(g0.size, dtype=bool)
     pg_next[has_next] = track.pageable_h2d[nx[has_next]]
     after_graph = np.zeros(g0.size, dtype=bool)
