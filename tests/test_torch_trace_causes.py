@@ -67,51 +67,6 @@ def test_sync_that_drained_the_queue_owns_the_gap_after_it():
     assert ".item()" in d.remedies[0]
 
 
-@pytest.mark.parametrize("host_us, want_sync, want_work", [(600, 215 + 390, 0), (3000, 1000, 2790 - 785)])
-def test_a_sync_that_waited_for_the_gpu_gates_the_host_work_after_it(host_us, want_sync, want_work):
-    # 5 steps of P = 1015 + host_us: a 1000 us kernel launched at t (kernel t+10..t+1010); the host syncs at
-    # t+800 and returns at t+1015 (D = 215 us), then works host_us issuing nothing until the next launch at
-    # t+P. Gap per step: g0 = t+1010 .. g1 = t+P+10.
-    # Old rule: the first min(D, gap) = 215 us is the sync's, the rest of the host window host work.
-    # New rule: the sync spanned the GPU going idle (it waited for the GPU), so the host work after it is the
-    # sync's too, up to the step's 1000 us of GPU work less the 215 us piece the sync already has: a step of
-    # G = 1000 and H host takes G + H with the sync, max(G, H) without, so the sync's share stays within G.
-    #   host 600:  host window 1225..1615 = 390 us of host work, all gated (390 <= 785): sync 215 + 390, work 0.
-    #   host 3000: window 1225..4015 = 2790 us, 785 gated: sync 215 + 785 = 1000, work 2005.
-    P = 1015.0 + host_us
-    ev = []
-    for i in range(5):
-        t = 1000.0 + i * P
-        ev += [rt("cudaLaunchKernel", t, 4, i), kern(t + 10, 1000, i)]
-        ev.append(rt("cudaStreamSynchronize", t + 800, 215))
-    _, d = _one(ev)
-    assert d.idle_s == pytest.approx(4 * (P + 10 - 1010) * US)
-    assert d.idle.cause_s("host_sync") == pytest.approx(4 * want_sync * US)
-    assert d.idle.cause_s("host_work") == pytest.approx(4 * want_work * US)
-    assert d.idle.cause_s("launch_overhead") == pytest.approx(4 * 10 * US)  # the launch call to the kernel start
-    fix = d.diagnosis.remedy("remove_syncs")
-    assert fix is not None and fix.removed_s == pytest.approx(4 * want_sync * US)
-
-
-def test_the_gpu_work_a_sync_gates_is_the_steps_not_the_last_kernels():
-    # As above with host_us 3000, but each step's GPU work is two kernels queued back to back (t+10..t+510,
-    # t+515..t+1010) with a 5 us gap of queue latency between them: 995 us of GPU work a step. The first
-    # blocking sync has no earlier one: it gates up to the busy stretch since the last gap (495 us) less its
-    # 215 us piece, 280 us. Each later one gates up to the step's GPU work since the previous blocking sync
-    # (t'+10 .. t+1010 less the 5 us gap: 995 us) less 215: 780 us, not the 280 the last kernel alone gives.
-    # host_sync: 4 x 215 + 280 + 3 x 780 = 3480 us; host work: 4 x 2790 - 280 - 3 x 780 = 8540 us.
-    P = 1015.0 + 3000
-    ev = []
-    for i in range(5):
-        t = 1000.0 + i * P
-        ev += [rt("cudaLaunchKernel", t, 4, 2 * i), kern(t + 10, 500, 2 * i)]
-        ev += [rt("cudaLaunchKernel", t + 5, 4, 2 * i + 1), kern(t + 515, 495, 2 * i + 1)]
-        ev.append(rt("cudaStreamSynchronize", t + 800, 215))
-    _, d = _one(ev)
-    assert d.idle.cause_s("host_sync") == pytest.approx(3480 * US)
-    assert d.idle.cause_s("host_work") == pytest.approx(8540 * US)
-
-
 def test_sync_that_returns_at_once_costs_only_its_duration():
     # The GPU is already idle when the host syncs (10 us call), then a CPU op of 400 us that launches
     # nothing and host time around it: host-bound, not sync-bound.

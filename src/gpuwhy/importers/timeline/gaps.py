@@ -23,12 +23,7 @@ The causes are :data:`gpuwhy.verdict.causes.IDLE`'s.
      this gap, or inside it before the launch). Without them the host would have
      been D further ahead, so the first min(D, window) of the gap is theirs: the host
      work they gate (a sync that returns at once, because the GPU was already idle,
-     costs its few us). And when the host sat in a sync as the GPU went idle (it
-     waited for the GPU), the host work after it (4.) is the sync's too, up to the
-     GPU's busy time since the previous such sync, less the first piece: without the
-     sync the host would have done that work while the GPU ran the step (a step of
-     GPU time G and host time H takes G + H with the sync, max(G, H) without, so the
-     sync's whole share stays within G);
+     costs its few us);
   2. *copies from pageable memory*: time inside the API call of a pageable
      host-to-device copy (and, when W is such a copy, its launch-to-start time);
   3. *data loading*: time inside a DataLoader ``__next__`` range;
@@ -94,7 +89,6 @@ class Gaps:
     after_graph: np.ndarray
     prev_last: np.ndarray  # the event that finished last before the gap (-1 for none)
     waited_for: np.ndarray  # a dependency wait's WAITED_FOR code (0 elsewhere)
-    gate: np.ndarray = None  # host work (us) a blocking sync gates in the gap, at most (0: no such sync)
 
 
 def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warmup: bool = True) -> Gaps:
@@ -184,31 +178,13 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
         since = np.concatenate(([-np.inf if lead else st[0]], g1[:-1]))
         d = view.sync_time(since[late_i], wl[late_i])
         sync[late_i] = np.minimum(d, wl[late_i] - g0[late_i])
-    # A sync the host sat in when the GPU went idle gates the host work after it: without the sync the host
-    # would have done that work beside the GPU's work of a step, so up to that much of the gap's host work is
-    # the sync's (module docstring, 1.). A step here runs from the previous such gap's end; its GPU work is
-    # that stretch less the idle gaps in it (the first one: the busy stretch before the gap), less what the
-    # sync piece already holds.
-    gate = np.zeros(g0.size)
-    if late_i.size:
-        blocked = np.zeros(g0.size, dtype=bool)
-        blocked[late_i] = view.blocked_until(g0[late_i], wl[late_i])
-        b = np.flatnonzero(blocked)
-        if b.size:
-            idle_cum = np.concatenate(([0.0], np.cumsum(g1 - g0)))
-            busy = g0[b] - since[b]
-            prev = b[:-1]
-            busy[1:] = (g0[b[1:]] - g1[prev]) - (idle_cum[b[1:]] - idle_cum[prev + 1])
-            busy = np.where(np.isfinite(busy), np.clip(busy, 0.0, None), 0.0)
-            gate[b] = np.clip(busy - sync[b], 0.0, None)
     pg_next = np.zeros(g0.size, dtype=bool)
     pg_next[has_next] = track.pageable_h2d[nx[has_next]]
     after_graph = np.zeros(g0.size, dtype=bool)
     after_graph[has_next] = track.graph[nx[has_next]]
 
     waited_for = _waited_for(track, view, cls, g0, g1, nx, prev_last, L, has_next)
-    gaps = Gaps(g0, g1, inner, nxt, cls, wl, sync, pg_next, np.zeros(g0.size), after_graph, prev_last, waited_for,
-                gate)
+    gaps = Gaps(g0, g1, inner, nxt, cls, wl, sync, pg_next, np.zeros(g0.size), after_graph, prev_last, waited_for)
     h = np.flatnonzero((cls == _HOST) & inner & (nxt >= 0))
     if h.size and warmup:
         _, _, _, in_ops, dispatch, work, launch = _pieces(gaps, view, h, -np.inf, np.inf)
@@ -309,18 +285,6 @@ def _pieces(gaps: Gaps, view: HostView, h: np.ndarray, lo, hi):
     return sync, pg, data, in_ops, outside - work, work, launch
 
 
-def _gated_fraction(gaps: Gaps, view: HostView, h: np.ndarray) -> np.ndarray:
-    """Per launched-late gap in ``h``: the fraction of its host work (over the whole gap, so a gap cut into
-    pieces splits the same way) that a blocking sync gates, ``min(work, gate) / work``."""
-    cap = gaps.gate[h] if gaps.gate is not None else np.zeros(h.size)
-    frac = np.zeros(h.size)
-    m = cap > 0
-    if m.any():
-        work = _pieces(gaps, view, h[m], -np.inf, np.inf)[5]
-        frac[m] = np.where(work > 0, np.minimum(work, cap[m]) / np.where(work > 0, work, 1.0), 0.0)
-    return frac
-
-
 def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.inf) -> dict:
     """Idle time (us) by cause of each gap in ``idx``, clipped to ``[lo, hi]``: a dict of arrays
     over ``idx``, with the sub-split of launch overhead in ``_in_ops``, ``_dispatch`` (short stretches
@@ -353,12 +317,11 @@ def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.in
     sync, pg, data, in_ops, dispatch, work, launch = _pieces(gaps, view, idx[h], lo[h], hi[h])
     wf = gaps.warm_frac[idx][h]
     keep = 1.0 - wf
-    gated = _gated_fraction(gaps, view, idx[h])
-    out["host_sync"][h] = sync + work * keep * gated
+    out["host_sync"][h] = sync
     out["pageable_copy"][h] = pg
     out["data_loading"][h] = data
     out["warmup"][h] = (in_ops + dispatch + work + launch) * wf
-    out["host_work"][h] = work * keep * (1.0 - gated)
+    out["host_work"][h] = work * keep
     out["_in_ops"][h] = in_ops * keep
     out["_dispatch"][h] = dispatch * keep
     out["_launch"][h] = launch * keep

@@ -23,7 +23,7 @@ host ranges of a :class:`~gpuwhy.importers.timeline.activities.Timeline`:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,10 +35,6 @@ from .activities import GRAPH_LAUNCH_NAMES, MALLOC_NAMES, STEP_PREFIX, SYNC_NAME
 #: CPU-tensor ops, sleeps); shorter stretches between launches are the framework's dispatch and Python
 #: glue (PyTorch's host cost per operator is 5-50 us).
 HOST_WORK_MIN_US = 100.0
-#: A sync call that returns this little (us) before the GPU goes idle still waited for it: the host and
-#: GPU clocks of one trace agree to about a microsecond, and a sync returns a few us after the work it
-#: waits on.
-SYNC_SKEW_US = 10.0
 #: API calls that queue a host function on a stream (the stream waits for it to return).
 CALLBACK_NAMES = frozenset({"cudaLaunchHostFunc", "cuLaunchHostFunc", "cudaStreamAddCallback", "cuStreamAddCallback",
                             "hipLaunchHostFunc", "hipStreamAddCallback"})
@@ -100,8 +96,7 @@ class HostView:
     calls and the operators that make them), so a window's time splits by priority
     with two subtractions; ``host_work``: the stretches of at least
     :data:`HOST_WORK_MIN_US` outside all of these and the syncs. ``sync_end``/``sync_cum``:
-    sync calls sorted by end and the running sum of their durations; ``sync_start``: their starts,
-    in the same order.
+    sync calls sorted by end and the running sum of their durations.
     """
 
     sync_idx: np.ndarray
@@ -126,21 +121,6 @@ class HostView:
     malloc_calls: int
     host_work: Coverage
     callback_ts: np.ndarray
-    sync_start: np.ndarray = field(default_factory=lambda: np.zeros(0))
-
-    def blocked_until(self, g0, hi):
-        """Per gap starting at ``g0`` (us): True where the host sat in a sync call when the GPU went idle
-        and that call returned by ``hi`` (the first sync to end at or after ``g0`` less
-        :data:`SYNC_SKEW_US`, ending by ``hi``, started before ``g0``): the host work after it waited for
-        the GPU, and without the sync would have run beside the GPU's work."""
-        g0 = np.asarray(g0, dtype=np.float64)
-        out = np.zeros(g0.shape, dtype=bool)
-        if self.sync_end.size == 0 or g0.size == 0:
-            return out
-        i = np.searchsorted(self.sync_end, g0 - SYNC_SKEW_US, side="left")
-        ok = i < self.sync_end.size
-        j = np.clip(i, 0, self.sync_end.size - 1)
-        return ok & (self.sync_end[j] <= np.asarray(hi, dtype=np.float64)) & (self.sync_start[j] < g0)
 
     def sync_time(self, lo, hi):
         """Summed duration of the sync calls that end in ``[lo, hi]``, per window (us)."""
@@ -255,7 +235,7 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
     callback = np.sort(r_ts[np.isin(r_name, h.runtime_ids(CALLBACK_NAMES))])
     mal = np.isin(r_name, h.runtime_ids(MALLOC_NAMES))
     return HostView(
-        sync_idx=r_idx[sync_j], sync_end=sync_end, sync_cum=sync_cum, sync_start=r_ts[sync_j],
+        sync_idx=r_idx[sync_j], sync_end=sync_end, sync_cum=sync_cum,
         pageable=Coverage(*pg_set), with_data=Coverage(*with_data), with_cpu=Coverage(*with_cpu),
         data_ranges=int(is_data.sum()), data_s=float((he[is_data] - hs[is_data]).sum()) * 1e-6,
         wait_ts=r_ts[wj], wait_stream=wait_stream,
