@@ -220,3 +220,21 @@ def test_a_recorded_cupti_capture_of_a_cupy_program(tmp_path):
     assert copies == {("HTOD", "PINNED", "DEVICE"), ("DTOH", "DEVICE", "PAGEABLE")}
     assert any(e.get("cat") == "user_annotation" and e["name"] == "cub::DeviceReduce::Sum" for e in doc["traceEvents"])
     assert gpu.diagnosis.top.cause.value == "host_work"
+
+
+def test_the_tracer_leaves_the_calls_the_budget_never_reads_unrecorded():
+    """The cbids of cupti-python's enums (a stand-in with the real names and version suffixes) whose
+    calls launch, copy or wait on nothing are switched off; launches, copies and syncs stay on."""
+    import enum
+    from types import SimpleNamespace
+
+    from gpuwhy.engine.cupti_tracer import quiet_calls
+
+    rt = enum.IntEnum("runtime_api_trace_cbid", {"cudaGetDevice_v3020": 17, "cudaGetLastError_v3020": 10,
+                                                 "cudaLaunchKernel_v7000": 211, "cudaStreamSynchronize_v3020": 131,
+                                                 "cudaMemcpyAsync_v3020": 41})
+    dr = enum.IntEnum("driver_api_trace_cbid", {"cuGetProcAddress": 500, "cuGetProcAddress_v2": 501,
+                                                "cuLaunchKernel": 307, "cuDeviceGetAttribute": 11})
+    got = quiet_calls(SimpleNamespace(runtime_api_trace_cbid=rt, driver_api_trace_cbid=dr))
+    assert sorted(got) == [("driver", 11), ("driver", 500), ("driver", 501), ("runtime", 10), ("runtime", 17)]
+    assert quiet_calls(SimpleNamespace()) == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import sys
 import threading
 
@@ -28,6 +29,34 @@ BUFFER_BYTES = 8 * 1024 * 1024
 
 class NoCupti(NoDeviceError):
     """``cupti-python`` cannot be imported or CUPTI cannot start here (exit 3, the message says what to install)."""
+
+
+#: Runtime and driver calls made many times a kernel that launch, copy or wait on nothing: the budget
+#: reads none of them, and recording each costs the program time (on an H100, PyTorch made 13 runtime
+#: calls a kernel, most of them these; docs/results/2026-12-07-diagnosis.md, call 5). Left unrecorded;
+#: their few microseconds fall in the host time between calls. Names without CUPTI's version suffix.
+QUIET_CALLS = frozenset({
+    "cudaGetDevice", "cudaGetLastError", "cudaPeekAtLastError", "cudaGetDeviceCount", "cudaDeviceGetAttribute",
+    "cudaStreamIsCapturing", "cudaStreamGetCaptureInfo", "cudaPointerGetAttributes", "cudaGetDeviceProperties",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    "cudaFuncGetAttributes", "cudaGetFuncBySymbol", "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion",
+    "cuGetProcAddress", "cuDeviceGetAttribute", "cuKernelGetName", "cuCtxGetCurrent", "cuCtxGetDevice",
+    "cuDeviceGet", "cuDeviceGetCount", "cuFuncGetAttribute", "cuKernelGetAttribute", "cuPointerGetAttribute",
+    "cuPointerGetAttributes", "cuStreamIsCapturing", "cuStreamGetCaptureInfo", "cuModuleGetLoadingMode",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+})
+
+
+def quiet_calls(cupti) -> list[tuple[str, int]]:
+    """``(domain, cbid)`` of every runtime (``"runtime"``) and driver (``"driver"``) call in
+    :data:`QUIET_CALLS`, every version of each, from cupti-python's cbid enums."""
+    out = []
+    for domain, enum in (("runtime", getattr(cupti, "runtime_api_trace_cbid", None)),
+                         ("driver", getattr(cupti, "driver_api_trace_cbid", None))):
+        for member in (enum or ()):
+            if re.sub(r"_v\d+$", "", member.name) in QUIET_CALLS:
+                out.append((domain, int(member)))
+    return out
 
 
 def _kinds(cupti):
@@ -178,6 +207,14 @@ class CuptiTracer:
                         continue  # NVTX ranges are a bonus: the budget does not need them
                     raise
                 self._enabled.append(kind)
+            for domain, cbid in quiet_calls(c):  # best effort: an older CUPTI records them all
+                try:
+                    if domain == "runtime":
+                        c.activity_enable_runtime_api(cbid, 0)
+                    else:
+                        c.activity_enable_driver_api(cbid, 0)
+                except Exception:  # noqa: BLE001
+                    pass
         except Exception as exc:  # noqa: BLE001 - CUPTI's own error (another profiler holds it, no driver)
             for kind in self._enabled:
                 try:
@@ -260,4 +297,4 @@ class CuptiTracer:
                 "devices": dict(self._devices), "lost": self.lost, "records": records, "buffers": buffers}
 
 
-__all__ = ["BUFFER_BYTES", "CuptiTracer", "INSTALL", "NoCupti", "nvtx_injection_path"]
+__all__ = ["BUFFER_BYTES", "CuptiTracer", "INSTALL", "NoCupti", "QUIET_CALLS", "nvtx_injection_path", "quiet_calls"]
