@@ -173,10 +173,10 @@ def test_refusals_are_one_line_each(cli, tmp_path):
     for args, words in cases:
         code, out, err = cli("diff", *args)
         assert words in one_line(code, err), (args, err)
-    rep = tmp_path / "a.nsys-rep"
+    rep = tmp_path / "a.nsys-rep"  # read as `gpuwhy trace` reads it: exported through nsys, and there is none here
     rep.write_bytes(b"\0\1")
     code, _, err = cli("diff", str(rep), planted)
-    assert "Nsight Systems" in one_line(code, err)
+    assert code == 3 and len(err.strip().splitlines()) == 1 and "nsys export --type sqlite" in err, err
     run_doc = _doc("tiny_layers.planted.json.gz")
     run_doc["diagnosis"] = None
     nodiag = tmp_path / "nodiag.json"
@@ -251,3 +251,21 @@ def test_hta_public_pair_on_two_gpus(cli):
     # NCCL picks its grid by the GPU: on two GPUs, kernels pair by name
     nccl = [k for k in d["kernels"] if k["name"].startswith("ncclKernel_AllReduce")]
     assert nccl and all(k["status"] == "both" and k["grid"] is None for k in nccl)
+
+
+def test_nsight_systems_reports_diff_like_traces(cli):
+    """An Nsight Systems export is a timeline like a torch.profiler trace: a report against itself
+    changes nothing, and the GPU comes from the report's GPU table."""
+    nsys = ROOT / "tests" / "fixtures" / "nsys" / "extrap_con_kernel.sqlite.gz"
+    code, out, err = cli("diff", str(nsys), str(nsys), "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["before"]["kind"] == "trace" and d["change"]["delta_s"] == pytest.approx(0.0, abs=1e-12)
+    assert d["before"]["gpu"] == "GeForce GTX 1060 with Max-Q Design"
+
+
+def test_a_file_of_no_kind_is_refused_without_echoing_it(cli, tmp_path):
+    f = tmp_path / "secret.txt"
+    f.write_text("root:$6$hash:19000:0:99999:7:::\n")
+    code, out, err = cli("diff", str(f), str(f))
+    assert code == 2 and "99999" not in err and "$6$" not in err and "none of the files diff reads" in err

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..diff.side import DeviceFacts, FigureValue, KernelStat, Prediction, Side
 from ..errors import UsageError
-from ..inputs import GZIP_MAGIC, check_input_path
+from ..inputs import check_input_path
 
 WHAT = ("a gpuwhy run --json document, a torch.profiler trace (.json, .json.gz), an ncu export (--csv or "
         ".ncu-rep) or a gpuwhy check/bench document")
@@ -25,44 +25,32 @@ _STEPS = re.compile(r"the last (\d+) of \d+ steps")
 
 def sniff(path: str) -> str:
     """The kind of ``path`` from its first bytes: ``gpuwhy`` (a gpuwhy document or profile: JSON
-    object with a ``gpuwhy`` key or a profile's ``uuid``), ``trace`` (other JSON), ``ncu``
-    (an ncu CSV or ``.ncu-rep``).
+    object with a ``gpuwhy`` key or a profile's ``uuid``), ``trace`` (other JSON, or an Nsight Systems
+    report: a timeline like a torch.profiler trace's), ``ncu`` (an ncu CSV or ``.ncu-rep``).
 
     Raises:
-        UsageError: not a file, empty, an Nsight Systems report, or none of the kinds (one line).
+        UsageError: not a file, empty, or none of the kinds (one line, never the file's content).
     """
-    import gzip
-    import zlib
+    from ..importers.nsys import is_nsys_report
+    from ..inputs import open_input
 
     p = check_input_path(path, WHAT)
     if p.suffix == ".ncu-rep":
         return "ncu"
-    if p.suffix in (".nsys-rep", ".qdrep", ".sqlite"):
-        raise UsageError(f"{path}: an Nsight Systems report; gpuwhy reads no Nsight Systems files yet: record the runs "
-                         "with torch.profiler (gpuwhy run --json) and diff those")
-    try:
-        with open(p, "rb") as fh:
-            packed = fh.read(2) == GZIP_MAGIC
-            fh.seek(0)
-            src = gzip.GzipFile(fileobj=fh) if packed else fh
-            with src:
-                head = src.read(SNIFF_BYTES)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise UsageError(f"cannot read {path!r} ({exc}); pass {WHAT}") from None
+    if is_nsys_report(p):
+        return "trace"
+    with open_input(p, WHAT) as fh:
+        head = fh.read(SNIFF_BYTES)
     text = head.lstrip(b"\xef\xbb\xbf").lstrip()
     if not text:
         raise UsageError(f"{path} is empty; pass {WHAT}")
-    if text.startswith(b"SQLite format 3"):
-        raise UsageError(f"{path}: an SQLite file (Nsight Systems export?); gpuwhy reads no Nsight Systems files yet: "
-                         "record the runs with torch.profiler (gpuwhy run --json) and diff those")
     if text[:1] == b"{" and re.match(rb'\{\s*"(gpuwhy|uuid|name)"', text):
         return "gpuwhy"
     if text[:1] in (b"{", b"["):
         return "trace"
     if b"ID" in text[:4096] and (b"Kernel Name" in text or b"Metric Name" in text or b"==PROF==" in text):
         return "ncu"
-    shown = text[:24].splitlines()[0].decode("utf-8", errors="backslashreplace") if text else ""
-    raise UsageError(f"{path} is none of the files diff reads (it starts with {shown!r}); pass {WHAT}")
+    raise UsageError(f"{path} is none of the files diff reads; pass {WHAT}")
 
 
 def read_side(path: str, spec_dirs=()) -> Side:
@@ -147,8 +135,13 @@ def run_side(doc: dict, path: str) -> Side:
                 doc.get("mode") == "ncu", preds, device, program_of(doc.get("argv")), {}, tuple(notes))
 
 
-def _trace_device(trace: str, gpu: str) -> DeviceFacts:
+def _trace_device(trace: str, gpu: str, tl=None) -> DeviceFacts:
+    """The GPU ``gpu`` of a trace: the name the timeline holds (an Nsight Systems report's GPU table),
+    else the torch.profiler header's name and driver."""
     from ..importers.kineto.read import trace_header
+
+    if tl is not None and getattr(tl, "device_names", {}).get(gpu):
+        return DeviceFacts(tl.device_names[gpu])
 
     try:
         names, driver = trace_header(trace)
@@ -158,19 +151,23 @@ def _trace_device(trace: str, gpu: str) -> DeviceFacts:
 
 
 def trace_side(path: str) -> Side:
-    """A torch.profiler trace: its busiest GPU's diagnosis over its span, each step's wall time,
-    its kernels by name, grid and block, its top-level operators, and the GPU its header names.
+    """A torch.profiler trace or an Nsight Systems report: its busiest GPU's diagnosis over its span,
+    each step's wall time, its kernels by name, grid and block, its top-level operators, and the GPU
+    it names.
 
     Raises:
         UsageError: not a trace, or no GPU work in it.
     """
     from ..importers.kineto import read_timeline
+    from ..importers.nsys import is_nsys_report, read_nsys_timeline
     from ..importers.timeline.analyze import analyze
     from .readers import readable
     from .run import busiest_gpu
 
-    tl = readable(path, "torch.profiler trace", read_timeline, path)
-    report = readable(path, "torch.profiler trace", analyze, tl, str(path), 100_000)
+    what, read = (("Nsight Systems report", read_nsys_timeline) if is_nsys_report(path)
+                  else ("torch.profiler trace", read_timeline))
+    tl = readable(path, what, read, path)
+    report = readable(path, what, analyze, tl, str(path), 100_000)
     gpu = busiest_gpu(report)
     if gpu is None or gpu.diagnosis is None or gpu.busy_s <= 0:
         raise UsageError(f"{path}: the trace holds no GPU work to judge: nothing to compare")
@@ -178,7 +175,7 @@ def trace_side(path: str) -> Side:
     shares = {s.cause.value: s.seconds for s in gpu.diagnosis.shares if s.cause.value != "warmup"}
     notes = [] if steps else [f"{path} marks no ProfilerStep ranges"]
     return Side(path, "trace", shares, len(steps) or None, steps, trace_kernels(tl, gpu.device),
-                top_operators(tl), False, (), _trace_device(path, gpu.device), None, {}, tuple(notes))
+                top_operators(tl), False, (), _trace_device(path, gpu.device, tl), None, {}, tuple(notes))
 
 
 def trace_kernels(tl, device: str) -> tuple[KernelStat, ...]:

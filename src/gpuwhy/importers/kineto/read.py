@@ -128,23 +128,13 @@ def trace_header(path: str | Path) -> tuple[dict[str, str], str | None]:
     Raises:
         UsageError: the file cannot be read (see :func:`gpuwhy.inputs.check_input_path`).
     """
-    import gzip
     import json
     import re
-    import zlib
 
-    from ...inputs import GZIP_MAGIC, check_input_path
+    from ...inputs import open_input
 
-    p = check_input_path(path, "a torch.profiler trace (.json or .json.gz)")
-    try:
-        with open(p, "rb") as fh:
-            packed = fh.read(2) == GZIP_MAGIC
-            fh.seek(0)
-            src = gzip.GzipFile(fileobj=fh) if packed else fh
-            with src:
-                head = src.read(HEADER_BYTES).decode("utf-8", errors="replace")
-    except (OSError, EOFError, zlib.error):
-        return {}, None
+    with open_input(path, "a torch.profiler trace (.json or .json.gz)") as fh:
+        head = fh.read(HEADER_BYTES).decode("utf-8", errors="replace")
     names: dict[str, str] = {}
     m = re.search(r'"deviceProperties"\s*:\s*', head)
     if m:
