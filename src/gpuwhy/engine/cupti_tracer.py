@@ -101,10 +101,12 @@ class CuptiTracer:
         self._enabled: list = []
         self._devices: dict[int, str] = {}
         self.lost = 0
+        self._set_nvtx = False
         if "NVTX_INJECTION64_PATH" not in os.environ:
             path = nvtx_injection_path()
             if path:
                 os.environ["NVTX_INJECTION64_PATH"] = path  # read by NVTX at its first call in the program
+                self._set_nvtx = True
 
     # -- CUPTI's buffer callbacks (called on CUPTI's threads) --------------------------------------
     def _requested(self):
@@ -227,6 +229,9 @@ class CuptiTracer:
 
     def stop(self) -> None:
         c = self._cupti
+        if self._set_nvtx:  # not for what runs after (the ncu pass of --kernels has its own injection)
+            os.environ.pop("NVTX_INJECTION64_PATH", None)
+            self._set_nvtx = False
         self._sync_devices()
         self._stop_ns = int(c.get_timestamp())
         try:
