@@ -102,11 +102,6 @@ class CuptiTracer:
         self._devices: dict[int, str] = {}
         self.lost = 0
         self._set_nvtx = False
-        if "NVTX_INJECTION64_PATH" not in os.environ:
-            path = nvtx_injection_path()
-            if path:
-                os.environ["NVTX_INJECTION64_PATH"] = path  # read by NVTX at its first call in the program
-                self._set_nvtx = True
 
     # -- CUPTI's buffer callbacks (called on CUPTI's threads) --------------------------------------
     def _requested(self):
@@ -225,6 +220,11 @@ class CuptiTracer:
                     pass
             raise NoCupti(f"CUPTI could not start tracing ({exc}); another profiler (nsys, ncu, torch.profiler) "
                           "in this process holds CUPTI, or the driver is older than cupti-python's CUDA") from None
+        if "NVTX_INJECTION64_PATH" not in os.environ:
+            path = nvtx_injection_path()
+            if path:
+                os.environ["NVTX_INJECTION64_PATH"] = path  # read by NVTX at its first call in the program
+                self._set_nvtx = True
         self._start_ns = int(c.get_timestamp())
 
     def stop(self) -> None:
