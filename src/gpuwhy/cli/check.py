@@ -66,6 +66,9 @@ def check_cmd(
         files += (FileOut(lambda: write_textfile(textfile, check_metrics(outcome, outcome.level)), f"metrics written to {textfile}"),)
     view = (lambda o: print_drain_reason(o.drain_reason)) if drain_reason else render_check_outcome
     show("check", outcome, fmt, view, files=files)
+    from ..render.github import publish_check
+
+    publish_check(outcome)  # under GitHub Actions: annotations and the step summary
     error = outcome.gpu_error()
     if error is not None:
         raise error
