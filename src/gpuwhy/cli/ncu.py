@@ -57,8 +57,11 @@ def run_ncu(
             from ..render.plot import check_plot_path
 
             check_plot_path(plot, "--plot")
-        report = read_ncu_export(path, gpu=gpu, top=top, dtype=dtype, device=device, measured=measured,
-                                 spec_dirs=specs or ())
+        from .progress import reading_label, working
+
+        with working(reading_label("the ncu export", path), quiet=json_out or csv_out):  # a status on a terminal only
+            report = read_ncu_export(path, gpu=gpu, top=top, dtype=dtype, device=device, measured=measured,
+                                     spec_dirs=specs or ())
     except GpuwhyError as exc:
         show_failure("ncu", exc, fmt, {"run": run} if run is not None else None)
         raise

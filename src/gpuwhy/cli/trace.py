@@ -11,6 +11,7 @@ import typer
 from .app import app
 from .common import CsvOpt, JsonOpt
 from .profiler_files import ExampleOpt, TopOpt, example_file
+from .progress import reading_label, working
 
 
 @app.command("trace")
@@ -42,4 +43,7 @@ def trace_cmd(
     if trace is None:
         return
     fmt = Format(json=json_out, csv=csv_out)
-    show("trace", read_trace(trace, top=parse_count(top, "--top"), steps_from=steps_from), fmt, render_trace)
+    n = parse_count(top, "--top")
+    with working(reading_label("the trace", trace), quiet=json_out or csv_out):  # a status on a terminal only
+        result = read_trace(trace, top=n, steps_from=steps_from)
+    show("trace", result, fmt, render_trace)
