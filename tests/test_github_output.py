@@ -89,15 +89,21 @@ def test_an_unwritable_summary_is_one_warning_and_the_result_stands(tmp_path):
 
 
 def test_diff_fail_if_slower_annotates_the_slowdown(gh):
+    from gpuwhy.units import fmt_pct, fmt_time
+
     env, summary = gh
     r = run_cli("diff", str(DIFF / "dataloader.fixed.json.gz"), str(DIFF / "dataloader.planted.json.gz"),
                 "--fail-if-slower", "5", "--json", env=env)
     assert r.returncode == 1
-    json.loads(r.stdout)
+    doc = json.loads(r.stdout)
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith("gpuwhy: error: --fail-if-slower 5: after is ")
     (note,) = _annotations(r.stderr)
-    assert note.startswith("::error title=gpuwhy diff%3A slower::--fail-if-slower 5: after is 869.7%25 slower")
-    text = summary.read_text()
-    assert "| data loading (DataLoader) | 1.95 ms | 35.1 ms | +33.2 ms | 94.4% |" in text
+    assert note == "::error title=gpuwhy diff%3A slower::" + line.removeprefix("gpuwhy: error: ").replace("%", "%25")
+    top = next(c for c in doc["contributions"] if c["cause"] == "data_loading")
+    row = (f"| {top['label']} | {fmt_time(top['before_s'])} | {fmt_time(top['after_s'])} | +{fmt_time(top['delta_s'])} | "
+           f"{fmt_pct(top['change_pct'], 1)} |")
+    assert row in summary.read_text(), (row, summary.read_text())
 
 
 @pytest.mark.skipif(not H200_CHECK.is_file(), reason="the recorded H200 check document is not in this checkout")
