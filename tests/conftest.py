@@ -13,6 +13,14 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 
+@pytest.fixture(autouse=True)
+def _not_under_github_actions(monkeypatch):
+    """The suite runs the same in a GitHub Actions job: without its variables gpuwhy writes no
+    annotations or step summary (tests/test_github_output.py sets them where it means to)."""
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @functools.lru_cache(maxsize=None)
 def gpu_available() -> tuple[bool, str]:
     """(True, '') when the CUDA driver initialises and sees at least one device, else (False, why)."""

@@ -130,6 +130,26 @@ def test_fake_sweep_human_output_and_csv(cli, fake, tmp_path):
     assert all(float(r["gbs"]) > 0 and int(r["elements"]) > 0 for r in rows) and rows[0]["gpu"] == "NVIDIA H200"
     assert not (tmp_path / "cache" / "gpuwhy" / "profiles").exists()  # --no-save
     assert not fake.mem
+    # the old spelling `--csv FILE` is `--csv-file FILE` now, said in a note
+    assert "`bench --csv FILE` is now `bench --csv-file FILE`" in err
+
+
+def test_fake_sweep_csv_on_stdout_and_csv_file(cli, fake, tmp_path):
+    """`bench --csv` prints the rows as CSV on stdout, as every command's --csv; --csv-file writes them."""
+    import csv as csv_mod
+    import io
+
+    file = tmp_path / "rows.csv"
+    code, out, err = cli("bench", "--sweep", "--kernel", "copy", "--csv", "--csv-file", str(file), "--no-save")
+    assert code == 0, err
+    assert "is now" not in err
+    rows = list(csv_mod.DictReader(io.StringIO(out)))
+    assert len(rows) == 2 * 5 and {r["kernel"] for r in rows} == {"copy-naive", "copy-vec16"}
+    assert "sustained DRAM bandwidth" not in out  # no table on stdout
+    with open(file, newline="") as f:
+        assert list(csv_mod.DictReader(f)) == rows
+    code, out, err = cli("bench", "--sweep", "--csv", "--json", "--no-save")
+    assert code == 2 and "--csv and --json exclude each other" in err and out == ""
 
 
 @pytest.mark.parametrize("bad", ["copy_vec16_f32", "read_naive_f32", "write_vec16_f32", "vecadd_naive_f32"])

@@ -33,19 +33,19 @@ def test_choose_picks_the_first_mode_the_options_name(opts, name):
     ({"arch": "", "compute": True}, "--arch applies to --compile-only"),
     ({"l1_bypass": True, "link": True}, "--cg applies to --latency"),
     ({"link": True, "latency": True}, "--latency and --link are separate runs; pick one"),
-    ({"link": True, "precision": ["fp32"]}, "--latency and --link run alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/--compile-only/--caches"),
+    ({"link": True, "precision": ["fp32"]}, "--latency and --link run alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv-file/--compile-only/--caches"),
     ({"roofline": True, "precision": ["fp32"]}, "--precision applies to --compute"),
     ({"compute": True, "kernel": ["read"]}, "--compute runs the compute ceilings alone; drop --sweep/--quick/--kernel"),
     ({"roofline": True, "sweep": True}, "--roofline runs the mixed-intensity sweep alone; drop --sweep/--quick/--compute/--kernel"),
     # issue 19: an option a mode does not use is refused, never silently ignored
     ({"compile_only": True, "arch": "sm_90", "kernel": ["read"]}, "--kernel has no effect with --compile-only; drop it"),
-    ({"compile_only": True, "arch": "sm_90", "csv": "x.csv"}, "--csv has no effect with --compile-only; drop it"),
+    ({"compile_only": True, "arch": "sm_90", "csv": "x.csv"}, "--csv-file has no effect with --compile-only; drop it"),
     ({"latency": True, "dtype": "fp64"}, "--dtype has no effect with --latency; drop it"),
-    ({"compute": True, "csv": "x.csv"}, "--csv has no effect with --compute; drop it"),
+    ({"compute": True, "csv": "x.csv"}, "--csv-file has no effect with --compute; drop it"),
     ({"link": True, "no_save": True}, "--no-save has no effect with --link; drop it"),
     ({"compute": True, "roofline": True}, "--roofline has no effect with --compute; drop it"),  # was: --roofline ignored
     ({"max_size": "1GiB", "latency": True}, "--max-size applies to --allreduce"),
-    ({"allreduce": True, "latency": True}, "--allreduce runs alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv/"
+    ({"allreduce": True, "latency": True}, "--allreduce runs alone; drop --sweep/--quick/--compute/--roofline/--kernel/--csv-file/"
                                            "--compile-only/--caches/--latency/--link"),
     ({"allreduce": True, "l1_bypass": True}, "--cg applies to --latency"),
 ])

@@ -79,6 +79,6 @@ def test_a_failing_gpu_is_named_and_the_others_reported(node, cli):
 
 def test_options_that_need_one_gpu(node, cli, tmp_path):
     code, out, err = cli("bench", "-i", "all", "--quick", "--csv", str(tmp_path / "x.csv"))
-    assert code == 2 and "--csv has no effect with several GPUs" in err
+    assert code == 2 and "--csv-file has no effect with several GPUs" in err
     code, out, err = cli("bench", "-i", "all", "--roofline")
     assert code == 2 and "a measurement runs on one GPU and -i all names 3" in err

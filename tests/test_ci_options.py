@@ -87,7 +87,9 @@ def test_error_lines_name_real_flags_check_thresholds(cli, tmp_path):
     (["bench", "--compile-only", "--arch", "sm_90", "--gpu", "H200"], "--gpu"),
     (["bench", "--latency", "--dtype", "fp64"], "--dtype"),
     (["bench", "--link", "--no-save"], "--no-save"),
-    (["bench", "--compute", "--csv", "x.csv"], "--csv"),
+    (["bench", "--compute", "--csv", "x.csv"], "--csv"),  # the old spelling of --csv-file
+    (["bench", "--compute", "--csv-file", "x.csv"], "--csv-file"),
+    (["bench", "--compile-only", "--arch", "sm_90", "--csv=x.csv"], "--csv-file"),
     (["classify", "--ncu", str(FIX / "ncu" / "raw_basic.csv"), "--launch-overhead", "4us"], "--launch-overhead"),
     (["classify", "--example", "vecadd", "--gpu", "H200", "--top", "3"], "--top"),
     (["classify", "--flops", "1T", "--bytes", "1GB", "--gpu", "H200", "--no-tensor-cores"], "--no-tensor-cores"),

@@ -64,3 +64,7 @@ def test_open_driver_and_bench_say_the_driver_is_too_old_not_absent(exc, machine
     code, out, err = cli("bench", "--quick")
     assert code == 3 and len(err.strip().splitlines()) == 1, err
     assert "has no cuInit" in err and "470.256.02" in err and "no NVIDIA driver" not in err
+    from gpuwhy.device.driver import cuda_bindings_major
+
+    if cuda_bindings_major() == 13:  # the older packages are named as the extra that installs them
+        assert "580.65.06 or newer" in err and "python3 -m pip install 'gpuwhy[cu12]'" in err, err

@@ -225,6 +225,7 @@ def test_report_with_nothing_to_read_it_is_exit_3(no_ncu, rep_file, cli):
         load_ncu_report(rep_file)
     msg = str(e.value)
     assert "ncu_report" in msg and "`ncu`" in msg and "https://developer.nvidia.com/nsight-compute" in msg and "\n" not in msg
+    assert "python3 -m pip install 'gpuwhy[ncu]'" in msg  # NVIDIA's ncu-report wheel: no Nsight Compute needed
     code, out, err = cli("ncu", str(rep_file))
     assert code == 3 and out == "" and err.count("\n") == 1
 

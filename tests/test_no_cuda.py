@@ -143,14 +143,106 @@ def test_the_python_api_without_the_gpu_packages(blocked_env):
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
-def test_pip_line_is_the_pyproject_gpu_dependencies():
+def _pyproject():
     tomllib = pytest.importorskip("tomllib")
-    from gpuwhy.errors import GPU_PACKAGES
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    marked = [d.split(";")[0].strip() for d in deps if "sys_platform" in d]
-    assert sorted(marked) == sorted(GPU_PACKAGES)
-    for d in deps:
-        if "sys_platform" in d:
+
+def test_the_extras_are_the_pyproject_gpu_extras():
+    from gpuwhy.errors import GPU_EXTRAS
+
+    project = _pyproject()
+    extras = project["optional-dependencies"]
+    assert {f"cu{m}" for m in GPU_EXTRAS} <= set(extras)
+    for major, pkgs in GPU_EXTRAS.items():
+        marked = [d.split(";")[0].strip() for d in extras[f"cu{major}"]]
+        assert sorted(marked) == sorted(pkgs), major
+        for d in extras[f"cu{major}"]:
             assert d.split(";")[1].strip() == "sys_platform == 'linux' or sys_platform == 'win32'"
-    assert not any(d.startswith("pandas") for d in deps), "pandas is an extra now"
+    # the light install: no CUDA wheel and no pandas in the base dependencies
+    deps = " ".join(project["dependencies"])
+    for heavy in ("cuda", "nvidia", "pandas", "matplotlib"):
+        assert heavy not in deps, heavy
+    assert any(d.startswith("cuda-bindings>=12") and "<13" in d for d in GPU_EXTRAS[12])
+    assert any(d.startswith("nvidia-cuda-nvrtc-cu12") for d in GPU_EXTRAS[12])
+
+
+FAKE_DRIVER = textwrap.dedent(
+    """
+    import ctypes
+    import os
+
+    _real = ctypes.CDLL
+
+
+    class _FakeCuda:
+        def cuDriverGetVersion(self, ref):
+            ref._obj.value = int(os.environ["FAKE_CUDA_DRIVER_VERSION"])
+            return 0
+
+
+    def _cdll(name, *args, **kwargs):
+        if "libcuda" in str(name) or "nvcuda" in str(name):
+            return _FakeCuda()
+        return _real(name, *args, **kwargs)
+
+
+    ctypes.CDLL = _cdll
+    """
+)
+
+
+@pytest.mark.parametrize("version, extra, other", [(12040, "cu12", "cu13"), (13010, "cu13", "cu12"), (12000, "cu12", "cu13")])
+def test_the_exit_3_line_names_the_extra_of_the_driver(blocked_env, version, extra, other):
+    """A driver of CUDA 12 (a fake libcuda answering cuDriverGetVersion) gets gpuwhy[cu12], of 13 gpuwhy[cu13]."""
+    env, d = blocked_env
+    (d / "fake_driver").mkdir(exist_ok=True)
+    (d / "fake_driver" / "sitecustomize.py").write_text(BLOCKER + FAKE_DRIVER)
+    env = dict(env, PYTHONPATH=os.pathsep.join([str(d / "fake_driver"), str(ROOT / "src")]),
+               FAKE_CUDA_DRIVER_VERSION=str(version))
+    for args in (("probe",), ("check",), ("bench", "--compile-only", "--arch", "sm_90")):
+        r = _run((env, d), *args)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 3 and len(lines) == 1, r.stderr
+        want = f"(CUDA {version // 1000}.{version % 1000 // 10})"
+        assert want in lines[0] and f"'gpuwhy[{extra}]'" in lines[0] and f"gpuwhy[{other}]" not in lines[0], lines[0]
+    r = _run((env, d))  # the main job falls back to the spec sheet and says which extra
+    assert r.returncode == 0 and f"gpuwhy[{extra}]" in r.stderr, r.stderr
+
+
+def test_the_extra_by_driver_version():
+    from gpuwhy.errors import GPU_EXTRAS, gpu_packages_missing
+
+    def line(v):
+        return str(gpu_packages_missing("cuda-bindings", v))
+
+    assert "gpuwhy[cu12]" in line(12090) and "gpuwhy[cu13]" not in line(12090)
+    assert "CUDA 12.9" in line(12090) and "'cuda-bindings>=12.9,<13'" in line(12090)
+    assert "gpuwhy[cu13]" in line(13000) and "gpuwhy[cu12]" not in line(13000)
+    assert "gpuwhy[cu13]" in line(14000)  # a newer driver runs the newest packages
+    old = line(11080)
+    assert "CUDA 11.8" in old and "update the NVIDIA driver" in old and "525.60.13" in old and "gpuwhy[cu12]" in old
+    unknown = line(None)
+    assert "gpuwhy[cu13]" in unknown and "'gpuwhy[cu12]'" in unknown and "580.65.06" in unknown
+    for v in (None, 11080, 12090, 13000):
+        assert "\n" not in line(v)
+    assert set(GPU_EXTRAS) == {12, 13}
+
+
+def test_driver_cuda_version_without_a_driver(monkeypatch):
+    import ctypes
+
+    from gpuwhy.device import cuda_version
+
+    def missing(name, *a, **k):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(ctypes, "CDLL", missing)
+    assert cuda_version.driver_cuda_version() is None
+
+    class Failing:
+        def cuDriverGetVersion(self, ref):
+            return 3  # CUDA_ERROR_NOT_INITIALIZED
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name, *a, **k: Failing())
+    assert cuda_version.driver_cuda_version() is None

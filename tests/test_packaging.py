@@ -20,17 +20,27 @@ def test_every_subpackage_is_listed():
 
 
 def test_every_data_file_is_shipped():
-    data = _pyproject()["tool"]["setuptools"]["package-data"]
-    for pkg, folder in (("gpuwhy._specs", "specs"), ("gpuwhy._microbench", "microbench")):
-        patterns = data[pkg]
+    """Each data file of specs/, microbench/ and examples/ is matched by the package-data of the
+    package its folder is shipped as (a subfolder is a package of its own: gpuwhy._specs.arch)."""
+    tool = _pyproject()["tool"]["setuptools"]
+    data = tool["package-data"]
+    for pkg, folder in (("gpuwhy._specs", "specs"), ("gpuwhy._microbench", "microbench"), ("gpuwhy._examples", "examples")):
         for f in (ROOT / folder).rglob("*"):
-            if f.is_file() and f.suffix in (".yaml", ".yml", ".cu", ".cuh"):
-                rel = f.relative_to(ROOT / folder).as_posix()
-                assert any(Path(rel).match(p) and rel.count("/") == p.count("/") for p in patterns), f"{folder}/{rel} is not in package-data {patterns}"
+            if f.is_file() and f.suffix in (".yaml", ".yml", ".cu", ".cuh", ".gz", ".json"):
+                rel = f.relative_to(ROOT / folder)
+                owner = ".".join([pkg, *rel.parts[:-1]])
+                assert owner in tool["packages"], f"{folder}/{rel.as_posix()}: add {owner} to [tool.setuptools] packages"
+                patterns = data.get(owner, [])
+                assert any(Path(rel.name).match(p) and "/" not in p for p in patterns), \
+                    f"{folder}/{rel.as_posix()} is not in package-data {owner}: {patterns}"
 
 
 def test_dependency_ranges_admit_the_gpu_machine():
-    deps = " ".join(_pyproject()["project"]["dependencies"])
-    # versions on the H200 test machine: typer 0.27, cuda-core 1.2.0, cuda-bindings 13.3, NVRTC 13.0
+    project = _pyproject()["project"]
+    deps = " ".join(project["dependencies"])
+    # versions on the H200 test machine: Python 3.12, typer 0.27, numpy 2.x, cuda-core 1.2.0, cuda-bindings 13.3, NVRTC 13.0
     assert re.search(r"typer>=0\.\d+,<0\.29", deps)
-    assert "cuda-core>=1.2,<2" in deps and "cuda-bindings>=13.0,<14" in deps and "nvidia-cuda-nvrtc>=13.0,<14" in deps
+    assert "numpy>=1.24" in deps and ">=3.10" in project["requires-python"]
+    cu13 = " ".join(project["optional-dependencies"]["cu13"])
+    assert "cuda-core>=1.2,<2" in cu13 and "cuda-bindings>=13.0,<14" in cu13 and "nvidia-cuda-nvrtc>=13.0,<14" in cu13
+    assert "cuda" not in deps and "nvidia" not in deps  # the light base install

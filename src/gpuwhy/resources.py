@@ -1,7 +1,7 @@
-"""Where the bundled data lives: spec sheets, remedies, model shapes, kernel sources.
+"""Where the bundled data lives: spec sheets, remedies, model shapes, kernel sources, sample inputs.
 
-In an installed wheel the repository's ``specs/`` and ``microbench/`` folders
-are shipped inside the package as ``gpuwhy/_specs`` and ``gpuwhy/_microbench``
+In an installed wheel the repository's ``specs/``, ``microbench/`` and ``examples/`` folders
+are shipped inside the package as ``gpuwhy/_specs``, ``gpuwhy/_microbench`` and ``gpuwhy/_examples``
 (see ``[tool.setuptools]`` in pyproject.toml). Run from a checkout
 (``PYTHONPATH=src`` or an editable install) they are read in place.
 """
@@ -14,7 +14,7 @@ _PKG = Path(__file__).resolve().parent
 
 
 def bundled_dir(name: str) -> Path:
-    """Return the folder of bundled data ``name`` (``"specs"`` or ``"microbench"``).
+    """Return the folder of bundled data ``name`` (``"specs"``, ``"microbench"`` or ``"examples"``).
 
     Raises:
         FileNotFoundError: if neither the installed copy nor the checkout copy exists

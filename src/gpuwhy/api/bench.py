@@ -126,7 +126,7 @@ def bench(job: BenchJob, hooks: BenchHooks):
         from .options import refuse_unused
 
         refuse_unused("with several GPUs (one file per GPU would be needed; use -i N, or `gpuwhy check -i all --baseline`)",
-                      csv=req.csv, baseline=job.baseline, save_baseline=job.save_baseline, overwrite=job.overwrite,
+                      csv_file=req.csv, baseline=job.baseline, save_baseline=job.save_baseline, overwrite=job.overwrite,
                       policy=job.policy)
         return _bench_several(mode, req, several, hooks.one_gpu)
     against = _baseline_options(mode.name, job.baseline, job.save_baseline, job.overwrite, job.policy)

@@ -60,14 +60,15 @@ class CheckOutcome:
         return self.document
 
     def write_junit(self, path: str) -> None:
-        """Write the reports as JUnit XML to ``path``, one testcase per check (:func:`gpuwhy.check.policy.write_junit`).
+        """Write the reports as JUnit XML to ``path``, one testcase per check, each suite with the run's host
+        and date (:func:`gpuwhy.check.policy.write_junit`).
 
         Raises:
             UsageError: the file must not or cannot be written.
         """
         from ..check.policy import write_junit
 
-        write_junit(list(self.reports), path)
+        write_junit(list(self.reports), path, host=self.document.get("host") or "", timestamp=self.document.get("date") or "")
 
     def gpu_error(self):
         """The error to raise after the output when some GPUs could not be measured, else None."""

@@ -30,7 +30,7 @@ from .registry import Alone, BenchMode, Option, Registry, switch
 #: Options no single mode owns (which GPU, which sheet, output, the memory run's choices).
 SHARED = (
     Option("kernel", "--kernel", type="Sequence[str] | None"), Option("dtype", "--dtype"), Option("device", "--device"),
-    Option("gpu", "--gpu"), Option("specs", "--specs", type="Sequence[str] | None"), Option("csv", "--csv"),
+    Option("gpu", "--gpu"), Option("specs", "--specs", type="Sequence[str] | None"), Option("csv", "--csv-file"),
     switch("no_save", "--no-save"), Option("json_out", "--json", False, "bool", every_mode=True),
 )
 

@@ -12,7 +12,7 @@ from the declarations:
 - ``--cg applies to --latency`` (a mode's own option given without it; :attr:`Option.why` may follow);
 - ``--latency and --link are separate runs; pick one`` (modes that share one :class:`Alone`);
 - ``--allreduce runs alone; drop --sweep/...`` (:meth:`Alone.sentence`);
-- ``--csv has no effect with --compile-only; drop it`` (an option the chosen mode does not read).
+- ``--csv-file has no effect with --compile-only; drop it`` (an option the chosen mode does not read).
 
 Nothing here knows a particular mode; :mod:`gpuwhy.bench.modes` holds the declarations.
 """

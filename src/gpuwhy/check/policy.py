@@ -507,31 +507,41 @@ def _all_checks(obs: Observations, policy: Policy, level: int) -> list[CheckResu
     return checks
 
 
-def junit_xml(reports: list[DeviceChecks]) -> str:
+def junit_xml(reports: list[DeviceChecks], host: str = "", timestamp: str = "") -> str:
     """JUnit XML (one testsuite per GPU, one testcase per check) for CI test-result viewers.
 
+    It fits the JUnit schema pytest's ``junit_family=xunit2`` output is checked against
+    (``tests/fixtures/junit/junit-10.xsd``). Each testsuite carries ``hostname`` (``host``, the
+    machine that measured) and ``timestamp`` (``timestamp``, ISO 8601 with its offset, when the
+    run started), each left out when empty, and ``errors="0"`` (a GPU error is the exit code).
     The four states map as CI viewers read them: ``pass`` is a passed testcase with the
     value in ``system-out``; ``warn`` is a passed testcase too (a warning does not fail the
-    build) whose ``system-out`` starts with ``WARNING:`` and which carries the property
-    ``gpuwhy.status = warn`` (each suite also counts its warnings in a ``gpuwhy.warnings``
-    property); ``skip`` is ``<skipped>`` with the reason; ``fail`` is ``<failure>``.
+    build) whose ``system-out`` starts with ``WARNING:``; its suite names the checks that warned
+    in the property ``gpuwhy.warned`` and counts them in ``gpuwhy.warnings``; ``skip`` is
+    ``<skipped>`` with the reason; ``fail`` is ``<failure>``.
     A GPU on which every check was skipped gets one more testcase, ``nothing_checked``,
     that fails: CI must not go green when nothing was measured.
     """
     import xml.etree.ElementTree as ET
 
     root = ET.Element("testsuites", name="gpuwhy check")
-    total = fails = skips = 0
+    total = fails = 0
     for rep in reports:
         n_fail = rep.count(FAIL) + rep.nothing_checked
         suite = ET.SubElement(root, "testsuite", name=f"gpuwhy check {rep.device} {rep.uuid}".strip(),
                               tests=str(len(rep.checks) + rep.nothing_checked),
                               failures=str(n_fail),
+                              errors="0",
                               skipped=str(rep.count(SKIP)),
                               time=f"{rep.elapsed_s or 0:.3f}")
+        if timestamp:
+            suite.set("timestamp", timestamp)
+        if host:
+            suite.set("hostname", host)
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", name="gpuwhy.status", value=rep.status)
         ET.SubElement(props, "property", name="gpuwhy.warnings", value=str(rep.count(WARN)))
+        ET.SubElement(props, "property", name="gpuwhy.warned", value=",".join(c.name for c in rep.checks if c.status == WARN))
         for c in rep.checks:
             case = ET.SubElement(suite, "testcase", classname=f"gpuwhy.check.{rep.uuid or rep.device}", name=c.name)
             text = f"value: {c.value_text or 'n/a'}; threshold: {c.threshold_text or 'n/a'}"
@@ -541,8 +551,6 @@ def junit_xml(reports: list[DeviceChecks]) -> str:
             elif c.status == SKIP:
                 ET.SubElement(case, "skipped", message=c.detail or "skipped")
             elif c.status == WARN:
-                cp = ET.SubElement(case, "properties")
-                ET.SubElement(cp, "property", name="gpuwhy.status", value=WARN)
                 out = ET.SubElement(case, "system-out")
                 out.text = f"WARNING: {text}\n{c.detail}".rstrip()
             else:
@@ -554,16 +562,15 @@ def junit_xml(reports: list[DeviceChecks]) -> str:
             el.text = "every check was skipped; the reasons are on the skipped testcases"
         total += len(rep.checks) + rep.nothing_checked
         fails += n_fail
-        skips += rep.count(SKIP)
     root.set("tests", str(total))
     root.set("failures", str(fails))
-    root.set("skipped", str(skips))
+    root.set("errors", "0")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(reports: list[DeviceChecks], path: str | os.PathLike) -> None:
-    """Write :func:`junit_xml` to ``path``.
+def write_junit(reports: list[DeviceChecks], path: str | os.PathLike, host: str = "", timestamp: str = "") -> None:
+    """Write :func:`junit_xml` (with ``host`` and ``timestamp``) to ``path``.
 
     An existing file is replaced only when it is an earlier gpuwhy check report;
     anything else the user owns is left alone.
@@ -576,6 +583,6 @@ def write_junit(reports: list[DeviceChecks], path: str | os.PathLike) -> None:
 
     p = writable_output(str(path), "--junit", marker=b'<testsuites name="gpuwhy check"', end=b"</testsuites>")
     try:
-        p.write_text(junit_xml(reports), encoding="utf-8")
+        p.write_text(junit_xml(reports, host, timestamp), encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"--junit {str(p)!r}: cannot write ({exc.strerror or exc})") from None

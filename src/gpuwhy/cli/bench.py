@@ -13,11 +13,43 @@ import typer
 
 from .app import app
 from .completion import complete_dtype
-from .common import DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
+from typer.core import TyperCommand
+
+from .common import CsvOpt, DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
 from .progress import progress_bar
 
 
-@app.command("bench")
+class _OldCsvSpelling(TyperCommand):
+    """`bench --csv FILE` (the spelling before `--csv` meant CSV on stdout on every command) still
+    writes FILE: bench takes no argument, so a word after ``--csv`` that is not an option is its
+    old FILE; it becomes ``--csv-file FILE`` with a note saying so."""
+
+    def parse_args(self, ctx, args):
+        out, i, old = [], 0, None
+        while i < len(args):
+            a = args[i]
+            if a == "--":
+                out += args[i:]
+                break
+            if a.startswith("--csv="):
+                old = a.split("=", 1)[1]
+                out += ["--csv-file", old]
+            elif a == "--csv" and i + 1 < len(args) and not args[i + 1].startswith("-"):
+                old = args[i + 1]
+                out += ["--csv-file", old]
+                i += 1
+            else:
+                out.append(a)
+            i += 1
+        if old is not None and not ctx.resilient_parsing:
+            from ..render.console import note_later as note
+
+            note(f"`bench --csv FILE` is now `bench --csv-file FILE` ({old} is written as before); "
+                 "`--csv` alone prints CSV on stdout, as on every command")
+        return super().parse_args(ctx, out)
+
+
+@app.command("bench", cls=_OldCsvSpelling)
 def bench_cmd(
     sweep: bool = typer.Option(False, "--sweep", help="Bandwidth sweep 1K..256M elements (x2 steps), the compute ceilings and the L2/shared-memory/L1 ceilings; about a minute."),
     compute: bool = typer.Option(False, "--compute", help="Compute ceilings only: FP32/FP64/half2 FMA and every tensor-core precision."),
@@ -32,7 +64,8 @@ def bench_cmd(
     device: DeviceOpt = None,
     gpu: GpuOpt = None,
     specs: SpecsOpt = None,
-    csv: Optional[str] = typer.Option(None, "--csv", metavar="FILE", help="Write every bandwidth row to FILE (CSV)."),
+    csv: Optional[str] = typer.Option(None, "--csv-file", metavar="FILE", help="Also write every bandwidth row to FILE (CSV; `--csv FILE` before)."),
+    csv_out: CsvOpt = False,
     compile_only: bool = typer.Option(False, "--compile-only", help="Compile every bundled kernel and report; needs no GPU with --arch."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XX", help="Target for --compile-only: sm_80, sm_89, sm_90, sm_100, sm_120, ..."),
     no_save: bool = typer.Option(False, "--no-save", help="Do not save a device profile in the cache folder."),
@@ -55,6 +88,8 @@ def bench_cmd(
     from ..render.bench_view import render_bench_outcome
     from ..render.output import FileOut, Format, save_baseline as save, show
 
+    fmt = Format(json=json_out, csv=csv_out)
+    fmt.check()
     options = dict(
         sweep=sweep, quick=quick, compute=compute, roofline=roofline, precision=precision, kernel=kernel, dtype=dtype,
         device=device, gpu=gpu, specs=specs, csv=csv, compile_only=compile_only, arch=arch, no_save=no_save,
@@ -72,12 +107,12 @@ def bench_cmd(
     if not isinstance(outcome, BenchOutcome):  # several GPUs: one line each, then the first GPU's error
         from ..render.multi_view import render_multi
 
-        show("bench-multi", outcome, Format(json_out), render_multi, files=files)
+        show("bench-multi", outcome, fmt, render_multi, files=files)
         error = several_failure(outcome)
         if error is not None:
             raise error
         return
-    show(outcome.kind, outcome, Format(json_out), render_bench_outcome, files=files)
+    show(outcome.kind, outcome, fmt, render_bench_outcome, files=files)
     problem = outcome.failure()
     if problem is not None:
         raise problem

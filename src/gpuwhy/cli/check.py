@@ -8,6 +8,7 @@ import typer
 
 from .app import app
 from .common import CsvOpt, DeviceOpt, GpuOpt, JsonOpt, SpecsOpt
+from .profiler_files import example_file
 
 
 @app.command("check")
@@ -31,12 +32,19 @@ def check_cmd(
     specs: SpecsOpt = None,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
+    example: Optional[str] = typer.Option(None, "--example", metavar="NAME",
+                                          help="Judge a recorded run shipped with gpuwhy (as --recorded FILE) instead of "
+                                               "measuring; `--example list` lists them."),
 ) -> None:
     """Health checks and quick measurements against thresholds: exit 0 all pass (warnings allowed), 1 a check failed, 3 no GPU, 4 a measurement error."""
     from ..api.check import CheckRequest
     from ..render.check_view import print_drain_reason, render_check_outcome, warn_warned
     from ..render.output import FileOut, Format, save_baseline as save, show
 
+    if example is not None:
+        recorded = example_file("check", recorded, example, json_out=json_out, csv_out=csv_out, given_name="--recorded")
+        if recorded is None:
+            return
     fmt = Format(json_out, csv_out)
     fmt.check()
     if drain_reason and (json_out or csv_out):
@@ -58,6 +66,9 @@ def check_cmd(
         files += (FileOut(lambda: write_textfile(textfile, check_metrics(outcome, outcome.level)), f"metrics written to {textfile}"),)
     view = (lambda o: print_drain_reason(o.drain_reason)) if drain_reason else render_check_outcome
     show("check", outcome, fmt, view, files=files)
+    from ..render.github import publish_check
+
+    publish_check(outcome)  # under GitHub Actions: annotations and the step summary
     error = outcome.gpu_error()
     if error is not None:
         raise error

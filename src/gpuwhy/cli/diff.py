@@ -39,5 +39,8 @@ def diff_cmd(
     fmt.check()
     result = diff_runs(DiffRequest(before, after, parse_pct(fail_if_slower), remedy, tuple(specs or ())))
     show("diff", result, fmt, render_diff)
+    from ..render.github import publish_diff
+
+    publish_diff(result)  # under GitHub Actions: annotations and the step summary
     if result.failed:
         raise CheckFailed(result.fail_line())

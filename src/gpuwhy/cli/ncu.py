@@ -12,7 +12,7 @@ from typer.core import TyperCommand
 from .app import app
 from .completion import complete_dtype
 from .common import CsvOpt, GpuOpt, JsonOpt, SpecsOpt
-from .profiler_files import TopOpt
+from .profiler_files import ExampleOpt, TopOpt, example_file
 
 
 class _CommandAfterDashes(TyperCommand):
@@ -57,8 +57,11 @@ def run_ncu(
             from ..render.plot import check_plot_path
 
             check_plot_path(plot, "--plot")
-        report = read_ncu_export(path, gpu=gpu, top=top, dtype=dtype, device=device, measured=measured,
-                                 spec_dirs=specs or ())
+        from .progress import reading_label, working
+
+        with working(reading_label("the ncu export", path), quiet=json_out or csv_out):  # a status on a terminal only
+            report = read_ncu_export(path, gpu=gpu, top=top, dtype=dtype, device=device, measured=measured,
+                                     spec_dirs=specs or ())
     except GpuwhyError as exc:
         show_failure("ncu", exc, fmt, {"run": run} if run is not None else None)
         raise
@@ -120,6 +123,7 @@ def ncu_cmd(
     plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the kernels on the GPU's hierarchical roofline (one marker per memory level) to FILE.png or FILE.svg (needs matplotlib)."),
     measured: bool = typer.Option(False, "--measured", help="Judge L2 and L1/shared bytes against the newest `gpuwhy bench --sweep` profile's measured roofs (default: the sheet's, where it has them)."),
     csv_out: CsvOpt = False,
+    example: Optional[str] = ExampleOpt,
 ) -> None:
     """Per kernel of an Nsight Compute export: regime (from FLOPs and bytes, or from pipe and DRAM utilisation), how each figure was derived, and ncu's own Speed-of-Light verdict."""
     from ..errors import UsageError
@@ -127,10 +131,16 @@ def ncu_cmd(
 
     cmd = ctx.meta.get("ncu_cmd")
     run_opts = {"-c": launch_count, "--kernel-name": kernel_name, "--launch-skip": launch_skip, "--export": export, "--ncu": ncu_path}
+    if cmd is not None and example is not None:
+        raise UsageError(f"give either --example {example} or a program after `--`, not both")
     if cmd is None:
         given = [k for k, v in run_opts.items() if v is not None] + (["--profile-from-start"] if profile_from_start != "on" else [])
+        if report is None and example is None:
+            raise UsageError("give an ncu export (gpuwhy ncu REPORT.csv) or a program to run (gpuwhy ncu -- python3 train.py); "
+                             "or try a sample: gpuwhy ncu --example list")
+        report = example_file("ncu", report, example, json_out=json_out, csv_out=csv_out, given_name="an export")
         if report is None:
-            raise UsageError("give an ncu export (gpuwhy ncu REPORT.csv) or a program to run (gpuwhy ncu -- python3 train.py)")
+            return
         if given:
             raise UsageError(f"{', '.join(given)} apply to `gpuwhy ncu -- CMD`; drop them to read {report}")
         run_ncu(report, gpu=gpu, top=top, json_out=json_out, specs=specs, dtype=dtype, device=device, csv_out=csv_out,

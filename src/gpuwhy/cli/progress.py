@@ -30,3 +30,33 @@ def progress_bar(label: str) -> Iterator[Callable[..., None] | None]:
                        description=description if description is not None else t.description)
 
         yield progress
+
+
+@contextlib.contextmanager
+def working(label: str, *, quiet: bool = False) -> Iterator[None]:
+    """A transient status line (a spinner, ``label`` and the time so far) on stderr while the block
+    runs, for long reads such as a large trace or ncu export; shown only when stderr is a terminal
+    and not ``quiet`` (``--json``/``--csv``: nothing but the document, and no status either)."""
+    from ..render.console import err
+
+    con = err()
+    if quiet or not con.is_terminal:
+        yield
+        return
+    from rich.text import Text
+
+    with con.status(Text(label), spinner="dots"):
+        yield
+
+
+def reading_label(what: str, path: str) -> str:
+    """``reading PATH (SIZE)``: the status of :func:`working` for a file (the size when it can be read)."""
+    import os
+
+    from ..units import fmt_bytes
+
+    try:
+        size = f" ({fmt_bytes(os.path.getsize(path))})"
+    except OSError:
+        size = ""
+    return f"reading {what} {path}{size}"

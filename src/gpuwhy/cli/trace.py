@@ -10,12 +10,13 @@ import typer
 
 from .app import app
 from .common import CsvOpt, JsonOpt
-from .profiler_files import TopOpt
+from .profiler_files import ExampleOpt, TopOpt, example_file
+from .progress import reading_label, working
 
 
 @app.command("trace")
 def trace_cmd(
-    trace: str = typer.Argument(..., metavar="TRACE",
+    trace: Optional[str] = typer.Argument(None, metavar="TRACE",
                                 help="A torch.profiler Chrome trace (.json, .json.gz, .pt.trace.json) or an Nsight "
                                      "Systems report (.sqlite from `nsys export --type sqlite`, .sqlite.gz, "
                                      ".nsys-rep with nsys on PATH)."),
@@ -25,14 +26,24 @@ def trace_cmd(
                                                   "one step: each range of that name is a step."),
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
+    example: Optional[str] = ExampleOpt,
 ) -> None:
     """Per GPU of a torch.profiler trace or an Nsight Systems report: the time budget (busy by what ran, idle by cause: launch overhead, host
     work, syncs, DataLoader, pageable copies, dependency waits, warm-up), the fixes with the most each can give,
     per step, kernel time by kind, and the verdict."""
     from ..api.readers import read_trace
+    from ..errors import UsageError
     from ..render.output import Format, show
     from ..render.trace_view import render_trace
     from ..units import parse_count
 
+    if example is None and trace is None:
+        raise UsageError("give a trace (gpuwhy trace TRACE.json or REPORT.sqlite), or try a sample: gpuwhy trace --example list")
+    trace = example_file("trace", trace, example, json_out=json_out, csv_out=csv_out, given_name="a trace")
+    if trace is None:
+        return
     fmt = Format(json=json_out, csv=csv_out)
-    show("trace", read_trace(trace, top=parse_count(top, "--top"), steps_from=steps_from), fmt, render_trace)
+    n = parse_count(top, "--top")
+    with working(reading_label("the trace", trace), quiet=json_out or csv_out):  # a status on a terminal only
+        result = read_trace(trace, top=n, steps_from=steps_from)
+    show("trace", result, fmt, render_trace)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .derive import format_uuid_hex
+from ..errors import MIN_DRIVER_FOR_CUDA
 from ..na import NA, is_na
 from .nvml import positive, text
 
@@ -252,7 +253,7 @@ def nvrtc_version() -> tuple[int, int] | NA:
 #: release notes' table "CUDA Toolkit and Corresponding Driver Versions"
 #: (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#id7): CUDA 12.x
 #: needs R525 (525.60.13) and CUDA 13.x R580 (580.65.06) for minor-version compatibility.
-MIN_DRIVER_FOR_CUDA = {12: "525.60.13", 13: "580.65.06"}
+#: Kept in :mod:`gpuwhy.errors` (``MIN_DRIVER_FOR_CUDA``) beside the GPU packages of each major.
 
 #: A driver API name (``cuInit``, ``cuLaunchKernelEx``): ``cu`` then a capital letter.
 _CU_FUNCTION = re.compile(r"\b(cu[A-Z][A-Za-z0-9_]*)\b")
@@ -321,7 +322,7 @@ def load_nvrtc():
     try:
         mod = importlib.import_module("cuda.bindings.nvrtc")
     except ImportError:
-        from ..errors import gpu_packages_missing
+        from .cuda_version import gpu_packages_missing_here as gpu_packages_missing
 
         raise gpu_packages_missing("cuda-bindings") from None
     except Exception as exc:  # a broken install: the module is there but does not load
@@ -389,7 +390,8 @@ def missing_driver_function(exc: BaseException, called: str | None = None) -> st
     major = cuda_bindings_major()
     need = (f"cuda-bindings {major}.x needs NVIDIA driver {MIN_DRIVER_FOR_CUDA[major]} or newer"
             if major in MIN_DRIVER_FOR_CUDA else "this cuda-bindings needs a newer NVIDIA driver")
-    older = f", or install cuda-bindings {major - 1}.x" if major and major - 1 in MIN_DRIVER_FOR_CUDA else ""
+    older = (f", or install the CUDA {major - 1} packages: python3 -m pip install 'gpuwhy[cu{major - 1}]'"
+             if major and major - 1 in MIN_DRIVER_FOR_CUDA else "")
     return (f"libcuda.so.1 ({_driver_version_text()}) loaded but has no {fn}: {need}; "
             f"update the driver{older}")
 

@@ -322,7 +322,7 @@ def no_device_message(nv_na, drv_na, cvd: str | None, nvml_gpus: int | None, can
     ``candidates``: the devices NVML shows (:func:`~gpuwhy.device.visible.nvml_candidates`), with
     which a set ``CUDA_VISIBLE_DEVICES`` is explained (:func:`~gpuwhy.device.visible.cvd_no_device_message`).
     """
-    from ..errors import gpu_packages_missing
+    from .cuda_version import gpu_packages_missing_here as gpu_packages_missing
     from .visible import cvd_no_device_message
 
     kinds = {nv_na.kind if nv_na else "ok", drv_na.kind if drv_na else "ok"}

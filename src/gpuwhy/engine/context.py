@@ -34,7 +34,8 @@ from typing import Mapping
 
 from ..archs import parse_arch
 from ..device.uuids import with_uuid_prefix
-from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError, gpu_packages_missing
+from ..errors import GpuwhyError, MeasurementError, NoDeviceError, UsageError
+from ..device.cuda_version import gpu_packages_missing_here as gpu_packages_missing
 from ..units import fmt_counted
 
 

@@ -117,6 +117,11 @@ def _llm_rows(doc: dict) -> list[dict]:
     return [{**lead, **s} for s in steps]
 
 
+def _bench_rows(d: dict) -> list[dict]:
+    return [{"gpu": (d.get("device") or {}).get("name"), "uuid": (d.get("device") or {}).get("uuid"), **r}
+            for r in d.get("rows") or []]
+
+
 #: Document kind -> its rows. The rest: the document itself, one row.
 TABLES: dict[str, Callable[[dict], list[dict]]] = {
     "specs.list": lambda d: d.get("sheets") or [],
@@ -128,8 +133,9 @@ TABLES: dict[str, Callable[[dict], list[dict]]] = {
     "probe": lambda d: d.get("devices") or [],
     "diff": lambda d: ([{"key": k, **v} for k, v in (d.get("figures") or {}).items()] if d.get("figures")
                        else d.get("contributions") or []),
-    "bench.rows": lambda d: [{"gpu": (d.get("device") or {}).get("name"), "uuid": (d.get("device") or {}).get("uuid"), **r}
-                             for r in d.get("rows") or []],
+    # `bench --csv`: a memory run's bandwidth rows (those `--csv-file` writes); other modes one row
+    "bench": lambda d: _bench_rows(d) if d.get("rows") else [d],
+    "bench.rows": _bench_rows,
 }
 
 

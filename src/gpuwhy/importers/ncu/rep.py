@@ -3,7 +3,7 @@
 A ``.ncu-rep`` (it starts with the bytes ``NVR\\0``) is read, in this order, through:
 
 1. NVIDIA's ``ncu_report`` Python module, when it can be imported: from the Python
-   path, else from an ``extras/python`` folder of an Nsight Compute install
+   path (NVIDIA's ``ncu-report`` wheel, ``pip install 'gpuwhy[ncu]'``), else from an ``extras/python`` folder of an Nsight Compute install
    (:func:`ncu_report_dirs`: next to the ``ncu`` on PATH, in its ``nsight-compute-*``
    siblings, the folder its wrapper script runs, and ``/opt/nvidia/nsight-compute/*``);
 2. ``ncu --import FILE --csv --page raw --print-units base``, when ``ncu`` is on PATH;
@@ -38,9 +38,11 @@ INSTALL_GLOBS = ["/opt/nvidia/nsight-compute/*", "/usr/local/cuda*/nsight-comput
 NCU_FALLBACKS = ["/usr/local/cuda/bin/ncu"]
 NCU_HINT = ("install NVIDIA Nsight Compute (https://developer.nvidia.com/nsight-compute; the CUDA toolkit ships it "
             "as <cuda>/bin/ncu) and put `ncu` on PATH, or pass --ncu PATH")
-INSTALL_HINT = ("install NVIDIA Nsight Compute (https://developer.nvidia.com/nsight-compute; the CUDA toolkit ships it "
-                "as <cuda>/bin/ncu) and put `ncu` on PATH, or put its extras/python folder (the ncu_report module) on "
-                "PYTHONPATH")
+#: The extra that installs NVIDIA's ``ncu-report`` wheel (the ``ncu_report`` module, no Nsight Compute needed).
+NCU_EXTRA = "python3 -m pip install 'gpuwhy[ncu]'"
+INSTALL_HINT = (f"install NVIDIA's ncu-report wheel ({NCU_EXTRA}; no Nsight Compute needed), or install NVIDIA Nsight "
+                "Compute (https://developer.nvidia.com/nsight-compute; the CUDA toolkit ships it as <cuda>/bin/ncu) and "
+                "put `ncu` on PATH, or put its extras/python folder (the ncu_report module) on PYTHONPATH")
 
 
 def find_ncu(path: str | None = None) -> str | None:
