@@ -149,7 +149,8 @@ def test_fake_sweep_csv_on_stdout_and_csv_file(cli, fake, tmp_path):
     with open(file, newline="") as f:
         assert list(csv_mod.DictReader(f)) == rows
     code, out, err = cli("bench", "--sweep", "--csv", "--json", "--no-save")
-    assert code == 2 and "--csv and --json exclude each other" in err and out == ""
+    assert code == 2 and "--csv and --json exclude each other" in err
+    assert json.loads(out)["kind"] == "error"  # --json given: the one error document of a failure
 
 
 @pytest.mark.parametrize("bad", ["copy_vec16_f32", "read_naive_f32", "write_vec16_f32", "vecadd_naive_f32"])
