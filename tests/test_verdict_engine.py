@@ -76,7 +76,7 @@ def test_shares_add_up_to_the_window_largest_first_and_the_rest_is_unexplained()
     assert sum(s.pct for s in d.shares) == 100.0
     assert d.to_dict()["shares"][0] == {"cause": "kernels", "label": "kernels (regime not measured)", "seconds": 4.0,
                                         "share_pct": 50.0, "side": "busy", "busy_s": 4.0, "level": None,
-                                        "evidence": ["by kind: other 100%", "largest: k 4 s (4 launches, mean 1 s)"]}
+                                        "evidence": ["by kind: other 100%", "largest: k 4 s of the busy time (4 launches, mean 1 s)"]}
 
 
 def test_rounding_short_of_the_window_is_no_share():
@@ -342,4 +342,12 @@ def test_a_long_kernel_name_in_the_evidence_is_cut_with_an_ellipsis():
     long = "vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3> >"
     d = diagnose(WindowFigures(1.0, {}, kernels=(KernelFigure(long, 1.0, 2, 0.5), KernelFigure("short_k", 0.0, 1, 0.0))))
     line = next(e for e in d.share(C.KERNELS).evidence if e.startswith("largest: "))
-    assert line.startswith("largest: " + long[:59] + "\u2026 1 s (2 launches")
+    assert line.startswith("largest: " + long[:59] + "\u2026 1 s of the busy time (2 launches")
+
+
+def test_a_kernel_that_ran_beside_others_says_so():
+    # one launch of 0.5 s of which only 0.3 s is its share of the busy union (it overlapped another kernel)
+    d = diagnose(WindowFigures(1.0, {C.HOST_WORK: 0.2}, kernels=(KernelFigure("a", 0.3, 1, 0.5), KernelFigure("b", 0.5, 1, 0.5))))
+    line = next(e for e in d.share(C.KERNELS).evidence if e.startswith("largest: "))
+    assert "a 300 ms of the busy time (1 launch, mean 500 ms, beside other work)" in line
+    assert "b 500 ms of the busy time (1 launch, mean 500 ms)" in line

@@ -29,7 +29,7 @@ def run_cmd(
     report: Optional[str] = typer.Option(None, "--report", metavar="FILE.html",
                                          help="Also write an HTML report: the timeline strip, budget, fixes, top kernels."),
     tracer: str = typer.Option("auto", "--tracer", metavar="NAME",
-                               help="What records a Python program's timeline: torch (torch.profiler), cupti (any CUDA program: JAX, CuPy, Triton, Numba; pip install 'gpuwhy[cupti]'), or auto (torch where importable, else cupti, else ncu alone)."),
+                               help="What records a Python program's timeline: torch (torch.profiler), cupti (any CUDA program: JAX, CuPy, Triton, Numba; pip install 'gpuwhy\\[cupti]'), or auto (torch where importable, else cupti, else ncu alone)."),
     json_out: JsonOpt = False,
 ) -> None:
     """Profile a program: the GPU's idle time by cause, busy time by regime, the top kernels, the largest removable share."""

@@ -266,7 +266,10 @@ def _kernel_evidence(w: WindowFigures, cause: Cause) -> tuple[str, ...]:
     for k in ks[:3]:
         roof = f", {k.roof_pct:.0f}% of its {k.level or 'roof'}" if k.roof_pct is not None else ""
         name = k.name if len(k.name) <= 60 else k.name[:59] + "…"  # a cut name ends in an ellipsis
-        top.append(f"{name} {fmt_time(k.total_s)} ({fmt_counted(k.launches, 'launch', 'launches')}, mean {fmt_time(k.mean_s)}{roof})")
+        # total_s is its share of the busy union: below launches x mean when it ran beside other kernels
+        beside = ", beside other work" if k.total_s < 0.99 * k.launches * k.mean_s else ""
+        top.append(f"{name} {fmt_time(k.total_s)} of the busy time ({fmt_counted(k.launches, 'launch', 'launches')}, "
+                   f"mean {fmt_time(k.mean_s)}{beside}{roof})")
     lines.append("largest: " + "; ".join(top))
     return tuple(lines)
 

@@ -27,6 +27,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 #: File names of Nsight Systems reports (``.qdrep`` before 2021.4).
 REP_SUFFIXES = (".nsys-rep", ".qdrep")
 WHAT = "an Nsight Systems report (`nsys export --type sqlite` .sqlite, .sqlite.gz, or .nsys-rep)"
+#: Every timeline file `gpuwhy trace` reads, for a path refused before its kind is known.
+ANY_TRACE = "a torch.profiler trace (.json, .json.gz) or " + WHAT
 #: How to export a report where ``nsys`` is.
 EXPORT_HINT = "nsys export --type sqlite --output REPORT.sqlite REPORT.nsys-rep"
 #: Seconds an ``nsys export`` may take (a report of a long run exports in a minute or two).
@@ -40,9 +42,10 @@ def kind_of(path: str | Path) -> str | None:
     Nsight Systems file: a torch.profiler trace, anything else).
 
     Raises:
-        UsageError: the path is not a readable regular file.
+        UsageError: the path is not a readable regular file (the message names every trace gpuwhy
+            reads: the caller has not told which it is yet).
     """
-    p = check_input_path(path, WHAT)
+    p = check_input_path(path, ANY_TRACE)
     try:
         with open(p, "rb") as fh:
             head = fh.read(len(SQLITE_MAGIC))
