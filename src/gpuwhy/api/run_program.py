@@ -9,8 +9,9 @@ and the partial window is still exported. Everything the call changed in
 program ends gpuwhy's process too (nothing is judged): it is not Python's exit.
 
 The profiler is a small protocol (:class:`Profiler`) so tests can run a
-script with a fake one; :func:`torch_profiler` is the real one (CPU and CUDA
-activities; shapes and FLOPs off, as they slow the host side being judged).
+script with a fake one; :func:`torch_profiler` (CPU and CUDA activities; shapes
+and FLOPs off, as they slow the host side being judged) and :func:`cupti_profiler`
+(CUPTI through cupti-python, any CUDA program; the same Chrome trace) are the real ones.
 """
 
 from __future__ import annotations
