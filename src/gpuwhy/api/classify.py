@@ -18,6 +18,7 @@ from ..model.roofline.limits import refuse_impossible_workload
 from ..model.roofline.remedies import Remedies, remedies_for
 from ..model.roofline.classify import Verdict, Workload
 from ..specs import Sheet
+from ..importers.ncu.diagnosis import sheet_peaks
 from ..verdict.workload import diagnose_workload
 from .examples import example_workload, load_examples
 
@@ -132,7 +133,7 @@ def run_classify(
         raise UsageError(f"cannot classify: {exc}") from None
     rem = remedies_for(verdict, dtype, sheet.peak_tflops, bytes_minimal=bytes_minimal or example is not None,
                        level=judged.level)
-    diag = diagnose_workload(verdict, {p: float(v) * 1e12 for p, v in (sheet.peak_tflops or {}).items() if v},
+    diag = diagnose_workload(verdict, sheet_peaks(sheet),
                              name=example or workload.name or "the workload", precision=dtype, level=judged.level)
     return Classification(verdict=verdict, remedies=rem, sheet=sheet, dtype=dtype, example=example,
                           spec_ridge_point=spec.ridge_point if measured else None, notes=tuple(notes), hierarchy=judged,
