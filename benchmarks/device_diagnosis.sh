@@ -40,6 +40,17 @@ if [ "$PART" = a ] && [ "${DIAG_GPU_TESTS:-1}" != 0 ]; then
   timeout 90 python3 -m gpuwhy check > "$W/docs/check.txt" 2>&1; echo "gpuwhy check: exit $?"
   timeout 90 python3 -m gpuwhy check --json > "$W/docs/check.json" 2>/dev/null
 fi
+# what each traced run's tracer cost the host (gpuwhy run measures it before the program: diagnosis.tracer_s)
+python3 - "$W/docs" <<'PY' 2>&1 | tee -a "$O/diagnosis-$PART.log"
+import json, sys, pathlib
+for p in sorted(pathlib.Path(sys.argv[1]).glob("*.gpuwhy*.json")):
+    try:
+        d = json.loads(p.read_text()).get("diagnosis") or {}
+    except ValueError:
+        continue
+    print(f"tracer {p.name:40s} tracer_s {d.get('tracer_s')} window_s {d.get('window_s')} top {d.get('top_cause')}")
+PY
+for f in "$T"/*/*.json "$T"/*.json; do [ -f "$f" ] && { head -c 65536 "$f" | grep -o '"gpuwhy_tracer"[^}]*}' | head -1 | sed "s|^|$(basename "$f"): |"; break; }; done
 tar -czf "$O/diagnosis-$PART.tar.gz" -C "$W" docs
 echo "run_all exit $rc"
 tail -n 30 "$O/diagnosis-$PART.log"

@@ -114,12 +114,13 @@ def _kern(name, ts, dur, corr):
 
 #: Times (us) from T0. Kernels k1 10-40, k2 70-100, k3 120-150, launched at 0, 60 and 110. The gap 40-70
 #: ends with a launch at 60, after the GPU went idle: all 30 us wait on the host to launch. A sync runs
-#: 65-105 and returns inside the gap 100-120, before the launch at 110: the first 10 us of that gap
-#: are the sync's, the 10 us from the launch call to k3's start the host launch's.
+#: 95-105 and returns inside the gap 100-120, before the launch at 110: the first 10 us of that gap
+#: are the sync's (all of its time: none left to carry on), the 10 us from the launch call to k3's start
+#: the host launch's.
 T0 = 1000.0
 SMALL = [_rt("cudaLaunchKernel", T0, 5, 1), _kern("k1", T0 + 10, 30, 1),
          _rt("cudaLaunchKernel", T0 + 60, 5, 2), _kern("k2", T0 + 70, 30, 2),
-         _rt("cudaDeviceSynchronize", T0 + 65, 40),
+         _rt("cudaDeviceSynchronize", T0 + 95, 10),
          _rt("cudaLaunchKernel", T0 + 110, 5, 3), _kern("k3", T0 + 120, 30, 3)]
 
 

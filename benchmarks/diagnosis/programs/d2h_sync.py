@@ -4,9 +4,9 @@ Planted cause ``host_sync``. A step's GPU work (four bf16 4096^3 matmuls with ta
 elementwise passes over a 128 MiB fp32 buffer and a row-wise abs-max: about 1.3 ms on an
 H100, two thirds of it GEMM) ends in a 4096-float statistic. The host copies it with
 ``.cpu()``, which waits for the whole step, then digests the values in Python (a histogram
-and moments, then holding the CPU until a calibrated time is up: as long as the GPU work, see
-calibration; a held time, not a count of Python operations, so the core's speed does not move it) before it launches the next
-step. The GPU has nothing queued while the host digests: the gap after each sync is the
+and moments, then holding the CPU until a calibrated time is up: shorter than the GPU work less
+the host's time to launch it, see calibration; a held time, not a count of Python operations, so
+the core's speed does not move it) before it launches the next step. The GPU has nothing queued while the host digests: the gap after each sync is the
 sync's, since without it the host would have digested while the GPU computed.
 
 Fixed twin (remedy ``remove_syncs``): the statistic is copied with
@@ -17,10 +17,12 @@ GPU work overlap. Same values, same digests in the same order: the sum of the di
 compared by the runner with the planted run's (it must be equal), and in-process the last
 statistic is fetched again with a plain ``.cpu()`` and compared.
 
-Calibration: without ``--host-units`` the program times the step's GPU work and one unit of
-the digest (256 values) and picks the units so that the digest takes ``--ratio`` (1.0) times
-the GPU work; it reports ``calib_args`` and the runner passes them to every later run, so
-every run digests the same amount.
+Calibration: without ``--host-units`` the program times the step's GPU work G and the host's
+time L to launch it, and picks the units so that the digest takes ``--ratio`` (0.8) times G - L:
+in the twin the digest then fits beside the GPU work (the step is the GPU's, and the sync was the
+whole of what held it back), and in the planted program it is the sync that makes the GPU wait.
+It reports ``calib_args`` and the runner passes them to every later run, so every run digests the
+same amount.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ UNIT = 256
 
 def add(ap):
     ap.add_argument("--host-units", type=int, default=None, help="digest units per step (default: calibrate)")
-    ap.add_argument("--ratio", type=float, default=1.0, help="calibration target: host digest / GPU work")
+    ap.add_argument("--ratio", type=float, default=0.8, help="calibration target: host digest / (GPU work - launch time)")
     ap.add_argument("--n", type=int, default=4096, help="matrix size (default 4096)")
 
 
@@ -81,10 +83,11 @@ def main() -> None:
     if units is None:
         ws, h, e = init_state()
         x_s = dc.gpu_time(lambda: gpu_work(ws, h, e), reps=5)
+        l_s = dc.launch_time(lambda: gpu_work(ws, h, e), reps=5)
         vals = gpu_work(ws, h, e)[1].cpu().tolist()
         u_s = dc.HOST_UNIT_S
-        units = max(1, round(a.ratio * x_s / u_s))
-        calib = {"gpu_work_s": x_s, "unit_s": u_s, "units": units}
+        units = max(1, round(a.ratio * max(x_s - l_s, 0.0) / u_s))
+        calib = {"gpu_work_s": x_s, "launch_s": l_s, "unit_s": u_s, "units": units}
     ws, h, e = init_state()  # calibration touched the state: start again from the seed
     gpu_work(ws, h.clone(), e.clone())  # cuBLAS initialisation outside the steps
     torch.cuda.synchronize()

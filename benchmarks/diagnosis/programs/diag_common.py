@@ -195,6 +195,21 @@ def median_time(fn, reps: int = 5) -> float:
     return statistics.median(ts)
 
 
+def launch_time(fn, reps: int = 5) -> float:
+    """Median host seconds ``fn()`` takes to return with the GPU idle before it: the host's time to
+    launch its work (calibration only; a synchronize after each, outside the time)."""
+    import torch
+
+    ts = []
+    torch.cuda.synchronize()
+    for _ in range(reps + 1):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+        torch.cuda.synchronize()
+    return statistics.median(ts[1:])
+
+
 def gpu_time(fn, reps: int = 3) -> float:
     """Median wall seconds of ``fn()`` followed by a synchronize (calibration only, never inside a step)."""
     import torch

@@ -1,13 +1,14 @@
 """item_gate: a training step that reads the gradient norm with ``.item()`` and branches on it.
 
-Planted cause ``host_sync``. Each step trains an MLP (4096 -> 8192 -> 4096, batch 4096, bf16
-autocast, fp32 weights: about 2.5 ms of GPU work on an H100, GEMMs, then elementwise and
-optimizer kernels) and computes the gradient norm on the GPU. The host reads it with
+Planted cause ``host_sync``. Each step trains an MLP (4096 -> 8192 -> 4096, batch 16384, bf16
+autocast, fp32 weights: about 12 ms of GPU work on an H100, mostly GEMMs, then elementwise and
+optimizer kernels; large enough that the host launches a step in a fraction of its GPU time,
+traced or not) and computes the gradient norm on the GPU. The host reads it with
 ``total_norm.item()`` and clips the gradients in a Python ``if`` (a host scalar), steps the
 SGD optimizer, then does the step's host bookkeeping (learning-rate schedule and a metrics
-record in plain Python, about as long as the GPU work: see calibration) before it launches
-the next step. The ``.item()`` waits for the whole forward and backward; the host work after
-it is gated by the sync, so the GPU idles while the host catches up.
+record in plain Python, shorter than the GPU work less the launch time: see calibration)
+before it launches the next step. The ``.item()`` waits for the whole forward and backward;
+the host work after it is gated by the sync, so the GPU idles while the host catches up.
 
 Fixed twin (remedy ``remove_syncs``): the clip coefficient stays on the GPU,
 ``clamp(max_norm / (norm + 1e-6), max=1)`` multiplied into the gradients (the branch becomes
@@ -18,9 +19,12 @@ against an fp32 tensor): how far the weights moved (sum of |w - w0|) is compared
 runner with the planted run's within 1e-3, and in-process the loss is recomputed after the
 last update and must not have grown.
 
-Calibration: without ``--host-units`` the program times one training step and one unit of
-the bookkeeping and picks the units so the bookkeeping takes ``--ratio`` (1.0) times the
-step; it reports ``calib_args`` and the runner passes them to every later run.
+Calibration: without ``--host-units`` the program times one training step's GPU work G and the
+host's time L to launch it, and picks the units so the bookkeeping takes ``--ratio`` (0.8) times
+G - L: in the twin it fits beside the GPU work, so the sync was all that held the step back (an
+earlier version planted bookkeeping as long as G: with L on top the twin was host-bound, and
+host work, not the sync, was the larger cause). It reports ``calib_args`` and the runner passes
+them to every later run.
 """
 
 from __future__ import annotations
@@ -35,11 +39,11 @@ NAME = "item_gate"
 
 def add(ap):
     ap.add_argument("--host-units", type=int, default=None, help="bookkeeping units per step (default: calibrate)")
-    ap.add_argument("--ratio", type=float, default=1.0, help="calibration target: host bookkeeping / GPU step")
+    ap.add_argument("--ratio", type=float, default=0.8, help="calibration target: host bookkeeping / (GPU step - launch time)")
     ap.add_argument("--log-every", type=int, default=10, help="the twin reads the norm every this many steps")
     ap.add_argument("--d", type=int, default=4096)
     ap.add_argument("--hidden", type=int, default=8192)
-    ap.add_argument("--batch", type=int, default=4096)
+    ap.add_argument("--batch", type=int, default=16384)
 
 
 def bookkeeping(step: int, units: int) -> float:
@@ -95,9 +99,10 @@ def main() -> None:
             opt.zero_grad(set_to_none=True)
 
         x_s = dc.gpu_time(one_step, reps=5)
+        l_s = dc.launch_time(one_step, reps=5)
         u_s = dc.HOST_UNIT_S
-        units = max(1, round(a.ratio * x_s / u_s))
-        calib = {"gpu_step_s": x_s, "unit_s": u_s, "units": units}
+        units = max(1, round(a.ratio * max(x_s - l_s, 0.0) / u_s))
+        calib = {"gpu_step_s": x_s, "launch_s": l_s, "unit_s": u_s, "units": units}
     mlp, opt, x, target = init_state()  # calibration trained the model: start again from the seed
     p0 = [p.detach().clone() for p in mlp.parameters()]
     torch.cuda.synchronize()

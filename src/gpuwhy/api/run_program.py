@@ -76,9 +76,23 @@ class _TorchProfiler:
             self._prof = profile(activities=acts, acc_events=True)
         except TypeError:  # PyTorch before 2.4 has no acc_events
             self._prof = profile(activities=acts)
+        self._make = lambda: profile(activities=acts)
+        self.cost: dict | None = None
 
     def start(self) -> None:
+        import json
+
+        from ..engine.tracer_cost import measure
+        from ..importers.kineto import host_events
+        from ..importers.timeline.activities import TRACER_KEY
+
+        self.cost = measure(self._make, host_events)  # before the program: its own cost, written into its trace
         self._prof.start()
+        if self.cost is not None:
+            try:
+                self._prof.add_metadata_json(TRACER_KEY, json.dumps(self.cost))
+            except Exception:  # noqa: BLE001 - an old PyTorch without it: the trace goes without the figure
+                self.cost = None
 
     def stop(self) -> None:
         import torch

@@ -56,6 +56,9 @@ def render_diagnosis(con, diag, evidence: bool = True) -> None:
     if diag.judged_s < diag.window_s:
         con.print(Text(f"judged window: {fmt_time(diag.judged_s)} (warm-up {fmt_time(diag.window_s - diag.judged_s)} "
                        "listed, not judged)", style="dim"))
+    if diag.tracer_s > 0:
+        con.print(Text(f"tracer: up to {fmt_time(diag.tracer_s)} of host time (its measured cost per recorded event); "
+                       "the ceilings allow a run without it to be that much shorter", style="dim"))
     fixes = fixes_table(diag)
     if fixes is not None:
         con.print(fixes)

@@ -109,7 +109,8 @@ class Diagnosis:
     (``overhead-bound``, ``host-bound``, ``memory-bound``, ...); ``line``: the one-line verdict;
     ``next_steps``: what to do about shares no remedy shrinks; ``scope``: what the judged window is,
     in words (``the judged window``; ``the kernel time`` for an ncu pass, which records no idle time);
-    ``idle_known``: False where idle time was not seen (``idle_s`` is then null in ``--json``).
+    ``idle_known``: False where idle time was not seen (``idle_s`` is then null in ``--json``);
+    ``tracer_s``: the most host time the tracer added (0 unknown), which the ceilings allow for.
     """
 
     window_s: float
@@ -124,6 +125,7 @@ class Diagnosis:
     kernels: tuple[KernelFigure, ...] = field(default=(), repr=False, compare=False)
     scope: str = "the judged window"
     idle_known: bool = True
+    tracer_s: float = 0.0
 
     def share(self, cause: Cause | str) -> Share | None:
         c = Cause(cause)
@@ -142,22 +144,34 @@ class Diagnosis:
             "idle_s": self.idle_s if self.idle_known else None,
             "top_cause": self.top.cause.value if self.top else None, "verdict": self.verdict, "line": self.line,
             "shares": [s.to_dict() for s in self.shares], "remedies": [r.to_dict() for r in self.remedies],
-            "next_steps": list(self.next_steps),
+            "next_steps": list(self.next_steps), "tracer_s": self.tracer_s,
         }
 
 
-def amdahl(window_s: float, removed_s: float) -> float:
-    """Speed-up bound ``W / (W - r)`` for removing ``r`` of ``W`` seconds (``inf`` when ``r >= W``).
+def amdahl(window_s: float, removed_s: float, floor_s: float = 0.0, tracer_s: float = 0.0) -> float:
+    """Speed-up bound for removing ``r`` of ``W`` seconds: ``W / (W - r)`` (``inf`` when ``r >= W``).
+
+    ``tracer_s``: a run without the tracer may be up to that much shorter than the ``W`` the trace
+    shows (the tracer's host time), without what the fix removes getting any smaller; ``floor_s``:
+    what the fix leaves can never take less (the GPU's busy time it does not remove). The bound
+    is then the largest ``J / max(J - r, floor)`` for ``J`` from ``W - tracer_s`` to ``W``; with
+    ``tracer_s`` 0 it is ``W / (W - r)``.
 
     Raises:
-        ValueError: ``window_s`` not positive, or ``removed_s`` negative.
+        ValueError: ``window_s`` not positive, or ``removed_s``, ``floor_s`` or ``tracer_s`` negative.
     """
     if not window_s > 0:
         raise ValueError(f"the window must be positive, not {window_s} s")
-    if removed_s < 0:
-        raise ValueError(f"removed time must be >= 0, not {removed_s} s")
-    rest = window_s - removed_s
-    return math.inf if rest <= 0 else window_s / rest
+    for what, x in (("removed time", removed_s), ("the floor", floor_s), ("the tracer's time", tracer_s)):
+        if x < 0:
+            raise ValueError(f"{what} must be >= 0, not {x} s")
+
+    def bound(j: float) -> float:
+        rest = max(j - removed_s, floor_s)
+        return math.inf if rest <= 0 else j / rest
+
+    lo = max(window_s - tracer_s, min(removed_s + floor_s, window_s), 1e-300)
+    return max(bound(window_s), bound(lo))
 
 
 def _seconds(w: WindowFigures) -> tuple[dict[Cause, float], dict[Cause, float]]:
@@ -218,19 +232,21 @@ def diagnose(w: WindowFigures) -> Diagnosis:
                          w.scope, w.idle_known)
     top = _top(shares, judged)
     remedies = []
+    tracer = min(max(w.tracer_s, 0.0), judged) if math.isfinite(w.tracer_s) else 0.0
     for r in CATALOGUE:
         removes = {c: s for c, s in r.effect(w, secs).items() if s > 0}
         removed = min(sum(removes.values()), judged)
         if removed <= 0 or 100.0 * removed / judged < MIN_SHARE_PCT:
             continue
+        floor = max(busy_s - sum(min(s, busy.get(c, 0.0)) for c, s in removes.items()), 0.0)
         remedies.append(RemedyEffect(r.key, r.text_for(w), tuple(sorted(removes.items(), key=lambda kv: -kv[1])), removed,
-                                     100.0 * removed / judged, amdahl(judged, removed)))
+                                     100.0 * removed / judged, amdahl(judged, removed, floor, tracer)))
     first = (lambda r: top is not None and any(c is top.cause for c, _ in r.removes))
     remedies.sort(key=lambda r: (not first(r), -r.removed_s))
     nexts = tuple(NEXT_STEP[s.cause] for s in shares if s.cause in NEXT_STEP and s.pct >= MIN_SHARE_PCT)
     return Diagnosis(w.window_s, judged, busy_s, tuple(shares), tuple(remedies), top,
                      VERDICT[top.cause] if top else "nothing to judge", _line(top, judged, remedies, w.scope),
-                     nexts, tuple(w.kernels), w.scope, w.idle_known)
+                     nexts, tuple(w.kernels), w.scope, w.idle_known, tracer)
 
 
 def _top(shares, judged: float) -> Share | None:

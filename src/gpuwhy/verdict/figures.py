@@ -112,7 +112,9 @@ class WindowFigures:
     in the window, ``graph_queue_s`` the queue latency inside them (a graph already replays those
     gaps: capturing one again does not remove them); ``scope``: what the window is, in words, for
     the verdict's line (an ncu pass: ``the kernel time``); ``idle_known``: False where idle time was
-    not seen at all (an ncu pass serialises kernels and records no timeline).
+    not seen at all (an ncu pass serialises kernels and records no timeline); ``tracer_s``: the most
+    host time the tracer added in the window (its measured cost per recorded event times the events;
+    0 unknown): a run without it may be that much shorter, and the ceilings allow for it.
     """
 
     window_s: float
@@ -128,6 +130,7 @@ class WindowFigures:
     graph_queue_s: float = 0.0
     scope: str = "the judged window"
     idle_known: bool = True
+    tracer_s: float = 0.0
 
 
 __all__ = ["LAUNCH_SIZED_S", "CopyFigure", "KernelFigure", "LinkRate", "WindowFigures", "assumed_link", "best_links"]

@@ -15,13 +15,16 @@ pieces of about 64 KB (neither the whole text nor the whole parsed trace sits in
 from __future__ import annotations
 
 import gc
+import json
+from dataclasses import replace
 from pathlib import Path
 
-from ..timeline.activities import Timeline
+from ..timeline.activities import TRACER_KEY, Timeline
 from ..timeline.analyze import analyze
 from ..timeline.results import IdleBreakdown, TraceReport
 from .convert import timeline_of
-from .read import events_of, load_trace_json, open_trace, parse_trace_text, read_trace_text
+from .read import (events_of, header_tracer_event_us, load_trace_json, open_trace, parse_trace_text, read_trace_text,
+                   tracer_event_us)
 from .scan import Scan, scan
 from .stream import NotStreamable, event_pieces
 
@@ -32,7 +35,14 @@ def trace_timeline(data) -> Timeline:
     Raises:
         UsageError: the JSON is not a Chrome trace.
     """
-    return timeline_of(scan(events_of(data)))
+    t = timeline_of(scan(events_of(data)))
+    cost = data.get(TRACER_KEY) if isinstance(data, dict) else None
+    if isinstance(cost, str):
+        try:
+            cost = json.loads(cost)
+        except ValueError:
+            cost = None
+    return replace(t, tracer_event_us=tracer_event_us(cost))
 
 
 def read_timeline(path: str | Path) -> Timeline:
@@ -53,7 +63,7 @@ def read_timeline(path: str | Path) -> Timeline:
         text = read_trace_text(path)
         s = _scan_whole(text, Path(path))
         del text
-    return timeline_of(s)
+    return replace(timeline_of(s), tracer_event_us=header_tracer_event_us(path))
 
 
 def _scan_whole(text: str, path: Path) -> Scan:
@@ -96,6 +106,20 @@ def load_trace(path: str | Path, top: int = 10) -> TraceReport:
     return analyze(read_timeline(path), str(path), top)
 
 
+def host_events(path: str | Path) -> int:
+    """The host events of a torch.profiler trace file that cost its tracer host time, counted as the
+    timeline analysis counts them (:attr:`~gpuwhy.importers.timeline.host.HostView.event_ts`: API calls
+    and host ranges other than Python frames).
+
+    Raises:
+        UsageError: unreadable or not a Chrome trace.
+    """
+    from ..timeline.activities import FRAME
+
+    t = read_timeline(path)
+    return int(t.api_start.size + (t.range_kind != FRAME).sum())
+
+
 def idle_breakdown(data) -> tuple[IdleBreakdown, ...]:
     """The idle time of each GPU of a parsed trace by cause (seconds, % of span, evidence), one per GPU.
 
@@ -105,5 +129,5 @@ def idle_breakdown(data) -> tuple[IdleBreakdown, ...]:
     return tuple(d.idle for d in analyze_trace(data).devices)
 
 
-__all__ = ["analyze_trace", "events_of", "idle_breakdown", "load_trace", "load_trace_json", "read_timeline",
+__all__ = ["analyze_trace", "events_of", "host_events", "idle_breakdown", "load_trace", "load_trace_json", "read_timeline",
            "trace_timeline"]

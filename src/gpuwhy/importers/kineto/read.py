@@ -112,12 +112,58 @@ def events_of(data) -> list:
     raise UsageError(f"the JSON is a {type(data).__name__}, neither a Chrome trace object nor an event list; {_PASS}")
 
 
-__all__ = ["events_of", "load_trace_json", "looks_like_events", "open_trace", "parse_trace_text", "read_trace_text",
-           "trace_header"]
+__all__ = ["TRACER_EVENT_MAX_US", "events_of", "header_tracer_event_us", "load_trace_json", "looks_like_events", "open_trace",
+           "parse_trace_text", "read_trace_text", "trace_header", "tracer_event_us"]
 
 
 #: Bytes of a trace's start looked through for its header (kineto writes ``deviceProperties`` first).
 HEADER_BYTES = 1 << 16
+
+
+#: The most host time (us) a tracer can plausibly add per recorded event; a larger figure is not believed.
+TRACER_EVENT_MAX_US = 1000.0
+
+
+def tracer_event_us(value) -> float | None:
+    """The tracer's host cost per recorded event (us) from the value under
+    :data:`~gpuwhy.importers.timeline.activities.TRACER_KEY` (a dict with ``event_us``); None where
+    it is missing, not a number, negative or above :data:`TRACER_EVENT_MAX_US`."""
+    import math
+
+    x = value.get("event_us") if isinstance(value, dict) else None
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        return None
+    return float(x) if 0.0 <= x <= TRACER_EVENT_MAX_US else None
+
+
+def header_tracer_event_us(path: str | Path) -> float | None:
+    """:func:`tracer_event_us` of a trace file, from its first :data:`HEADER_BYTES` (kineto writes a
+    profiler's metadata before the events); None where the header does not hold it.
+
+    Raises:
+        UsageError: the file cannot be read.
+    """
+    import json
+    import re
+
+    from ...inputs import open_input
+    from ..timeline.activities import TRACER_KEY
+
+    with open_input(path, "a torch.profiler trace (.json or .json.gz)") as fh:
+        head = fh.read(HEADER_BYTES).decode("utf-8", errors="replace")
+    m = re.search(r'"%s"\s*:\s*' % re.escape(TRACER_KEY), head)
+    if not m:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(head, m.end())
+    except ValueError:
+        return None
+    if isinstance(value, str):  # written as a JSON string holding JSON
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return tracer_event_us(value)
 
 
 def trace_header(path: str | Path) -> tuple[dict[str, str], str | None]:

@@ -67,6 +67,11 @@ MALLOC_NAMES = frozenset({"cudaMalloc", "cudaHostAlloc", "cudaMallocHost", "cuda
                           "hipMalloc", "hipHostMalloc", "hipFree", "cudaMallocAsync"})
 
 
+#: The trace's top-level key under which `gpuwhy run` writes what its tracer cost the host:
+#: ``{"event_us": us per recorded host event, "events": n, "plain_us": ..., "traced_us": ...}``.
+TRACER_KEY = "gpuwhy_tracer"
+
+
 def _f8(n: int = 0) -> np.ndarray:
     return np.zeros(n, dtype=np.float64)
 
@@ -83,7 +88,9 @@ class Timeline:
     capture's extent; ``lazy_loads`` /
     ``lazy_load_us`` one-time module loads; ``other_devices`` events of accelerators gpuwhy does
     not read, by name; ``dropped`` activities a reader dropped, by reason; ``events`` /
-    ``api_events`` / ``host_bad_ts`` counts of what the source held.
+    ``api_events`` / ``host_bad_ts`` counts of what the source held; ``tracer_event_us`` the host
+    time (us) the tracer added per recorded host event, where the source says (`gpuwhy run` measures
+    it and writes it into its trace: :data:`TRACER_KEY`).
     """
 
     gpu_device: list = field(default_factory=list)
@@ -129,6 +136,7 @@ class Timeline:
     device_names: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     step_prefix: str = STEP_PREFIX
+    tracer_event_us: float | None = None
 
     @property
     def gpu_count(self) -> int:

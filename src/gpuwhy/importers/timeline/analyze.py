@@ -246,8 +246,12 @@ def _window_figures(ctx: _Context, track: GpuTrack, view, gaps, tot: dict, ev: E
     evidence = {Cause(k): ev.of(k) for k in keys}
     in_graphs = np.flatnonzero(gaps.after_graph)
     graph_queue = split(gaps, view, in_graphs, *(ctx.timeline_us or (-np.inf, np.inf)))["queue_latency"]
+    tracer_s = 0.0
+    if ctx.t.tracer_event_us:  # what the tracer cost the host over the window's recorded events
+        n_events = int(view.events_before(hi) - view.events_before(lo))
+        tracer_s = ctx.t.tracer_event_us * n_events * 1e-6
     return WindowFigures(window_s, idle, busy, kernels, copies, evidence, n_steps, best_links(_links(copies), ctx.links),
-                         graphs=int(view.graph_launches), graph_queue_s=graph_queue * 1e-6)
+                         graphs=int(view.graph_launches), graph_queue_s=graph_queue * 1e-6, tracer_s=tracer_s)
 
 
 def _concentrated(top, steps) -> str | None:
@@ -298,7 +302,8 @@ def _analyze_gpu(ctx: _Context, track: GpuTrack) -> TraceGpu:
     if ctx.timeline_us is not None:
         outer_lo = ctx.timeline_us[0] if outer_lo is None else min(outer_lo, ctx.timeline_us[0])
         outer_hi = ctx.timeline_us[1] if outer_hi is None else max(outer_hi, ctx.timeline_us[1])
-    gaps = classify(track, view, outer_lo, outer_hi, warmup=first_step(view.step_name, ctx.host.step_prefix) in (None, 0))
+    gaps = classify(track, view, outer_lo, outer_hi, warmup=first_step(view.step_name, ctx.host.step_prefix) in (None, 0),
+                    tracer_event_us=ctx.t.tracer_event_us)
     inner = np.flatnonzero(gaps.inner)
     parts = split_gaps(gaps, view, inner)
     tot = {key: float(v.sum()) for key, v in parts.items()}

@@ -21,9 +21,13 @@ The causes are :data:`gpuwhy.verdict.causes.IDLE`'s.
   1. *host blocked in a sync*: the summed duration D of the sync calls that
      returned since the GPU last came out of a gap (during the busy stretch before
      this gap, or inside it before the launch). Without them the host would have
-     been D further ahead, so the first min(D, window) of the gap is theirs: the host
-     work they gate (a sync that returns at once, because the GPU was already idle,
-     costs its few us);
+     been D further ahead, and it stays ahead until it next blocks: the first D of
+     the host windows from here to the next gap with syncs of its own are theirs,
+     the host work they gate (a sync that returns at once, because the GPU was
+     already idle, costs its few us). Where the trace says what its tracer cost the
+     host per recorded event (``tracer_event_us``: `gpuwhy run` measures it), D is
+     the most a run without the tracer could have waited (:func:`sync_lead`): the
+     tracer slowed the host's way to the sync, not the GPU work it waited for;
   2. *copies from pageable memory*: time inside the API call of a pageable
      host-to-device copy (and, when W is such a copy, its launch-to-start time);
   3. *data loading*: time inside a DataLoader ``__next__`` range;
@@ -91,13 +95,15 @@ class Gaps:
     waited_for: np.ndarray  # a dependency wait's WAITED_FOR code (0 elsewhere)
 
 
-def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warmup: bool = True) -> Gaps:
+def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warmup: bool = True,
+             tracer_event_us: float | None = None) -> Gaps:
     """Classify the idle gaps of one GPU's ``track`` (its gaps are the track's busy union's).
 
     ``outer_lo``/``outer_hi``: add a gap from there to the first work / from the
     last work (for steps that begin before or end after the GPU's span);
     ``warmup``: whether a kernel's first launch in the trace can be its first call
-    (False when the program ran steps before the profiled ones).
+    (False when the program ran steps before the profiled ones); ``tracer_event_us``:
+    the tracer's host cost per recorded event (us), None unknown.
     """
     st, en, cm, stream = track.start, track.end, track.running_end, track.stream
     lau, lau_end, name = track.launch, track.launch_end, track.name
@@ -177,7 +183,9 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
         # first gap after the first work follows the GPU's idle before it: its syncs are those since st[0].
         since = np.concatenate(([-np.inf if lead else st[0]], g1[:-1]))
         d = view.sync_time(since[late_i], wl[late_i])
-        sync[late_i] = np.minimum(d, wl[late_i] - g0[late_i])
+        if tracer_event_us:
+            d = np.maximum(d, sync_lead(track, view, since[late_i], wl[late_i], tracer_event_us))
+        sync[late_i] = carry_lead(d, wl[late_i] - g0[late_i])
     pg_next = np.zeros(g0.size, dtype=bool)
     pg_next[has_next] = track.pageable_h2d[nx[has_next]]
     after_graph = np.zeros(g0.size, dtype=bool)
@@ -190,6 +198,69 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
         _, _, _, in_ops, dispatch, work, launch = _pieces(gaps, view, h, -np.inf, np.inf)
         gaps.warm_frac[h] = _warmup_fraction(in_ops + dispatch + work + launch, nxt[h], name)
     return gaps
+
+
+def carry_lead(lead: np.ndarray, window: np.ndarray) -> np.ndarray:
+    """The sync piece of each host window (us; arrays in time order): a window with a ``lead``
+    (> 0: its syncs' time) starts a new lead, which the windows from it on take first come, first
+    served (``min(left, window)`` each) until the next window with a lead of its own replaces it."""
+    lead = np.asarray(lead, dtype=np.float64)
+    window = np.clip(np.asarray(window, dtype=np.float64), 0.0, None)
+    if lead.size == 0:
+        return lead.copy()
+    starts = lead > 0
+    seg = np.cumsum(starts) - 1  # the segment of each window (-1: before the first lead)
+    out = np.zeros(lead.size)
+    ok = seg >= 0
+    if not ok.any():
+        return out
+    first = np.flatnonzero(starts)
+    budget = lead[first][seg[ok]]
+    cum = np.cumsum(window)
+    base = np.concatenate(([0.0], cum))[first][seg[ok]]  # the windows' total before each segment
+    c_end = cum[ok] - base
+    c_start = c_end - window[ok]
+    out[ok] = np.minimum(c_end, budget) - np.minimum(c_start, budget)
+    return out
+
+
+def sync_lead(track: GpuTrack, view: HostView, lo, hi, event_us: float) -> np.ndarray:
+    """Per host window, the most the host could have waited in the syncs that returned in
+    ``[lo, hi]`` (us) had the tracer not slowed it, 0 where none did.
+
+    The last of those syncs started at ``A``, the host's arrival; the one before it ended at
+    ``P``. The GPU ran the work launched in ``[P, A]`` in launch order, so it was busy until at
+    least ``launch_k + W_k`` for each launch ``k`` (``W_k``: the work launched from ``k`` on); a
+    run without the tracer reaches the sync ``event_us`` earlier for each host event recorded
+    after ``launch_k``, never earlier than ``launch_k`` itself. So the wait is at most
+    ``max_k W_k - (A - launch_k) + event_us x n_k``, never less than the wait the trace shows.
+    Streams that overlapped make ``W_k`` too large: a looser bound, never a smaller one.
+    """
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    out = np.zeros(lo.size)
+    if view.sync_end.size == 0 or lo.size == 0:
+        return out
+    known = ~np.isnan(track.launch)
+    order = np.flatnonzero(known)[np.argsort(track.launch[known], kind="stable")]
+    launch = track.launch[order]
+    cum = np.concatenate(([0.0], np.cumsum(track.dur[order])))
+    # v_k = launch_k - (work launched before k) - event_us x (events before launch_k): the terms' part of k.
+    v = launch - cum[:-1] - event_us * view.events_before(launch)
+    i1 = np.searchsorted(view.sync_end, hi, side="right") - 1  # the last sync ending by hi
+    has = (i1 >= 0) & (i1 < view.sync_end.size)
+    has[has] &= view.sync_end[i1[has]] >= lo[has]
+    for j in np.flatnonzero(has).tolist():
+        s = int(i1[j])
+        a = float(view.sync_start[s])
+        p = float(view.sync_end[s - 1]) if s > 0 else -np.inf
+        k0 = int(np.searchsorted(launch, p, side="left"))
+        k1 = int(np.searchsorted(launch, a, side="right"))
+        if k1 <= k0:
+            continue
+        best = float(v[k0:k1].max()) + float(cum[k1]) - a + event_us * float(view.events_before(a))
+        out[j] = min(max(best, 0.0), float(cum[k1] - cum[k0]))  # never more than the work it waited on
+    return out
 
 
 def _waited_for(track: GpuTrack, view: HostView, cls, g0, g1, nx, prev_last, L, has_next) -> np.ndarray:
@@ -343,5 +414,5 @@ def host_windows(gaps: Gaps, idx: np.ndarray):
     return a[keep], b[keep], h[keep]
 
 
-__all__ = ["CAUSES", "HOST_WORK_MIN_US", "QUEUE_LATENCY_US", "WAIT_CLASS", "WAITED_FOR", "WARMUP_MIN_COUNT", "Gaps", "classify",
-           "host_windows", "split", "split_gaps"]
+__all__ = ["CAUSES", "HOST_WORK_MIN_US", "QUEUE_LATENCY_US", "WAIT_CLASS", "WAITED_FOR", "WARMUP_MIN_COUNT", "Gaps",
+           "carry_lead", "classify", "host_windows", "split", "split_gaps", "sync_lead"]

@@ -23,7 +23,7 @@ host ranges of a :class:`~gpuwhy.importers.timeline.activities.Timeline`:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -96,7 +96,9 @@ class HostView:
     calls and the operators that make them), so a window's time splits by priority
     with two subtractions; ``host_work``: the stretches of at least
     :data:`HOST_WORK_MIN_US` outside all of these and the syncs. ``sync_end``/``sync_cum``:
-    sync calls sorted by end and the running sum of their durations.
+    sync calls sorted by end and the running sum of their durations, ``sync_start`` their starts
+    in that order. ``event_ts``: the starts of every API call and host range the tracer recorded in
+    this process but Python frames, sorted (each cost the tracer some host time).
     """
 
     sync_idx: np.ndarray
@@ -121,6 +123,12 @@ class HostView:
     malloc_calls: int
     host_work: Coverage
     callback_ts: np.ndarray
+    sync_start: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    event_ts: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def events_before(self, t):
+        """How many recorded host events started before ``t`` (us; a scalar or an array)."""
+        return np.searchsorted(self.event_ts, t, side="left")
 
     def sync_time(self, lo, hi):
         """Summed duration of the sync calls that end in ``[lo, hi]``, per window (us)."""
@@ -243,6 +251,7 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
         step_start=step_start, step_end=step_end, step_name=step_name,
         graph_launches=graph, malloc_s=float((r_end[mal] - r_ts[mal]).sum()) * 1e-6, malloc_calls=int(mal.sum()),
         host_work=_long_stretches(merge(with_cpu, union(r_ts[sync], r_end[sync])), bounds), callback_ts=callback,
+        sync_start=r_ts[sync_j], event_ts=np.sort(np.concatenate((r_ts, hs[~is_frame]))),
     )
 
 

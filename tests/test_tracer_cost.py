@@ -1,0 +1,209 @@
+"""The tracer's own host cost, and a sync's lead carried to the host windows after it (issue 28).
+
+Hand-built torch.profiler traces with every figure worked by hand; the measurement of the cost
+runs against a stand-in for torch and its profiler (no GPU here).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from gpuwhy.engine import tracer_cost
+from gpuwhy.importers.kineto import analyze_trace, host_events, read_timeline
+from gpuwhy.importers.kineto.read import tracer_event_us
+from gpuwhy.importers.timeline.gaps import carry_lead
+from gpuwhy.verdict.engine import amdahl
+
+US = 1e-6
+PID = 9
+
+
+def _rt(name, ts, dur, corr=None):
+    ev = {"ph": "X", "cat": "cuda_runtime", "name": name, "pid": PID, "tid": PID, "ts": ts, "dur": dur, "args": {}}
+    if corr is not None:
+        ev["args"]["correlation"] = corr
+    return ev
+
+
+def _op(ts, dur=0.5):
+    return {"ph": "X", "cat": "cpu_op", "name": "aten::glue", "pid": PID, "tid": PID, "ts": ts, "dur": dur, "args": {}}
+
+
+def _kern(name, ts, dur, corr):
+    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+            "args": {"device": 0, "stream": 7, "correlation": corr}}
+
+
+# Times (us). The host launches k1 at 0 and k2 at 90, with 20 small operators recorded between (10-80:
+# what a tracer slows), and blocks in a sync 95-210; the GPU runs k1 5-105 and k2 105-205. After the
+# sync the host runs Python until it launches k3 at 400 (k3 405-435).
+T = 1000.0
+EVENTS = ([_rt("cudaLaunchKernel", T, 5, 1), _op(T + 1), _kern("k1", T + 5, 100, 1)]
+          + [_op(T + 10 + 3.5 * i) for i in range(20)]
+          + [_rt("cudaLaunchKernel", T + 90, 5, 2), _op(T + 91), _kern("k2", T + 105, 100, 2),
+             _rt("cudaDeviceSynchronize", T + 95, 115),
+             _rt("cudaLaunchKernel", T + 400, 5, 3), _kern("k3", T + 405, 30, 3)])
+
+
+def _shares(doc):
+    d = analyze_trace(doc).devices[0].diagnosis
+    return {s.cause.value: round(s.seconds / US, 6) for s in d.shares}, d
+
+
+def test_without_the_tracer_cost_a_sync_gets_its_own_wait():
+    # gap 205-405: the host window 205-400 starts with the sync's 115 us, then Python 320-400 (80 us,
+    # in a stretch 210-400 that issued nothing: host work), then 400-405 the launch.
+    shares, d = _shares({"traceEvents": EVENTS})
+    assert shares["host_sync"] == pytest.approx(115.0)
+    assert shares["host_work"] == pytest.approx(80.0)
+    assert d.tracer_s == 0.0
+
+
+def test_the_tracer_cost_gives_a_sync_the_wait_a_plain_run_could_have():
+    # 2 us per recorded event. Before the sync's start (95) the trace holds 24 host events (k1's launch and
+    # operator, the 20 operators, k2's launch and operator): a plain run reaches the sync up to 48 us
+    # sooner, and the GPU, busy from k1's launch with 200 us of work queued, ends no sooner: the wait
+    # could be 200 - 95 + 48 = 153 us (k1 term: launch 0, all 200 us after it, 24 events); k2's term
+    # (launched at 90 with 100 us after it, 2 events since) is 100 - 5 + 4 = 99. So the sync takes
+    # 153 us of the host window and host work keeps 195 - 153 = 42 us.
+    doc = {"traceEvents": EVENTS, "gpuwhy_tracer": {"event_us": 2.0}}
+    shares, d = _shares(doc)
+    assert shares["host_sync"] == pytest.approx(153.0)
+    assert shares["host_work"] == pytest.approx(42.0)
+    # the window (k1's start to k3's end: 5-435) holds 25 events from 5 on (k1's launch at 0 is before it)
+    n = sum(1 for e in EVENTS if e["cat"] != "kernel" and T + 5 <= e["ts"] < T + 435)
+    assert d.tracer_s == pytest.approx(2.0 * n * US)
+
+
+def test_a_tracer_cost_never_gives_a_sync_more_than_the_work_it_waited_on():
+    # 1000 us per event: the bound is capped at the 200 us of work launched before the sync
+    doc = {"traceEvents": EVENTS, "gpuwhy_tracer": {"event_us": 1000.0}}
+    shares, _ = _shares(doc)
+    assert shares["host_sync"] == pytest.approx(195.0)  # min(200, the 195 us host window)
+
+
+def test_carry_lead_hands_the_rest_of_a_lead_to_the_next_windows_until_a_new_one():
+    lead = np.array([30.0, 0.0, 0.0, 5.0, 0.0])
+    window = np.array([10.0, 15.0, 20.0, 10.0, 10.0])
+    assert carry_lead(lead, window).tolist() == pytest.approx([10, 15, 5, 5, 0])
+    assert carry_lead(np.array([0.0, 0.0]), np.array([3.0, 4.0])).tolist() == [0.0, 0.0]  # no sync: nothing
+    assert carry_lead(np.zeros(0), np.zeros(0)).size == 0
+
+
+def test_a_sync_gates_the_host_work_after_the_small_kernels_it_launched():
+    # A sync 0-100 (its wait: 100 us) returns; the host launches a 20 us kernel at 101 (GPU 105-125), then
+    # runs Python until 300. Gaps: 100-105, whose host window ends at the launch call (101): 1 us the
+    # sync's, 4 us the launch; and 125-305: the sync's remaining 99 us come first, then host work (the
+    # stretch 106-300 issued nothing) 224-300, then the launch 300-305.
+    ev = [_rt("cudaLaunchKernel", T - 5, 4, 1), _kern("k0", T, 100, 1), _rt("cudaDeviceSynchronize", T, 100),
+          _rt("cudaLaunchKernel", T + 101, 5, 2), _kern("k1", T + 105, 20, 2),
+          _rt("cudaLaunchKernel", T + 300, 5, 3), _kern("k2", T + 305, 10, 3)]
+    shares, _ = _shares({"traceEvents": ev})
+    assert shares["host_sync"] == pytest.approx(100.0)
+    assert shares["host_work"] == pytest.approx(175.0 - 99.0)  # 125-300 less the sync's 99
+
+
+@pytest.mark.parametrize("w, r, floor, tracer, want", [
+    (10.0, 4.0, 0.0, 0.0, 10 / 6),       # Amdahl
+    (10.0, 4.0, 5.0, 0.0, 10 / 6),       # the floor is below what is left: no change
+    (10.0, 4.0, 5.0, 3.0, 9 / 5),        # J from 7 to 10: J / max(J - 4, 5) peaks at J = 9
+    (10.0, 4.0, 1.0, 3.0, 7 / 3),        # decreasing over 7-10: the shortest plain run, 7 / 3
+    (10.0, 10.0, 0.0, 0.0, float("inf")),
+])
+def test_amdahl_with_a_floor_and_the_tracer_time(w, r, floor, tracer, want):
+    assert amdahl(w, r, floor, tracer) == pytest.approx(want)
+
+
+@pytest.mark.parametrize("bad", [(-1.0, 0.0), (0.0, -1.0)])
+def test_amdahl_refuses_a_negative_floor_or_tracer_time(bad):
+    with pytest.raises(ValueError):
+        amdahl(10.0, 1.0, *bad)
+
+
+@pytest.mark.parametrize("value, want", [
+    ({"event_us": 2.5}, 2.5), ({"event_us": 0}, 0.0), ({"event_us": -1}, None), ({"event_us": 1e9}, None),
+    ({"event_us": "2"}, None), ({"event_us": True}, None), ({"event_us": float("nan")}, None), ("x", None), (None, None),
+])
+def test_tracer_event_us_takes_only_a_plausible_number(value, want):
+    assert tracer_event_us(value) == want
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("as_string", [False, True])
+def test_the_figure_is_read_from_a_trace_files_header(tmp_path, gz, as_string):
+    cost = {"event_us": 3.25, "events": 2.0}
+    doc = {"schemaVersion": 1, "gpuwhy_tracer": json.dumps(cost) if as_string else cost, "traceEvents": EVENTS}
+    path = tmp_path / ("t.json.gz" if gz else "t.json")
+    data = json.dumps(doc).encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    assert read_timeline(path).tracer_event_us == 3.25
+    assert host_events(path) == sum(1 for e in EVENTS if e["cat"] != "kernel")
+
+
+def test_a_trace_without_the_figure_has_none(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": EVENTS}))
+    assert read_timeline(path).tracer_event_us is None
+
+
+class _Clock:
+    """perf_counter for the stand-in: each add_ costs 5 us alone and 9 us while the profiler runs."""
+
+    def __init__(self):
+        self.t = 0.0
+        self.tracing = False
+
+    def __call__(self):
+        return self.t
+
+
+def _fake_torch(monkeypatch, clock):
+    class X:
+        def add_(self, v):
+            clock.t += 9e-6 if clock.tracing else 5e-6
+
+    torch = types.ModuleType("torch")
+    torch.zeros = lambda *a, **k: X()
+    torch.cuda = types.SimpleNamespace(synchronize=lambda: None)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(tracer_cost.time, "perf_counter", clock)
+
+
+def test_measure_takes_the_difference_per_recorded_event(monkeypatch):
+    clock = _Clock()
+    _fake_torch(monkeypatch, clock)
+
+    class Prof:
+        def start(self):
+            clock.tracing = True
+
+        def stop(self):
+            clock.tracing = False
+
+        def export_chrome_trace(self, path):
+            open(path, "w").write("{}")
+
+    # 2 events per launch: 300 x 2 per loop, 8 loops recorded (one warm-up and 7 timed)
+    got = tracer_cost.measure(Prof, lambda path: 2 * 300 * 8)
+    assert got["events"] == pytest.approx(600)
+    assert got["plain_us"] == pytest.approx(1500) and got["traced_us"] == pytest.approx(2700)
+    assert got["event_us"] == pytest.approx(2.0)  # (2700 - 1500) / 600
+
+
+def test_measure_gives_none_when_switched_off_or_failing(monkeypatch):
+    clock = _Clock()
+    _fake_torch(monkeypatch, clock)
+
+    class Broken:
+        def start(self):
+            raise RuntimeError("CUPTI_ERROR_NOT_INITIALIZED")
+
+    assert tracer_cost.measure(Broken, lambda p: 1) is None
+    monkeypatch.setenv(tracer_cost.ENV, "0")
+    assert tracer_cost.measure(lambda: pytest.fail("measured although switched off"), lambda p: 1) is None
