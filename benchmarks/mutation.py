@@ -83,7 +83,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "src/gpuwhy/importers/ncu/figures.py": ("tests/test_pinned_ncu_figures.py", "tests/test_pinned_importers.py", "tests/test_ncu_import.py",
                                             "tests/test_ncu_real.py", "tests/test_real_fixtures.py"),
     "src/gpuwhy/importers/timeline/gaps.py": ("tests/test_pinned_trace_causes.py", "tests/test_torch_trace_causes.py",
-                                             "tests/test_torch_trace.py", "tests/test_torch_trace_real.py"),
+                                             "tests/test_torch_trace.py", "tests/test_torch_trace_real.py",
+                                             "tests/test_tracer_cost.py"),
     "src/gpuwhy/model/timeline/bins.py": ("tests/test_run_timeline.py",),
     # Several GPUs (issue 21): 100% of 69, 98.8% of 82 (one equivalent), 100% of 50, 100% of 46 edits.
     "src/gpuwhy/model/multi_gpu/links.py": ("tests/test_topology.py", "tests/test_link.py"),
@@ -99,7 +100,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "src/gpuwhy/verdict/remedies.py": ("tests/test_verdict_engine.py", "tests/test_verdict_mutants.py", "tests/test_torch_trace_causes.py",
                                       "tests/test_pinned_trace_causes.py"),
     "src/gpuwhy/verdict/engine.py": ("tests/test_verdict_engine.py", "tests/test_verdict_mutants.py", "tests/test_torch_trace_causes.py",
-                                    "tests/test_pinned_trace_causes.py"),
+                                    "tests/test_pinned_trace_causes.py", "tests/test_tracer_cost.py"),
     "src/gpuwhy/verdict/workload.py": ("tests/test_classify_diagnosis.py",),
 }
 

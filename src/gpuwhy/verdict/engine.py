@@ -10,7 +10,8 @@ its evidence, and the remedies with the shares each removes and its predicted ef
   ceiling is taken over it.
 - A remedy's effect is the seconds it removes from each share (:mod:`.remedies`); its ceiling is
   Amdahl's bound on the judged window, ``judged / (judged - removed)``: an upper bound the fix
-  cannot beat. A remedy that removes nothing here is not offered.
+  cannot beat (where the tracer's host time is known, the bound for a run up to that much
+  shorter, never below the busy time the fix leaves: :func:`amdahl`). A remedy that removes nothing here is not offered.
 - The **top cause** is the judged share with the most time; kernels whose regime was not measured
   are no diagnosis, so they give the verdict only when they hold at least half the judged window
   and no diagnosed share holds :data:`DIAGNOSED_MIN_PCT` % of it. The verdict names it, and the first remedy is the

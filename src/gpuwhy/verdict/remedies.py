@@ -1,7 +1,8 @@
 """The remedies, each with the shares of the window it removes or shrinks and by how much.
 
 A remedy's effect is an upper bound: the time it could remove if it worked perfectly, so the
-window's speed-up it gives is at most ``judged / (judged - removed)`` (Amdahl). What each removes:
+window's speed-up it gives is at most ``judged / (judged - removed)`` (Amdahl; allowing for the
+tracer's own host time where it is known: :func:`gpuwhy.verdict.engine.amdahl`). What each removes:
 
 - ``cuda_graph``: all launch overhead (host time in launch calls, operators' dispatch and the glue
   between them) and the queue latency between queued kernels outside graphs already replayed; not
@@ -9,8 +10,9 @@ window's speed-up it gives is at most ``judged / (judged - removed)`` (Amdahl). 
 - ``bigger_launches``: the same shares as ``cuda_graph``, by fewer launches per unit of work.
 - ``move_host_work``: all host work outside CUDA calls (off the critical path: every N steps, in
   another thread, after the next step's GPU work is queued).
-- ``remove_syncs``: all time the host spent blocked in syncs and the host work they gated (the
-  first min(sync, gap) of each gap that followed a sync).
+- ``remove_syncs``: all time the host spent blocked in syncs and the host work they gated (each
+  sync's wait, taken from the host windows after it until the next sync:
+  :func:`gpuwhy.importers.timeline.gaps.carry_lead`).
 - ``more_loader_workers``: all GPU idle time while the main process built batches, down to the
   step's own time, and (its ``pin_memory=True``) the pageable copies' share; nothing where no
   DataLoader ran.
