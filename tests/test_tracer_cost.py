@@ -207,3 +207,11 @@ def test_measure_gives_none_when_switched_off_or_failing(monkeypatch):
     assert tracer_cost.measure(Broken, lambda p: 1) is None
     monkeypatch.setenv(tracer_cost.ENV, "0")
     assert tracer_cost.measure(lambda: pytest.fail("measured although switched off"), lambda p: 1) is None
+
+
+def test_the_lead_is_reckoned_from_the_first_sync_of_a_pair():
+    # `.cpu()` of a CUDA tensor: the copy's call waits (95-210), then a stream sync returns at once (211-212):
+    # the host arrived at the first; the figures are those of the single sync above.
+    ev = EVENTS + [_rt("cudaStreamSynchronize", T + 211, 1)]
+    shares, _ = _shares({"traceEvents": ev, "gpuwhy_tracer": {"event_us": 2.0}})
+    assert shares["host_sync"] == pytest.approx(153.0)

@@ -228,8 +228,8 @@ def sync_lead(track: GpuTrack, view: HostView, lo, hi, event_us: float) -> np.nd
     """Per host window, the most the host could have waited in the syncs that returned in
     ``[lo, hi]`` (us) had the tracer not slowed it, 0 where none did.
 
-    The last of those syncs started at ``A``, the host's arrival; the one before it ended at
-    ``P``. The GPU ran the work launched in ``[P, A]`` in launch order, so it was busy until at
+    The first of those syncs started at ``A``, the host's arrival (a pageable copy's wait is
+    often followed by a stream sync that returns at once); the sync before it ended at ``P``. The GPU ran the work launched in ``[P, A]`` in launch order, so it was busy until at
     least ``launch_k + W_k`` for each launch ``k`` (``W_k``: the work launched from ``k`` on); a
     run without the tracer reaches the sync ``event_us`` earlier for each host event recorded
     after ``launch_k``, never earlier than ``launch_k`` itself. So the wait is at most
@@ -247,11 +247,11 @@ def sync_lead(track: GpuTrack, view: HostView, lo, hi, event_us: float) -> np.nd
     cum = np.concatenate(([0.0], np.cumsum(track.dur[order])))
     # v_k = launch_k - (work launched before k) - event_us x (events before launch_k): the terms' part of k.
     v = launch - cum[:-1] - event_us * view.events_before(launch)
-    i1 = np.searchsorted(view.sync_end, hi, side="right") - 1  # the last sync ending by hi
-    has = (i1 >= 0) & (i1 < view.sync_end.size)
-    has[has] &= view.sync_end[i1[has]] >= lo[has]
+    i0 = np.searchsorted(view.sync_end, lo, side="left")  # the first sync ending in [lo, hi]
+    has = i0 < view.sync_end.size
+    has[has] &= view.sync_end[i0[has]] <= hi[has]
     for j in np.flatnonzero(has).tolist():
-        s = int(i1[j])
+        s = int(i0[j])
         a = float(view.sync_start[s])
         p = float(view.sync_end[s - 1]) if s > 0 else -np.inf
         k0 = int(np.searchsorted(launch, p, side="left"))
