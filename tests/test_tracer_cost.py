@@ -215,3 +215,49 @@ def test_the_lead_is_reckoned_from_the_first_sync_of_a_pair():
     ev = EVENTS + [_rt("cudaStreamSynchronize", T + 211, 1)]
     shares, _ = _shares({"traceEvents": ev, "gpuwhy_tracer": {"event_us": 2.0}})
     assert shares["host_sync"] == pytest.approx(153.0)
+
+
+# --------------------------------------------------------------------------- the engine's ceilings
+
+def _window(tracer_s, kernels=None):
+    from gpuwhy.verdict.causes import Cause
+    from gpuwhy.verdict.figures import KernelFigure, WindowFigures
+
+    ks = kernels or (KernelFigure("k", 5.0, 10, 0.5),)
+    return WindowFigures(10.0, {Cause.HOST_SYNC: 3.0, Cause.HOST_WORK: 2.0}, kernels=ks, tracer_s=tracer_s)
+
+
+def test_without_a_tracer_figure_the_ceilings_are_amdahls():
+    from gpuwhy.verdict.engine import diagnose
+
+    d = diagnose(_window(0.0))
+    assert d.tracer_s == 0.0 and d.to_dict()["tracer_s"] == 0.0
+    assert d.remedy("remove_syncs").ceiling_x == pytest.approx(10 / 7)
+    assert d.remedy("move_host_work").ceiling_x == pytest.approx(10 / 8)
+
+
+def test_the_tracer_time_raises_a_ceiling_up_to_the_busy_floor():
+    # 10 s: syncs 3, host work 2, kernels 5 (busy, not removed by either). A plain run may be 2 s shorter:
+    # remove_syncs: J from 8 to 10 of J / max(J - 3, 5) peaks at J = 8: 8 / 5 = 1.6;
+    # move_host_work: J / max(J - 2, 5) over 8-10 peaks at 8: 8 / 6.
+    from gpuwhy.verdict.engine import diagnose
+
+    d = diagnose(_window(2.0))
+    assert d.tracer_s == pytest.approx(2.0)
+    assert d.remedy("remove_syncs").ceiling_x == pytest.approx(1.6)
+    assert d.remedy("move_host_work").ceiling_x == pytest.approx(8 / 6)
+    assert diagnose(_window(float("nan"))).tracer_s == 0.0  # a figure that is no number is not used
+    assert diagnose(_window(-1.0)).remedy("remove_syncs").ceiling_x == pytest.approx(10 / 7)
+
+
+def test_the_floor_leaves_out_the_busy_time_a_fix_removes():
+    # A memory-bound kernel of 5 s at 50% of its roof: faster_kernels removes 2.5 s of busy time, leaving a
+    # floor of 2.5 s. With 6 s of tracer time J runs from 4 to 10; J / max(J - 2.5, 2.5) peaks at J = 5: 2.0.
+    from gpuwhy.verdict.engine import diagnose
+    from gpuwhy.verdict.figures import KernelFigure
+
+    k = (KernelFigure("k", 5.0, 10, 0.5, kind="elementwise", regime="memory", roof_pct=50.0, level="DRAM"),)
+    d = diagnose(_window(6.0, k))
+    assert d.remedy("faster_kernels").ceiling_x == pytest.approx(2.0)
+    # the syncs' fix leaves all 5 s of busy time: J / max(J - 3, 5) over 4-10 peaks at J = 8: 1.6
+    assert d.remedy("remove_syncs").ceiling_x == pytest.approx(1.6)
