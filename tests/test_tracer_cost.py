@@ -261,3 +261,25 @@ def test_the_floor_leaves_out_the_busy_time_a_fix_removes():
     assert d.remedy("faster_kernels").ceiling_x == pytest.approx(2.0)
     # the syncs' fix leaves all 5 s of busy time: J / max(J - 3, 5) over 4-10 peaks at J = 8: 1.6
     assert d.remedy("remove_syncs").ceiling_x == pytest.approx(1.6)
+
+
+def _copy(ts, dur, corr, kind="Pageable"):
+    return {"ph": "X", "cat": "gpu_memcpy", "name": f"Memcpy HtoD ({kind} -> Device)", "pid": 0, "tid": 7, "ts": ts,
+            "dur": dur, "args": {"device": 0, "stream": 7, "correlation": corr, "bytes": 1 << 20}}
+
+
+@pytest.mark.parametrize("kind, want_pg, want_host", [("Pageable", 50.0, None), ("Pinned", None, 30.0)])
+def test_staging_a_pageable_copy_while_the_gpu_is_busy_leads_like_a_sync(kind, want_pg, want_host):
+    # k1 runs 10-310; the host stages a pageable copy in its call 20-120 (the copy itself runs 310-330, after
+    # k1 on its stream) and launches k2 at 360 (k2 370-400). Gap 330-370: its host window 330-360, then 10 us
+    # of launch. The host was held 100 us staging while the GPU was busy: pinned, it would have been ahead by
+    # that much, so the window's 30 us are the pageable copy's (with the copy's own 20 us: 50 us), not host
+    # work. A pinned copy's call holds nothing: the same window is host work (the stretch 120-360 issued
+    # nothing for 240 us).
+    ev = [_rt("cudaLaunchKernel", T, 4, 1), _kern("k1", T + 10, 300, 1),
+          _rt("cudaMemcpyAsync", T + 20, 100, 2), _copy(T + 310, 20, 2, kind),
+          _rt("cudaLaunchKernel", T + 360, 4, 3), _kern("k2", T + 370, 30, 3)]
+    shares, _ = _shares({"traceEvents": ev})
+    assert shares.get("pageable_copy") == (pytest.approx(want_pg) if want_pg else None)
+    assert shares.get("host_work") == (pytest.approx(want_host) if want_host else None)
+    assert shares["launch_overhead"] == pytest.approx(10.0)

@@ -75,7 +75,7 @@ def add(ap):
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--image", type=int, default=160, help="images are 3 x S x S (default 160)")
     ap.add_argument("--patch", type=int, default=10, help="patch size P: (S/P)^2 tokens (default 10: 256)")
-    ap.add_argument("--dim", type=int, default=512)
+    ap.add_argument("--dim", type=int, default=1024, help="width (default 1024: GPU-bound; 512 was launch-bound)")
     ap.add_argument("--depth", type=int, default=8)
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--classes", type=int, default=1000)

@@ -30,6 +30,10 @@ The causes are :data:`gpuwhy.verdict.causes.IDLE`'s.
      tracer slowed the host's way to the sync, not the GPU work it waited for;
   2. *copies from pageable memory*: time inside the API call of a pageable
      host-to-device copy (and, when W is such a copy, its launch-to-start time);
+     and, as a lead like a sync's, the host's time staging pageable copies while the
+     GPU was busy since the last host window: the host was held that long (a copy
+     from pageable memory returns only when its data is staged), and pinned it would
+     have been that much further ahead;
   3. *data loading*: time inside a DataLoader ``__next__`` range;
   4. *host work*: stretches of at least :data:`HOST_WORK_MIN_US` in which the host
      issued no GPU work (no API call, no operator that makes one: Python work, I/O,
@@ -93,6 +97,11 @@ class Gaps:
     after_graph: np.ndarray
     prev_last: np.ndarray  # the event that finished last before the gap (-1 for none)
     waited_for: np.ndarray  # a dependency wait's WAITED_FOR code (0 elsewhere)
+    pg_lead: np.ndarray = None  # length of the pageable-staging lead piece, after the sync piece
+
+    def __post_init__(self):
+        if self.pg_lead is None:
+            self.pg_lead = np.zeros(self.g0.size)
 
 
 def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warmup: bool = True,
@@ -175,6 +184,7 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
     late_i = np.flatnonzero(cls == _HOST)
     wl = g1.copy()
     sync = np.zeros(g0.size)
+    pg_lead = np.zeros(g0.size)
     if late_i.size:
         Lh = np.where(np.isnan(L[late_i]), g1[late_i], L[late_i])
         wl[late_i] = np.clip(Lh, g0[late_i], g1[late_i])
@@ -186,13 +196,18 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
         if tracer_event_us:
             d = np.maximum(d, sync_lead(track, view, since[late_i], wl[late_i], tracer_event_us))
         sync[late_i] = carry_lead(d, wl[late_i] - g0[late_i])
+        # pageable staging while the GPU was busy since the previous host window ended: a lead of its own
+        prev_end = np.maximum(np.concatenate(([-np.inf], g1[late_i][:-1])), st[0])  # from the first work on
+        staged = view.pageable.within(prev_end, g0[late_i])
+        pg_lead[late_i] = carry_lead(staged, wl[late_i] - g0[late_i] - sync[late_i])
     pg_next = np.zeros(g0.size, dtype=bool)
     pg_next[has_next] = track.pageable_h2d[nx[has_next]]
     after_graph = np.zeros(g0.size, dtype=bool)
     after_graph[has_next] = track.graph[nx[has_next]]
 
     waited_for = _waited_for(track, view, cls, g0, g1, nx, prev_last, L, has_next)
-    gaps = Gaps(g0, g1, inner, nxt, cls, wl, sync, pg_next, np.zeros(g0.size), after_graph, prev_last, waited_for)
+    gaps = Gaps(g0, g1, inner, nxt, cls, wl, sync, pg_next, np.zeros(g0.size), after_graph, prev_last, waited_for,
+                pg_lead)
     h = np.flatnonzero((cls == _HOST) & inner & (nxt >= 0))
     if h.size and warmup:
         _, _, _, in_ops, dispatch, work, launch = _pieces(gaps, view, h, -np.inf, np.inf)
@@ -337,15 +352,18 @@ def _pieces(gaps: Gaps, view: HostView, h: np.ndarray, lo, hi):
     c0 = np.maximum(g0, lo)
     c1 = np.minimum(g1, hi)
     sp = gaps.sync[h]
+    pl = gaps.pg_lead[h]
     wl = gaps.wl[h]
     sync = np.clip(np.minimum(g0 + sp, c1) - c0, 0.0, None)
-    a = np.maximum(g0 + sp, c0)
+    lead_pg = np.clip(np.minimum(g0 + sp + pl, c1) - np.maximum(g0 + sp, c0), 0.0, None)
+    a = np.maximum(g0 + sp + pl, c0)
     b = np.minimum(wl, c1)
     pg = view.pageable.within(a, b)
     with_data = view.with_data.within(a, b)
     with_cpu = view.with_cpu.within(a, b)
     win = np.clip(b - a, 0.0, None)
     data = with_data - pg
+    pg = pg + lead_pg
     in_ops = with_cpu - with_data
     outside = np.clip(win - with_cpu, 0.0, None)
     work = np.minimum(view.host_work.within(a, b), outside)
@@ -406,9 +424,10 @@ def split(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.inf) ->
 
 
 def host_windows(gaps: Gaps, idx: np.ndarray):
-    """The host windows (after the sync piece, up to the launch) of the launched-late gaps in ``idx`` (us)."""
+    """The host windows (after the sync and pageable-lead pieces, up to the launch) of the launched-late gaps in
+    ``idx`` (us)."""
     h = idx[gaps.cls[idx] == _HOST]
-    a = gaps.g0[h] + gaps.sync[h]
+    a = gaps.g0[h] + gaps.sync[h] + gaps.pg_lead[h]
     b = gaps.wl[h]
     keep = b > a
     return a[keep], b[keep], h[keep]
