@@ -351,3 +351,34 @@ def test_a_kernel_that_ran_beside_others_says_so():
     line = next(e for e in d.share(C.KERNELS).evidence if e.startswith("largest: "))
     assert "a 300 ms of the busy time (1 launch, mean 500 ms, beside other work)" in line
     assert "b 500 ms of the busy time (1 launch, mean 500 ms)" in line
+
+
+# --- a share's side, the tracer figure of an all-warm-up window, kernel evidence at its limits -------
+
+def test_a_shares_busy_seconds_and_side_by_cause_and_at_half():
+    from gpuwhy.verdict.engine import Share
+
+    assert Share(C.KERNELS, 2.0, 10.0).gpu_busy_s == 2.0  # a busy cause: all of it
+    assert Share(C.HOST_WORK, 3.0, 10.0).gpu_busy_s == 0.0  # an idle cause: none
+    assert Share(C.PAGEABLE_COPY, 2.0, 10.0, busy_s=1.0).busy is False  # busy exactly half: not the busy side
+    assert Share(C.PAGEABLE_COPY, 2.0, 10.0, busy_s=1.25).busy is True
+
+
+def test_an_all_warm_up_window_has_no_tracer_time():
+    d = diagnose(WindowFigures(1.0, {C.WARMUP: 1.0}, tracer_s=0.5))
+    assert d.top is None and d.tracer_s == 0.0 and d.to_dict()["tracer_s"] == 0.0
+
+
+@pytest.mark.parametrize("n, cut", [(60, False), (61, True)])
+def test_a_kernel_name_is_cut_past_sixty_characters(n, cut):
+    name = "k" * n
+    d = diagnose(WindowFigures(1.0, {}, kernels=(KernelFigure(name, 1.0, 4, 0.25),)))
+    line = d.share(C.KERNELS).evidence[-1]
+    assert (("k" * 59 + "…") in line) is cut and ((name + " ") in line) is not cut
+
+
+@pytest.mark.parametrize("total, beside", [(99.0, False), (98.0, True)])
+def test_a_kernel_beside_other_work_is_said_below_99_percent_of_its_launches_time(total, beside):
+    # 100 launches of 1 s: its share of the busy union at 99 s (exactly 0.99 x launches x mean) is not "beside"
+    d = diagnose(WindowFigures(200.0, {}, kernels=(KernelFigure("k", total, 100, 1.0),)))
+    assert ("beside other work" in d.share(C.KERNELS).evidence[-1]) is beside
