@@ -176,6 +176,7 @@ def _fake_torch(monkeypatch, clock):
 
 
 def test_measure_takes_the_difference_per_recorded_event(monkeypatch):
+    monkeypatch.setenv(tracer_cost.ENV, "1")
     clock = _Clock()
     _fake_torch(monkeypatch, clock)
 
@@ -204,9 +205,13 @@ def test_measure_gives_none_when_switched_off_or_failing(monkeypatch):
         def start(self):
             raise RuntimeError("CUPTI_ERROR_NOT_INITIALIZED")
 
+    monkeypatch.setenv(tracer_cost.ENV, "1")
     assert tracer_cost.measure(Broken, lambda p: 1) is None
-    monkeypatch.setenv(tracer_cost.ENV, "0")
-    assert tracer_cost.measure(lambda: pytest.fail("measured although switched off"), lambda p: 1) is None
+    for off in ("0", "", "yes"):  # off unless asked for with 1
+        monkeypatch.setenv(tracer_cost.ENV, off)
+        assert tracer_cost.measure(lambda: pytest.fail("measured although off"), lambda p: 1) is None
+    monkeypatch.delenv(tracer_cost.ENV)
+    assert tracer_cost.measure(lambda: pytest.fail("measured although off"), lambda p: 1) is None
 
 
 def test_the_lead_is_reckoned_from_the_first_sync_of_a_pair():

@@ -89,7 +89,7 @@ class Timeline:
     ``lazy_load_us`` one-time module loads; ``other_devices`` events of accelerators gpuwhy does
     not read, by name; ``dropped`` activities a reader dropped, by reason; ``events`` /
     ``api_events`` / ``host_bad_ts`` counts of what the source held; ``tracer_event_us`` the host
-    time (us) the tracer added per recorded host event, where the source says (`gpuwhy run` measures
+    time (us) the tracer added per recorded host event, where the source says (`gpuwhy run` can measure
     it and writes it into its trace: :data:`TRACER_KEY`).
     """
 

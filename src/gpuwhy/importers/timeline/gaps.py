@@ -25,7 +25,7 @@ The causes are :data:`gpuwhy.verdict.causes.IDLE`'s.
      the host windows from here to the next gap with syncs of its own are theirs,
      the host work they gate (a sync that returns at once, because the GPU was
      already idle, costs its few us). Where the trace says what its tracer cost the
-     host per recorded event (``tracer_event_us``: `gpuwhy run` measures it), D is
+     host per recorded event (``tracer_event_us``: `gpuwhy run` can measure it), D is
      the most a run without the tracer could have waited (:func:`sync_lead`): the
      tracer slowed the host's way to the sync, not the GPU work it waited for;
   2. *copies from pageable memory*: time inside the API call of a pageable
