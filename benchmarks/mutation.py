@@ -84,7 +84,7 @@ MODULES: dict[str, tuple[str, ...]] = {
                                             "tests/test_ncu_real.py", "tests/test_real_fixtures.py"),
     "src/gpuwhy/importers/timeline/gaps.py": ("tests/test_pinned_trace_causes.py", "tests/test_torch_trace_causes.py",
                                              "tests/test_torch_trace.py", "tests/test_torch_trace_real.py",
-                                             "tests/test_tracer_cost.py"),
+                                             "tests/test_tracer_cost.py", "tests/test_cupti_records.py"),
     "src/gpuwhy/model/timeline/bins.py": ("tests/test_run_timeline.py",),
     # Several GPUs (issue 21): 100% of 69, 98.8% of 82 (one equivalent), 100% of 50, 100% of 46 edits.
     "src/gpuwhy/model/multi_gpu/links.py": ("tests/test_topology.py", "tests/test_link.py"),

@@ -288,3 +288,43 @@ def test_staging_a_pageable_copy_while_the_gpu_is_busy_leads_like_a_sync(kind, w
     assert shares.get("pageable_copy") == (pytest.approx(want_pg) if want_pg else None)
     assert shares.get("host_work") == (pytest.approx(want_host) if want_host else None)
     assert shares["launch_overhead"] == pytest.approx(10.0)
+
+
+# A second step after EVENTS: k3 launched at 400 (405-505) with five operators after it (405-425), a sync
+# 430-510 waiting for it, Python until k4's launch at 700 (705-735); a third step: a sync that returns at once
+# (740-740.5), Python until k5's launch at 900 (905-935).
+TWO = EVENTS[:-2] + [
+    _rt("cudaLaunchKernel", T + 400, 5, 3), _kern("k3", T + 405, 100, 3), *[_op(T + 405 + 5 * i) for i in range(5)],
+    _rt("cudaDeviceSynchronize", T + 430, 80),
+    _rt("cudaLaunchKernel", T + 700, 5, 4), _kern("k4", T + 705, 30, 4),
+    _rt("cudaDeviceSynchronize", T + 740, 0.5),
+    _rt("cudaLaunchKernel", T + 900, 5, 5), _kern("k5", T + 905, 30, 5)]
+
+
+def test_each_sync_reckons_from_the_one_before_it():
+    # Gap 505-705 follows the second sync (A = 430); the sync before it ended at 210 (P), so only k3 (launched
+    # at 400 with its 100 us) counts: 400 - 200 (the work launched before it) - 2 x 25 (events before 400)
+    # + 300 (the work launched up to A) - 430 + 2 x 31 (events before 430) = 82 us, above the sync's own 80.
+    # Its window 505-700: 82 us the sync's, then host work (the stretch 510-700 issued nothing). Gap 735-905:
+    # the third sync's 0.5 us, then host work 735.5-900 (in the stretch 740.5-900; 735-740 is dispatch).
+    shares, _ = _shares({"traceEvents": TWO, "gpuwhy_tracer": {"event_us": 2.0}})
+    assert shares["host_sync"] == pytest.approx(153.0 + 82.0 + 0.5)
+    assert shares["host_work"] == pytest.approx(42.0 + (700 - 587) + (900 - 740.5))
+
+
+def test_a_sync_is_never_given_more_than_the_work_launched_since_the_sync_before():
+    # 1000 us an event: the first sync is capped at its 200 us of work (k1, k2; its window holds 195), the
+    # second at k3's 100 us, the third at k4's 30 us (k4's launch at 700 is one event before the sync at 740)
+    shares, _ = _shares({"traceEvents": TWO, "gpuwhy_tracer": {"event_us": 1000.0}})
+    assert shares["host_sync"] == pytest.approx(195.0 + 100.0 + 30.0)
+
+
+def test_host_windows_start_after_the_sync_and_the_pageable_lead():
+    from gpuwhy.importers.timeline.gaps import Gaps, host_windows
+
+    one = lambda x, dt=np.float64: np.asarray([x], dtype=dt)  # noqa: E731
+    g = Gaps(g0=one(0.0), g1=one(100.0), inner=one(True, bool), nxt=one(1, np.int64), cls=one(0, np.int8),
+             wl=one(90.0), sync=one(10.0), pageable_next=one(False, bool), warm_frac=one(0.0),
+             after_graph=one(False, bool), prev_last=one(0, np.int64), waited_for=one(0, np.int8), pg_lead=one(20.0))
+    a, b, h = host_windows(g, np.arange(1))
+    assert (a.tolist(), b.tolist(), h.tolist()) == ([30.0], [90.0], [0])
