@@ -135,3 +135,19 @@ def test_python_api():
     r = gpuwhy.classify(flops="2.5T", bytes="24GB", gpu="H200", dtype="bf16")
     assert r.verdict.regime == "memory"
     assert gpuwhy.load_spec("h200").name == "H200 SXM"
+
+
+def test_a_measured_workload_shows_the_engines_ceilings_once():
+    # 1 TFLOP in 20 ms on the H100 SXM sheet: compute-bound; the terminal gives the engine's "at most" (the
+    # same figure as --json's diagnosis: 20 ms / (1e12 / 989.5e12 s) = 19.8x), and the ladder no second set
+    args = ("classify", "--flops", "1e12", "--bytes", "1e9", "--gpu", "h100-sxm", "--time", "20ms")
+    r = run_cli(*args, env={"COLUMNS": "80"})
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(run_cli(*args, "--json").stdout)
+    lp = next(x for x in doc["diagnosis"]["remedies"] if x["key"] == "lower_precision")
+    assert lp["ceiling_x"] == pytest.approx(0.02 / (1e12 / 989.5e12), rel=1e-3)
+    assert "first fix: lower precision (at most 19.8x)" in " ".join(r.stdout.split())
+    assert "19.8x" in r.stdout and "up to" not in r.stdout and "14.7x" not in r.stdout
+    # without a time: no diagnosis, the ladder's gains from the roofs
+    p = run_cli("classify", "--flops", "1e12", "--bytes", "1e9", "--gpu", "h100-sxm", env={"COLUMNS": "80"})
+    assert "up to" in p.stdout and "14.7x" in p.stdout and "first fix" not in p.stdout

@@ -74,7 +74,15 @@ def render_classification(c) -> None:
         con.print(Text("  " + line))
     for line in v.warnings:
         con.print(Text("warning: ", style="bold yellow") + Text(line))
-    render_remedies(c.remedies)
+    diag = getattr(c, "diagnosis", None)
+    render_remedies(c.remedies, gains=diag is None)
+    if diag is not None:  # a measured time: the verdict engine's "at most", the figures --json gives
+        from .diagnosis_view import fixes_table
+
+        con.print(Text(diag.line, style="bold"))
+        fixes = fixes_table(diag)
+        if fixes is not None:
+            con.print(fixes)
     for h in c.remedies.hints:
         con.print(Text("hint: ", style="bold") + Text(h))
     for n in c.notes:
@@ -88,22 +96,26 @@ def _gain_cell(step) -> str:
     return "unbounded" if g.speedup == float("inf") else f"{fmt_num(g.speedup)}x"
 
 
-def render_remedies(r) -> None:
+def render_remedies(r, gains: bool = True) -> None:
     """Print :class:`~gpuwhy.model.roofline.remedies.Remedies`: what helps in stage order, each with the
-    most it can gain here (and the roof that stops it), then what does not help."""
+    most it can gain here (and the roof that stops it), then what does not help. ``gains`` False leaves
+    the gains out (a measured time: the verdict engine's fixes table gives the one set of ceilings)."""
     from ..model.roofline.remedies import STAGE_WORDS
 
     con = out()
-    rem = Table(show_header=True, box=None, pad_edge=False, title_justify="left",
-                title="remedies, in the order to try them (up to: the most each can gain here, from the roofs)")
+    title = ("remedies, in the order to try them (up to: the most each can gain here, from the roofs)" if gains
+             else "remedies, in the order to try them (what each can give: the fixes below)")
+    rem = Table(show_header=True, box=None, pad_edge=False, title_justify="left", title=title)
     rem.add_column("stage", style="bold", no_wrap=True)
     rem.add_column("helps", style="green", ratio=1)
-    rem.add_column("up to", justify="right", no_wrap=True)
+    if gains:
+        rem.add_column("up to", justify="right", no_wrap=True)
     for step in r.steps:
         text = Text(step.text)
-        if step.gain is not None and step.gain.capped_by:
+        if gains and step.gain is not None and step.gain.capped_by:
             text.append(f" (then {step.gain.capped_by}-bound)", style="dim")
-        rem.add_row(STAGE_WORDS.get(step.stage, step.stage), text, _gain_cell(step))
+        row = [STAGE_WORDS.get(step.stage, step.stage), text] + ([_gain_cell(step)] if gains else [])
+        rem.add_row(*row)
     con.print(rem)
     if r.does_not_help:
         dn = Table(show_header=True, box=None, pad_edge=False)
