@@ -129,6 +129,7 @@ def test_amdahl_refuses_a_negative_floor_or_tracer_time(bad):
 @pytest.mark.parametrize("value, want", [
     ({"event_us": 2.5}, 2.5), ({"event_us": 0}, 0.0), ({"event_us": -1}, None), ({"event_us": 1e9}, None),
     ({"event_us": "2"}, None), ({"event_us": True}, None), ({"event_us": float("nan")}, None), ("x", None), (None, None),
+    ('{"event_us": 2}', 2.0), ("[1, 2]", None),
 ])
 def test_tracer_event_us_takes_only_a_plausible_number(value, want):
     assert tracer_event_us(value) == want

@@ -15,7 +15,6 @@ pieces of about 64 KB (neither the whole text nor the whole parsed trace sits in
 from __future__ import annotations
 
 import gc
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,13 +35,7 @@ def trace_timeline(data) -> Timeline:
         UsageError: the JSON is not a Chrome trace.
     """
     t = timeline_of(scan(events_of(data)))
-    cost = data.get(TRACER_KEY) if isinstance(data, dict) else None
-    if isinstance(cost, str):
-        try:
-            cost = json.loads(cost)
-        except ValueError:
-            cost = None
-    return replace(t, tracer_event_us=tracer_event_us(cost))
+    return replace(t, tracer_event_us=tracer_event_us(data.get(TRACER_KEY) if isinstance(data, dict) else None))
 
 
 def read_timeline(path: str | Path) -> Timeline:

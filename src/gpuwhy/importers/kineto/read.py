@@ -126,10 +126,17 @@ TRACER_EVENT_MAX_US = 1000.0
 
 def tracer_event_us(value) -> float | None:
     """The tracer's host cost per recorded event (us) from the value under
-    :data:`~gpuwhy.importers.timeline.activities.TRACER_KEY` (a dict with ``event_us``); None where
-    it is missing, not a number, negative or above :data:`TRACER_EVENT_MAX_US`."""
+    :data:`~gpuwhy.importers.timeline.activities.TRACER_KEY` (a dict with ``event_us``, or a JSON string
+    of one, as kineto may keep it); None where it is missing, not a number, negative or above
+    :data:`TRACER_EVENT_MAX_US`."""
+    import json
     import math
 
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
     x = value.get("event_us") if isinstance(value, dict) else None
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
         return None
@@ -158,11 +165,6 @@ def header_tracer_event_us(path: str | Path) -> float | None:
         value, _ = json.JSONDecoder().raw_decode(head, m.end())
     except ValueError:
         return None
-    if isinstance(value, str):  # written as a JSON string holding JSON
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None
     return tracer_event_us(value)
 
 

@@ -98,7 +98,8 @@ class HostView:
     :data:`HOST_WORK_MIN_US` outside all of these and the syncs. ``sync_end``/``sync_cum``:
     sync calls sorted by end and the running sum of their durations, ``sync_start`` their starts
     in that order. ``event_ts``: the starts of every API call and host range the tracer recorded in
-    this process but Python frames, sorted (each cost the tracer some host time).
+    this process but Python frames (each cost the tracer some host time), read through
+    :meth:`events_before`.
     """
 
     sync_idx: np.ndarray
@@ -125,9 +126,14 @@ class HostView:
     callback_ts: np.ndarray
     sync_start: np.ndarray = field(default_factory=lambda: np.zeros(0))
     event_ts: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    _events_sorted: bool = False
 
     def events_before(self, t):
-        """How many recorded host events started before ``t`` (us; a scalar or an array)."""
+        """How many recorded host events started before ``t`` (us; a scalar or an array). The starts are
+        sorted on the first call (only a trace with a tracer figure asks)."""
+        if not self._events_sorted:
+            self.event_ts = np.sort(self.event_ts)
+            self._events_sorted = True
         return np.searchsorted(self.event_ts, t, side="left")
 
     def sync_time(self, lo, hi):
@@ -251,7 +257,7 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
         step_start=step_start, step_end=step_end, step_name=step_name,
         graph_launches=graph, malloc_s=float((r_end[mal] - r_ts[mal]).sum()) * 1e-6, malloc_calls=int(mal.sum()),
         host_work=_long_stretches(merge(with_cpu, union(r_ts[sync], r_end[sync])), bounds), callback_ts=callback,
-        sync_start=r_ts[sync_j], event_ts=np.sort(np.concatenate((r_ts, hs[~is_frame]))),
+        sync_start=r_ts[sync_j], event_ts=np.concatenate((r_ts, hs[~is_frame])),
     )
 
 
