@@ -216,9 +216,10 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
 
 
 def carry_lead(lead: np.ndarray, window: np.ndarray) -> np.ndarray:
-    """The sync piece of each host window (us; arrays in time order): a window with a ``lead``
-    (> 0: its syncs' time) starts a new lead, which the windows from it on take first come, first
-    served (``min(left, window)`` each) until the next window with a lead of its own replaces it."""
+    """The lead piece of each host window (us; arrays in time order): a window with a ``lead``
+    (> 0: the time its syncs, or its pageable copies' staging, held the host) starts a new lead,
+    which the windows from it on take first come, first served (``min(left, window)`` each) until
+    the next window with a lead of its own replaces it."""
     lead = np.asarray(lead, dtype=np.float64)
     window = np.clip(np.asarray(window, dtype=np.float64), 0.0, None)
     if lead.size == 0:
@@ -244,7 +245,8 @@ def sync_lead(track: GpuTrack, view: HostView, lo, hi, event_us: float) -> np.nd
     ``[lo, hi]`` (us) had the tracer not slowed it, 0 where none did.
 
     The first of those syncs started at ``A``, the host's arrival (a pageable copy's wait is
-    often followed by a stream sync that returns at once); the sync before it ended at ``P``. The GPU ran the work launched in ``[P, A]`` in launch order, so it was busy until at
+    often followed by a stream sync that returns at once); the sync before it ended at ``P``.
+    The GPU ran the work launched in ``[P, A]`` in launch order, so it was busy until at
     least ``launch_k + W_k`` for each launch ``k`` (``W_k``: the work launched from ``k`` on); a
     run without the tracer reaches the sync ``event_us`` earlier for each host event recorded
     after ``launch_k``, never earlier than ``launch_k`` itself. So the wait is at most
