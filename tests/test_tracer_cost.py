@@ -329,3 +329,14 @@ def test_host_windows_start_after_the_sync_and_the_pageable_lead():
              after_graph=one(False, bool), prev_last=one(0, np.int64), waited_for=one(0, np.int8), pg_lead=one(20.0))
     a, b, h = host_windows(g, np.arange(1))
     assert (a.tolist(), b.tolist(), h.tolist()) == ([30.0], [90.0], [0])
+
+
+def test_a_host_window_after_the_last_sync_has_no_lead_of_its_own():
+    # EVENTS, then k3 launched at 400 (405-435) and k4 at 600 (605-635) with no sync between: the gap 435-605
+    # has no sync since the one at 95-210, whose 153 us the window 205-400 used up; its window 435-600 is
+    # host work (the stretch 405-600 issued nothing), 600-605 the launch.
+    ev = EVENTS[:-2] + [_rt("cudaLaunchKernel", T + 400, 5, 3), _kern("k3", T + 405, 30, 3),
+                        _rt("cudaLaunchKernel", T + 600, 5, 4), _kern("k4", T + 605, 30, 4)]
+    shares, _ = _shares({"traceEvents": ev, "gpuwhy_tracer": {"event_us": 2.0}})
+    assert shares["host_sync"] == pytest.approx(153.0)
+    assert shares["host_work"] == pytest.approx(42.0 + 165.0)
