@@ -110,3 +110,12 @@ def test_the_container_image_holds_the_gpu_packages():
     assert "--no-index" in words, install
     assert f"gpuwhy[{args['GPU_EXTRA']}]" in words, install
     assert args["GPU_EXTRA"] in gpu
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_documented_install_is_a_user_install(doc):
+    """`pip install --user` into the system Python is refused on Debian 12 and Ubuntu 23.04 and later
+    (PEP 668: "error: externally-managed-environment", seen with Debian 12's Python 3.11): the docs
+    install into a virtual environment instead."""
+    users = [m.group(0) for m in PIP.finditer(doc.read_text()) if re.search(r"(?<![\w-])--user\b", m.group(1))]
+    assert not users, users
