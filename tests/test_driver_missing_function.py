@@ -68,3 +68,46 @@ def test_open_driver_and_bench_say_the_driver_is_too_old_not_absent(exc, machine
 
     if cuda_bindings_major() == 13:  # the older packages are named as the extra that installs them
         assert "580.65.06 or newer" in err and "python3 -m pip install 'gpuwhy[cu12]'" in err, err
+
+
+def _wrapped_by_cuda_core(fn: str) -> SystemError:
+    """What cuda-core 1.2.2 raises on cuda-bindings 13.5 when libcuda lacks ``fn`` (seen with a
+    stand-in libcuda.so.1 that lacks cuDevicePrimaryCtxRetain): its error check calls cuGetErrorName
+    while the FunctionNotFoundError is still set, and Python reports a SystemError caused by it."""
+    inner = FunctionNotFoundError(f"function {fn} is not found")
+    outer = SystemError(f"<class 'cuda.bindings._internal.utils.FunctionNotFoundError'> returned a result "
+                        "with an exception set")
+    outer.__cause__ = inner
+    outer.__context__ = inner
+    return outer
+
+
+def test_a_missing_function_behind_a_system_error_is_named():
+    assert missing_function_name(_wrapped_by_cuda_core("cuDevicePrimaryCtxRetain")) == "cuDevicePrimaryCtxRetain"
+    plain = SystemError("error return without exception set")
+    assert missing_function_name(plain) is None
+    loop = SystemError("a cycle of causes")  # a chain that points back at itself ends
+    loop.__context__ = loop
+    assert missing_function_name(loop) is None
+
+
+def test_opening_a_gpu_on_a_driver_without_a_function_exits_3_naming_it(monkeypatch):
+    """The lock-out case: cuda-bindings of a newer CUDA than the driver's opens the GPU through
+    cuda-core and a function is missing: exit 3 naming it and the driver needed, not exit 4's
+    "opening GPU 0 failed: SystemError"."""
+    from gpuwhy.device import driver
+    from gpuwhy.engine import context
+    from gpuwhy.errors import NoDeviceError
+
+    def fails(index):
+        raise _wrapped_by_cuda_core("cuDevicePrimaryCtxRetain")
+
+    monkeypatch.setattr(context, "init_driver", lambda: 1)
+    monkeypatch.setattr(context, "GpuContext", fails)
+    monkeypatch.setattr(driver, "cuda_bindings_major", lambda: 13)
+    monkeypatch.setattr(driver, "_driver_version_text", lambda: "driver 550.54.15")
+    with pytest.raises(NoDeviceError) as info:
+        context.open_device(0)
+    line = str(info.value)
+    assert "\n" not in line and "has no cuDevicePrimaryCtxRetain" in line and "550.54.15" in line, line
+    assert "580.65.06 or newer" in line and "'gpuwhy[cu12]'" in line, line

@@ -71,3 +71,51 @@ def test_the_readme_starts_with_the_light_install_and_names_both_cuda_extras():
     text = (ROOT / "README.md").read_text()
     assert "python3 -m pip install . && gpuwhy" in text
     assert "'.[cu13]'" in text and "'.[cu12]'" in text
+
+
+def _dockerfile_runs(text: str) -> tuple[dict[str, str], list[list[str]]]:
+    """The ``ARG`` defaults and, per stage, the ``RUN`` commands of a Dockerfile (continuation
+    lines joined, ``${ARG}``/``$ARG`` replaced by the default)."""
+    args: dict[str, str] = {}
+    stages: list[list[str]] = []
+    for line in re.sub(r"\\\n", " ", text).splitlines():
+        word, _, rest = line.strip().partition(" ")
+        if word == "ARG" and "=" in rest:
+            name, _, default = rest.partition("=")
+            args[name.strip()] = default.strip().strip("\"'")
+        elif word == "FROM":
+            stages.append([])
+        elif word == "RUN":
+            stages[-1].append(re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), rest))
+    return args, stages
+
+
+def test_the_container_image_holds_the_gpu_packages():
+    """docs/fleet/Dockerfile's image runs `gpuwhy check` on GPU nodes: the wheels it installs must be
+    gpuwhy's with a GPU extra (cuda-bindings, nvidia-ml-py), not the light install, which makes every
+    check exit 3 ("nvidia-ml-py (pynvml) is not importable"). The last stage installs with --no-index
+    from the build stage's wheels: nothing is fetched there, nor when the container starts."""
+    tomllib = pytest.importorskip("tomllib")
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    gpu = {name for name, deps in extras.items()
+           if any(d.startswith("cuda-bindings") for d in deps) and any(d.startswith("nvidia-ml-py") for d in deps)}
+    assert gpu == {"cu12", "cu13"}
+    args, stages = _dockerfile_runs((ROOT / "docs" / "fleet" / "Dockerfile").read_text())
+    assert args.get("GPU_EXTRA") == "cu13", args  # the default: drivers R580 and newer
+    build, final = stages[0], stages[-1]
+    wheel = [w for cmd in build for w in shlex.split(cmd) if "[" in w]
+    assert any(w.endswith(f"[{args['GPU_EXTRA']}]") for w in wheel), build  # the extra's wheels are built
+    (install,) = [cmd for cmd in final if "pip install" in cmd]
+    words = shlex.split(install.split("&&")[0])
+    assert "--no-index" in words, install
+    assert f"gpuwhy[{args['GPU_EXTRA']}]" in words, install
+    assert args["GPU_EXTRA"] in gpu
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_documented_install_is_a_user_install(doc):
+    """`pip install --user` into the system Python is refused on Debian 12 and Ubuntu 23.04 and later
+    (PEP 668: "error: externally-managed-environment", seen with Debian 12's Python 3.11): the docs
+    install into a virtual environment instead."""
+    users = [m.group(0) for m in PIP.finditer(doc.read_text()) if re.search(r"(?<![\w-])--user\b", m.group(1))]
+    assert not users, users

@@ -109,7 +109,8 @@ def test_the_main_job_falls_back_to_a_spec_sheet_example(blocked_env):
 @pytest.mark.parametrize(
     "args",
     [("probe",), ("probe", "-i", "0"), ("bench",), ("bench", "--compute"), ("bench", "--compile-only", "--arch", "sm_90"),
-     ("check",), ("occupancy", "--block-size", "256", "--registers", "64", "-i", "0")],
+     ("check",), ("check", "--level", "1"), ("check", "-i", "all", "--level", "1"),
+     ("occupancy", "--block-size", "256", "--registers", "64", "-i", "0")],
     ids=lambda a: " ".join(a),
 )
 def test_gpu_commands_exit_3_with_the_pip_line(blocked_env, args):
@@ -200,7 +201,7 @@ def test_the_exit_3_line_names_the_extra_of_the_driver(blocked_env, version, ext
     (d / "fake_driver" / "sitecustomize.py").write_text(BLOCKER + FAKE_DRIVER)
     env = dict(env, PYTHONPATH=os.pathsep.join([str(d / "fake_driver"), str(ROOT / "src")]),
                FAKE_CUDA_DRIVER_VERSION=str(version))
-    for args in (("probe",), ("check",), ("bench", "--compile-only", "--arch", "sm_90")):
+    for args in (("probe",), ("check",), ("check", "--level", "1"), ("bench", "--compile-only", "--arch", "sm_90")):
         r = _run((env, d), *args)
         lines = r.stderr.strip().splitlines()
         assert r.returncode == 3 and len(lines) == 1, r.stderr

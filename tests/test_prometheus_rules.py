@@ -219,4 +219,4 @@ def test_the_slurm_and_kubernetes_recipes_use_options_that_exist(cli):
     for flag in flags:
         assert flag in help_text, flag
     docker = (DOCS / "Dockerfile").read_text()
-    assert "pip install --no-index --find-links /wheels gpuwhy" in docker  # no index, no pip at start
+    assert "pip install --no-index --find-links /wheels \"gpuwhy[${GPU_EXTRA}]\"" in docker  # no index, no pip at start

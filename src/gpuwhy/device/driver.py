@@ -366,8 +366,23 @@ def missing_function_name(exc: BaseException, called: str | None = None) -> str 
     by the ``cu…`` function in its text, else ``called``; a ``RuntimeError`` or ``AttributeError``
     (ctypes' ``undefined symbol: cuInit``) is one when its text names a ``cu…`` function and
     says it is absent (cuda-bindings 12.x: ``RuntimeError('Function "cuInit" not found')``).
-    The library itself missing (``DynamicLibNotFoundError``, an ``OSError``) is not.
+    The library itself missing (``DynamicLibNotFoundError``, an ``OSError``) is not. An error
+    caused by one is one: cuda-core 1.2 reports a missing function as a ``SystemError`` whose
+    ``__cause__`` is the ``FunctionNotFoundError`` (its error check calls the driver again while
+    that exception is set), so the chain of causes and contexts is followed.
     """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        fn = _missing_function_name_here(exc, called)
+        if fn is not None:
+            return fn
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _missing_function_name_here(exc: BaseException, called: str | None) -> str | None:
+    """:func:`missing_function_name` for ``exc`` alone, not its causes."""
     names = {c.__name__ for c in type(exc).__mro__}
     if "DynamicLibNotFoundError" in names or isinstance(exc, OSError):
         return None

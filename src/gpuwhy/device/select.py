@@ -338,6 +338,8 @@ def no_device_message(nv_na, drv_na, cvd: str | None, nvml_gpus: int | None, can
             return msg
     if nv_na and drv_na and nv_na.kind == "not_installed" and drv_na.kind == "not_installed":
         return str(gpu_packages_missing("nvidia-ml-py and cuda-bindings"))
+    if nv_na and drv_na and nv_na.kind == "not_installed" and drv_na.reason == NVML_ONLY:
+        return str(gpu_packages_missing("nvidia-ml-py"))  # `check --level 1` reads NVML alone
     if nv_na and drv_na and {nv_na.kind, drv_na.kind} <= {"library_not_found", "not_installed"}:
         return "no NVIDIA driver on this machine: neither libcuda.so (CUDA driver) nor libnvidia-ml.so.1 (NVML) can be loaded; install the NVIDIA driver or run on a GPU machine"
     if "driver_not_loaded" in kinds:

@@ -110,7 +110,9 @@ def check(result, what: str):
 
 def as_gpuwhy_error(exc: BaseException, what: str = "a CUDA call") -> GpuwhyError | None:
     """The gpuwhy error for an exception raised by cuda.core (its ``CUDAError`` and
-    friends), or None when ``exc`` is not a CUDA error."""
+    friends; a driver function libcuda lacks, a driver older than cuda-bindings needs, is the
+    :class:`NoDeviceError` :func:`gpuwhy.device.driver.missing_driver_function` words), or None
+    when ``exc`` is not a CUDA error."""
     if isinstance(exc, GpuwhyError):
         return exc
     names = {c.__name__ for c in type(exc).__mro__}
@@ -119,7 +121,10 @@ def as_gpuwhy_error(exc: BaseException, what: str = "a CUDA call") -> GpuwhyErro
         if "OUT_OF_MEMORY" in text:
             return DeviceOutOfMemory(f"{what}: {text}")
         return MeasurementError(f"CUDA error in {what}: {text}")
-    return None
+    from ..device.driver import missing_driver_function
+
+    missing = missing_driver_function(exc)
+    return NoDeviceError(missing) if missing else None
 
 
 def init_driver() -> int:
