@@ -7,7 +7,8 @@ and cupti-python importable; writes every document and log under OUT (argv[1]) a
 2. The tracers' overhead on the program: its measured steps' mean time alone, under torch.profiler,
    under CUPTI (the programs time their own steps: ``DIAG_RESULT``).
 3. A JAX training loop, a CuPy program and a Triton kernel in a Python loop under ``--tracer cupti``:
-   each gets a budget and a verdict.
+   each gets a budget and a verdict; the JAX step's kernels get regimes from XLA's ``cost_analysis``
+   (no ncu), printed per kernel with where each came from.
 """
 
 from __future__ import annotations
@@ -125,6 +126,14 @@ for name, prog, window in (("jax_train", ["python3", "benchmarks/cupti/jax_train
     rows.append((name, "cupti", c["rc"], c["window_s"], c["busy_s"], c["top"], None, wall))
     if c["line"]:
         print(f"{name}: {c['line']}", flush=True)
+    doc = c["doc"] or {}
+    for note in doc.get("notes", []):  # the jitted functions' cost_analysis figures and verdicts
+        if note.startswith("cost_analysis of") or note.startswith("kernel regimes from"):
+            print(f"{name}: {note}", flush=True)
+    for k in doc.get("kernels", []):  # each top kernel's regime, and where it came from
+        print(f"{name}: kernel {k['name'][:48]:<48} {k['total_s'] * 1e3:9.3f} ms  regime {k['regime']}"
+              f" {'' if k['roof_pct'] is None else format(k['roof_pct'], '.0f') + '% of roof'}"
+              f"  ({k.get('source') or k['why']})", flush=True)
 
 
 def f(x, spec):

@@ -1,6 +1,8 @@
 """A JAX training loop (an MLP on random data, SGD) for `gpuwhy run --tracer cupti`: about 3 s of
 warm-up (compilation) and then STEPS jitted steps, each fetching its loss to the host (a sync).
-Prints one line: steps, seconds per step (median), final loss."""
+Prints one line: steps, seconds per step (median), final loss, and the step's executable as XLA's
+cost model counts it (FLOPs and bytes a call: the figures `gpuwhy run --tracer cupti` judges its
+kernels by)."""
 
 import statistics
 import sys
@@ -39,6 +41,10 @@ x = jax.random.normal(key, (512, 1024))
 y = jax.random.normal(key, (512, 1024))
 ps, l = step(ps, x, y)
 l.block_until_ready()
+cost = step.lower(ps, x, y).compile().cost_analysis()  # in the warm-up, which the window leaves out
+cost = cost[0] if isinstance(cost, (list, tuple)) else cost
+print(f"jax_train: cost_analysis {cost.get('flops', 0) / 1e9:.3f} GFLOP, {cost.get('bytes accessed', 0) / 1e6:.1f} MB "
+      "a step")
 times = []
 for _ in range(STEPS):
     t = time.perf_counter()

@@ -39,6 +39,7 @@ from ..importers.timeline.window import Window, choose_window
 from ..model.roofline.classify import launch_sized
 from ..verdict.engine import Diagnosis, diagnose
 from ..verdict.figures import KernelFigure, LinkRate
+from .run_costs import CostPass
 from .run_kernels import KernelPass
 from .run_program import ProgramRun, Profiler, parse_program, run_python
 from ..units import fmt_counted, fmt_num
@@ -53,7 +54,9 @@ NCU_LAUNCHES = 200
 class KernelRow:
     """One kernel of the window: its time (s) there, launches and mean (s), kind (from its name), and
     its regime with its share of its roof (% of the roof at its intensity, at the ``level`` that
-    decides) where ncu measured it (``measured_launches`` > 0), else ``regime`` None and ``why``."""
+    decides) where ncu measured it (``measured_launches`` > 0) or a framework's cost model judged the
+    executable it ran in, else ``regime`` None and ``why``; ``source`` says where the regime came from
+    (``ncu``, ``cost_analysis of jit(step)``; None without one)."""
 
     name: str
     full_name: str
@@ -66,11 +69,13 @@ class KernelRow:
     level: str | None = None
     measured_launches: int = 0
     why: str = ""
+    source: str | None = None
 
     def to_dict(self) -> dict:
         return {"name": self.name, "full_name": self.full_name, "total_s": self.total_s, "launches": self.launches,
                 "mean_s": self.mean_s, "kind": self.kind, "regime": self.regime, "roof_pct": self.roof_pct,
-                "deciding_level": self.level, "measured_launches": self.measured_launches, "why": self.why}
+                "deciding_level": self.level, "measured_launches": self.measured_launches, "why": self.why,
+                "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -97,16 +102,22 @@ class RunResult:
     pass_error: Exception | None = None
 
 
-def kernel_rows(gpu: TraceGpu, measured: KernelPass | None = None) -> list[KernelRow]:
-    """Every kernel of ``gpu`` (largest total time first) with the regime ncu measured for it, if any."""
+def kernel_rows(gpu: TraceGpu, measured: KernelPass | None = None, costs: CostPass | None = None) -> list[KernelRow]:
+    """Every kernel of ``gpu`` (largest total time first) with the regime ncu measured for it, else the
+    one its executable's cost model gave (``costs``), if any."""
     from ..importers.timeline.kinds import kernel_kind
 
     got = measured.kernels if measured is not None else {}
+    costed = costs.kernels if costs is not None else {}
     rows = []
     for k in gpu.top_kernels:
         m = got.get(k.full_name)
-        if m is not None:
+        c = costed.get(k.full_name)
+        if m is not None and (m.regime is not None or c is None):
             rows.append(measured_row(k.name, k.total_s, k.count, k.mean_s, m))
+        elif c is not None:
+            rows.append(KernelRow(k.name, k.full_name, k.total_s, k.count, k.mean_s, kernel_kind(k.full_name),
+                                  c.regime, c.roof_pct, c.level, source=f"cost_analysis of {c.name}"))
         else:
             why = ("launch-sized: its time is the launch overhead" if launch_sized(k.mean_s) else
                    "not measured: add --kernels" if measured is None else "not measured by the ncu pass")
@@ -120,18 +131,23 @@ def measured_row(name: str, total_s: float, launches: int, mean_s: float, m) -> 
     from ..importers.timeline.kinds import kernel_kind
 
     return KernelRow(name, m.full_name, total_s, launches, mean_s, kernel_kind(m.full_name), m.regime, m.roof_pct,
-                     m.deciding_level, m.launches, "" if m.regime is not None else (m.reason or "not classifiable"))
+                     m.deciding_level, m.launches, "" if m.regime is not None else (m.reason or "not classifiable"),
+                     "ncu" if m.regime is not None else None)
 
 
-def kernel_figures(gpu: TraceGpu, measured: KernelPass | None = None) -> tuple[KernelFigure, ...]:
+def kernel_figures(gpu: TraceGpu, measured: KernelPass | None = None, costs: CostPass | None = None
+                   ) -> tuple[KernelFigure, ...]:
     """The engine's figure of every kernel of ``gpu``, with the regime, share of roof, deciding level,
-    FLOPs (ncu's per launch, times the window's launches) and precision ncu measured, where it did."""
+    FLOPs (ncu's per launch, times the window's launches) and precision ncu measured, where it did;
+    else the regime, share of roof and level of the executable it ran in (``costs``), where known."""
     got = measured.kernels if measured is not None else {}
+    costed = costs.kernels if costs is not None else {}
     out = []
     for k in gpu.figures.kernels:
         m = got.get(k.name)
         if m is None or m.regime is None:
-            out.append(k)
+            c = costed.get(k.name)
+            out.append(k if c is None else dataclasses.replace(k, regime=c.regime, roof_pct=c.roof_pct, level=c.level))
             continue
         flops = m.flops / m.launches * k.launches if m.flops and m.launches else None
         out.append(dataclasses.replace(k, regime=m.regime, roof_pct=m.roof_pct, level=m.deciding_level, flops=flops,
@@ -158,21 +174,42 @@ def busiest_gpu(report: TraceReport) -> TraceGpu | None:
     return max(report.devices, key=lambda d: d.busy_s) if report.devices else None
 
 
-def budget_of(report: TraceReport, window: Window, measured: KernelPass | None = None
+def budget_of(report: TraceReport, window: Window, measured: KernelPass | None = None, costs: CostPass | None = None
               ) -> tuple[TraceGpu | None, Diagnosis | None, list[KernelRow]]:
     """The busiest GPU of ``report`` (analysed over ``window``), its diagnosis and its kernels
-    (``(None, None, [])`` when no GPU worked). With ``measured``, the kernels ncu measured are judged
-    by their regime; else the GPU's diagnosis is the trace analysis's own."""
+    (``(None, None, [])`` when no GPU worked). With ``measured`` (ncu) or ``costs`` (a cost model's,
+    where ncu did not measure), those kernels are judged by their regime; else the GPU's diagnosis is
+    the trace analysis's own."""
     gpu = busiest_gpu(report)
     if gpu is None:
         return None, None, []
     if gpu.busy_s <= 0 or gpu.diagnosis is None:
         return gpu, None, []
-    rows = kernel_rows(gpu, measured)
-    if measured is None:
+    rows = kernel_rows(gpu, measured, costs)
+    if measured is None and not (costs is not None and costs.kernels):
         return gpu, gpu.diagnosis, rows
-    figures = dataclasses.replace(gpu.figures, kernels=kernel_figures(gpu, measured), peaks=measured_peaks(measured))
+    figures = dataclasses.replace(gpu.figures, kernels=kernel_figures(gpu, measured, costs),
+                                  peaks=measured_peaks(measured))
     return gpu, diagnose(figures), rows
+
+
+def cost_pass(t, gpu: TraceGpu | None, trace: Path) -> CostPass | None:
+    """The kernels of ``gpu`` in the window ``t`` judged by the cost model of the calls that launched
+    them (:mod:`gpuwhy.api.run_costs`; jitted JAX functions under the CUPTI tracer); None without any."""
+    from ..importers.kineto.read import trace_header
+    from ..importers.timeline.costs import executable_calls
+    from .run_costs import judge_costs
+
+    if gpu is None or not t.op_costs:
+        return None
+    functions = executable_calls(t, gpu.device)
+    if not functions:
+        return None
+    try:
+        names, _ = trace_header(trace)
+    except GpuwhyError:
+        names = {}
+    return judge_costs(functions, names.get(str(gpu.device)) or getattr(gpu, "name", None))
 
 
 def host_links() -> dict[str, LinkRate]:
@@ -284,9 +321,13 @@ def run_program(
         window = choose_window(tl, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
     except UsageError as exc:
         raise UsageError(f"{exc} (the trace is kept: {run.trace})") from None
-    report = analyze(crop(tl, window.start_us, window.end_us), source=str(run.trace), top=100_000,
-                     timeline_us=(window.start_us, window.end_us), links=host_links())
+    cropped = crop(tl, window.start_us, window.end_us)
+    report = analyze(cropped, source=str(run.trace), top=100_000, timeline_us=(window.start_us, window.end_us),
+                     links=host_links())
     notes = [f"window: {window.how}, {fmt_num(window.seconds)} s"]
+    costs = cost_pass(cropped, busiest_gpu(report), run.trace)
+    if costs is not None:
+        notes.extend(costs.notes)
     kp, pass_error = None, None
     if kernels and run.interrupted:
         notes.append("--kernels: no ncu pass: the program was interrupted (Ctrl-C)")
@@ -310,7 +351,7 @@ def run_program(
                 notes.append("--kernels: the ncu pass was interrupted (Ctrl-C); the budget is the trace's alone")
         if kp is None and pass_error is None:
             notes.append("--kernels: no kernel of the window runs longer than launch size: nothing for ncu to measure")
-    gpu, budget, rows = budget_of(report, window, kp)
+    gpu, budget, rows = budget_of(report, window, kp, costs)
     if budget is not None and budget.judged_s < budget.window_s:
         notes.append("warm-up is listed but not judged: leave it out of the window with --steps N (the last N "
                      "ProfilerStep ranges) or --skip-first TIME")

@@ -7,6 +7,9 @@ callback copies every record's fields into a plain dict at once (the record obje
 buffer, which CUPTI reuses when the callback returns), in the form
 :mod:`gpuwhy.importers.cupti.records` turns into a Chrome trace. Times are CUPTI's (ns).
 
+While tracing, a program that imports JAX gets ``jax.jit`` wrapped (:mod:`gpuwhy.engine.jax_costs`):
+each call of a jitted function is recorded with XLA's cost analysis of its executable.
+
 ``start``, ``stop``, then ``capture()``: :func:`gpuwhy.api.run_program.cupti_profiler` writes it as a trace.
 """
 
@@ -102,6 +105,7 @@ class CuptiTracer:
         self._devices: dict[int, str] = {}
         self.lost = 0
         self._set_nvtx = False
+        self._jax = None  # the jax.jit hook (engine/jax_costs.py), installed by start
 
     # -- CUPTI's buffer callbacks (called on CUPTI's threads) --------------------------------------
     def _requested(self):
@@ -226,9 +230,15 @@ class CuptiTracer:
                 os.environ["NVTX_INJECTION64_PATH"] = path  # read by NVTX at its first call in the program
                 self._set_nvtx = True
         self._start_ns = int(c.get_timestamp())
+        from .jax_costs import JaxHook, Recorder
+
+        self._jax = JaxHook(Recorder(lambda: int(c.get_timestamp())))
+        self._jax.install()  # jax.jit wrapped when the program imports jax (never imported here)
 
     def stop(self) -> None:
         c = self._cupti
+        if self._jax is not None:
+            self._jax.remove()
         if self._set_nvtx:  # not for what runs after (the ncu pass of --kernels has its own injection)
             os.environ.pop("NVTX_INJECTION64_PATH", None)
             self._set_nvtx = False
@@ -290,7 +300,8 @@ class CuptiTracer:
     def capture(self) -> dict:
         """What was recorded, after :meth:`stop`: ``start_ns``/``stop_ns`` (CUPTI's clock), ``pid``,
         ``devices`` (index -> name), ``lost`` (records CUPTI dropped), ``records`` (see the module
-        docstring; the input of :func:`gpuwhy.importers.cupti.records.chrome_trace`) and ``buffers``:
+        docstring; the input of :func:`gpuwhy.importers.cupti.records.chrome_trace`, with the ``jit``
+        calls of :mod:`gpuwhy.engine.jax_costs` where the program jitted JAX functions) and ``buffers``:
         ``(start ns, end ns, records)`` of each buffer CUPTI handed over (kept in the callback, turned
         into records here, after the run)."""
         self._convert()
@@ -298,6 +309,8 @@ class CuptiTracer:
         with self._lock:
             records = list(self._records)
             buffers = list(self._buffers)
+        if self._jax is not None:
+            records.extend(self._jax.recorder.taken())
         return {"start_ns": self._start_ns, "stop_ns": max(self._stop_ns, self._start_ns), "pid": os.getpid(),
                 "devices": dict(self._devices), "lost": self.lost, "records": records, "buffers": buffers}
 

@@ -25,7 +25,8 @@ def _kernels_table(r) -> Table | None:
     t.add_column("regime", overflow="fold")
     t.add_column("% roof", justify="right")
     for k in r.kernels:
-        t.add_row(shorten_middle(k.name, 36), fmt_time(k.total_s), f"{k.launches:,}", fmt_time(k.mean_s), kernel_regime(k.regime, k.level, bool(k.measured_launches)),
+        t.add_row(shorten_middle(k.name, 36), fmt_time(k.total_s), f"{k.launches:,}", fmt_time(k.mean_s), kernel_regime(k.regime, k.level, bool(k.measured_launches))
+                  + (" (XLA cost)" if k.regime and (k.source or "").startswith("cost_analysis") else ""),
                   "-" if k.roof_pct is None else f"{k.roof_pct:.0f}%")
     return t
 

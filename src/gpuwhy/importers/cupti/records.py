@@ -13,7 +13,18 @@ The records are plain dicts, one per CUPTI activity, copied out of CUPTI's buffe
   ``cudaLaunchKernel``), ``corr``, ``pid``, ``tid``;
 - ``sync``: ``start``, ``end``, ``type`` (``STREAM_WAIT_EVENT``, ``STREAM_SYNCHRONIZE``,
   ``EVENT_SYNCHRONIZE``, ``CONTEXT_SYNCHRONIZE``), ``corr``, ``stream``;
-- ``range``: an NVTX push/pop or start/end range, ``start``, ``end``, ``name``, ``tid``.
+- ``range``: an NVTX push/pop or start/end range, ``start``, ``end``, ``name``, ``tid``;
+- ``jit``: one call of a jitted JAX function (:mod:`gpuwhy.engine.jax_costs`): ``start``, ``end``,
+  ``name``, ``tid``, and its executable's ``flops`` and ``bytes`` a call from XLA's cost analysis
+  (None unknown), ``dtype``, ``matmul`` (JAX's default matmul precision, None: XLA's), ``error``
+  (why there are none).
+
+A ``jit`` call becomes a host range (``user_annotation``) named ``jax.jit NAME`` with ``args``
+``External id`` (a number of its own), ``cost`` (``cost_analysis``, or why it failed), ``flops`` and
+``bytes accessed`` a call where known, ``dtype`` and ``matmul precision`` where known; each kernel whose launch API call (its ``corr``)
+started inside exactly one such call carries that call's ``External id``, as torch.profiler links a
+kernel to the operator that launched it (where calls on several threads overlap, the thread of the
+launch decides; a launch inside none, or several, is linked to none).
 
 The trace is the one torch.profiler writes (categories ``kernel``, ``gpu_memcpy``, ``gpu_memset``,
 ``cuda_runtime``, ``cuda_driver``, ``cuda_sync``, ``user_annotation``; GPU events on ``pid`` = device,
@@ -97,6 +108,8 @@ def chrome_trace(records: Iterable[Mapping], *, start_ns: int, stop_ns: int, pid
         {"ph": "i", "s": "g", "name": CAPTURE_END, "pid": pid, "tid": 0, "ts": us(stop_ns)},
     ]
     add = events.append
+    records = list(records)
+    owner = _jit_owners(records, add, us, pid)
     for b0, b1, n in buffers:
         if b0 and b1 >= b0:
             add({"ph": "X", "cat": "overhead", "name": "CUPTI buffer to records (gpuwhy)", "pid": pid, "tid": 0,
@@ -111,6 +124,8 @@ def chrome_trace(records: Iterable[Mapping], *, start_ns: int, stop_ns: int, pid
                 if k == "kernel":
                     name = str(r["name"])
                     args.update(grid=_dim3(r.get("grid")), block=_dim3(r.get("block")))
+                    if r.get("corr") in owner:
+                        args["External id"] = owner[r["corr"]]
                     if r.get("graph"):
                         args["graph id"] = int(r["graph"])
                 elif k == "memcpy":
@@ -132,6 +147,8 @@ def chrome_trace(records: Iterable[Mapping], *, start_ns: int, stop_ns: int, pid
                 add({"ph": "X", "cat": "cuda_sync", "name": word, "pid": pid, "tid": int(r.get("stream", 0)),
                      "ts": ts, "dur": dur, "args": {"correlation": int(r.get("corr", 0)),
                                                     "stream": int(r.get("stream", 0)), "cuda_sync_kind": word}})
+            elif k == "jit":
+                continue  # written by _jit_owners
             elif k == "range":
                 add({"ph": "X", "cat": "user_annotation", "name": str(r["name"]), "pid": pid,
                      "tid": int(r.get("tid", 0)), "ts": ts, "dur": dur, "args": {}})
@@ -151,4 +168,64 @@ def chrome_trace(records: Iterable[Mapping], *, start_ns: int, stop_ns: int, pid
             "traceEvents": meta + events}
 
 
-__all__ = ["CAPTURE_END", "CAPTURE_START", "RecordError", "api_name", "chrome_trace", "copy_name"]
+def _jit_owners(records: list, add, us, pid: int) -> dict:
+    """Write each ``jit`` record of ``records`` as a host range (see the module docstring) through
+    ``add``; return correlation id -> the ``External id`` of the call its launch API call started in.
+
+    Raises:
+        RecordError: a ``jit`` record without ``start``, ``end`` or ``name``.
+    """
+    import bisect
+
+    calls = []
+    for i, r in enumerate(records):
+        if r.get("k") != "jit":
+            continue
+        try:
+            calls.append((int(r["start"]), int(r["end"]), str(r["name"]), r))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(f"record {i} ('jit') has no usable {exc}") from None
+    if not calls:
+        return {}
+    calls.sort(key=lambda c: c[0])
+    for n, (s, e, name, r) in enumerate(calls, start=1):
+        args = {"External id": n, "cost": r.get("error") or "cost_analysis"}
+        if r.get("flops"):
+            args["flops"] = float(r["flops"])
+        if r.get("bytes"):
+            args["bytes accessed"] = float(r["bytes"])
+        if r.get("dtype"):
+            args["dtype"] = str(r["dtype"])
+        if r.get("matmul"):
+            args["matmul precision"] = str(r["matmul"])
+        add({"ph": "X", "cat": "user_annotation", "name": f"{JIT_PREFIX}{name}", "pid": pid,
+             "tid": int(r.get("tid", 0) or 0), "ts": us(s), "dur": max(0.0, (e - s) / 1e3), "args": args})
+    starts = [c[0] for c in calls]
+    reach, top = [], -1  # the latest end among the calls up to each one: where looking back can stop
+    for c in calls:
+        top = max(top, c[1])
+        reach.append(top)
+    owner = {}
+    for r in records:
+        if r.get("k") not in ("runtime", "driver") or r.get("corr") is None:
+            continue
+        try:
+            t = int(r["start"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        inside, n = [], bisect.bisect_right(starts, t) - 1
+        while n >= 0 and reach[n] >= t:
+            if t <= calls[n][1]:
+                inside.append(n)
+            n -= 1
+        if len(inside) > 1:  # overlapping calls (several threads): the launch's own thread decides
+            inside = [n for n in inside if calls[n][3].get("tid") == r.get("tid")]
+        if len(inside) == 1:
+            owner[r["corr"]] = inside[0] + 1
+    return owner
+
+
+#: The name of a jitted JAX function's call in the trace: ``jax.jit train_step``.
+JIT_PREFIX = "jax.jit "
+
+__all__ = ["CAPTURE_END", "JIT_PREFIX", "CAPTURE_START", "RecordError", "api_name", "chrome_trace", "copy_name"]

@@ -77,7 +77,7 @@ def timeline_of(s: Scan) -> Timeline:
         range_name=np.asarray(s.h_name, dtype=np.int64),
         range_names=[k for k, _ in sorted(s.h_names.items(), key=lambda kv: kv[1])],
         range_kind=np.asarray(s.h_kind, dtype=np.int8), range_thread=np.asarray(s.h_thread, dtype=np.int64),
-        thread_pid=list(s.thread_pid), op_flops=dict(s.ext_flops), wait_stream=dict(s.wait_stream),
+        thread_pid=list(s.thread_pid), op_flops=dict(s.ext_flops), op_costs=dict(s.ext_costs), wait_stream=dict(s.wait_stream),
         gpu_ranges=list(s.gpu_ranges), window=(s.win_start, s.win_end), bounds=(s.other_lo, s.other_hi),
         lazy_loads=s.lazy_loads, lazy_load_us=s.lazy_load_us, other_devices=dict(s.other_devices),
         dropped=dict(s.dropped), events=s.events, api_events=s.runtime, host_bad_ts=s.host_bad_ts,

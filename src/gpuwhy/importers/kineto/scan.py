@@ -102,6 +102,24 @@ def _key(x):
     return x
 
 
+def _host_figures(s: "Scan", name: str, args: dict) -> None:
+    """Keep a host range's FLOPs (``args.flops``, summed by External id) and cost-model figures
+    (``args.cost``; see :attr:`Scan.ext_costs`) by its External id."""
+    x = _key(args.get("External id"))
+    if x is None:
+        return
+    fv = _num(args.get("flops")) if args.get("flops") else None
+    if fv:
+        s.ext_flops[x] = s.ext_flops.get(x, 0.0) + fv
+    if "cost" not in args:
+        return
+    fl, nb = _num(args.get("flops")), _num(args.get("bytes accessed"))
+    s.ext_costs[x] = {"name": str(name), "flops": fl if fl and fl > 0 else None,
+                      "bytes": nb if nb and nb > 0 else None, "cost": str(args.get("cost")),
+                      "dtype": args.get("dtype") if isinstance(args.get("dtype"), str) else None,
+                      "matmul": args.get("matmul precision") if isinstance(args.get("matmul precision"), str) else None}
+
+
 def _num(x) -> float | None:
     """``x`` as a float: numbers and numeric text; None for anything else (true/false, objects,
     non-finite text, integers beyond float range)."""
@@ -185,6 +203,9 @@ class Scan:
     flow_start: dict = field(default_factory=dict)
     flow_end: dict = field(default_factory=dict)
     ext_flops: dict = field(default_factory=dict)
+    #: External id -> a cost model's figures of a host range that carries ``args.cost`` (a jitted JAX
+    #: call under `gpuwhy run --tracer cupti`): ``name``, ``flops``, ``bytes``, ``cost``, ``dtype``, ``matmul``.
+    ext_costs: dict = field(default_factory=dict)
     other_devices: dict = field(default_factory=dict)  # accelerator name -> events
     lazy_loads: int = 0
     lazy_load_us: float = 0.0
@@ -221,7 +242,7 @@ def scan(events, into: Scan | None = None) -> Scan:
     h_ts, h_dur, h_name, h_kind, h_thread = s.h_ts.append, s.h_dur.append, s.h_name.append, s.h_kind.append, s.h_thread.append
     n_rt = n_rt0 = len(s.r_ts)
     bad_host = bad_runtime = 0
-    corr_runtime, thread_pid, ext_flops = s.corr_runtime, s.thread_pid, s.ext_flops
+    corr_runtime, thread_pid = s.corr_runtime, s.thread_pid
     RUNTIME, OP, MAX = _RUNTIME, _OP, _MAX_US
     type_, float_, int_, str_, dict_ = type, float, int, str, dict  # locals: read ~10 times per event
     for lo in range(0, len(events), _BLOCK):
@@ -292,13 +313,8 @@ def scan(events, into: Scan | None = None) -> Scan:
                     h_name(nid)
                     h_kind(k - OP)
                     h_thread(th)
-                    if type_(args) is dict_:
-                        fl = args.get("flops")
-                        if fl:
-                            x = _key(args.get("External id"))
-                            fv = _num(fl)
-                            if x is not None and fv:
-                                ext_flops[x] = ext_flops.get(x, 0.0) + fv
+                    if type_(args) is dict_ and ("flops" in args or "cost" in args):
+                        _host_figures(s, nm, args)
                 elif k > 2:
                     _other_complete(s, ev, k, cat)
                 elif k < 0:

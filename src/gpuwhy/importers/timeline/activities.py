@@ -13,7 +13,9 @@ its direction (``gpu_copy``: :data:`HTOD`, :data:`DTOH`, ...), the host memory i
 A GPU activity is linked to the API call that launched it by ``gpu_corr`` (the call's
 ``api_corr``); a source that links launches otherwise gives the launch time in
 ``gpu_launch_us`` (NaN where none). ``gpu_op`` is the id of the host operator that
-launched it (its FLOPs, when known, in ``op_flops``).
+launched it (its FLOPs, when known, in ``op_flops``; a cost model's figures of the call, a
+jitted JAX function's, in ``op_costs``: ``name``, ``flops`` and ``bytes`` a call or None, ``cost``
+(``cost_analysis`` or why there are none), ``dtype``, ``matmul`` (the matmul precision asked)).
 
 Host ranges: ``range_kind`` is :data:`OPERATOR` (a framework operator), :data:`ANNOTATION`
 (a user range: ``ProfilerStep#N`` steps, DataLoader calls, NVTX) or :data:`FRAME` (a
@@ -122,6 +124,7 @@ class Timeline:
     range_thread: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     thread_pid: list = field(default_factory=list)
     op_flops: dict = field(default_factory=dict)
+    op_costs: dict = field(default_factory=dict)
     wait_stream: dict = field(default_factory=dict)
     gpu_ranges: list = field(default_factory=list)
     window: tuple = (None, None)
@@ -287,7 +290,7 @@ def crop(t: Timeline, lo: float, hi: float) -> Timeline:
         gpu_ranges=[(n, max(s, lo), min(e, hi)) for n, s, e in t.gpu_ranges if not (e < lo or s > hi)],
         window=(w0 if w0 is not None and lo <= w0 <= hi else None, w1 if w1 is not None and lo <= w1 <= hi else None),
         bounds=(None, None),
-        op_flops=dict(t.op_flops), wait_stream=dict(t.wait_stream), dropped=dict(t.dropped),
+        op_flops=dict(t.op_flops), op_costs=dict(t.op_costs), wait_stream=dict(t.wait_stream), dropped=dict(t.dropped),
         device_names=dict(t.device_names), notes=list(t.notes),
     )
 
