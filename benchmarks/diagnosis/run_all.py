@@ -40,6 +40,16 @@ PROGRAMS_DIR = HERE / "programs"
 LOG_CHARS = 40_000  # the tail of each run's output kept in --docs
 
 
+def add_output_options(ap: argparse.ArgumentParser, results: str, what: str) -> None:
+    """The options every benchmark runner shares: ``--out`` (its results JSON, default ``results``),
+    ``--docs``, ``--trace-dir`` and ``--python`` (the Python that runs ``what`` and gpuwhy)."""
+    ap.add_argument("--out", default=results, help=f"the results JSON (default {results})")
+    ap.add_argument("--docs", default=None, help="folder for the gpuwhy documents and run logs "
+                                                 "(default: beside --out, <stem>-docs)")
+    ap.add_argument("--trace-dir", default=None, help="gpuwhy run --out folder for traces (default: a temporary one)")
+    ap.add_argument("--python", default=sys.executable, help=f"the Python that runs {what} and gpuwhy")
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated program names (default: all)")
@@ -52,11 +62,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--steps", type=int, default=30, help="measured steps per run (default 30)")
     ap.add_argument("--warmup", type=int, default=5, help="warm-up steps per run (default 5)")
     ap.add_argument("--repeats", type=int, default=2, help="runs of each variant alone (default 2)")
-    ap.add_argument("--out", default="diagnosis-results.json", help="the results JSON (default diagnosis-results.json)")
-    ap.add_argument("--docs", default=None, help="folder for the gpuwhy documents and run logs "
-                                                 "(default: beside --out, <stem>-docs)")
-    ap.add_argument("--trace-dir", default=None, help="gpuwhy run --out folder for traces (default: a temporary one)")
-    ap.add_argument("--python", default=sys.executable, help="the Python that runs the programs and gpuwhy")
+    add_output_options(ap, "diagnosis-results.json", "the programs")
     a = ap.parse_args(argv)
     names = [n for n in a.only.split(",") if n]
     unknown = [n for n in names if n not in score.BY_NAME]

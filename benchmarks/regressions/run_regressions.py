@@ -74,11 +74,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--alone", type=int, default=1, help="plain runs of each variant in phase 2 (default 1; 0: none)")
     ap.add_argument("--host-ms", type=float, default=None,
                     help=f"host_work's extra Python per step (default: {HOST_FACTOR} x the baseline's profiled step)")
-    ap.add_argument("--out", default="regressions-results.json", help="the results JSON (default regressions-results.json)")
-    ap.add_argument("--docs", default=None, help="folder for the gpuwhy documents and run logs "
-                                                 "(default: beside --out, <stem>-docs)")
-    ap.add_argument("--trace-dir", default=None, help="gpuwhy run --out folder for traces (default: a temporary one)")
-    ap.add_argument("--python", default=sys.executable, help="the Python that runs program.py and gpuwhy")
+    run_all.add_output_options(ap, "regressions-results.json", "program.py")
     a = ap.parse_args(argv)
     names = [n for n in a.only.split(",") if n]
     unknown = [n for n in names if n not in catalog.BY_NAME]
