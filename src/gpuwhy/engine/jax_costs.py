@@ -10,8 +10,8 @@ that does not use JAX is untouched). Each call of a function the program jitted 
   the tree's structure), its executable's cost: ``fn.lower(*args, **kwargs).compile().cost_analysis()``,
   XLA's count of ``flops`` and ``bytes accessed`` a call (a dict, or a list of one dict in older JAX).
   It is asked before the call (a donated argument is gone after it), so its host time lies outside
-  the call's interval; JAX caches the compiled executable, so this is a lowering, not a second
-  compilation.
+  the call's interval. Whether JAX's caches make this a lowering only, or a second compilation of
+  the step, is not yet measured (nor has this run with real JAX on a GPU).
 
 A failed or empty cost analysis leaves the call without figures and its record says why
 (``error``). Calls made while JAX traces (an argument is a tracer: a jitted function called inside
