@@ -41,7 +41,7 @@ REGRESSIONS: tuple[Regression, ...] = (
                "loss.item() blocks until the step's work is done; the log write, the next step's bookkeeping, "
                "batch fetch and first launches then run with the GPU idle, gated by the sync"),
     Regression("pageable", "pageable_copy",
-               "the host stages each 20 MB batch through a pinned buffer (and the blocking copy waits), the GPU "
+               "the host stages each 20 MB batch through a pinned buffer (after a stream sync the driver makes), the GPU "
                "idles; the pinned copies' exposed time (copy) goes away"),
     Regression("no_bf16", "kernels",
                "fp32 (TF32) GEMMs and twice the bytes: the kernels take longer; a trace does not measure "

@@ -23,8 +23,9 @@ name for each, and why):
 ``sync_item``      the loss logged the simple way: ``loss.item()`` at the end of every step, then
                    the log write on the main thread (a sync: the write, the next step's
                    bookkeeping and its first launches then run with the GPU idle)
-``pageable``       ``pin_memory=False`` and a blocking ``.to("cuda")``: batches copied from
-                   pageable memory
+``pageable``       ``pin_memory=False``: batches copied from pageable memory (the same
+                   ``non_blocking=True`` copy, which from pageable memory the driver stages
+                   through a pinned buffer after a stream sync, holding the host)
 ``no_bf16``        autocast off: the whole model in fp32 (TF32 still on)
 ``no_tf32``        TF32 off: the fp32 tail (last block and head) on the FP32 cores
 ``loader_workers`` ``num_workers=0``: every sample made on the main process
@@ -288,7 +289,6 @@ def main() -> None:
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.05, fused=True)
     log = Logger(torch, total, a.log_ms * 1e-3, smoke)
     micro = a.micro if r == "micro_batches" else 1
-    blocking = r == "pageable"
     torch.cuda.synchronize()
 
     it = iter(loader)
@@ -303,10 +303,10 @@ def main() -> None:
             if i == 0:
                 last = (x.clone(), jit.clone())  # the first batch (a warm-up step), for the check after the loop
             jitter_cpu_in_place(x, jit)  # planted: on the CPU, on the pinned batch, before the copy
-        x = x.to(dev, non_blocking=not blocking)
-        y = y.to(dev, non_blocking=not blocking)
+        x = x.to(dev, non_blocking=True)
+        y = y.to(dev, non_blocking=True)
         if r != "cpu_op":
-            jit = jit.to(dev, non_blocking=not blocking)
+            jit = jit.to(dev, non_blocking=True)
             x = jitter(x, jit)
         loss_total = torch.zeros((), device=dev)
         for xs, ys in zip(x.chunk(micro), y.chunk(micro)):
