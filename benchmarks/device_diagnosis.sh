@@ -5,6 +5,7 @@
 #         `pytest -m gpu` and `gpuwhy check` (the GPU checks after the house move, issue 27);
 # PART b: stream_wait decode_b1 fp32_gemm elementwise_chain few_blocks l2_resident (the last four
 #         with --kernels: an Nsight Compute pass), after `gpuwhy bench --sweep` (the measured L2 roof).
+# DIAG_REPEATS: plain runs of each variant (part a 2, so a plain run's own spread is known; part b 1).
 # DIAG_GPU_TESTS=0 skips part a's `pytest -m gpu` and `gpuwhy check`; DIAG_DEADLINE_S (default 400)
 # stops starting programs after that many seconds; a later --only overrides the part's list.
 # Each program: the planted variant and its twin alone, and each under `gpuwhy run --json`
@@ -26,12 +27,12 @@ T=/tmp/gpuwhy-diag-traces; rm -rf "$T"; mkdir -p "$T"   # traces stay off $OUT (
   python3 -c 'import sys, torch, triton, cupy; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__, "cupy", cupy.__version__)'
   python3 -c 'import gpuwhy; print("gpuwhy", gpuwhy.__version__)'; git log --oneline -1 2>/dev/null; } > "$W/docs/env.txt" 2>&1
 case "$PART" in
-  a) ONLY=python_work,tiny_layers,pageable_h2d,d2h_sync,dataloader,item_gate ;;
-  b) ONLY=stream_wait,decode_b1,fp32_gemm,elementwise_chain,few_blocks,l2_resident
+  a) ONLY=python_work,tiny_layers,pageable_h2d,d2h_sync,dataloader,item_gate; REPEATS=${DIAG_REPEATS:-2} ;;
+  b) ONLY=stream_wait,decode_b1,fp32_gemm,elementwise_chain,few_blocks,l2_resident; REPEATS=${DIAG_REPEATS:-1}
      timeout 90 python3 -m gpuwhy bench --sweep > "$W/docs/bench_sweep.txt" 2>&1; echo "gpuwhy bench --sweep: exit $?" ;;
   *) echo "part a or b" >&2; exit 2 ;;
 esac
-python3 benchmarks/diagnosis/run_all.py --only "$ONLY" --repeats 1 --out "$O/diagnosis-$PART.json" --docs "$W/docs" \
+python3 benchmarks/diagnosis/run_all.py --only "$ONLY" --repeats "$REPEATS" --out "$O/diagnosis-$PART.json" --docs "$W/docs" \
   --trace-dir "$T" --deadline-s "${DIAG_DEADLINE_S:-400}" --timeout 90 "$@" 2>&1 | tee "$O/diagnosis-$PART.log"
 rc=${PIPESTATUS[0]}
 if [ "$PART" = a ] && [ "${DIAG_GPU_TESTS:-1}" != 0 ]; then
