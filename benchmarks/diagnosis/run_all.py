@@ -50,6 +50,17 @@ def add_output_options(ap: argparse.ArgumentParser, results: str, what: str) -> 
     ap.add_argument("--python", default=sys.executable, help=f"the Python that runs {what} and gpuwhy")
 
 
+def timeout_within_deadline(a: argparse.Namespace, job, elapsed: float) -> float | None:
+    """The timeout (s) for ``job`` started ``elapsed`` seconds into the run: its own (``job.timeout_s``),
+    cut to what ``--deadline-s`` leaves (15 s at least); None, with a line saying so, when the job's
+    estimate would end past the deadline (the job is skipped)."""
+    if a.deadline_s and elapsed + job.est_s() > a.deadline_s:
+        print(f"[{elapsed:6.1f}s] {job.label}: skipped, the deadline ({a.deadline_s:.0f} s) is near", flush=True)
+        return None
+    timeout = job.timeout_s(a.timeout)
+    return min(timeout, max(15.0, a.deadline_s - elapsed)) if a.deadline_s else timeout
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated program names (default: all)")
@@ -234,13 +245,10 @@ def main(argv=None) -> int:
     for job in jobs:
         name = job.entry.name
         elapsed = time.perf_counter() - t_start
-        if a.deadline_s and elapsed + job.est_s() > a.deadline_s:
+        timeout = timeout_within_deadline(a, job, elapsed)
+        if timeout is None:
             runs[name]["skipped"].append(job.label)
-            print(f"[{elapsed:6.1f}s] {job.label}: skipped, the deadline ({a.deadline_s:.0f} s) is near", flush=True)
             continue
-        timeout = job.timeout_s(a.timeout)
-        if a.deadline_s:
-            timeout = min(timeout, max(15.0, a.deadline_s - elapsed))
         cmd = command(a, job, calib.get(name, []), trace_dir)
         if job.kind.startswith("gpuwhy"):
             (trace_dir / (name + ("-fixed" if job.kind == "gpuwhy-fixed" else ""))).mkdir(parents=True, exist_ok=True)

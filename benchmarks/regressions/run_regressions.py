@@ -228,13 +228,10 @@ def main(argv=None) -> int:
     for job in jobs:
         v = job.variant
         elapsed = time.perf_counter() - t_start
-        if a.deadline_s and elapsed + job.est_s() > a.deadline_s:
+        timeout = run_all.timeout_within_deadline(a, job, elapsed)
+        if timeout is None:
             runs[v]["skipped"].append(job.label)
-            print(f"[{elapsed:6.1f}s] {job.label}: skipped, the deadline ({a.deadline_s:.0f} s) is near", flush=True)
             continue
-        timeout = job.timeout_s(a.timeout)
-        if a.deadline_s:
-            timeout = min(timeout, max(15.0, a.deadline_s - elapsed))
         if job.kind == "gpuwhy":
             (trace_dir / v).mkdir(parents=True, exist_ok=True)
         cmd = command(a, job, host_ms, trace_dir)
