@@ -28,6 +28,24 @@ def _strip(labels: dict) -> dict:
     return {k: v for k, v in labels.items() if k != "__name__"}
 
 
+def _matching(mod):
+    """A binary operation's vector matching: ``(on, key)``, ``on`` being ``(include, label names)`` of its
+    ``on(...)``/``ignoring(...)`` (None without one) and ``key(labels)`` the labels a sample is matched on
+    (the metric name dropped)."""
+    on = None
+    if mod is not None and mod.matching is not None:
+        on = (str(mod.matching.type).endswith("Include"), set(mod.matching.labels))
+
+    def key(lab):
+        lab = _strip(lab)
+        if on is None:
+            return tuple(sorted(lab.items()))
+        include, names = on
+        return tuple(sorted((k, v) for k, v in lab.items() if (k in names) == include))
+
+    return on, key
+
+
 def _match(m, labels: dict) -> bool:
     v = labels.get(m.name, "")
     op = str(m.op)
@@ -179,17 +197,8 @@ class Evaluator:
                 else:
                     out.append((_strip(lab), float(r)))
             return out
-        on = None
-        if mod is not None and mod.matching is not None:
-            on = (str(mod.matching.type).endswith("Include"), set(mod.matching.labels))
+        on, key = _matching(mod)
         many_to_one = mod is not None and str(mod.card).endswith("ManyToOne")
-
-        def key(lab):
-            lab = _strip(lab)
-            if on is None:
-                return tuple(sorted(lab.items()))
-            include, names = on
-            return tuple(sorted((k, v) for k, v in lab.items() if (k in names) == include))
 
         right: dict = {}
         for lab, v in rhs:
@@ -217,16 +226,7 @@ class Evaluator:
         return out
 
     def _set_op(self, op, lhs, rhs, mod):
-        on = None
-        if mod is not None and mod.matching is not None:
-            on = (str(mod.matching.type).endswith("Include"), set(mod.matching.labels))
-
-        def key(lab):
-            lab = _strip(lab)
-            if on is None:
-                return tuple(sorted(lab.items()))
-            include, names = on
-            return tuple(sorted((k, v) for k, v in lab.items() if (k in names) == include))
+        _, key = _matching(mod)
 
         rkeys = {key(lab) for lab, _ in rhs}
         if op == "and":
