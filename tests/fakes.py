@@ -369,6 +369,18 @@ def install(monkeypatch, gpu: FakeGpu, tmp_path) -> FakeGpu:
     return gpu
 
 
+def install_quick(monkeypatch, tmp_path, gpu: FakeGpu | None = None) -> FakeGpu:
+    """:func:`install` a fake GPU (a new :class:`FakeGpu` by default) with `bench --quick`'s memory sizes
+    cut to 1 KiB-256 KiB and the CPU stand-in's to 16 Ki elements, so a quick bench runs in a moment
+    and its regimes still show (the fake's L2 is 256 KiB)."""
+    from gpuwhy.bench import memory
+
+    gpu = install(monkeypatch, gpu if gpu is not None else FakeGpu(), tmp_path)
+    monkeypatch.setattr(memory, "QUICK_SIZES", (2**10, 2**14, 2**16, 2**18))
+    monkeypatch.setattr(memory, "CPU_ELEMENTS", 2**14)
+    return gpu
+
+
 def capture(fn, *args, **kw) -> tuple[str, str]:
     """(stdout, stderr) of ``fn(*args, **kw)``, with gpuwhy's consoles rebuilt around it."""
     from gpuwhy.render import console

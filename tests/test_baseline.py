@@ -220,14 +220,9 @@ def test_cli_another_gpu_model_is_refused(cli, tmp_path):
 
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
-    from fakes import FakeGpu, install
+    from fakes import install_quick
 
-    from gpuwhy.bench import memory
-
-    gpu = install(monkeypatch, FakeGpu(), tmp_path)
-    monkeypatch.setattr(memory, "QUICK_SIZES", (2**10, 2**14, 2**16, 2**18))
-    monkeypatch.setattr(memory, "CPU_ELEMENTS", 2**14)
-    return gpu
+    return install_quick(monkeypatch, tmp_path)
 
 
 def test_bench_save_baseline_then_baseline_then_planted_regression(cli, fake, tmp_path):

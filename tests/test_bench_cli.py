@@ -14,7 +14,7 @@ import json
 import pytest
 
 from conftest import gpu_available, run_cli
-from fakes import FakeGpu, install
+from fakes import install_quick
 
 # ------------------------------------------------------------ no GPU here ----
 
@@ -78,10 +78,8 @@ def fake(monkeypatch, tmp_path):
     """Install the fake device (tests/fakes.py); small sizes so the regimes still show (L2 = 256 KiB)."""
     from gpuwhy.bench import memory
 
-    gpu = install(monkeypatch, FakeGpu(), tmp_path)
-    monkeypatch.setattr(memory, "QUICK_SIZES", (2**10, 2**14, 2**16, 2**18))
+    gpu = install_quick(monkeypatch, tmp_path)
     monkeypatch.setattr(memory, "sweep_sizes", lambda *a, **k: [2**10, 2**12, 2**14, 2**16, 2**18])
-    monkeypatch.setattr(memory, "CPU_ELEMENTS", 2**14)
     return gpu
 
 

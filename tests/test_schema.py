@@ -205,13 +205,11 @@ def test_recorded_device_profile(path):
 
 @pytest.fixture
 def fake_gpu(monkeypatch, tmp_path):
-    from fakes import FakeGpu, install
+    from fakes import install_quick
     from gpuwhy.bench import latency, link, memory
 
-    gpu = install(monkeypatch, FakeGpu(), tmp_path)
-    monkeypatch.setattr(memory, "QUICK_SIZES", (2**10, 2**14, 2**16, 2**18))
+    gpu = install_quick(monkeypatch, tmp_path)
     monkeypatch.setattr(memory, "sweep_sizes", lambda *a, **k: [2**10, 2**14, 2**18])
-    monkeypatch.setattr(memory, "CPU_ELEMENTS", 2**14)
     # short runs: the fake moves every byte and follows every pointer in Python
     monkeypatch.setattr(link, "link_sizes", lambda *a, **k: [4096, 65536, 1 << 20])
     for name, value in (("TIMED_STEPS", 256), ("WARM_CAP", 64), ("PRIME_CAP", 512), ("CLOCK_RAMP_NS", 1000)):

@@ -151,13 +151,9 @@ def test_node_exporter_would_refuse_no_series_twice(cli, tmp_path):
 
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
-    from fakes import FakeGpu, install
-    from gpuwhy.bench import memory
+    from fakes import install_quick
 
-    gpu = install(monkeypatch, FakeGpu(), tmp_path)
-    monkeypatch.setattr(memory, "QUICK_SIZES", (2**10, 2**14, 2**16, 2**18))
-    monkeypatch.setattr(memory, "CPU_ELEMENTS", 2**14)
-    return gpu
+    return install_quick(monkeypatch, tmp_path)
 
 
 def test_bench_quick_textfile_on_the_fake_gpu(cli, fake, tmp_path, monkeypatch):
