@@ -97,11 +97,7 @@ class Gaps:
     after_graph: np.ndarray
     prev_last: np.ndarray  # the event that finished last before the gap (-1 for none)
     waited_for: np.ndarray  # a dependency wait's WAITED_FOR code (0 elsewhere)
-    pg_lead: np.ndarray = None  # length of the pageable-staging lead piece, after the sync piece
-
-    def __post_init__(self):
-        if self.pg_lead is None:
-            self.pg_lead = np.zeros(self.g0.size)
+    pg_lead: np.ndarray  # length of the pageable-staging lead piece, after the sync piece
 
 
 def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warmup: bool = True,
