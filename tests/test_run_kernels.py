@@ -297,14 +297,18 @@ def test_run_kernels_measures_the_top_kernels_and_budgets_by_regime(work, cli):
     assert busy["launch_sized"] == pytest.approx(3 * (_round_us(5) + _round_us(6)) * 1e-6)
     assert set(busy) == {"compute_bound", "memory_bound", "issue_bound", "launch_sized", "kernels"}
     assert sum(s["share_pct"] for s in b["shares"]) == pytest.approx(100.0)
-    # bringing the measured kernels to their roof: each one's window time x (1 - its share of its roof),
-    # Amdahl over the judged window
+    # bringing the measured kernels to their roof: each one's window time x (1 - its share of its roof); the
+    # window then takes at least the larger of the GPU time left (busy, queue latency) and the host's idle time
     sgemm = rows["cutlass_80_simt_sgemm_256x128_8x4_nn_align1"]
     assert sgemm["total_s"] == pytest.approx(3 * _round_us(7) * 1e-6)
     removable = sum(k["total_s"] * (1 - k["roof_pct"] / 100) for k in doc["kernels"]
                     if k["regime"] in ("compute", "memory", "issue") and k["mean_s"] >= 10e-6)
     f = {r["key"]: r for r in b["remedies"]}["faster_kernels"]
-    assert f["removed_s"] == pytest.approx(removable) and f["ceiling_x"] == pytest.approx(judged / (judged - removable))
+    gpu_left = sum(busy.values()) - removable + sum(s["seconds"] for s in b["shares"] if s["cause"] == "queue_latency")
+    host_left = sum(s["seconds"] for s in b["shares"] if s["cause"] in (
+        "launch_overhead", "host_work", "host_sync", "data_loading", "pageable_copy", "unexplained"))
+    assert f["removed_s"] == pytest.approx(removable) and f["floor_s"] == pytest.approx(max(gpu_left, host_left))
+    assert f["ceiling_x"] == pytest.approx(judged / max(gpu_left, host_left))
     assert Path(kp["ncu"]["rep_path"]).name == "gpuwhy-run-ncu.ncu-rep" and Path(kp["ncu"]["rep_path"]).parent.name == "o"
 
 

@@ -120,7 +120,13 @@ def test_dataloader_num_workers_0_is_data_loading_bound():
     # more workers take the loading, and (their pin_memory=True) the pageable copies of the batches
     gone = c.time_s + d.diagnosis.share("pageable_copy").seconds
     assert fix.key == "more_loader_workers" and fix.removed_s == pytest.approx(gone)
-    assert fix.ceiling_x == pytest.approx(d.diagnosis.judged_s / (d.diagnosis.judged_s - gone))
+    # what it leaves: the GPU's busy time less the pageable copies' and the queue latency; the other host-side shares
+    dg = d.diagnosis
+    pg = dg.share("pageable_copy")
+    gpu_left = dg.busy_s - pg.gpu_busy_s + (dg.share("queue_latency").seconds if dg.share("queue_latency") else 0.0)
+    host_left = sum(s.seconds for s in dg.shares if s.cause.value in ("launch_overhead", "host_work", "host_sync",
+                                                                      "unexplained"))
+    assert fix.ceiling_x == pytest.approx(dg.judged_s / max(gpu_left, host_left))
     assert any("num_workers=0" in e for e in c.evidence)
     # Three ProfilerSteps (schedule active=3), each idle mostly in the DataLoader.
     assert [s.name for s in d.idle.steps] == ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"]
@@ -133,7 +139,7 @@ def test_dataloader_num_workers_0_is_data_loading_bound():
                                                                            "persistent_workers", "prefetch_factor")]
     assert order == sorted(order) and order[0] == 0
     graph = d.diagnosis.remedy("cuda_graph")
-    assert graph is not None and graph.ceiling_x < 1.05 < fix.ceiling_x
+    assert graph is not None and graph.share_pct < 5 and graph.ceiling_x < 1.1 < fix.ceiling_x
     # xb.to(dev) from pageable memory: the copies are named, with their bandwidth.
     pg = _cause(d, "pageable_copy")
     assert pg is not None and any("pageable memory" in e and "GB/s" in e for e in pg.evidence)

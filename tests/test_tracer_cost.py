@@ -18,7 +18,7 @@ from gpuwhy.engine import tracer_cost
 from gpuwhy.importers.kineto import analyze_trace, host_events, read_timeline
 from gpuwhy.importers.kineto.read import tracer_event_us
 from gpuwhy.importers.timeline.gaps import carry_lead
-from gpuwhy.verdict.engine import amdahl
+from gpuwhy.verdict.engine import floor_after
 
 US = 1e-6
 PID = 9
@@ -109,21 +109,20 @@ def test_a_sync_gates_the_host_work_after_the_small_kernels_it_launched():
     assert shares["host_work"] == pytest.approx(175.0 - 99.0)  # 125-300 less the sync's 99
 
 
-@pytest.mark.parametrize("w, r, floor, tracer, want", [
-    (10.0, 4.0, 0.0, 0.0, 10 / 6),       # Amdahl
-    (10.0, 4.0, 5.0, 0.0, 10 / 6),       # the floor is below what is left: no change
-    (10.0, 4.0, 5.0, 3.0, 9 / 5),        # J from 7 to 10: J / max(J - 4, 5) peaks at J = 9
-    (10.0, 4.0, 1.0, 3.0, 7 / 3),        # decreasing over 7-10: the shortest plain run, 7 / 3
-    (10.0, 10.0, 0.0, 0.0, float("inf")),
+@pytest.mark.parametrize("gpu, host, tracer, want", [
+    (5.0, 3.0, 0.0, 5.0),   # the GPU's time holds the floor
+    (2.0, 3.0, 0.0, 3.0),   # the host's
+    (2.0, 3.0, 2.0, 2.0),   # a plain run's host side may be 2 s shorter: 1 s, under the GPU's 2 s
+    (0.0, 1.0, 2.0, 0.0),   # nothing left that the tracer did not add
 ])
-def test_amdahl_with_a_floor_and_the_tracer_time(w, r, floor, tracer, want):
-    assert amdahl(w, r, floor, tracer) == pytest.approx(want)
+def test_the_floor_after_a_fix_allows_for_the_tracer_on_the_host_side(gpu, host, tracer, want):
+    assert floor_after(gpu, host, tracer) == pytest.approx(want)
 
 
-@pytest.mark.parametrize("bad", [(-1.0, 0.0), (0.0, -1.0)])
-def test_amdahl_refuses_a_negative_floor_or_tracer_time(bad):
-    with pytest.raises(ValueError):
-        amdahl(10.0, 1.0, *bad)
+@pytest.mark.parametrize("bad", [(-1.0, 0.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, -1.0), (float("nan"), 0.0, 0.0)])
+def test_the_floor_refuses_a_negative_figure(bad):
+    with pytest.raises(ValueError, match="must be >= 0"):
+        floor_after(*bad)
 
 
 @pytest.mark.parametrize("value, want", [
@@ -225,48 +224,51 @@ def test_the_lead_is_reckoned_from_the_first_sync_of_a_pair():
 
 # --------------------------------------------------------------------------- the engine's ceilings
 
-def _window(tracer_s, kernels=None):
+def _window(tracer_s, kernels=None, host_work=2.0):
     from gpuwhy.verdict.causes import Cause
     from gpuwhy.verdict.figures import KernelFigure, WindowFigures
 
-    ks = kernels or (KernelFigure("k", 5.0, 10, 0.5),)
-    return WindowFigures(10.0, {Cause.HOST_SYNC: 3.0, Cause.HOST_WORK: 2.0}, kernels=ks, tracer_s=tracer_s)
+    ks = kernels or (KernelFigure("k", 8.0 - host_work, 10, 0.5),)
+    return WindowFigures(10.0, {Cause.HOST_SYNC: 2.0, Cause.HOST_WORK: host_work}, kernels=ks, tracer_s=tracer_s)
 
 
-def test_without_a_tracer_figure_the_ceilings_are_amdahls():
+def test_without_a_tracer_figure_the_host_side_counts_whole():
+    # 10 s: syncs 2, host work 2, kernels 6. remove_syncs leaves GPU 6 s, host 2 s: 10 / 6; move_host_work the same
     from gpuwhy.verdict.engine import diagnose
 
     d = diagnose(_window(0.0))
     assert d.tracer_s == 0.0 and d.to_dict()["tracer_s"] == 0.0
-    assert d.remedy("remove_syncs").ceiling_x == pytest.approx(10 / 7)
-    assert d.remedy("move_host_work").ceiling_x == pytest.approx(10 / 8)
+    assert d.remedy("remove_syncs").ceiling_x == pytest.approx(10 / 6)
+    assert d.remedy("move_host_work").ceiling_x == pytest.approx(10 / 6)
+    # host work 5 s, kernels 3 s: remove_syncs leaves host 5 s over GPU 3 s: 10 / 5
+    assert diagnose(_window(0.0, host_work=5.0)).remedy("remove_syncs").ceiling_x == pytest.approx(2.0)
 
 
-def test_the_tracer_time_raises_a_ceiling_up_to_the_busy_floor():
-    # 10 s: syncs 3, host work 2, kernels 5 (busy, not removed by either). A plain run may be 2 s shorter:
-    # remove_syncs: J from 8 to 10 of J / max(J - 3, 5) peaks at J = 8: 8 / 5 = 1.6;
-    # move_host_work: J / max(J - 2, 5) over 8-10 peaks at 8: 8 / 6.
+def test_the_tracer_time_raises_a_ceiling_down_to_the_gpu_floor():
+    # host work 5 s, syncs 2 s, kernels 3 s. A plain run's host side may be 1 s shorter: remove_syncs leaves
+    # host 5 - 1 = 4 s over GPU 3 s: 10 / 4; with 3 s of tracer time the GPU's 3 s hold: 10 / 3.
     from gpuwhy.verdict.engine import diagnose
 
-    d = diagnose(_window(2.0))
-    assert d.tracer_s == pytest.approx(2.0)
-    assert d.remedy("remove_syncs").ceiling_x == pytest.approx(1.6)
-    assert d.remedy("move_host_work").ceiling_x == pytest.approx(8 / 6)
-    assert diagnose(_window(float("nan"))).tracer_s == 0.0  # a figure that is no number is not used
-    assert diagnose(_window(-1.0)).remedy("remove_syncs").ceiling_x == pytest.approx(10 / 7)
+    assert diagnose(_window(1.0, host_work=5.0)).remedy("remove_syncs").ceiling_x == pytest.approx(2.5)
+    d = diagnose(_window(3.0, host_work=5.0))
+    assert d.tracer_s == pytest.approx(3.0)
+    assert d.remedy("remove_syncs").ceiling_x == pytest.approx(10 / 3)
+    assert diagnose(_window(float("nan"), host_work=5.0)).tracer_s == 0.0  # a figure that is no number is not used
+    assert diagnose(_window(-1.0, host_work=5.0)).remedy("remove_syncs").ceiling_x == pytest.approx(2.0)
 
 
 def test_the_floor_leaves_out_the_busy_time_a_fix_removes():
-    # A memory-bound kernel of 5 s at 50% of its roof: faster_kernels removes 2.5 s of busy time, leaving a
-    # floor of 2.5 s. With 6 s of tracer time J runs from 4 to 10; J / max(J - 2.5, 2.5) peaks at J = 5: 2.0.
+    # A memory-bound kernel of 6 s at 50% of its roof: faster_kernels removes 3 s of busy time, leaving GPU 3 s
+    # against host 4 s (syncs 2, host work 2): 10 / 4; with 6 s of tracer time the host side is gone: 10 / 3.
     from gpuwhy.verdict.engine import diagnose
     from gpuwhy.verdict.figures import KernelFigure
 
-    k = (KernelFigure("k", 5.0, 10, 0.5, kind="elementwise", regime="memory", roof_pct=50.0, level="DRAM"),)
+    k = (KernelFigure("k", 6.0, 10, 0.6, kind="elementwise", regime="memory", roof_pct=50.0, level="DRAM"),)
+    assert diagnose(_window(0.0, k)).remedy("faster_kernels").ceiling_x == pytest.approx(2.5)
     d = diagnose(_window(6.0, k))
-    assert d.remedy("faster_kernels").ceiling_x == pytest.approx(2.0)
-    # the syncs' fix leaves all 5 s of busy time: J / max(J - 3, 5) over 4-10 peaks at J = 8: 1.6
-    assert d.remedy("remove_syncs").ceiling_x == pytest.approx(1.6)
+    assert d.remedy("faster_kernels").ceiling_x == pytest.approx(10 / 3)
+    # the syncs' fix leaves all 6 s of busy time: 10 / 6, tracer or not
+    assert d.remedy("remove_syncs").ceiling_x == pytest.approx(10 / 6)
 
 
 def _copy(ts, dur, corr, kind="Pageable"):

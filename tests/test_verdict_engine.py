@@ -57,6 +57,17 @@ def test_amdahl_and_its_guards():
         amdahl(8.0, -0.5)
 
 
+def test_a_fix_that_makes_the_host_faster_than_the_gpu_leaves_the_larger_side():
+    # tiny_layers on an H100 (2026-12-07, under torch.profiler, 30 steps): 318.7 ms, of it 290.7 ms launch overhead,
+    # 4.1 ms Python work between steps, 23.9 ms kernels. A CUDA graph leaves GPU 23.9 ms and host 4.1 ms, which now
+    # runs while the graph does: at most 318.7 / 23.9 = 13.3x (Amdahl's 318.7 / 28.0 = 11.4x; the twin gave 12.0x).
+    w = WindowFigures(0.3187, {C.LAUNCH_OVERHEAD: 0.2907, C.HOST_WORK: 0.0041},
+                      kernels=(KernelFigure("k", 0.0239, 12000, 2e-6),))
+    r = diagnose(w).remedy("cuda_graph")
+    assert r.floor_s == pytest.approx(0.0239) and r.ceiling_x == pytest.approx(0.3187 / 0.0239)
+    assert r.ceiling_x > amdahl(0.3187, 0.2907) and r.to_dict()["floor_s"] == r.floor_s
+
+
 def test_enough_to_judge_at_its_edges():
     assert enough_to_judge(4, 50e-6) and not enough_to_judge(3, 1.0) and not enough_to_judge(100, 49e-6)
 
@@ -169,8 +180,14 @@ def test_the_host_side_remedies_remove_their_own_shares_only():
     assert _removes(d, "reorder_dependency") == {"dependency_wait": 1.0}
     assert _removes(d, "overlap_communication") == {"communication": 1.0}
     assert _removes(d, "overlap_copies") == {"copy": 0.5}
-    assert d.remedy("cuda_graph").ceiling_x == 16.0 / 11.0
-    assert d.remedy("more_loader_workers").ceiling_x == 16.0 / 13.0
+    # what a fix leaves: GPU time (busy 2.5 s, queue latency) against host time (the host-side idle shares
+    # and the unexplained 0.5 s); the dependency wait on neither side. The window takes at least the larger.
+    # cuda_graph: GPU 2.5 s, host 2 + 2 + 3 + 0.5 = 7.5 s; more_loader_workers: GPU 2.5 + 1 = 3.5 s, host
+    # 4 + 2 + 2 + 0.5 = 8.5 s. (Amdahl's 16 / 11 and 16 / 13 would add the two sides.)
+    assert d.remedy("cuda_graph").floor_s == 7.5 and d.remedy("cuda_graph").ceiling_x == 16.0 / 7.5
+    assert d.remedy("more_loader_workers").floor_s == 8.5 and d.remedy("more_loader_workers").ceiling_x == 16.0 / 8.5
+    # overlap_communication leaves host 11.5 s: the host side holds the floor
+    assert d.remedy("overlap_communication").floor_s == 11.5
     # no kernel is measured: no kernel remedy, and nothing removes the unexplained share
     assert {r.key for r in d.remedies} == {"cuda_graph", "bigger_launches", "move_host_work", "remove_syncs",
                                            "more_loader_workers", "reorder_dependency", "overlap_communication",
@@ -203,7 +220,9 @@ def test_pinning_takes_the_staging_and_shrinks_each_pageable_copy_to_the_pinned_
     assert not diagnose(WindowFigures(8.0, {C.PAGEABLE_COPY: 3.0}, {C.PAGEABLE_COPY: 2.0})).share(C.PAGEABLE_COPY).busy
     assert d.share(C.UNEXPLAINED).gpu_busy_s == 0.0 and d.share(C.COPY).gpu_busy_s == 0.25
     assert _removes(d, "pin_memory") == {"pageable_copy": 1.0 + 3.0 + 0.5}
-    assert d.remedy("pin_memory").ceiling_x == 8.0 / 3.5
+    # left: GPU 0.25 s (the pinned copy; the pageable copies' 4.5 s counted as gone first), host 2.25 s (the
+    # unexplained rest of the window; the staging counted as gone first): at most 8 / 2.25
+    assert d.remedy("pin_memory").floor_s == 2.25 and d.remedy("pin_memory").ceiling_x == 8.0 / 2.25
     assert d.remedy("more_loader_workers") is None  # no DataLoader: no loader remedy for the copies
     # with a DataLoader, more workers with pin_memory=True take its copies' share too
     d = diagnose(WindowFigures(8.0, {C.PAGEABLE_COPY: 1.0, C.DATA_LOADING: 1.0}, {C.PAGEABLE_COPY: 4.5, C.COPY: 0.25},
@@ -298,7 +317,8 @@ def test_latency_bound_kernels_to_their_roof():
           KernelFigure("tiny", 1e-3, 200, 5e-6, "elementwise", "latency", 10.0, "DRAM"))  # launch-sized: not offered
     d = diagnose(WindowFigures(4.0, {C.HOST_WORK: 2.0 - 1e-3}, kernels=ks))
     assert _removes(d, "more_parallelism") == {"latency_bound": pytest.approx(1.8)}
-    assert d.remedy("more_parallelism").ceiling_x == pytest.approx(4.0 / 2.2)
+    # left: GPU 2.001 - 1.8 = 0.201 s, host 1.999 s: the host work holds the floor (Amdahl: 4 / 2.2)
+    assert d.remedy("more_parallelism").ceiling_x == pytest.approx(4.0 / (2.0 - 1e-3))
     assert d.top.cause is C.LATENCY_BOUND and d.verdict == "latency-bound"
 
 
@@ -320,7 +340,9 @@ def test_no_remedy_beats_its_own_shares():
     for r in d.remedies:
         for c, s in r.removes:
             assert s <= d.share(c).seconds + 1e-12, (r.key, c)
-        assert r.ceiling_x == pytest.approx(d.judged_s / (d.judged_s - r.removed_s))
+        # the floor is never above what Amdahl leaves, so the ceiling never below Amdahl's
+        assert r.floor_s <= d.judged_s - r.removed_s + 1e-12 and r.ceiling_x == pytest.approx(d.judged_s / r.floor_s)
+        assert r.ceiling_x >= amdahl(d.judged_s, r.removed_s) - 1e-12
 
 
 def test_a_verdict_ending_in_a_next_step_keeps_the_steps_capitals():

@@ -122,7 +122,9 @@ def test_the_top_causes_remedy_comes_first_even_when_another_removes_more():
                                kernels=(KernelFigure("k", 1.0, 10, 0.1),)))
     assert d.top.cause is C.HOST_SYNC
     assert [r.key for r in d.remedies] == ["remove_syncs", "cuda_graph", "bigger_launches"]
-    assert d.remedies[0].ceiling_x == 8.0 / 5.0 and d.remedies[1].ceiling_x == 2.0
+    # remove_syncs leaves GPU 1 + 2 s (kernels, queue latency) and host 2 s: 8 / 3; cuda_graph GPU 1 s, host 3 s: 8 / 3
+    assert d.remedies[0].ceiling_x == 8.0 / 3.0 and d.remedies[1].ceiling_x == 8.0 / 3.0
+    assert d.remedies[0].floor_s == 3.0 and d.remedies[1].floor_s == 3.0
 
 
 def test_a_remedy_lists_the_shares_it_removes_largest_first_and_its_share_of_the_judged_window():

@@ -53,6 +53,10 @@ class Cause(str, Enum):
 IDLE = (Cause.LAUNCH_OVERHEAD, Cause.HOST_WORK, Cause.HOST_SYNC, Cause.DATA_LOADING, Cause.PAGEABLE_COPY,
         Cause.DEPENDENCY_WAIT, Cause.QUEUE_LATENCY, Cause.WARMUP, Cause.UNEXPLAINED)
 
+#: Idle causes that are host time (the host was doing or waiting on something else): once a fix makes the
+#: host faster than the GPU, what is left of them may run while the GPU works.
+HOST_SIDE = frozenset({Cause.LAUNCH_OVERHEAD, Cause.HOST_WORK, Cause.HOST_SYNC, Cause.DATA_LOADING, Cause.PAGEABLE_COPY})
+
 #: Each cause in words (a share's label).
 LABEL: dict[Cause, str] = {
     Cause.LAUNCH_OVERHEAD: "launch overhead (launch calls, dispatch)",
@@ -114,4 +118,4 @@ def label(cause: Cause | str, level: str | None = None) -> str:
     return f"{text} ({level})" if c is Cause.MEMORY_BOUND and level else text
 
 
-__all__ = ["BUSY", "IDLE", "LABEL", "REGIME", "VERDICT", "Cause", "label"]
+__all__ = ["BUSY", "HOST_SIDE", "IDLE", "LABEL", "REGIME", "VERDICT", "Cause", "label"]

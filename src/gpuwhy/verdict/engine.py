@@ -9,9 +9,14 @@ its evidence, and the remedies with the shares each removes and its predicted ef
 - Warm-up is listed and not judged: the **judged window** is the window less warm-up, and every
   ceiling is taken over it.
 - A remedy's effect is the seconds it removes from each share (:mod:`.remedies`); its ceiling is
-  Amdahl's bound on the judged window, ``judged / (judged - removed)``: an upper bound the fix
-  cannot beat (where the tracer's host time is known, the bound for a run up to that much
-  shorter, never below the busy time the fix leaves: :func:`amdahl`). A remedy that removes nothing here is not offered.
+  ``judged / floor``: an upper bound the fix cannot beat. The ``floor`` is the least the judged
+  window can take once the fix removed its shares (:func:`floor_after`): the GPU still runs the
+  busy time and the queue latency the fix leaves, and the host still spends the host-side idle
+  time it leaves (launch calls, Python work, syncs, loading, staging), but once the host is
+  ahead that host time may run while the GPU works, so the floor is the larger of the two, not
+  their sum (Amdahl's ``judged - removed`` is their sum: a fix that makes the host faster than
+  the GPU beat it, 2026-12-07 on an H100). Where the tracer's host time is known, the host side
+  is allowed that much less. A remedy that removes nothing here is not offered.
 - The **top cause** is the judged share with the most time; kernels whose regime was not measured
   are no diagnosis, so they give the verdict only when they hold at least half the judged window
   and no diagnosed share holds :data:`DIAGNOSED_MIN_PCT` % of it. The verdict names it, and the first remedy is the
@@ -24,7 +29,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..units import fmt_counted, fmt_num, fmt_time
-from .causes import BUSY, VERDICT, Cause, label
+from .causes import BUSY, HOST_SIDE, VERDICT, Cause, label
 from .figures import LAUNCH_SIZED_S, KernelFigure, WindowFigures
 from .remedies import CATALOGUE, NEXT_STEP
 
@@ -83,8 +88,9 @@ class Share:
 @dataclass(frozen=True)
 class RemedyEffect:
     """A remedy offered here: ``removes`` the seconds it takes from each share, ``removed_s`` their sum,
-    ``share_pct`` that as % of the judged window, ``ceiling_x`` the most the judged window can speed
-    up (``inf`` when it would remove it all)."""
+    ``share_pct`` that as % of the judged window, ``floor_s`` the least the judged window can take
+    after it (:func:`floor_after`), ``ceiling_x`` the most the judged window can speed up (judged /
+    floor; ``inf`` when nothing would be left)."""
 
     key: str
     text: str
@@ -92,10 +98,11 @@ class RemedyEffect:
     removed_s: float
     share_pct: float
     ceiling_x: float
+    floor_s: float = 0.0
 
     def to_dict(self) -> dict:
         return {"key": self.key, "text": self.text, "removed_s": self.removed_s, "share_pct": self.share_pct,
-                "ceiling_x": self.ceiling_x if math.isfinite(self.ceiling_x) else None,
+                "ceiling_x": self.ceiling_x if math.isfinite(self.ceiling_x) else None, "floor_s": self.floor_s,
                 "removes": [{"cause": c.value, "seconds": s} for c, s in self.removes]}
 
 
@@ -149,30 +156,53 @@ class Diagnosis:
         }
 
 
-def amdahl(window_s: float, removed_s: float, floor_s: float = 0.0, tracer_s: float = 0.0) -> float:
-    """Speed-up bound for removing ``r`` of ``W`` seconds: ``W / (W - r)`` (``inf`` when ``r >= W``).
-
-    ``tracer_s``: a run without the tracer may be up to that much shorter than the ``W`` the trace
-    shows (the tracer's host time), without what the fix removes getting any smaller; ``floor_s``:
-    what the fix leaves can never take less (the GPU's busy time it does not remove). The bound
-    is then the largest ``J / max(J - r, floor)`` for ``J`` from ``W - tracer_s`` to ``W``; with
-    ``tracer_s`` 0 it is ``W / (W - r)``.
+def amdahl(window_s: float, removed_s: float) -> float:
+    """Amdahl's bound for removing ``removed_s`` of ``window_s`` seconds: ``W / (W - r)`` (``inf``
+    when ``r >= W``).
 
     Raises:
-        ValueError: ``window_s`` not positive, or ``removed_s``, ``floor_s`` or ``tracer_s`` negative.
+        ValueError: ``window_s`` not positive, or ``removed_s`` negative.
     """
     if not window_s > 0:
         raise ValueError(f"the window must be positive, not {window_s} s")
-    for what, x in (("removed time", removed_s), ("the floor", floor_s), ("the tracer's time", tracer_s)):
-        if x < 0:
+    if removed_s < 0:
+        raise ValueError(f"removed time must be >= 0, not {removed_s} s")
+    rest = window_s - removed_s
+    return math.inf if rest <= 0 else window_s / rest
+
+
+def floor_after(gpu_left_s: float, host_left_s: float, tracer_s: float = 0.0) -> float:
+    """The least time (seconds) a window can take once a fix leaves ``gpu_left_s`` of GPU time (busy
+    time and queue latency) and ``host_left_s`` of host-side idle time: the GPU runs all of its own,
+    the host all of its own, and each may run while the other works, so the larger of the two.
+    ``tracer_s``: the tracer's host time, which a run without it does not spend (the host side less that).
+
+    Raises:
+        ValueError: a figure negative or not a number.
+    """
+    for what, x in (("GPU time", gpu_left_s), ("host time", host_left_s), ("the tracer's time", tracer_s)):
+        if not x >= 0:
             raise ValueError(f"{what} must be >= 0, not {x} s")
+    return max(gpu_left_s, host_left_s - tracer_s, 0.0)
 
-    def bound(j: float) -> float:
-        rest = max(j - removed_s, floor_s)
-        return math.inf if rest <= 0 else j / rest
 
-    lo = max(window_s - tracer_s, min(removed_s + floor_s, window_s), 1e-300)
-    return max(bound(window_s), bound(lo))
+def _left(secs: dict[Cause, float], busy: dict[Cause, float], removes: dict[Cause, float]) -> tuple[float, float]:
+    """What a fix that ``removes`` these seconds leaves (seconds): GPU time (busy time, and queue latency:
+    the GPU's own latency between queued work) and host time (the host-side idle causes, and unexplained
+    idle time: no launch is linked to the work after it, most often a link the trace lost). Dependency waits
+    are on neither side (what they waited for may move with the fix). A share both busy and idle (pageable
+    copies) is taken as losing its busy part first for the GPU side and its idle part first for the host's:
+    each side the least it could keep, so the floor is never too high."""
+    gpu = host = 0.0
+    for c, s in secs.items():
+        r = removes.get(c, 0.0)
+        b = min(busy.get(c, 0.0), s)
+        gpu += max(b - r, 0.0)
+        if c is Cause.QUEUE_LATENCY:
+            gpu += max(s - r, 0.0)
+        elif c in HOST_SIDE or c is Cause.UNEXPLAINED:
+            host += max(s - b - r, 0.0)
+    return gpu, host
 
 
 def _seconds(w: WindowFigures) -> tuple[dict[Cause, float], dict[Cause, float]]:
@@ -239,9 +269,9 @@ def diagnose(w: WindowFigures) -> Diagnosis:
         removed = min(sum(removes.values()), judged)
         if removed <= 0 or 100.0 * removed / judged < MIN_SHARE_PCT:
             continue
-        floor = max(busy_s - sum(min(s, busy.get(c, 0.0)) for c, s in removes.items()), 0.0)
+        floor = floor_after(*_left(secs, busy, removes), tracer)
         remedies.append(RemedyEffect(r.key, r.text_for(w), tuple(sorted(removes.items(), key=lambda kv: -kv[1])), removed,
-                                     100.0 * removed / judged, amdahl(judged, removed, floor, tracer)))
+                                     100.0 * removed / judged, math.inf if floor <= 0 else judged / floor, floor))
     first = (lambda r: top is not None and any(c is top.cause for c, _ in r.removes))
     remedies.sort(key=lambda r: (not first(r), -r.removed_s))
     nexts = tuple(NEXT_STEP[s.cause] for s in shares if s.cause in NEXT_STEP and s.pct >= MIN_SHARE_PCT)
@@ -304,5 +334,5 @@ def _line(top: Share | None, judged: float, remedies, scope: str) -> str:
     return f"{head}; first fix: {fix.key.replace('_', ' ')} ({bound})"
 
 
-__all__ = ["DIAGNOSED_MIN_PCT", "MIN_ACTIVITIES", "MIN_SHARE_PCT", "MIN_WINDOW_S", "Diagnosis", "RemedyEffect", "Share", "amdahl", "diagnose",
+__all__ = ["DIAGNOSED_MIN_PCT", "MIN_ACTIVITIES", "MIN_SHARE_PCT", "MIN_WINDOW_S", "Diagnosis", "RemedyEffect", "Share", "amdahl", "diagnose", "floor_after",
            "enough_to_judge"]
