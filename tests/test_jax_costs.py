@@ -15,6 +15,7 @@ STAND_IN = '''
 """A stand-in for jax: jit(f) gives an object that calls f and can be lowered and compiled."""
 LOWERED = []
 COST = {"flops": 2.0e9, "bytes accessed": 5.0e8}
+LOWERED_COST = {"flops": 2.0e9, "bytes accessed": 9.0e8}  # before fusion: the same FLOPs, more bytes
 
 
 class Tracer:
@@ -42,6 +43,11 @@ class Lowered:
 
     def compile(self):
         return Compiled(self.shapes)
+
+    def cost_analysis(self):
+        if LOWERED_COST == "raise":
+            raise NotImplementedError("no cost analysis of a lowered module here")
+        return LOWERED_COST
 
 
 class Jitted:
@@ -183,6 +189,28 @@ def test_a_failed_cost_analysis_leaves_the_call_without_figures(stand_in):
     assert a["flops"] is None and a["bytes"] is None
     assert a["error"] == "cost_analysis() failed: RuntimeError: cost analysis is not supported on this backend"
     assert jax.LOWERED == [((3,),)]  # asked once, not again for the same signature
+
+
+@pytest.mark.parametrize("lowered, want_flops", [
+    # an H100's compiled MLP step (2026-12-07): its cuBLAS matmuls counted as nothing; the lowered module counts them
+    ({"flops": 7.31e10, "bytes accessed": 1.39e9}, 7.31e10),
+    ({"flops": 1.0e7, "bytes accessed": 1.39e9}, 5.19e7),  # the compiled count when it is the larger
+    ({"bytes accessed": 1.39e9}, 5.19e7),                    # the lowered module counts none
+    ("raise", 5.19e7),                                       # or cannot say
+])
+def test_flops_from_the_lowered_module_where_it_counts_more_bytes_from_the_compiled(stand_in, lowered, want_flops):
+    rec = Recorder(_clock())
+    hook = JaxHook(rec)
+    hook.install()
+    import jax
+
+    jax.COST = {"flops": 5.19e7, "bytes accessed": 4.43e8}
+    jax.LOWERED_COST = lowered
+    f = jax.jit(lambda x: x.value)
+    assert f(Arr(3, value=1.0)) == 1.0
+    hook.remove()
+    (a,) = rec.taken()
+    assert a["flops"] == want_flops and a["bytes"] == 4.43e8 and a["error"] is None
 
 
 def test_calls_while_jax_traces_are_passed_through(stand_in):

@@ -89,17 +89,17 @@ def diff_one(entry: score.Planted, a: Path, b: Path, python: str = sys.executabl
 
 def table(rows: list[dict]) -> list[str]:
     """The table, 80 columns at most, and the summary lines."""
-    out = [f"{'program':<16}|{'planted':<15}|{'top contributor':<15}|ok |{'expl':>5}|{'ceil':>7}|{'ach':>7}|{'a/c':>5}",
+    out = [f"{'program':<17}|{'planted':<15}|{'top contributor':<15}|ok |{'expl':>5}|{'ceil':>7}|{'ach':>7}|{'a/c':>4}",
            "-" * 80]
     for r in rows:
         if "error" in r:
-            out.append(f"{r['program']:<16}| error: {r['error'][:54]}")
+            out.append(f"{r['program']:<17}| error: {r['error'][:54]}")
             continue
         num = lambda v, f: "-" if v is None else f.format(v)  # noqa: E731
-        out.append(f"{r['program']:<16}|{r['planted'][:15]:<15}|{(r['top_contributor'] or '-')[:15]:<15}|"
+        out.append(f"{r['program']:<17}|{r['planted'][:15]:<15}|{(r['top_contributor'] or '-')[:15]:<15}|"
                    f"{'yes' if r['ok'] else ' NO'}|{num(r['explained_pct'], '{:4.0f}%'):>5}|"
                    f"{num(r['ceiling_x'], '{:6.2f}x'):>7}|{num(r['achieved_x'], '{:6.2f}x'):>7}|"
-                   f"{num(None if r['of_ceiling_pct'] is None else r['of_ceiling_pct'] / 100, '{:.2f}'):>5}")
+                   f"{num(None if r['of_ceiling_pct'] is None else r['of_ceiling_pct'] / 100, '{:.2f}'):>4}")
         if r["wrong"]:
             out.append(f"  WRONG: achieved {r['achieved_x']:.2f}x > predicted at most {r['ceiling_x']:.2f}x")
         if not r["offered"]:

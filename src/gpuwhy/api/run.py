@@ -13,7 +13,7 @@ regimes (compute, memory, latency, issue) need FLOPs and bytes, and are never
 guessed from names. With ``kernels`` (``--kernels``) a second, short pass runs
 the program under Nsight Compute over a few launches of each top kernel
 (:mod:`gpuwhy.api.run_kernels`); those kernels' time is then put under their
-measured regime, each with its share of its roof and the Amdahl ceiling of a
+measured regime, each with its share of its roof and the ceiling of a
 faster version. A program that is not Python, or any program when PyTorch is
 missing, is profiled by ncu alone (:func:`run_under_ncu`): kernel time by
 regime, no idle time (ncu serialises kernels and records no timeline).

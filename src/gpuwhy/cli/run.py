@@ -1,5 +1,5 @@
 """`gpuwhy run -- python train.py ARGS`: profile a program (in-process under torch.profiler, and/or its
-top kernels under ncu) and print where its window's time went, with the Amdahl ceiling of each fix."""
+top kernels under ncu) and print where its window's time went, with the ceiling of each fix."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A `gpuwhy run` document's predictions scored against what the second run achieved.
 
-The document before the change offers remedies, each with an Amdahl ceiling: the most the
+The document before the change offers remedies, each with a ceiling: the most the
 judged window can speed up with that fix (an "at most" the fix cannot beat). The run after the
 change achieved ``before / after`` on its step time. The remedy taken to be the one **applied**
 is the one the user names, else the first the document offers (its order: the top cause's

@@ -38,7 +38,7 @@ class KernelStat:
 
 @dataclass(frozen=True)
 class Prediction:
-    """A remedy a `gpuwhy run` document offered: its ``key``, ``text``, ``ceiling_x`` (the Amdahl
+    """A remedy a `gpuwhy run` document offered: its ``key``, ``text``, ``ceiling_x`` (the
     "at most"; None: it would remove all of the window) and the causes it ``removes``."""
 
     key: str

@@ -34,11 +34,11 @@ def budget_table(diag, title: str = "time budget") -> Table:
 
 
 def fixes_table(diag) -> Table | None:
-    """The remedies offered, with the shares each removes and the most it can give (Amdahl over
-    the diagnosis's judged window, its ``scope``); None without any."""
+    """The remedies offered, with the shares each removes and the most it can give over the
+    diagnosis's judged window (its ``scope``; :func:`gpuwhy.verdict.engine.floor_after`); None without any."""
     if not diag.remedies:
         return None
-    t = Table(title=f"fixes (the most each can give: Amdahl over {diag.scope})", title_justify="left", pad_edge=False)
+    t = Table(title=f"fixes (the most each can give over {diag.scope})", title_justify="left", pad_edge=False)
     t.add_column("fix", overflow="fold")
     t.add_column("removes", overflow="fold")
     t.add_column("time", justify="right")

@@ -117,7 +117,7 @@ def _budget_table(b: dict) -> Table:
 
 
 def _fixes(b: dict) -> list[dict]:
-    """The remedies offered: what, the shares each removes, its Amdahl ceiling over the judged window."""
+    """The remedies offered: what, the shares each removes, its ceiling over the judged window."""
     out = []
     for f in records(b.get("remedies")):
         what = ", ".join(f"{txt(x.get('cause')).replace('_', ' ')} {fmt_time(finite(x.get('seconds')))}"

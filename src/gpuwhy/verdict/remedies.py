@@ -1,8 +1,9 @@
 """The remedies, each with the shares of the window it removes or shrinks and by how much.
 
-A remedy's effect is an upper bound: the time it could remove if it worked perfectly, so the
-window's speed-up it gives is at most ``judged / (judged - removed)`` (Amdahl; allowing for the
-tracer's own host time where it is known: :func:`gpuwhy.verdict.engine.amdahl`). What each removes:
+A remedy's effect is an upper bound: the time it could remove if it worked perfectly. The window's
+speed-up it gives is at most ``judged / floor``, the floor being the larger of the GPU time and the
+host time it leaves (:func:`gpuwhy.verdict.engine.floor_after`; never below Amdahl's ``judged /
+(judged - removed)``). What each removes:
 
 - ``cuda_graph``: all launch overhead (host time in launch calls, operators' dispatch and the glue
   between them) and the queue latency between queued kernels outside graphs already replayed; not
