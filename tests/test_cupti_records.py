@@ -222,6 +222,57 @@ def test_a_recorded_cupti_capture_of_a_cupy_program(tmp_path):
     assert gpu.diagnosis.top.cause.value == "host_work"
 
 
+def test_time_inside_a_jit_compilers_ranges_is_warm_up(tmp_path):
+    # vecadd runs 0-100 us (launched at -10 us); the host is in XLA's compiler 150-900 us (loading the module it
+    # made: a driver call inside), then launches vecadd again at 950 (it starts at 960). The gap 100-960: 750 us
+    # compiling is warm-up, not launch overhead; 100-150 is host work (the host issued nothing from -5 to 150 us,
+    # over 100 us); 900-950 (glue) and 10 us of launch latency are launch overhead.
+    recs = [_api("cudaLaunchKernel", -10 * US, 5 * US, 1), _kernel(0, 100 * US, 1),
+            {"k": "range", "start": T0 + 150 * US, "end": T0 + 900 * US, "name": "XlaCompile:#module=jit_f#", "tid": 7},
+            _api("cuModuleLoadData", 200 * US, 100 * US, 2, k="driver"),
+            _api("cudaLaunchKernel", 950 * US, 5 * US, 3), _kernel(960 * US, 40 * US, 3)]
+    (gpu,) = read_trace(_write(tmp_path, recs, 1000 * US)).devices
+    assert gpu.idle.cause_s("warmup") == pytest.approx(750e-6)
+    assert gpu.idle.cause_s("launch_overhead") == pytest.approx(60e-6) and gpu.idle.cause_s("host_work") == pytest.approx(50e-6)
+    assert gpu.diagnosis.judged_s == pytest.approx(gpu.diagnosis.window_s - 750e-6)
+    ev = " ".join(next(c for c in gpu.idle.causes if c.key == "warmup").evidence)
+    assert "750 us while a JIT compiler ran (1 XLA compile, 750 us in all)" in ev
+    assert "first launch" not in ev  # vecadd ran before: no first launch waited
+    # the same range under another name is an annotation like any: its driver call is launch overhead (100 us), the
+    # rest of it host work
+    recs[2] = dict(recs[2], name="my_range")
+    (gpu,) = read_trace(_write(tmp_path, recs, 1000 * US)).devices
+    assert gpu.idle.cause_s("warmup") == 0.0 and gpu.idle.cause_s("launch_overhead") == pytest.approx(110e-6)
+    assert gpu.idle.cause_s("host_work") == pytest.approx(750e-6)
+
+
+def test_a_recorded_cupti_capture_of_a_jax_training_loop(tmp_path):
+    """A real capture (benchmarks/cupti/jax_train.py, an MLP trained for 300 jitted steps, under `gpuwhy run
+    --tracer cupti` on an H100, JAX 0.11, 2026-12-07, docs/results/2026-12-07-diagnosis.md session 4): XLA
+    compiled for 6 s of the 8 s the GPU spans, inside its ``XlaCompile...`` ranges. That time is warm-up, so
+    the judged window is what is left; the 300 steps' jitted calls are ``jax.jit step`` ranges."""
+    import gzip
+    from pathlib import Path
+
+    cap = json.loads(gzip.decompress((Path(__file__).parent / "fixtures/cupti/jax_train_h100.records.json.gz")
+                                     .read_bytes()))
+    recs = cap["records"]
+    doc = chrome_trace(recs, start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
+                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"])
+    p = tmp_path / "jax.json"
+    p.write_text(json.dumps(doc))
+    (gpu,) = read_trace(p).devices
+    compiles = [r for r in recs if r["k"] == "range" and r["name"].startswith("XlaCompile:")]
+    assert len(compiles) == 15 and sum(r["end"] - r["start"] for r in compiles) / 1e9 == pytest.approx(6.14, abs=0.01)
+    d = gpu.diagnosis
+    warm = d.share("warmup").seconds
+    assert 6.0 < warm < 7.0 and d.judged_s == pytest.approx(d.window_s - warm)
+    assert d.share("launch_overhead").seconds < 0.25  # was 6 s with the compiler's time in it
+    ev = " ".join(next(c for c in gpu.idle.causes if c.key == "warmup").evidence)
+    assert "15 XLA compiles" in ev
+    assert sum(1 for e in doc["traceEvents"] if e.get("name") == "jax.jit step") == 301
+
+
 def test_the_tracer_leaves_the_calls_the_budget_never_reads_unrecorded():
     """The cbids of cupti-python's enums (a stand-in with the real names and version suffixes) whose
     calls launch, copy or wait on nothing are switched off; launches, copies and syncs stay on."""

@@ -220,6 +220,10 @@ def test_the_verdict_line_names_the_top_contributor():
     # a small change keeps a decimal: 1.75 ms -> 1.751 ms is 0.1% slower, not "0% slower"
     assert verdict_line(split_change({"k": 1.75e-3}, {"k": 1.751e-3}), "kernel time", 0.0).startswith(
         "after is 0.1% slower in kernel time")
+    # and a small gain is the time saved, not "1x faster" (Extra-P's ex-gpu at 10 and 100: 3.09 ms -> 3.08 ms)
+    assert verdict_line(split_change({"k": 3.09e-3}, {"k": 3.08e-3}), "window", 0.0).startswith(
+        "after is 0.3% faster over the window (3.09 ms -> 3.08 ms)")
+    assert verdict_line(split_change({"k": 1.1}, {"k": 1.0}), "step", 0.0).startswith("after is 1.1x faster per step")
 
 
 def test_the_document_adds_up():

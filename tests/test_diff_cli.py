@@ -264,6 +264,41 @@ def test_nsight_systems_reports_diff_like_traces(cli):
     assert d["before"]["gpu"] == "GeForce GTX 1060 with Max-Q Design"
 
 
+def _kernel_ns_by_name(path) -> dict:
+    """Kernel nanoseconds per short name, read straight from an Nsight Systems export (gzipped)."""
+    import gzip
+    import sqlite3
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        db = Path(d) / "r.sqlite"
+        db.write_bytes(gzip.decompress(Path(path).read_bytes()))
+        con = sqlite3.connect(db)
+        try:
+            return dict(con.execute("SELECT s.value, SUM(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                                    "JOIN StringIds s ON s.id = k.shortName GROUP BY s.value").fetchall())
+        finally:
+            con.close()
+
+
+def test_a_public_nsight_systems_pair_before_and_after_a_change(cli):
+    """Extra-P's concurrent example (tests/fixtures/nsys/SOURCE.md) run by its authors with problem parameter 8
+    and 16 on one GTX 1060: the same job, the change its input size. The kernels doubled, and the diff says so."""
+    nsys = ROOT / "tests" / "fixtures" / "nsys"
+    a, b = nsys / "extrap_concurrent_s8.sqlite.gz", nsys / "extrap_concurrent_s16.sqlite.gz"
+    code, out, err = cli("diff", str(a), str(b), "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert not any(w.startswith("DIFFERENT GPUs") for w in d["warnings"])
+    assert d["before"]["gpu"] == d["after"]["gpu"] == "GeForce GTX 1060 with Max-Q Design"
+    assert d["line"].startswith("after is 89% slower over the window") and "top contributor kernels" in d["line"]
+    assert sum(c["delta_s"] for c in d["contributions"]) == pytest.approx(d["change"]["delta_s"], rel=1e-9)
+    ka, kb = _kernel_ns_by_name(a), _kernel_ns_by_name(b)
+    assert kb["test2"] == pytest.approx(2 * ka["test2"], rel=0.01)  # the largest kernel: twice the work, twice the time
+    top = max(d["kernels"], key=lambda k: abs(k["delta_s"]))
+    assert top["name"].startswith("test2(") and top["delta_s"] == pytest.approx((kb["test2"] - ka["test2"]) * 1e-9, rel=1e-6)
+
+
 def test_a_file_of_no_kind_is_refused_without_echoing_it(cli, tmp_path):
     f = tmp_path / "secret.txt"
     f.write_text("root:$6$hash:19000:0:99999:7:::\n")

@@ -313,7 +313,10 @@ def verdict_line(split: Split, unit: str, spread_s: float, warnings=()) -> str:
     if d == 0 or abs(d) <= spread_s:
         return (f"{first}no change beyond the runs' own spread {per} ({times}, spread {fmt_time(spread_s)})"
                 if spread_s > 0 else f"{first}no change {per} ({times})")
-    if d < 0:
+    if d < 0 and a > 0 and b / a < 1.1:  # under 1.1x a ratio reads as "1x": the time saved, in %
+        pct = -100.0 * d / b
+        head = f"{first}after is {fmt_pct(pct, 0 if pct >= 10 else 1)} faster {per} ({times})"
+    elif d < 0:
         head = f"{first}after is {fmt_num(b / a) if a > 0 else 'inf'}x faster {per} ({times})"
     else:
         pct = 100.0 * d / b if b > 0 else math.inf

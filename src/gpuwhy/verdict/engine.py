@@ -98,7 +98,7 @@ class RemedyEffect:
     removed_s: float
     share_pct: float
     ceiling_x: float
-    floor_s: float = 0.0
+    floor_s: float
 
     def to_dict(self) -> dict:
         return {"key": self.key, "text": self.text, "removed_s": self.removed_s, "share_pct": self.share_pct,

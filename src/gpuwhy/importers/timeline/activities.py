@@ -67,6 +67,16 @@ KERNEL_LAUNCH_NAMES = frozenset({
 #: API calls that allocate or free memory (one-time work in a steady loop).
 MALLOC_NAMES = frozenset({"cudaMalloc", "cudaHostAlloc", "cudaMallocHost", "cudaFree", "cuMemAlloc_v2", "cuMemCreate",
                           "hipMalloc", "hipHostMalloc", "hipFree", "cudaMallocAsync"})
+#: Host ranges in which a just-in-time compiler ran (one-time work): XLA's ``XlaCompile:#module=jit_step#`` and its
+#: phases on the compiler's threads, as JAX writes them into a CUPTI or Nsight trace (seen on an H100, JAX 0.11,
+#: 2026-12-07); not ``XlaModule`` or ``Thunk``, which run a compiled executable.
+COMPILE_PREFIXES = ("XlaCompile", "XlaEmit", "XlaOptimize", "XlaPass", "XlaMemoryScheduler", "XlaBufferAssignment",
+                    "XlaCreateGpuExecutable", "XlaAutotun")
+
+
+def is_compile(name) -> bool:
+    """True for a host range in which a JIT compiler ran (:data:`COMPILE_PREFIXES`)."""
+    return isinstance(name, str) and name.startswith(COMPILE_PREFIXES)
 
 
 #: The trace's top-level key under which `gpuwhy run` writes what its tracer cost the host:

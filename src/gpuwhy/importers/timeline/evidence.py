@@ -186,11 +186,19 @@ class Evidence:
 
     def _warmup(self):
         gp, inner = self.gaps, self.inner
-        w = inner[self.parts["warmup"] > 1e-9]
-        lines = [(f"{fmt_counted(w.size, 'first launch', 'first launches')} of kernels that run again later waited {fmt_time_us(self.tot['warmup'])} longer "
-                 "than their later launches")]
+        first = self.parts["warmup"] - self.parts["_compile"]  # the first launches' part, compiling aside
+        w = inner[first > 1e-9]
+        lines = []
+        if self.tot["_compile"] > 0:
+            n = self.view.compiles
+            lines.append(f"{fmt_time_us(self.tot['_compile'])} while a JIT compiler ran"
+                         + (f" ({fmt_counted(n, 'XLA compile')}, {fmt_time(self.view.compile_s)} in all)" if n else "")
+                         + ": one-time work, unless the program compiles again every step (as many compiles as steps)")
+        if w.size or not lines:
+            lines.append(f"{fmt_counted(w.size, 'first launch', 'first launches')} of kernels that run again later waited "
+                         f"{fmt_time_us(self.tot['warmup'] - self.tot['_compile'])} longer than their later launches")
         if w.size:
-            big = w[int(np.argmax(self.parts["warmup"][np.searchsorted(inner, w)]))]
+            big = w[int(np.argmax(first[np.searchsorted(inner, w)]))]
             nm = display_names([self.t.gpu_names[self.track.name[gp.nxt[big]]]])
             nm = next(iter(nm.values()))
             lines.append(f"the largest, {fmt_time_us(float(gp.g1[big] - gp.g0[big]))} before the first {nm}"

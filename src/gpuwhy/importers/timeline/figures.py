@@ -12,7 +12,7 @@ import numpy as np
 from ...verdict.causes import Cause
 from ...verdict.figures import CopyFigure, KernelFigure
 from ..kernel_names import display_names
-from .activities import COPY_NAMES, KERNEL, MEMCPY, MEMORY_NAMES, MEMSET, PAGEABLE, Timeline
+from .activities import COPY_NAMES, KERNEL, MEMCPY, MEMORY_NAMES, MEMSET, PAGEABLE, Timeline, is_compile
 from .gaps import Gaps, host_windows
 from .host import HostArrays, HostView, is_dataloader
 from .intervals import Coverage, merge, union
@@ -113,7 +113,8 @@ class _PerName:
 
 def host_ops(gaps: Gaps, view: HostView, host: HostArrays, inner: np.ndarray, warm: bool, n: int = 5) -> list[HostOp]:
     """Top-level host operations by the time they ran inside the host windows of launched-late gaps,
-    weighted by the gaps' warm-up share (``warm``) or its complement; DataLoader ranges aside."""
+    weighted by the gaps' warm-up share (``warm``) or its complement; DataLoader ranges aside, and a JIT
+    compiler's ranges outside warm-up (its time in a gap is warm-up)."""
     wa, wb, wgap = host_windows(gaps, inner)
     if not view.top_start.size or not wa.size:
         return []
@@ -126,7 +127,7 @@ def host_ops(gaps: Gaps, view: HostView, host: HostArrays, inner: np.ndarray, wa
         if per[i] <= 0 or len(out) >= n:
             break
         nm = host.h_names[i]
-        if is_dataloader(nm):
+        if is_dataloader(nm) or (is_compile(nm) and not warm):
             continue
         out.append(HostOp(str(nm), float(per[i]) * 1e-6))
     return out

@@ -34,7 +34,8 @@ The causes are :data:`gpuwhy.verdict.causes.IDLE`'s.
      GPU was busy since the last host window: the host was held that long (a copy
      from pageable memory returns only when its data is staged), and pinned it would
      have been that much further ahead;
-  3. *data loading*: time inside a DataLoader ``__next__`` range;
+  3. *data loading*: time inside a DataLoader ``__next__`` range; then *warm-up*:
+     time inside a JIT compiler's range (XLA's ``XlaCompile...``), one-time work;
   4. *host work*: stretches of at least :data:`HOST_WORK_MIN_US` in which the host
      issued no GPU work (no API call, no operator that makes one: Python work, I/O,
      logging, CPU-tensor ops, sleeps; what a CUDA graph would not remove);
@@ -206,7 +207,7 @@ def classify(track: GpuTrack, view: HostView, outer_lo=None, outer_hi=None, warm
                 pg_lead)
     h = np.flatnonzero((cls == _HOST) & inner & (nxt >= 0))
     if h.size and warmup:
-        _, _, _, in_ops, dispatch, work, launch = _pieces(gaps, view, h, -np.inf, np.inf)
+        _, _, _, in_ops, dispatch, work, launch, _ = _pieces(gaps, view, h, -np.inf, np.inf)
         gaps.warm_frac[h] = _warmup_fraction(in_ops + dispatch + work + launch, nxt[h], name)
     return gaps
 
@@ -345,7 +346,7 @@ def _warmup_fraction(hl, nxt, name):
 
 def _pieces(gaps: Gaps, view: HostView, h: np.ndarray, lo, hi):
     """For launched-late gaps ``h`` clipped to ``[lo, hi]`` (us): the sync, pageable, data, in-ops,
-    short-outside, long-outside (host work) and launch pieces."""
+    short-outside, long-outside (host work), launch and compile pieces."""
     g0, g1 = gaps.g0[h], gaps.g1[h]
     c0 = np.maximum(g0, lo)
     c1 = np.minimum(g1, hi)
@@ -358,24 +359,26 @@ def _pieces(gaps: Gaps, view: HostView, h: np.ndarray, lo, hi):
     b = np.minimum(wl, c1)
     pg = view.pageable.within(a, b)
     with_data = view.with_data.within(a, b)
+    with_compile = view.with_compile.within(a, b)
     with_cpu = view.with_cpu.within(a, b)
     win = np.clip(b - a, 0.0, None)
     data = with_data - pg
     pg = pg + lead_pg
-    in_ops = with_cpu - with_data
+    comp = with_compile - with_data
+    in_ops = with_cpu - with_compile
     outside = np.clip(win - with_cpu, 0.0, None)
     work = np.minimum(view.host_work.within(a, b), outside)
     launch = np.clip(c1 - np.maximum(wl, c0), 0.0, None)
     pgn = gaps.pageable_next[h]
     pg = pg + np.where(pgn, launch, 0.0)
     launch = np.where(pgn, 0.0, launch)
-    return sync, pg, data, in_ops, outside - work, work, launch
+    return sync, pg, data, in_ops, outside - work, work, launch, comp
 
 
 def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.inf) -> dict:
     """Idle time (us) by cause of each gap in ``idx``, clipped to ``[lo, hi]``: a dict of arrays
     over ``idx``, with the sub-split of launch overhead in ``_in_ops``, ``_dispatch`` (short stretches
-    outside operators) and ``_launch``.
+    outside operators) and ``_launch``, and in ``_compile`` the part of warm-up inside a JIT compiler's ranges.
 
     ``lo``/``hi`` are scalars, or arrays over ``idx`` (one clip per entry: a gap listed
     several times with the pieces of a partition of it gives its time split over them,
@@ -383,7 +386,7 @@ def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.in
     """
     z = np.zeros(idx.size)
     out = {c: z.copy() for c in CAUSES}
-    out.update(_in_ops=z.copy(), _dispatch=z.copy(), _launch=z.copy())
+    out.update(_in_ops=z.copy(), _dispatch=z.copy(), _launch=z.copy(), _compile=z.copy())
     if idx.size == 0:
         return out
     lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), idx.shape)
@@ -401,13 +404,14 @@ def split_gaps(gaps: Gaps, view: HostView, idx: np.ndarray, lo=-np.inf, hi=np.in
     h = np.flatnonzero(cls == _HOST)
     if h.size == 0:
         return out
-    sync, pg, data, in_ops, dispatch, work, launch = _pieces(gaps, view, idx[h], lo[h], hi[h])
+    sync, pg, data, in_ops, dispatch, work, launch, comp = _pieces(gaps, view, idx[h], lo[h], hi[h])
     wf = gaps.warm_frac[idx][h]
     keep = 1.0 - wf
     out["host_sync"][h] = sync
     out["pageable_copy"][h] = pg
     out["data_loading"][h] = data
-    out["warmup"][h] = (in_ops + dispatch + work + launch) * wf
+    out["warmup"][h] = (in_ops + dispatch + work + launch) * wf + comp
+    out["_compile"][h] = comp
     out["host_work"][h] = work * keep
     out["_in_ops"][h] = in_ops * keep
     out["_dispatch"][h] = dispatch * keep

@@ -11,6 +11,9 @@ host ranges of a :class:`~gpuwhy.importers.timeline.activities.Timeline`:
   memory, during which the host stages the data through a pinned buffer;
 - *data loading*: ``enumerate(DataLoader)#..._next__`` ranges (any range whose
   name holds ``DataLoader``);
+- *compiling*: ranges in which a JIT compiler ran (XLA's ``XlaCompile...``:
+  :func:`~gpuwhy.importers.timeline.activities.is_compile`), one-time work even
+  where it makes API calls (module loads);
 - *issuing GPU work*: every other API call, and every framework operator inside
   which its thread made one (an operator that launches nothing, a CPU-tensor op, is
   host work like Python); annotations and ``python_function`` frames are kept for
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .intervals import Coverage, merge, nested_order, top_level, union
-from .activities import GRAPH_LAUNCH_NAMES, MALLOC_NAMES, STEP_PREFIX, SYNC_NAMES, WAIT_NAMES, Timeline
+from .activities import GRAPH_LAUNCH_NAMES, MALLOC_NAMES, STEP_PREFIX, SYNC_NAMES, WAIT_NAMES, Timeline, is_compile
 
 #: Host time in which the host issued no GPU work (no API call, no operator that makes one) and did not
 #: sync, stage a copy or load data, in a stretch this long (us) or longer, is host work (Python, I/O,
@@ -91,10 +94,10 @@ class HostArrays:
 class HostView:
     """The host state of one process as interval sets and call lists (us).
 
-    ``pageable``, ``with_data``, ``with_cpu``: coverages of nested unions (pageable
-    copy calls; those plus data loading; those plus the host issuing GPU work: API
-    calls and the operators that make them), so a window's time splits by priority
-    with two subtractions; ``host_work``: the stretches of at least
+    ``pageable``, ``with_data``, ``with_compile``, ``with_cpu``: coverages of nested unions
+    (pageable copy calls; those plus data loading; those plus JIT compiling; those plus the
+    host issuing GPU work: API calls and the operators that make them), so a window's time
+    splits by priority with three subtractions; ``host_work``: the stretches of at least
     :data:`HOST_WORK_MIN_US` outside all of these and the syncs. ``sync_end``/``sync_cum``:
     sync calls sorted by end and the running sum of their durations, ``sync_start`` their starts
     in that order. ``event_ts``: the starts of every API call and host range the tracer recorded in
@@ -126,7 +129,14 @@ class HostView:
     callback_ts: np.ndarray
     sync_start: np.ndarray = field(default_factory=lambda: np.zeros(0))
     event_ts: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    with_compile: Coverage | None = None  # None: with_data (no compile range)
+    compile_s: float = 0.0
+    compiles: int = 0
     _events_sorted: bool = False
+
+    def __post_init__(self) -> None:
+        if self.with_compile is None:
+            self.with_compile = self.with_data
 
     def events_before(self, t):
         """How many recorded host events started before ``t`` (us; a scalar or an array). The starts are
@@ -206,17 +216,23 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
     step_ids = np.asarray([i for i, n in enumerate(names) if isinstance(n, str) and n.startswith(h.step_prefix)],
                           dtype=np.int64)
     data_ids = np.asarray([i for i, n in enumerate(names) if is_dataloader(n)], dtype=np.int64)
+    compile_ids = np.asarray([i for i, n in enumerate(names) if is_compile(n)], dtype=np.int64)
     is_step = np.isin(hn, step_ids) & (hk == 1)
     is_data = np.isin(hn, data_ids)
+    is_comp = np.isin(hn, compile_ids) & ~is_data
     is_frame = hk == 2
 
     pg_set = union(r_ts[pg], r_end[pg])
     data_set = union(hs[is_data], he[is_data])
     # The host issuing GPU work: the API calls that queue it, and the framework operators that make them.
-    ops = (hk == 0) & ~is_data & issues_calls(hs, he, ht, r_ts[~sync], h.r_thread[r_idx][~sync])
+    ops = (hk == 0) & ~is_data & ~is_comp & issues_calls(hs, he, ht, r_ts[~sync], h.r_thread[r_idx][~sync])
     launch_set = merge(union(hs[ops], he[ops]), union(r_ts[~sync & ~pg], r_end[~sync & ~pg]))
     with_data = merge(pg_set, data_set)
-    with_cpu = merge(with_data, launch_set)
+    comp_set = union(hs[is_comp], he[is_comp])
+    with_compile = merge(with_data, comp_set)
+    with_cpu = merge(with_compile, launch_set)
+    top_comp = is_comp & np.asarray([isinstance(names[i], str) and names[i].startswith("XlaCompile:")
+                                     for i in hn.tolist()], dtype=bool)
 
     wait = np.isin(r_name, h.runtime_ids(WAIT_NAMES))
     wj = np.flatnonzero(wait)
@@ -251,6 +267,8 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
     return HostView(
         sync_idx=r_idx[sync_j], sync_end=sync_end, sync_cum=sync_cum,
         pageable=Coverage(*pg_set), with_data=Coverage(*with_data), with_cpu=Coverage(*with_cpu),
+        with_compile=Coverage(*with_compile), compile_s=float((comp_set[1] - comp_set[0]).sum()) * 1e-6,
+        compiles=int(top_comp.sum()),
         data_ranges=int(is_data.sum()), data_s=float((he[is_data] - hs[is_data]).sum()) * 1e-6,
         wait_ts=r_ts[wj], wait_stream=wait_stream,
         top_start=top_start, top_end=top_end, top_name=top_name, top_thread=top_thread,
