@@ -345,3 +345,19 @@ def test_split_unclipped_is_the_traces_split_and_launch_overhead_is_its_three_pa
     assert {k: round(v, 6) for k, v in got.items() if v and not k.startswith("_")} == _causes(d)
     assert got["warmup"] > 0 and got["_in_ops"] > 0
     assert got["_in_ops"] + got["_dispatch"] + got["_launch"] == pytest.approx(got["launch_overhead"], rel=1e-12)
+
+
+def test_a_pageable_copy_staged_inside_a_dataloader_range_is_the_copys_not_the_loaders():
+    # Kernel 1 runs T+100..T+110. The host is in the DataLoader T+115..T+415 and, inside it, stages a pageable copy
+    # (its call T+200..T+260); the copy itself runs on stream 8 at T+465, after the next kernel (launched T+441, runs
+    # T+450..T+460): so the gap T+110..T+450 holds the whole call. Its window T+110..T+441: the staging 60 us is
+    # pageable_copy, the rest of the DataLoader 300 - 60 = 240 us data loading, 5 + 26 us of glue and the 9 us
+    # launch latency launch overhead. Then T+460..T+465: the copy was queued: queue latency.
+    ev = launch(T + 90, T + 100, 10, 1)
+    ev.append(op("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", T + 115, 300, cat="user_annotation"))
+    ev.append(rt("cudaMemcpyAsync", T + 200, 60, corr=2))
+    ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 8,
+               "ts": T + 465, "dur": 10, "args": {"device": 0, "stream": 8, "correlation": 2, "bytes": 100_000}})
+    ev += launch(T + 441, T + 450, 10, 3)
+    _, d = _one(ev)
+    assert _causes(d) == {"data_loading": 240, "pageable_copy": 60, "launch_overhead": 40, "queue_latency": 5}
