@@ -344,3 +344,18 @@ def test_a_host_window_after_the_last_sync_has_no_lead_of_its_own():
     shares, _ = _shares({"traceEvents": ev, "gpuwhy_tracer": {"event_us": 2.0}})
     assert shares["host_sync"] == pytest.approx(153.0)
     assert shares["host_work"] == pytest.approx(42.0 + 165.0)
+
+
+def test_a_windows_first_sync_with_no_launch_since_the_sync_before_it():
+    # Two host threads. k1 launched at 0 runs 5-105; thread 9 blocks in a sync 10-105. Thread 10 blocks in a device
+    # sync 150-305 while thread 9 launches k2 at 200 (205-305), then k3 at 500 (505-535). Gap 105-205: its window
+    # 105-200 is the first sync's (95 us). Gap 305-505: the second sync, which returned at 305, started at 150,
+    # before any launch since the first sync ended (105): no work to reckon its most from, so it keeps its own
+    # 155 us, which fill its window 305-500 first (the rest, 40 us, host work: thread 9 issued nothing 205-500).
+    ev = [_rt("cudaLaunchKernel", T, 4, 1), _kern("k1", T + 5, 100, 1), _rt("cudaDeviceSynchronize", T + 10, 95),
+          dict(_rt("cudaDeviceSynchronize", T + 150, 155), tid=10),
+          _rt("cudaLaunchKernel", T + 200, 4, 2), _kern("k2", T + 205, 100, 2),
+          _rt("cudaLaunchKernel", T + 500, 4, 3), _kern("k3", T + 505, 30, 3)]
+    shares, _ = _shares({"traceEvents": ev, "gpuwhy_tracer": {"event_us": 2.0}})
+    assert shares["host_sync"] == pytest.approx(95.0 + 155.0)
+    assert shares["host_work"] == pytest.approx(40.0)
