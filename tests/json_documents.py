@@ -63,6 +63,7 @@ NO_GPU: list[list[str]] = [
     ["trace", str(TRACE / "with_flops.json")],
     ["trace", str(ROOT / "tests" / "fixtures" / "nsys" / "extrap_concurrent_s16.sqlite.gz")],
     ["trace", str(ROOT / "tests" / "fixtures" / "nsys" / "nvfuser_report1.sqlite.gz")],
+    ["trace", str(ROOT / "tests" / "fixtures" / "nsys" / "nsysai_mfu_2gpu_before.sqlite.gz")],  # NCCL: communication
     ["roofline", "--gpu", "H200"],
     ["roofline", "--gpu", "H100", "--dtype", "bf16", "--point", "gemm:2.2T:400MB:3.1ms", "--point", "add:1G:12GB"],
     ["check", "--recorded", _CHECK],

@@ -1,7 +1,9 @@
 """`gpuwhy trace` on Nsight Systems exports (issue 29): real exports made by others
 (tests/fixtures/nsys/SOURCE.md), their busy time against an interval union computed here straight from
-SQL, GPUs named from the report's GPU table, the verdict and its causes; changed copies of a real export
-for what no licensed export holds (pageable copies, a synchronous memset, two GPUs); bad inputs."""
+SQL, GPUs named from the report's GPU table, the verdict and its causes, two GPUs run by two processes
+(one budget each, each GPU's work linked to its own process's calls); changed copies of a real export
+for what no licensed export holds (pageable copies, a synchronous memset, two GPUs named in a GPU
+table); bad inputs."""
 
 from __future__ import annotations
 
@@ -28,6 +30,14 @@ REAL = {
     "nvfuser_report1": ("host-bound", "host_work", "NVIDIA H200"),
 }
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+#: Real exports with work on two GPUs, one process each (time windows of real captures, SOURCE.md): fixture ->
+#: {device: (verdict, top share's cause)} as gpuwhy judges them. Their exports carry no GPU table.
+MULTI = {
+    "nsysai_h100_2gpu_1s": {"0": ("copy-bound", "copy"), "1": ("copy-bound", "copy")},
+    "nsysai_mfu_2gpu_before": {"0": ("gpu-bound", "kernels"), "1": ("gpu-bound", "kernels")},
+}
+#: The process of a serialised global id (globalPid, globalTid), in SQL.
+PID = "((({col}) >> 24) & 16777215)"
 
 
 def _unpacked(name: str, tmp_path):
@@ -129,6 +139,101 @@ def test_api_names_lose_the_version_suffix_only():
     assert copy_of(2, 2, 1) == (DTOH, PINNED)
 
 
+# ------------------------------------------------------------------ real exports with work on two GPUs
+
+
+def _sql_counts(db, device: int) -> tuple[int, int, int]:
+    """(kernels, copies, memsets) of one device, counted by SQL."""
+    con = sqlite3.connect(db)
+    out = tuple(con.execute(f"SELECT COUNT(*) FROM {t} WHERE deviceId = ?", (device,)).fetchone()[0] for t in GPU_TABLES)
+    con.close()
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(MULTI))
+def test_two_gpu_export_gives_each_gpu_its_budget_and_busy_is_the_sql_union(name, tmp_path):
+    db = _unpacked(name, tmp_path)
+    con = sqlite3.connect(db)
+    in_sql = sorted({r[0] for t in GPU_TABLES for r in con.execute(f"SELECT DISTINCT deviceId FROM {t}")})
+    con.close()
+    assert in_sql == [0, 1]
+    report = load_nsys(NSYS / f"{name}.sqlite.gz")
+    assert [d.device for d in report.devices] == ["0", "1"]
+    for d in report.devices:
+        busy, span = _sql_union(db, int(d.device))
+        assert d.busy_s == pytest.approx(busy, rel=1e-9, abs=1e-9)
+        assert d.span_s == pytest.approx(span, rel=1e-9, abs=1e-9)
+        # every activity of the GPU is read and kept (none lost to another process's launch call)
+        assert (d.kernels, d.memcpys, d.memsets) == _sql_counts(db, int(d.device))
+        assert sum(s.seconds for s in d.diagnosis.shares) == pytest.approx(d.span_s, rel=1e-6)
+    assert not report.dropped
+
+
+@pytest.mark.parametrize("name", sorted(MULTI))
+def test_two_gpu_export_verdict_causes_and_the_slowest_named(name, tmp_path):
+    db = _unpacked(name, tmp_path)
+    report = load_nsys(NSYS / f"{name}.sqlite.gz")
+    got = {d.device: (d.verdict, d.diagnosis.top.cause.value) for d in report.devices}
+    assert got == MULTI[name]
+    slowest = max((0, 1), key=lambda dev: _sql_union(db, dev)[0])
+    busy, span = _sql_union(db, slowest)
+    from gpuwhy.units import fmt_time
+
+    assert report.notes[-1] == (f"2 GPUs, one budget each; the slowest is GPU {slowest}: busy {fmt_time(busy)} of its "
+                                f"{fmt_time(span)} span")
+
+
+@pytest.mark.parametrize("name", sorted(MULTI))
+def test_two_gpu_export_without_a_gpu_table_says_so(name, tmp_path):
+    db = _unpacked(name, tmp_path)
+    con = sqlite3.connect(db)
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    con.close()
+    assert not tables & {"TARGET_INFO_GPU", "TARGET_INFO_CUDA_GPU"}  # the capture recorded none
+    report = load_nsys(NSYS / f"{name}.sqlite.gz")
+    assert [d.name for d in report.devices] == [None, None]
+    assert "the GPU table names no GPU 0, 1" in report.notes
+
+
+@pytest.mark.parametrize("name", sorted(MULTI))
+def test_each_gpus_work_links_to_the_launch_calls_of_its_own_process(name, tmp_path):
+    # CUPTI counts correlation ids per process: the two ranks reuse the same ids, so a kernel's launch call is
+    # the call with its id in its own process. The count is SQL's join on (process, correlationId).
+    db = _unpacked(name, tmp_path)
+    con = sqlite3.connect(db)
+    k_pid, r_pid = PID.format(col="k.globalPid"), PID.format(col="r.globalTid")
+    ids = con.execute("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL a JOIN CUPTI_ACTIVITY_KIND_RUNTIME b "
+                      "ON a.correlationId = b.correlationId AND a.deviceId = 1 AND "
+                      f"{PID.format(col='a.globalPid')} != {PID.format(col='b.globalTid')}").fetchone()[0]
+    assert ids > 0  # the ids do collide across the processes
+    linked = {dev: con.execute(
+        f"SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+        f"ON r.correlationId = k.correlationId AND {r_pid} = {k_pid} WHERE k.deviceId = ?", (dev,)).fetchone()[0]
+        for dev in (0, 1)}
+    con.close()
+    report = load_nsys(NSYS / f"{name}.sqlite.gz")
+    assert {int(d.device): d.linked_kernels for d in report.devices} == linked
+    assert not any("start before their own launch call" in n for n in report.notes)
+
+
+def test_launches_queued_when_a_capture_ends_are_no_lost_kernels():
+    # nsysai_h100_2gpu_1s ends with each rank ~0.4 s ahead of its GPU (behind a queue of host-to-device copies):
+    # the launch calls after each process's last recorded kernel have theirs after the capture, not lost.
+    report = load_nsys(NSYS / "nsysai_h100_2gpu_1s.sqlite.gz")
+    assert min(d.launch_latency_median_s for d in report.devices) > 0.4
+    assert not any("have no kernel in the trace" in n for n in report.notes)
+
+
+def test_correlation_keys_are_per_process_when_every_table_names_it():
+    from gpuwhy.importers.nsys.read import corr_key
+
+    rank0, rank1 = 111 << 24, 112 << 24  # globalPid / globalTid of pids 111 and 112 (hardware id 0)
+    assert corr_key(7, rank0, True) != corr_key(7, rank1, True)
+    assert corr_key(7, rank0 | 5, True) == corr_key(7, rank0, True)  # a thread of the process: same key
+    assert corr_key(7, rank0, True) < corr_key(8, rank0, True)  # launch order kept within a process
+    assert corr_key(7, rank0, False) == 7 and corr_key(None, rank0, True) is None and corr_key(7, None, True) == 7
+
+
 # ------------------------------------------------------------------ changed copies of a real export
 
 
@@ -161,9 +266,9 @@ def test_synchronous_memsets_are_said(tmp_path):
     assert not any("synchronous memset" in n for n in load_nsys(NSYS / "extrap_concurrent_s16.sqlite.gz").notes)
 
 
-def test_two_gpus_one_budget_each_and_the_slowest_named(tmp_path):
-    # No licensed public export holds work on two GPUs: the kernels of a real one are copied onto device 1,
-    # stretched to twice their length, and a second GPU row is added.
+def test_two_gpus_named_from_the_gpu_table_and_the_slowest_named(tmp_path):
+    # The real two-GPU exports (above) have no GPU table: the kernels of a real export that has one are copied
+    # onto device 1, stretched to twice their length, and a second GPU row is added.
     db = _unpacked("nvfuser_report1", tmp_path)
     con = sqlite3.connect(db)
     cols = [r[1] for r in con.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_KERNEL)")]

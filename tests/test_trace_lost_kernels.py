@@ -64,3 +64,24 @@ def test_old_kineto_async_launch_flows_link_like_ac2g(tmp_path):
             ev["name"] = "something_else"
     p.write_text(json.dumps(doc))
     assert load_trace(p).devices[0].linked_kernels == 0
+
+
+def test_launches_still_queued_when_the_capture_ends_are_not_lost(tmp_path):
+    # A deep queue: each kernel runs 1 ms (after the one before it), launches come 20 us apart, so the last
+    # launches are made long before the last recorded kernel starts; the capture ends with the kernels of
+    # the last 10 still queued. One kernel in the middle is lost for real.
+    ev = [{"ph": "i", "s": "g", "name": "Iteration Start: PyTorch Profiler", "pid": 1, "tid": 1, "ts": 90.0}]
+    for i in range(40):
+        ts = 100.0 + 20 * i
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts, "dur": 4,
+                   "args": {"correlation": i + 1}})
+        if i < 30 and i != 12:
+            ev.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 200.0 + 1000 * i, "dur": 1000,
+                       "args": {"device": 0, "stream": 7, "correlation": i + 1}})
+    p = tmp_path / "queued.json"
+    p.write_text(json.dumps({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H200"}],
+                             "traceEvents": ev}))
+    lost = [n for n in load_trace(p).notes if "have no kernel in the trace" in n]
+    # launches 1..30 count (up to the last one whose kernel was recorded); only the 13th lost its kernel
+    assert len(lost) == 1 and lost[0].startswith("1 of 30 kernel launch calls have no kernel in the trace")
+    assert "the verdict covers the 29 kernels recorded" in lost[0]

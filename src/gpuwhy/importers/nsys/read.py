@@ -4,7 +4,9 @@ What is Nsight Systems' own is settled here (the codes are the export's ``ENUM_*
 
 - times are nanoseconds in the export (``start``, ``end``), microseconds in the timeline;
 - a GPU activity's device is its ``deviceId`` (as text, ``"0"``), named from the GPU table
-  (:meth:`~.schema.Schema.gpu_names`); its launch call is the API call with its ``correlationId``;
+  (:meth:`~.schema.Schema.gpu_names`); its launch call is the API call of the same process with its
+  ``correlationId``: CUPTI counts correlation ids per process, so two processes (one per GPU under
+  ``torchrun`` or ``mpirun``) reuse the same ids, and the timeline's key is :func:`corr_key`;
 - a copy's direction is ``copyKind`` (``ENUM_CUDA_MEMCPY_OPER``: 1 HtoD, 2 DtoH, 8 DtoD, 9 HtoH,
   10 PtoP; array copies count as the device side they touch; 11-13 unified memory) and the host
   memory it touches its ``srcKind`` (HtoD) or ``dstKind`` (DtoH) (``ENUM_CUDA_MEM_KIND``: 0 pageable,
@@ -44,6 +46,11 @@ NVTX_RANGES = (59, 60)
 STREAM_WAIT = 2
 #: API call classes read (``eventClass``): CUDA runtime, CUDA driver.
 API_CLASSES = (0, 1)
+#: Bits of a CUPTI correlation id (``uint32_t`` in CUPTI's activity records); the process sits above them.
+CORR_BITS = 32
+#: Where each table read for correlation ids names its process (``globalPid``; API calls: ``globalTid``).
+PROCESS_COLUMN = {KERNEL: "globalPid", MEMCPY: "globalPid", MEMSET: "globalPid", SYNC: "globalPid",
+                  RUNTIME: "globalTid", DRIVER: "globalTid"}
 #: The ABI version suffix nsys appends to runtime API names (``_v3020``, ``_v7000``, ``_v12000``); the
 #: driver's ``_v2`` is part of the name and stays.
 _VERSION_SUFFIX = re.compile(r"_v\d{4,}$")
@@ -59,6 +66,24 @@ def pid_of(global_id) -> int | None:
     return None if global_id is None else (int(global_id) >> 24) & 0xFFFFFF
 
 
+def corr_key(corr, global_id, scoped: bool):
+    """The timeline's correlation key of a record: ``(pid << CORR_BITS) | correlationId`` with the process of
+    its serialised global id when ``scoped`` (ids count per process, so this is unique across processes and
+    keeps launch order within one), else the bare id (an export whose tables do not all name the process:
+    keys must agree between the GPU work and the calls); None stays None."""
+    if corr is None:
+        return None
+    if not scoped:
+        return corr
+    pid = pid_of(global_id)
+    return corr if pid is None else (pid << CORR_BITS) | int(corr)
+
+
+def corr_scoped(s: Schema) -> bool:
+    """True when every table read for correlation ids names its record's process (:data:`PROCESS_COLUMN`)."""
+    return all(col in s.columns(t) for t, col in PROCESS_COLUMN.items() if s.has(t))
+
+
 def _opt(cols: frozenset, name: str) -> str:
     """``name`` when the table has that column, else NULL (so one query serves every version)."""
     return name if name in cols else "NULL"
@@ -71,6 +96,7 @@ class _Columns:
         self.dev, self.start, self.end, self.kind, self.name, self.stream = [], [], [], [], [], []
         self.corr, self.nbytes, self.copy, self.memory, self.grid, self.block = [], [], [], [], [], []
         self.in_graph = 0
+        self.scoped = False
 
 
 def _kernels(s: Schema, strings: dict, g: _Columns) -> None:
@@ -78,9 +104,10 @@ def _kernels(s: Schema, strings: dict, g: _Columns) -> None:
     name_col = "demangledName" if "demangledName" in cols else "shortName"
     rows = s.conn.execute(
         f"SELECT start, end, deviceId, streamId, correlationId, {name_col}, gridX, gridY, "
-        f"gridZ, blockX, blockY, blockZ, {_opt(cols, 'graphNodeId')} FROM {KERNEL}")
-    for st, en, dev, stream, corr, nm, gx, gy, gz, bx, by, bz, node in rows:
-        g.start.append(st), g.end.append(en), g.dev.append(str(dev)), g.stream.append(stream), g.corr.append(corr)
+        f"gridZ, blockX, blockY, blockZ, {_opt(cols, 'graphNodeId')}, {_opt(cols, 'globalPid')} FROM {KERNEL}")
+    for st, en, dev, stream, corr, nm, gx, gy, gz, bx, by, bz, node, gpid in rows:
+        g.start.append(st), g.end.append(en), g.dev.append(str(dev)), g.stream.append(stream)
+        g.corr.append(corr_key(corr, gpid, g.scoped))
         g.kind.append(K_KERNEL), g.name.append(strings.get(nm, f"kernel {nm}")), g.nbytes.append(np.nan)
         g.copy.append(NOT_A_COPY), g.memory.append(UNKNOWN_MEMORY), g.grid.append((gx, gy, gz))
         g.block.append((bx, by, bz))
@@ -102,12 +129,14 @@ def _copies(s: Schema, g: _Columns) -> None:
     cols = s.columns(MEMCPY)
     rows = s.conn.execute(
         f"SELECT start, end, deviceId, streamId, correlationId, bytes, copyKind, "
-        f"{_opt(cols, 'srcKind')}, {_opt(cols, 'dstKind')}, {_opt(cols, 'graphNodeId')} FROM {MEMCPY}")
-    for st, en, dev, stream, corr, nb, ck, sk, dk, node in rows:
+        f"{_opt(cols, 'srcKind')}, {_opt(cols, 'dstKind')}, {_opt(cols, 'graphNodeId')}, {_opt(cols, 'globalPid')} "
+        f"FROM {MEMCPY}")
+    for st, en, dev, stream, corr, nb, ck, sk, dk, node, gpid in rows:
         direction, memory = copy_of(ck, sk, dk)
         src = "Device" if direction in (DTOH, DTOD, PTOP) else MEMORY_NAMES[memory].capitalize()
         dst = "Device" if direction in (HTOD, DTOD, PTOP) else MEMORY_NAMES[memory].capitalize()
-        g.start.append(st), g.end.append(en), g.dev.append(str(dev)), g.stream.append(stream), g.corr.append(corr)
+        g.start.append(st), g.end.append(en), g.dev.append(str(dev)), g.stream.append(stream)
+        g.corr.append(corr_key(corr, gpid, g.scoped))
         g.kind.append(K_MEMCPY), g.name.append(f"Memcpy {COPY_NAMES[direction]} ({src} -> {dst})")
         g.nbytes.append(float(nb) if nb is not None else np.nan), g.copy.append(direction), g.memory.append(memory)
         g.grid.append(None), g.block.append(None)
@@ -118,10 +147,11 @@ def _memsets(s: Schema, g: _Columns) -> None:
     cols = s.columns(MEMSET)
     rows = s.conn.execute(
         f"SELECT start, end, deviceId, streamId, correlationId, bytes, "
-        f"{_opt(cols, 'memKind')}, {_opt(cols, 'graphNodeId')} FROM {MEMSET}")
-    for st, en, dev, stream, corr, nb, mk, node in rows:
+        f"{_opt(cols, 'memKind')}, {_opt(cols, 'graphNodeId')}, {_opt(cols, 'globalPid')} FROM {MEMSET}")
+    for st, en, dev, stream, corr, nb, mk, node, gpid in rows:
         memory = MEM_KIND.get(mk, UNKNOWN_MEMORY)
-        g.start.append(st), g.end.append(en), g.dev.append(str(dev)), g.stream.append(stream), g.corr.append(corr)
+        g.start.append(st), g.end.append(en), g.dev.append(str(dev)), g.stream.append(stream)
+        g.corr.append(corr_key(corr, gpid, g.scoped))
         g.kind.append(K_MEMSET), g.name.append(f"Memset ({MEMORY_NAMES[memory].capitalize()})")
         g.nbytes.append(float(nb) if nb is not None else np.nan), g.copy.append(NOT_A_COPY), g.memory.append(memory)
         g.grid.append(None), g.block.append(None)
@@ -143,8 +173,9 @@ class _Threads:
         return i
 
 
-def _api(s: Schema, strings: dict, threads: _Threads) -> tuple:
-    """(start, end, name ids, names, correlation ids, thread indices) of the runtime and driver calls."""
+def _api(s: Schema, strings: dict, threads: _Threads, scoped: bool) -> tuple:
+    """(start, end, name ids, names, correlation keys (:func:`corr_key`), thread indices) of the runtime and
+    driver calls."""
     start, end, name, corr, thread = [], [], [], [], []
     names: dict = {}
     for table in (RUNTIME, DRIVER):
@@ -155,7 +186,7 @@ def _api(s: Schema, strings: dict, threads: _Threads) -> tuple:
         rows = s.conn.execute(f"SELECT start, end, nameId, correlationId, {_opt(cols, 'globalTid')} FROM {table}{where}")
         for st, en, nid, c, gtid in rows:
             nm = api_name(strings.get(nid, f"api {nid}"))
-            start.append(st), end.append(en), corr.append(c), thread.append(threads.of(gtid))
+            start.append(st), end.append(en), corr.append(corr_key(c, gtid, scoped)), thread.append(threads.of(gtid))
             name.append(names.setdefault(nm, len(names)))
     return start, end, name, list(names), corr, thread
 
@@ -177,12 +208,15 @@ def _nvtx(s: Schema, strings: dict, threads: _Threads) -> tuple:
     return start, end, name, list(names), thread
 
 
-def _wait_streams(s: Schema) -> dict:
-    """Correlation id of each stream-wait call -> the stream it made wait (from the synchronisation records)."""
-    if not s.has(SYNC) or not {"syncType", "correlationId", "streamId"} <= s.columns(SYNC):
+def _wait_streams(s: Schema, scoped: bool) -> dict:
+    """Correlation key (:func:`corr_key`) of each stream-wait call -> the stream it made wait (from the
+    synchronisation records)."""
+    cols = s.columns(SYNC)
+    if not s.has(SYNC) or not {"syncType", "correlationId", "streamId"} <= cols:
         return {}
-    rows = s.conn.execute(f"SELECT correlationId, streamId FROM {SYNC} WHERE syncType = {STREAM_WAIT}")
-    return {c: st for c, st in rows if c is not None}
+    rows = s.conn.execute(f"SELECT correlationId, streamId, {_opt(cols, 'globalPid')} FROM {SYNC} "
+                          f"WHERE syncType = {STREAM_WAIT}")
+    return {corr_key(c, gpid, scoped): st for c, st, gpid in rows if c is not None}
 
 
 def _f(values) -> np.ndarray:
@@ -198,6 +232,7 @@ def read_timeline(s: Schema) -> tuple[Timeline, dict]:
     """
     strings = s.strings()
     g = _Columns()
+    g.scoped = scoped = corr_scoped(s)
     if s.has(KERNEL):
         _kernels(s, strings, g)
     if s.has(MEMCPY):
@@ -205,7 +240,7 @@ def read_timeline(s: Schema) -> tuple[Timeline, dict]:
     if s.has(MEMSET):
         _memsets(s, g)
     threads = _Threads()
-    a_start, a_end, a_name, a_names, a_corr, a_thread = _api(s, strings, threads)
+    a_start, a_end, a_name, a_names, a_corr, a_thread = _api(s, strings, threads, scoped)
     r_start, r_end, r_name, r_names, r_thread = _nvtx(s, strings, threads)
     gs, ge = _f(g.start) / NS_PER_US, _f(g.end) / NS_PER_US
     as_, ae = _f(a_start) / NS_PER_US, _f(a_end) / NS_PER_US
@@ -221,11 +256,12 @@ def read_timeline(s: Schema) -> tuple[Timeline, dict]:
         api_corr=a_corr, api_thread=np.asarray(a_thread, dtype=np.int64),
         range_start=rs, range_dur=np.maximum(re_ - rs, 0.0), range_name=np.asarray(r_name, dtype=np.int64),
         range_names=r_names, range_kind=np.full(len(r_start), ANNOTATION, dtype=np.int8),
-        range_thread=np.asarray(r_thread, dtype=np.int64), thread_pid=threads.pid, wait_stream=_wait_streams(s),
+        range_thread=np.asarray(r_thread, dtype=np.int64), thread_pid=threads.pid, wait_stream=_wait_streams(s, scoped),
         device_names=s.gpu_names(), events=len(g.dev) + len(a_start) + len(r_start), api_events=len(a_start),
     )
     sync_records = s.conn.execute(f"SELECT COUNT(*) FROM {SYNC}").fetchone()[0] if s.has(SYNC) else 0
     return t, {"in_graph": g.in_graph, "sync_records": int(sync_records), "nvtx_ranges": len(r_start)}
 
 
-__all__ = ["API_CLASSES", "COPY_KIND", "MEM_KIND", "NVTX_RANGES", "api_name", "copy_of", "pid_of", "read_timeline"]
+__all__ = ["API_CLASSES", "CORR_BITS", "COPY_KIND", "MEM_KIND", "NVTX_RANGES", "PROCESS_COLUMN", "api_name", "copy_of",
+           "corr_key", "corr_scoped", "pid_of", "read_timeline"]

@@ -135,8 +135,8 @@ def analyze(t: Timeline, source: str = "<trace>", top: int = 10,
     if lost:
         notes.append(f"{fmt_num(lost)} of {fmt_num(launched)} kernel launch calls have no kernel in the trace (CUPTI drops "
                      "kernel records when its activity buffers fill; the launch calls stay): the verdict covers the "
-                     f"{fmt_counted(launched - lost, 'kernel')} recorded; profile fewer steps, or raise CUPTI's buffer size, "
-                     "to record them all")
+                     f"{fmt_counted(sum(d.kernels for d in devices), 'kernel')} recorded; profile fewer steps, or raise "
+                     "CUPTI's buffer size, to record them all")
     zero = sum(d.zero_duration_kernels for d in devices)
     if zero:
         res = fmt_time(devices[0].time_resolution_s if devices else 1e-6)

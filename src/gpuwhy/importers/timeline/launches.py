@@ -86,9 +86,11 @@ def unrecorded_kernels(t: Timeline) -> tuple[int, int]:
     correlation id no GPU event carries lost its kernel record: CUPTI drops activity records when
     its buffers fill, and the runtime calls, recorded on the host, stay. Without correlation ids
     on the GPU events the kernels are counted against the launches instead. Only launches made
-    before the last recorded GPU activity started count (a launch at the end of the capture may
-    run after it), and GPU events the reader dropped as unreadable (``t.dropped``, said on their
-    own) are taken off.
+    before the last recorded GPU activity started count, and with correlation ids only those made
+    before the last launch of their process whose kernel was recorded: launches at the end of the
+    capture may still have been queued when it stopped (behind a deep queue their kernels run long
+    after the call), which is no loss. GPU events the reader dropped as unreadable (``t.dropped``,
+    said on their own) are taken off.
     """
     import numpy as np
 
@@ -100,7 +102,18 @@ def unrecorded_kernels(t: Timeline) -> tuple[int, int]:
     rows = rows[t.api_start[rows] < last]
     gcorr = {c for c in t.gpu_corr if c is not None}
     if gcorr:
-        missing = sum(1 for i in rows.tolist() if t.api_corr[i] is not None and t.api_corr[i] not in gcorr)
+        # per process: its launches after its last one whose kernel was recorded may be queued at the end
+        threads = t.api_thread[rows].tolist() if t.api_thread.size == t.api_start.size else [-1] * rows.size
+        pid = [t.thread_pid[j] if 0 <= j < len(t.thread_pid) else None for j in threads]
+        starts = t.api_start[rows].tolist()
+        has = [t.api_corr[i] in gcorr for i in rows.tolist()]
+        last_recorded: dict = {}
+        for p, st, ok in zip(pid, starts, has):
+            if ok and st > last_recorded.get(p, -math.inf):
+                last_recorded[p] = st
+        counted = [st <= last_recorded.get(p, -math.inf) for p, st in zip(pid, starts)]
+        missing = sum(1 for i, ok, c in zip(rows.tolist(), has, counted) if c and not ok and t.api_corr[i] is not None)
+        rows = rows[np.asarray(counted, dtype=bool)]
     else:
         missing = int(rows.size) - int((t.gpu_kind == KERNEL).sum())
     return int(rows.size), max(0, missing - sum(t.dropped.values()))
