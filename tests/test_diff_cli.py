@@ -299,6 +299,25 @@ def test_a_public_nsight_systems_pair_before_and_after_a_change(cli):
     assert top["name"].startswith("test2(") and top["delta_s"] == pytest.approx((kb["test2"] - ka["test2"]) * 1e-9, rel=1e-6)
 
 
+def test_a_public_pair_of_fixed_length_windows_says_what_moved(cli):
+    """nsys-ai's before/after pair of one FSDP job on two GPUs (tests/fixtures/nsys/SOURCE.md): each a 0.3 s window
+    cut from its capture, so the totals hardly differ; the line names the shares that moved, not a share of the
+    change (which would read thousands of %)."""
+    nsys = ROOT / "tests" / "fixtures" / "nsys"
+    a, b = nsys / "nsysai_mfu_2gpu_before.sqlite.gz", nsys / "nsysai_mfu_2gpu_after.sqlite.gz"
+    code, out, err = cli("diff", str(a), str(b), "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["before"]["window_s"] == pytest.approx(0.2998, abs=1e-4) and d["after"]["window_s"] == pytest.approx(0.299, abs=1e-3)
+    moved = sorted(d["contributions"], key=lambda c: -abs(c["delta_s"]))[:2]
+    assert [c["cause"] for c in moved] == ["kernels", "host_sync"]
+    assert d["line"].startswith("after is 0.2% faster over the window (300 ms -> 299 ms); the time moved between "
+                                "shares: kernels (regime not measured) -26 ms; host blocked in a sync +24.5 ms")
+    assert "% of the change" not in d["line"]
+    assert sum(c["delta_s"] for c in d["contributions"]) == pytest.approx(d["change"]["delta_s"], rel=1e-9)
+    assert d["kernels"][0]["name"].startswith("void flash::flash_fwd_kernel")
+
+
 def test_a_file_of_no_kind_is_refused_without_echoing_it(cli, tmp_path):
     f = tmp_path / "secret.txt"
     f.write_text("root:$6$hash:19000:0:99999:7:::\n")

@@ -304,8 +304,14 @@ def _diff_figures(a: Side, b: Side, warnings: list[str], pct: float | None) -> D
     return DiffResult(a, b, "figures", tuple(warnings), notes, None, (), (), (), figs, 0.0, line, pct, failed)
 
 
+#: A change of the total under this % of the run before, with a share that moved more than twice as much, is
+#: told as the shares that moved, not as the top contributor's share of the change.
+MOVED_PCT = 1.0
+
+
 def verdict_line(split: Split, unit: str, spread_s: float, warnings=()) -> str:
-    """The one-line verdict: how much faster or slower per ``unit``, and the top contributor."""
+    """The one-line verdict: how much faster or slower per ``unit``, and the top contributor (or, where the
+    total hardly moved and its shares did, the two largest moves: :data:`MOVED_PCT`)."""
     per = {"step": "per step", "window": "over the window", "kernel time": "in kernel time"}[unit]
     b, a, d = split.before_s, split.after_s, split.delta_s
     first = "on a different GPU, " if any(w.startswith("DIFFERENT GPUs") for w in warnings) else ""
@@ -325,9 +331,15 @@ def verdict_line(split: Split, unit: str, spread_s: float, warnings=()) -> str:
     if top is None:
         return head
     sign = "-" if top.delta_s < 0 else "+"
+    if abs(d) < MOVED_PCT / 100.0 * b and abs(top.delta_s) > 2.0 * abs(d):
+        # the total hardly moved but its shares did (two windows of one length cut from two captures):
+        # a share of the change would read 3,000%; name the largest moves in time instead
+        moves = "; ".join(f"{c.label} {'-' if c.delta_s < 0 else '+'}{fmt_time(abs(c.delta_s))}"
+                          for c in split.contributions[:2] if c.delta_s)
+        return f"{head}; the time moved between shares: {moves}"
     return (f"{head}: top contributor {top.label}, {sign}{fmt_time(abs(top.delta_s))} "
             f"({fmt_pct(top.change_pct, 0)} of the change)")
 
 
-__all__ = ["CLOCK_DIFF_PCT", "RELATED_MIN", "DiffResult", "FigureMove", "device_warnings", "diff", "unrelated",
+__all__ = ["CLOCK_DIFF_PCT", "MOVED_PCT", "RELATED_MIN", "DiffResult", "FigureMove", "device_warnings", "diff", "unrelated",
            "verdict_line"]
