@@ -192,21 +192,28 @@ def test_cupti_profiler_writes_the_trace_and_the_records(tmp_path, monkeypatch):
         prof.export(tmp_path / "trace.json")
 
 
+def _recorded(name: str, tmp_path):
+    """A recorded capture under tests/fixtures/cupti/: its records, the Chrome trace written from them, and the
+    one GPU `gpuwhy trace` reads from that trace."""
+    import gzip
+    from pathlib import Path
+
+    cap = json.loads(gzip.decompress((Path(__file__).parent / "fixtures" / "cupti" / name).read_bytes()))
+    recs = cap["records"]
+    doc = chrome_trace(recs, start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
+                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"])
+    p = tmp_path / "capture.json"
+    p.write_text(json.dumps(doc))
+    (gpu,) = read_trace(p).devices
+    return recs, doc, gpu
+
+
 def test_a_recorded_cupti_capture_of_a_cupy_program(tmp_path):
     """A real capture (benchmarks/cupti/cupy_loop.py under `gpuwhy run --tracer cupti` on an H100,
     2026-12-07, docs/results/2026-12-07-diagnosis.md call 4): its busy time equals the union of its
     kernel, copy and memset intervals computed here from the records alone, and the verdict is the one
     the GPU run printed (host work: CuPy stages each 64 MiB NumPy array into a pinned buffer on the host)."""
-    import gzip
-    from pathlib import Path
-
-    cap = json.loads(gzip.decompress((Path(__file__).parent / "fixtures/cupti/cupy_loop.records.json.gz").read_bytes()))
-    recs = cap["records"]
-    doc = chrome_trace(recs, start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
-                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"])
-    p = tmp_path / "cupy.json"
-    p.write_text(json.dumps(doc))
-    (gpu,) = read_trace(p).devices
+    recs, doc, gpu = _recorded("cupy_loop.records.json.gz", tmp_path)
     spans = sorted((r["start"], r["end"]) for r in recs if r["k"] in ("kernel", "memcpy", "memset"))
     union, lo, hi = 0, *spans[0]
     for s, e in spans[1:]:
@@ -251,17 +258,7 @@ def test_a_recorded_cupti_capture_of_a_jax_training_loop(tmp_path):
     --tracer cupti` on an H100, JAX 0.11, 2026-12-07, docs/results/2026-12-07-diagnosis.md session 4): XLA
     compiled for 6 s of the 8 s the GPU spans, inside its ``XlaCompile...`` ranges. That time is warm-up, so
     the judged window is what is left; the 300 steps' jitted calls are ``jax.jit step`` ranges."""
-    import gzip
-    from pathlib import Path
-
-    cap = json.loads(gzip.decompress((Path(__file__).parent / "fixtures/cupti/jax_train_h100.records.json.gz")
-                                     .read_bytes()))
-    recs = cap["records"]
-    doc = chrome_trace(recs, start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
-                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"])
-    p = tmp_path / "jax.json"
-    p.write_text(json.dumps(doc))
-    (gpu,) = read_trace(p).devices
+    recs, doc, gpu = _recorded("jax_train_h100.records.json.gz", tmp_path)
     compiles = [r for r in recs if r["k"] == "range" and r["name"].startswith("XlaCompile:")]
     assert len(compiles) == 15 and sum(r["end"] - r["start"] for r in compiles) / 1e9 == pytest.approx(6.14, abs=0.01)
     d = gpu.diagnosis
