@@ -265,6 +265,8 @@ def test_a_recorded_cupti_capture_of_a_jax_training_loop(tmp_path):
     warm = d.share("warmup").seconds
     assert 6.0 < warm < 7.0 and d.judged_s == pytest.approx(d.window_s - warm)
     assert d.share("launch_overhead").seconds < 0.25  # was 6 s with the compiler's time in it
+    # its 1,207 syncs of 8.5 ms GPU idle all lay inside the compiles (the autotuner's): no sync of the program's
+    assert d.share("host_sync") is None and d.remedy("remove_syncs") is None
     ev = " ".join(next(c for c in gpu.idle.causes if c.key == "warmup").evidence)
     assert "15 XLA compiles" in ev
     assert sum(1 for e in doc["traceEvents"] if e.get("name") == "jax.jit step") == 301
@@ -286,3 +288,27 @@ def test_the_tracer_leaves_the_calls_the_budget_never_reads_unrecorded():
     got = quiet_calls(SimpleNamespace(runtime_api_trace_cbid=rt, driver_api_trace_cbid=dr))
     assert sorted(got) == [("driver", 11), ("driver", 500), ("driver", 501), ("runtime", 10), ("runtime", 17)]
     assert quiet_calls(SimpleNamespace()) == []
+
+
+def test_a_jit_compilers_own_syncs_and_launches_are_warm_up_too(tmp_path):
+    # XLA's autotuner runs candidate kernels inside the compile and waits on them (the H100 JAX capture: all 8.5 ms
+    # of its host_sync, and 21 ms of its launch latency, lay inside XlaCompile ranges). vecadd runs 0-100 us; the
+    # compiler runs 150-900 us on a pool thread: it launches a candidate at 300 (it runs 310-400) and syncs on it
+    # 305-402; vecadd is launched again at 950 (it starts at 960). Gap 100-310: 50 us host work (the host issued
+    # nothing from -5 to 150), 150-300 compiling, and the candidate's launch 300-310, inside the compile: 160 us
+    # warm-up. Gap 400-960: 400-900 compiling (the autotuner's sync is compile work, no lead of a sync of the
+    # program's), 900-950 glue and 10 us launch latency: launch overhead.
+    recs = [_api("cudaLaunchKernel", -10 * US, 5 * US, 1), _kernel(0, 100 * US, 1),
+            {"k": "range", "start": T0 + 150 * US, "end": T0 + 900 * US, "name": "XlaCompile:#module=jit_f#", "tid": 7},
+            _api("cuLaunchKernel", 300 * US, 5 * US, 2, tid=8, k="driver"), _kernel(310 * US, 90 * US, 2, "gemm_cand"),
+            _api("cuStreamSynchronize", 305 * US, 97 * US, 3, tid=8, k="driver"),
+            _api("cudaLaunchKernel", 950 * US, 5 * US, 4), _kernel(960 * US, 40 * US, 4)]
+    (gpu,) = read_trace(_write(tmp_path, recs, 1000 * US)).devices
+    assert gpu.idle.cause_s("host_sync") == 0.0
+    assert gpu.idle.cause_s("warmup") == pytest.approx(660e-6)
+    assert gpu.idle.cause_s("launch_overhead") == pytest.approx(60e-6) and gpu.idle.cause_s("host_work") == pytest.approx(50e-6)
+    assert gpu.diagnosis.remedy("remove_syncs") is None
+    # outside a compiler's range the same sync is the program's: it leads the gap after it
+    recs[2] = dict(recs[2], name="my_range")
+    (gpu,) = read_trace(_write(tmp_path, recs, 1000 * US)).devices
+    assert gpu.idle.cause_s("host_sync") == pytest.approx(97e-6) and gpu.idle.cause_s("warmup") == 0.0

@@ -100,6 +100,8 @@ def test_real_trace_page_has_one_rect_per_non_empty_segment(tmp_path):
     assert diag["line"].startswith("data-loading-bound: data loading (DataLoader), 93% of the judged window")
     fix = diag["remedies"][0]
     assert fix["key"] == "more_loader_workers" and f"the window runs at most {fmt_cell(fix['ceiling_x'])}x faster" in sec
+    # the ceiling is the judged window over the fix's floor, not Amdahl's law (which it may exceed)
+    assert "Amdahl" not in sec and "the larger of the GPU time and the host time the fix leaves" in sec
     assert "not measured" in sec  # regimes from a trace alone
     assert page.startswith("<!DOCTYPE html>") and GENERATOR_MARK in page and page.rstrip().endswith(REPORT_END)
     assert 'id="roofline"' not in page  # a run alone: the page is the run's

@@ -404,3 +404,24 @@ def test_a_kernel_beside_other_work_is_said_below_99_percent_of_its_launches_tim
     # 100 launches of 1 s: its share of the busy union at 99 s (exactly 0.99 x launches x mean) is not "beside"
     d = diagnose(WindowFigures(200.0, {}, kernels=(KernelFigure("k", total, 100, 1.0),)))
     assert ("beside other work" in d.share(C.KERNELS).evidence[-1]) is beside
+
+
+def test_a_pageable_copy_left_after_pinning_stays_on_the_gpu_side():
+    # 6 s: the host staged 2 s (GPU idle), then 4 s of pageable HtoD copies at 8 GB/s (32 GB, GPU busy); pinned at
+    # 32 GB/s they take 1 s. pin_memory removes the staging and 3 s of the copies: the 1 s copy at the pinned rate
+    # is left on the GPU, so the window takes at least 1 s: 6x, not "all of it" (each side counted as losing its
+    # part first left nothing anywhere). Both remedies that touch the share take its staging (idle) part first.
+    copies = (CopyFigure("HtoD", "pageable", 4, 32e9, 4.0, 4.0),)
+    links = {"HtoD": LinkRate(32.0, "x")}
+    d = diagnose(WindowFigures(6.0, {C.PAGEABLE_COPY: 2.0}, {C.PAGEABLE_COPY: 4.0}, copies=copies, links=links))
+    r = d.remedy("pin_memory")
+    assert _removes(d, "pin_memory") == {"pageable_copy": 5.0}
+    assert r.floor_s == 1.0 and r.ceiling_x == 6.0 and "at most 6x" in d.line
+    # with 2 s of kernels beside: GPU 2 + 1 s left, Amdahl's 8 / 3 (nothing left on the host side)
+    d = diagnose(WindowFigures(8.0, {C.PAGEABLE_COPY: 2.0}, {C.PAGEABLE_COPY: 4.0}, copies=copies, links=links,
+                               kernels=(KernelFigure("k", 2.0, 4, 0.5),)))
+    assert d.remedy("pin_memory").floor_s == 3.0 and d.remedy("pin_memory").ceiling_x == amdahl(8.0, 5.0)
+    # the copies already at the pinned rate: the staging alone goes, all 4 s of copies stay on the GPU
+    fast = (CopyFigure("HtoD", "pageable", 4, 128e9, 4.0, 4.0),)
+    d = diagnose(WindowFigures(6.0, {C.PAGEABLE_COPY: 2.0}, {C.PAGEABLE_COPY: 4.0}, copies=fast, links=links))
+    assert d.remedy("pin_memory").floor_s == 4.0

@@ -6,7 +6,7 @@ loop of small kernels runs slower traced than alone. Idle time the trace shows w
 on the host is partly the tracer's, and a sync's wait is shorter in the trace than alone (the host
 reached it later). The timeline analysis takes the cost per event from the trace (key
 :data:`~gpuwhy.importers.timeline.activities.TRACER_KEY`) and allows for it (see
-:func:`gpuwhy.importers.timeline.gaps.sync_lead` and :func:`gpuwhy.verdict.engine.amdahl`).
+:func:`gpuwhy.importers.timeline.gaps.sync_lead` and :func:`gpuwhy.verdict.engine.floor_after`).
 
 How: ``LOOP`` one-element ``add_`` launches, timed on the host (``time.perf_counter``, no sync inside:
 the GPU keeps up with them) ``REPS`` times alone and ``REPS`` times under a profiler like the one that

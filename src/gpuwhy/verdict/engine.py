@@ -191,17 +191,20 @@ def _left(secs: dict[Cause, float], busy: dict[Cause, float], removes: dict[Caus
     the GPU's own latency between queued work) and host time (the host-side idle causes, and unexplained
     idle time: no launch is linked to the work after it, most often a link the trace lost). Dependency waits
     are on neither side (what they waited for may move with the fix). A share both busy and idle (pageable
-    copies) is taken as losing its busy part first for the GPU side and its idle part first for the host's:
-    each side the least it could keep, so the floor is never too high."""
+    copies: the host's staging, then the copy) loses its idle part first, as every remedy that touches it
+    does (``pin_memory`` takes all the staging and shrinks the copies, ``more_loader_workers`` takes all of
+    it): what is left of it is the copies' own time, on the GPU (counting each side as losing its part first
+    left it on neither, an infinite ceiling where a pinned copy still runs)."""
     gpu = host = 0.0
     for c, s in secs.items():
         r = removes.get(c, 0.0)
         b = min(busy.get(c, 0.0), s)
-        gpu += max(b - r, 0.0)
+        idle_r = min(r, s - b)  # the idle part goes first, then the busy part
+        gpu += max(b - (r - idle_r), 0.0)
         if c is Cause.QUEUE_LATENCY:
-            gpu += max(s - r, 0.0)
+            gpu += max(s - b - idle_r, 0.0)
         elif c in HOST_SIDE or c is Cause.UNEXPLAINED:
-            host += max(s - b - r, 0.0)
+            host += max(s - b - idle_r, 0.0)
     return gpu, host
 
 

@@ -35,7 +35,9 @@ The causes are :data:`gpuwhy.verdict.causes.IDLE`'s.
      from pageable memory returns only when its data is staged), and pinned it would
      have been that much further ahead;
   3. *data loading*: time inside a DataLoader ``__next__`` range; then *warm-up*:
-     time inside a JIT compiler's range (XLA's ``XlaCompile...``), one-time work;
+     time inside a JIT compiler's range (XLA's ``XlaCompile...``), one-time work
+     (the syncs and pageable copies made inside one are the compiler's, not 1. or
+     2.; and the launch-to-start time of work launched inside one is warm-up too);
   4. *host work*: stretches of at least :data:`HOST_WORK_MIN_US` in which the host
      issued no GPU work (no API call, no operator that makes one: Python work, I/O,
      logging, CPU-tensor ops, sleeps; what a CUDA graph would not remove);
@@ -368,7 +370,12 @@ def _pieces(gaps: Gaps, view: HostView, h: np.ndarray, lo, hi):
     in_ops = with_cpu - with_compile
     outside = np.clip(win - with_cpu, 0.0, None)
     work = np.minimum(view.host_work.within(a, b), outside)
-    launch = np.clip(c1 - np.maximum(wl, c0), 0.0, None)
+    la = np.maximum(wl, c0)
+    launch = np.clip(c1 - la, 0.0, None)
+    # a launch made inside a JIT compiler's range (its autotuner's candidates) waits as compile work
+    comp_launch = np.clip(view.with_compile.within(la, c1) - view.with_data.within(la, c1), 0.0, launch)
+    comp = comp + comp_launch
+    launch = launch - comp_launch
     pgn = gaps.pageable_next[h]
     pg = pg + np.where(pgn, launch, 0.0)
     launch = np.where(pgn, 0.0, launch)

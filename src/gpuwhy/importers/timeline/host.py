@@ -13,7 +13,9 @@ host ranges of a :class:`~gpuwhy.importers.timeline.activities.Timeline`:
   name holds ``DataLoader``);
 - *compiling*: ranges in which a JIT compiler ran (XLA's ``XlaCompile...``:
   :func:`~gpuwhy.importers.timeline.activities.is_compile`), one-time work even
-  where it makes API calls (module loads);
+  where it makes API calls (module loads) or syncs (an autotuner timing its
+  candidates: a sync or pageable copy inside such a range is no sync or copy of
+  the program's);
 - *issuing GPU work*: every other API call, and every framework operator inside
   which its thread made one (an operator that launches nothing, a CPU-tensor op, is
   host work like Python); annotations and ``python_function`` frames are kept for
@@ -204,12 +206,6 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
         d2h = np.fromiter(map(pageable_d2h.__contains__, corr), dtype=bool, count=len(corr))
         sync |= d2h
         pg = np.fromiter(map(pageable_h2d.__contains__, corr), dtype=bool, count=len(corr)) & ~d2h
-    sync_j = np.flatnonzero(sync)
-    order = np.argsort(r_end[sync_j], kind="stable")
-    sync_j = sync_j[order]
-    sync_end = r_end[sync_j]
-    sync_cum = np.concatenate(([0.0], np.cumsum(r_end[sync_j] - r_ts[sync_j])))
-
     h_idx = np.flatnonzero(hsel)
     hs, he, hn, hk, ht = h.h_ts[h_idx], h.h_end[h_idx], h.h_name[h_idx], h.h_kind[h_idx], h.h_thread[h_idx]
     names = h.h_names
@@ -221,6 +217,19 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
     is_data = np.isin(hn, data_ids)
     is_comp = np.isin(hn, compile_ids) & ~is_data
     is_frame = hk == 2
+    comp_set = union(hs[is_comp], he[is_comp])
+    # A sync or pageable copy inside a JIT compiler's range is the compiler's (XLA's autotuner waits on the
+    # candidates it times): compile work, not a sync of the program's leading the gaps after it.
+    in_comp = np.zeros(r_ts.size, dtype=bool)
+    if comp_set[0].size:
+        in_comp = Coverage(*comp_set).within(r_ts, r_end) >= r_end - r_ts - 1e-6
+    sync &= ~in_comp
+    pg &= ~in_comp
+    sync_j = np.flatnonzero(sync)
+    order = np.argsort(r_end[sync_j], kind="stable")
+    sync_j = sync_j[order]
+    sync_end = r_end[sync_j]
+    sync_cum = np.concatenate(([0.0], np.cumsum(r_end[sync_j] - r_ts[sync_j])))
 
     pg_set = union(r_ts[pg], r_end[pg])
     data_set = union(hs[is_data], he[is_data])
@@ -228,7 +237,6 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
     ops = (hk == 0) & ~is_data & ~is_comp & issues_calls(hs, he, ht, r_ts[~sync], h.r_thread[r_idx][~sync])
     launch_set = merge(union(hs[ops], he[ops]), union(r_ts[~sync & ~pg], r_end[~sync & ~pg]))
     with_data = merge(pg_set, data_set)
-    comp_set = union(hs[is_comp], he[is_comp])
     with_compile = merge(with_data, comp_set)
     with_cpu = merge(with_compile, launch_set)
     top_comp = is_comp & np.asarray([isinstance(names[i], str) and names[i].startswith("XlaCompile:")
