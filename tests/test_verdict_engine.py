@@ -201,6 +201,8 @@ def test_a_graph_already_replayed_keeps_its_gaps():
                       graphs=5, graph_queue_s=2.0)
     d = diagnose(w)
     assert _removes(d, "cuda_graph") == {"launch_overhead": 2.0, "queue_latency": 1.0}
+    # it leaves the kernels' 3 s and the 2 s of queue latency inside the graphs, on the GPU: at most 8 / 5
+    assert d.remedy("cuda_graph").floor_s == 5.0 and d.remedy("cuda_graph").ceiling_x == 8.0 / 5.0
     assert d.remedy("cuda_graph").text.startswith("The trace already replays CUDA graphs (5 graph launches)")
     assert _removes(d, "bigger_launches") == {"launch_overhead": 2.0, "queue_latency": 3.0}
 
