@@ -190,9 +190,10 @@ class Evidence:
         w = inner[first > 1e-9]
         lines = []
         if self.tot["_compile"] > 0:
-            n = self.view.compiles
+            n, most = self.view.compiles, self.view.most_compiled
+            again = f"; the most: {most[0]} x{most[1]}" if most and most[1] > 1 else ""
             lines.append(f"{fmt_time_us(self.tot['_compile'])} while a JIT compiler ran"
-                         + (f" ({fmt_counted(n, 'XLA compile')}, {fmt_time(self.view.compile_s)} in all)" if n else "")
+                         + (f" ({fmt_counted(n, 'XLA compile')}, {fmt_time(self.view.compile_s)} in all{again})" if n else "")
                          + ": one-time work, unless the program compiles again every step (as many compiles as steps)")
         if w.size or not lines:
             lines.append(f"{fmt_counted(w.size, 'first launch', 'first launches')} of kernels that run again later waited "

@@ -28,6 +28,7 @@ host ranges of a :class:`~gpuwhy.importers.timeline.activities.Timeline`:
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -134,6 +135,7 @@ class HostView:
     with_compile: Coverage | None = None  # None: with_data (no compile range)
     compile_s: float = 0.0
     compiles: int = 0
+    most_compiled: tuple[str, int] | None = None  # the module XLA compiled most often, and how often
     _events_sorted: bool = False
 
     def __post_init__(self) -> None:
@@ -178,6 +180,12 @@ def _long_stretches(covered: tuple[np.ndarray, np.ndarray], bounds: tuple[float,
     ends = np.concatenate((a, [hi]))
     keep = ends - starts >= HOST_WORK_MIN_US
     return Coverage(starts[keep], ends[keep])
+
+
+def _most_compiled(names: list) -> tuple[str, int] | None:
+    """The module named most often among XLA's ``XlaCompile:#module=NAME#`` ranges, and its count (None without any)."""
+    mods = Counter(n.split("#module=", 1)[1].split("#", 1)[0] if "#module=" in n else n for n in names)
+    return mods.most_common(1)[0] if mods else None
 
 
 def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pid: bool,
@@ -276,7 +284,7 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
         sync_idx=r_idx[sync_j], sync_end=sync_end, sync_cum=sync_cum,
         pageable=Coverage(*pg_set), with_data=Coverage(*with_data), with_cpu=Coverage(*with_cpu),
         with_compile=Coverage(*with_compile), compile_s=float((comp_set[1] - comp_set[0]).sum()) * 1e-6,
-        compiles=int(top_comp.sum()),
+        compiles=int(top_comp.sum()), most_compiled=_most_compiled([names[i] for i in hn[top_comp].tolist()]),
         data_ranges=int(is_data.sum()), data_s=float((he[is_data] - hs[is_data]).sum()) * 1e-6,
         wait_ts=r_ts[wj], wait_stream=wait_stream,
         top_start=top_start, top_end=top_end, top_name=top_name, top_thread=top_thread,
