@@ -127,6 +127,15 @@ def test_a_compute_bound_function_by_hand():
     assert (r.regime, r.level) == ("compute", "compute") and r.roof_pct == pytest.approx(80.0)
 
 
+def test_counts_above_the_roof_are_not_judged():
+    """100 GFLOP over 0.5 ms on a 100 TFLOP/s roof is 200% of it: the counts are not what ran (not judged, and
+    says so); at 105% (0.95 ms) a measured roof a little under the true one is allowed for."""
+    r = judge_function(ExecutableCalls("jax.jit big", 1, 1e11, 1e8, 0.5e-3, 1, (("big_gemm", 0.5e-3),)), CEIL)
+    assert r.regime is None and r.roof_pct is None and "200% of this GPU's roof" in r.why and "not judged" in r.line
+    ok = judge_function(ExecutableCalls("jax.jit big", 1, 1e11, 1e8, 0.95e-3, 1, (("big_gemm", 0.95e-3),)), CEIL)
+    assert ok.regime == "compute" and ok.roof_pct == pytest.approx(100 / 0.95)
+
+
 def test_a_function_without_figures_is_not_judged_and_says_why():
     why = "cost_analysis() failed: RuntimeError: no"
     e = ExecutableCalls("jax.jit f", 1, None, None, 1e-3, 1, (("k", 1e-3),), why=why)

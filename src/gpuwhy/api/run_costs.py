@@ -39,6 +39,10 @@ def precision_of(dtype: str | None, matmul: str | None) -> str:
     return "tf32" if p == "fp32" and (matmul or "").lower() not in FULL_FP32 else p
 #: The level a regime is read at (the ceilings are DRAM's and the dense peak).
 LEVEL = {"memory": "DRAM", "compute": "compute"}
+#: Counts that put a function above this % of its roof are not judged: the roof is an upper bound (measured or
+#: from the sheet), so a cost model's figures above it count work that did not run (the lowered module's FLOPs
+#: before dead code is removed, say); 10% over allows for a measured roof a little under the true one.
+IMPLAUSIBLE_ROOF_PCT = 110.0
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,10 @@ def judge_function(e: ExecutableCalls, ceilings: Ceilings) -> CostRegime:
     except ValueError as exc:
         return CostRegime(name, e.calls, flops, nbytes, e.kernel_s, None, None, None, f"{said}: not judged ({exc})",
                           str(exc))
+    if v.sol_pct is not None and v.sol_pct > IMPLAUSIBLE_ROOF_PCT:
+        why = (f"its counts over its kernels' time are {fmt_pct(v.sol_pct, 0)} of this GPU's roof: XLA counted "
+               "work the kernels did not do (or not all its kernels' time was seen)")
+        return CostRegime(name, e.calls, flops, nbytes, e.kernel_s, None, None, None, f"{said}: not judged ({why})", why)
     level = LEVEL.get(v.regime)
     where = f"{v.regime}-bound{' at ' + level if level == 'DRAM' else ''} against the {ceilings.precision} roof"
     whose = "its kernel" if len(e.kernels) == 1 else f"the executable's {fmt_counted(len(e.kernels), 'kernel')}"
@@ -167,5 +175,5 @@ def judge_costs(functions: Sequence[ExecutableCalls], gpu_name: str | None, spec
     return CostPass({k: r for k, (_, r) in owner.items()}, tuple(judged), roofline, tuple(notes))
 
 
-__all__ = ["CostPass", "CostRegime", "FULL_FP32", "LEVEL", "PRECISION", "function_name", "precision_of", "gpu_ceilings", "judge_costs",
+__all__ = ["CostPass", "CostRegime", "FULL_FP32", "IMPLAUSIBLE_ROOF_PCT", "LEVEL", "PRECISION", "function_name", "precision_of", "gpu_ceilings", "judge_costs",
            "judge_function"]
