@@ -3,7 +3,8 @@ and cupti-python importable; writes every document and log under OUT (argv[1]) a
 
 1. The same PyTorch programs (the diagnosis benchmark's pageable_h2d and tiny_layers, planted, steps
    marked by NVTX as well, ``DIAG_NVTX=1``) under ``gpuwhy run --tracer torch`` and ``--tracer cupti``:
-   busy time of the window and the top cause of each; the raw CUPTI records kept for the tests.
+   busy time of the window and the top cause of each, ``CUPTI_REPEATS`` (2) runs under each, alternating,
+   with their spread; the raw CUPTI records kept for the tests.
 2. The tracers' overhead on the program: its measured steps' mean time alone, under torch.profiler,
    under CUPTI (the programs time their own steps: ``DIAG_RESULT``).
 3. A JAX training loop, a CuPy program and a Triton kernel in a Python loop under ``--tracer cupti``:
@@ -74,19 +75,45 @@ def wanted(name: str) -> bool:
     return not ONLY or name in ONLY
 
 
+#: CUPTI_REPEATS=N: each PyTorch program N times under each tracer, alternating (default 2), so a tracer's
+#: difference in busy time can be told from the runs' own spread (each run is its own process: kernel times
+#: move between runs with the clocks)
+REPEATS = max(1, int(os.environ.get("CUPTI_REPEATS", "2")))
+
+
+def busy_spread(runs: list) -> tuple:
+    """``(median busy_s, lowest, highest)`` of the runs that gave a busy time; Nones without any."""
+    import statistics as st
+
+    b = sorted(r["busy_s"] for r in runs if r["busy_s"])
+    return (st.median(b), b[0], b[-1]) if b else (None, None, None)
+
+
 # 1 and 2: PyTorch under both tracers, and alone
 for prog in (p for p in ("pageable_h2d", "tiny_layers") if wanted(p)):
     cmd = ["python3", str(DIAG / f"{prog}.py"), "--steps", "30", "--warmup", "5"]
     env = {"DIAG_NVTX": "1"}
     rc, so, se, wall = sh(cmd, f"{prog}.alone", env=env)
     alone = diag_step(so)
-    t = gpuwhy_run(prog, "torch", cmd, ["--steps", "30"], env)
-    c = gpuwhy_run(prog, "cupti", cmd, ["--steps", "30"],
-                   dict(env, GPUWHY_CUPTI_RECORDS=str(OUT / f"{prog}.cupti-records.json")))
-    if c["busy_s"] is None:  # no NVTX steps seen: the window after the warm-up instead
-        c = gpuwhy_run(prog + "-skip", "cupti", cmd, ["--skip-first", "1s"], env)
-    for tr, r in (("torch", t), ("cupti", c)):
-        rows.append((prog, tr, r["rc"], r["window_s"], r["busy_s"], r["top"], r["step_s"], alone))
+    ts, cs = [], []
+    for i in range(REPEATS):
+        tag = "" if i == 0 else f"-{i + 1}"
+        ts.append(gpuwhy_run(prog + tag, "torch", cmd, ["--steps", "30"], env))
+        c = gpuwhy_run(prog + tag, "cupti", cmd, ["--steps", "30"],
+                       dict(env, GPUWHY_CUPTI_RECORDS=str(OUT / f"{prog}{tag}.cupti-records.json")))
+        if c["busy_s"] is None:  # no NVTX steps seen: the window after the warm-up instead
+            c = gpuwhy_run(prog + tag + "-skip", "cupti", cmd, ["--skip-first", "1s"], env)
+        cs.append(c)
+    t, c = ts[0], cs[0]
+    for tr, runs in (("torch", ts), ("cupti", cs)):
+        for r in runs:
+            rows.append((prog, tr, r["rc"], r["window_s"], r["busy_s"], r["top"], r["step_s"], alone))
+    (tm, tlo, thi), (cm, clo, chi) = busy_spread(ts), busy_spread(cs)
+    if tm and cm:
+        print(f"{prog}: busy over {REPEATS} run(s) each, median (lowest-highest): torch {tm:.6f} s ({tlo:.6f}-{thi:.6f}), "
+              f"cupti {cm:.6f} s ({clo:.6f}-{chi:.6f}); cupti/torch {100 * (cm / tm - 1):+.2f}%, torch's own spread "
+              f"{100 * (thi / tlo - 1):.2f}%, cupti's {100 * (chi / clo - 1):.2f}%; top causes torch "
+              f"{sorted({r['top'] for r in ts})} cupti {sorted({r['top'] for r in cs})}", flush=True)
     try:  # the tracer's own time: each buffer CUPTI handed over, turned into records
         cap = json.loads((OUT / f"{prog}.cupti-records.json").read_text())
         bufs = cap.get("buffers", [])
