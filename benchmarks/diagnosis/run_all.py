@@ -50,6 +50,17 @@ def add_output_options(ap: argparse.ArgumentParser, results: str, what: str) -> 
     ap.add_argument("--python", default=sys.executable, help=f"the Python that runs {what} and gpuwhy")
 
 
+def selected(ap: argparse.ArgumentParser, only: str, entries, what: str) -> list:
+    """The ``entries`` (each with a ``name``, in their order) that ``--only`` names (comma-separated; empty:
+    all); an unknown name ends the parse with the list of known ones (``what``: the noun, e.g. "program")."""
+    names = [n for n in only.split(",") if n]
+    known = [e.name for e in entries]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        ap.error(f"unknown {what}(s): {', '.join(unknown)}; known: {', '.join(known)}")
+    return [e for e in entries if not names or e.name in names]
+
+
 def timeout_within_deadline(a: argparse.Namespace, job, elapsed: float) -> float | None:
     """The timeout (s) for ``job`` started ``elapsed`` seconds into the run: its own (``job.timeout_s``),
     cut to what ``--deadline-s`` leaves (15 s at least); None, with a line saying so, when the job's
@@ -75,13 +86,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--repeats", type=int, default=2, help="runs of each variant alone (default 2)")
     add_output_options(ap, "diagnosis-results.json", "the programs")
     a = ap.parse_args(argv)
-    names = [n for n in a.only.split(",") if n]
-    unknown = [n for n in names if n not in score.BY_NAME]
-    if unknown:
-        ap.error(f"unknown program(s): {', '.join(unknown)}; known: {', '.join(score.BY_NAME)}")
+    a.programs = selected(ap, a.only, score.PROGRAMS, "program")
     if a.steps < 1 or a.warmup < 0 or a.repeats < 1 or a.timeout <= 0:
         ap.error("--steps and --repeats must be at least 1, --warmup at least 0, --timeout positive")
-    a.programs = [p for p in score.PROGRAMS if not names or p.name in names]
     return a
 
 

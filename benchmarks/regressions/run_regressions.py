@@ -76,15 +76,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help=f"host_work's extra Python per step (default: {HOST_FACTOR} x the baseline's profiled step)")
     run_all.add_output_options(ap, "regressions-results.json", "program.py")
     a = ap.parse_args(argv)
-    names = [n for n in a.only.split(",") if n]
-    unknown = [n for n in names if n not in catalog.BY_NAME]
-    if unknown:
-        ap.error(f"unknown regression(s): {', '.join(unknown)}; known: {', '.join(catalog.BY_NAME)}")
+    a.regressions = run_all.selected(ap, a.only, catalog.REGRESSIONS, "regression")
     if a.steps < 1 or a.warmup < 0 or a.alone < 0 or a.timeout <= 0:
         ap.error("--steps must be at least 1, --warmup and --alone at least 0, --timeout positive")
     if a.host_ms is not None and not a.host_ms > 0:
         ap.error("--host-ms must be positive")
-    a.regressions = [r for r in catalog.REGRESSIONS if not names or r.name in names]
     return a
 
 
