@@ -6,7 +6,6 @@ figures are worked by hand in each test's docstring. No GPU, no JAX."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -16,6 +15,7 @@ from gpuwhy.importers.kineto import read_timeline
 from gpuwhy.importers.timeline.costs import ExecutableCalls, executable_calls
 from gpuwhy.model.roofline.classify import Ceilings
 from gpuwhy.verdict.causes import Cause
+from test_run_kernels import FakeProfiler
 
 US = 1_000  # ns
 T0 = 1_700_000_000_000_000_000
@@ -163,22 +163,6 @@ def test_no_roofline_no_regimes_and_one_line_why():
     assert p.kernels == {} and p.notes == ("cost_analysis of jit(f): not judged (no spec sheet matches 'Mystery GPU')",)
 
 
-class _Writes:
-    """A profiler whose 'capture' is the records above (the CUPTI tracer's export, without CUPTI)."""
-
-    def __init__(self, records):
-        self.records = records
-
-    def start(self):
-        pass
-
-    def stop(self):
-        pass
-
-    def export(self, path):
-        Path(path).write_text(json.dumps(_doc(self.records)))
-
-
 def _run(tmp_path, monkeypatch, records, **kw):
     from gpuwhy import profiles
     from gpuwhy.api.run import run_program
@@ -186,7 +170,8 @@ def _run(tmp_path, monkeypatch, records, **kw):
     monkeypatch.setattr(profiles, "find_profile", lambda *a, **k: None)  # the sheet, whatever this machine saved
     script = tmp_path / "prog.py"
     script.write_text("pass\n")
-    return run_program(["python", str(script)], tmp_path / "out", profiler_factory=lambda: _Writes(records), **kw)
+    return run_program(["python", str(script)], tmp_path / "out",
+                       profiler_factory=lambda: FakeProfiler(_doc(records)), **kw)
 
 
 def test_run_gives_the_jax_kernels_regimes_from_cost_analysis(tmp_path, monkeypatch):

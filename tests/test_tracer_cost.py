@@ -19,36 +19,23 @@ from gpuwhy.importers.kineto import analyze_trace, host_events, read_timeline
 from gpuwhy.importers.kineto.read import tracer_event_us
 from gpuwhy.importers.timeline.gaps import carry_lead
 from gpuwhy.verdict.engine import floor_after
+from test_torch_trace_causes import US, kern, op, rt
 
-US = 1e-6
-PID = 9
-
-
-def _rt(name, ts, dur, corr=None):
-    ev = {"ph": "X", "cat": "cuda_runtime", "name": name, "pid": PID, "tid": PID, "ts": ts, "dur": dur, "args": {}}
-    if corr is not None:
-        ev["args"]["correlation"] = corr
-    return ev
 
 
 def _op(ts, dur=0.5):
-    return {"ph": "X", "cat": "cpu_op", "name": "aten::glue", "pid": PID, "tid": PID, "ts": ts, "dur": dur, "args": {}}
-
-
-def _kern(name, ts, dur, corr):
-    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
-            "args": {"device": 0, "stream": 7, "correlation": corr}}
+    return op("aten::glue", ts, dur)
 
 
 # Times (us). The host launches k1 at 0 and k2 at 90, with 20 small operators recorded between (10-80:
 # what a tracer slows), and blocks in a sync 95-210; the GPU runs k1 5-105 and k2 105-205. After the
 # sync the host runs Python until it launches k3 at 400 (k3 405-435).
 T = 1000.0
-EVENTS = ([_rt("cudaLaunchKernel", T, 5, 1), _op(T + 1), _kern("k1", T + 5, 100, 1)]
+EVENTS = ([rt("cudaLaunchKernel", T, 5, 1), _op(T + 1), kern(T + 5, 100, 1, name="k1")]
           + [_op(T + 10 + 3.5 * i) for i in range(20)]
-          + [_rt("cudaLaunchKernel", T + 90, 5, 2), _op(T + 91), _kern("k2", T + 105, 100, 2),
-             _rt("cudaDeviceSynchronize", T + 95, 115),
-             _rt("cudaLaunchKernel", T + 400, 5, 3), _kern("k3", T + 405, 30, 3)])
+          + [rt("cudaLaunchKernel", T + 90, 5, 2), _op(T + 91), kern(T + 105, 100, 2, name="k2"),
+             rt("cudaDeviceSynchronize", T + 95, 115),
+             rt("cudaLaunchKernel", T + 400, 5, 3), kern(T + 405, 30, 3, name="k3")])
 
 
 def _shares(doc):
@@ -101,9 +88,9 @@ def test_a_sync_gates_the_host_work_after_the_small_kernels_it_launched():
     # runs Python until 300. Gaps: 100-105, whose host window ends at the launch call (101): 1 us the
     # sync's, 4 us the launch; and 125-305: the sync's remaining 99 us come first, then host work (the
     # stretch 106-300 issued nothing) 224-300, then the launch 300-305.
-    ev = [_rt("cudaLaunchKernel", T - 5, 4, 1), _kern("k0", T, 100, 1), _rt("cudaDeviceSynchronize", T, 100),
-          _rt("cudaLaunchKernel", T + 101, 5, 2), _kern("k1", T + 105, 20, 2),
-          _rt("cudaLaunchKernel", T + 300, 5, 3), _kern("k2", T + 305, 10, 3)]
+    ev = [rt("cudaLaunchKernel", T - 5, 4, 1), kern(T, 100, 1, name="k0"), rt("cudaDeviceSynchronize", T, 100),
+          rt("cudaLaunchKernel", T + 101, 5, 2), kern(T + 105, 20, 2, name="k1"),
+          rt("cudaLaunchKernel", T + 300, 5, 3), kern(T + 305, 10, 3, name="k2")]
     shares, _ = _shares({"traceEvents": ev})
     assert shares["host_sync"] == pytest.approx(100.0)
     assert shares["host_work"] == pytest.approx(175.0 - 99.0)  # 125-300 less the sync's 99
@@ -219,7 +206,7 @@ def test_measure_gives_none_when_switched_off_or_failing(monkeypatch):
 def test_the_lead_is_reckoned_from_the_first_sync_of_a_pair():
     # `.cpu()` of a CUDA tensor: the copy's call waits (95-210), then a stream sync returns at once (211-212):
     # the host arrived at the first; the figures are those of the single sync above.
-    ev = EVENTS + [_rt("cudaStreamSynchronize", T + 211, 1)]
+    ev = EVENTS + [rt("cudaStreamSynchronize", T + 211, 1)]
     shares, _ = _shares({"traceEvents": ev, "gpuwhy_tracer": {"event_us": 2.0}})
     assert shares["host_sync"] == pytest.approx(153.0)
 
@@ -286,9 +273,9 @@ def test_staging_a_pageable_copy_while_the_gpu_is_busy_leads_like_a_sync(kind, w
     # that much, so the window's 30 us are the pageable copy's (with the copy's own 20 us: 50 us), not host
     # work. A pinned copy's call holds nothing: the same window is host work (the stretch 120-360 issued
     # nothing for 240 us).
-    ev = [_rt("cudaLaunchKernel", T, 4, 1), _kern("k1", T + 10, 300, 1),
-          _rt("cudaMemcpyAsync", T + 20, 100, 2), _copy(T + 310, 20, 2, kind),
-          _rt("cudaLaunchKernel", T + 360, 4, 3), _kern("k2", T + 370, 30, 3)]
+    ev = [rt("cudaLaunchKernel", T, 4, 1), kern(T + 10, 300, 1, name="k1"),
+          rt("cudaMemcpyAsync", T + 20, 100, 2), _copy(T + 310, 20, 2, kind),
+          rt("cudaLaunchKernel", T + 360, 4, 3), kern(T + 370, 30, 3, name="k2")]
     shares, _ = _shares({"traceEvents": ev})
     assert shares.get("pageable_copy") == (pytest.approx(want_pg) if want_pg else None)
     assert shares.get("host_work") == (pytest.approx(want_host) if want_host else None)
@@ -299,11 +286,11 @@ def test_staging_a_pageable_copy_while_the_gpu_is_busy_leads_like_a_sync(kind, w
 # 430-510 waiting for it, Python until k4's launch at 700 (705-735); a third step: a sync that returns at once
 # (740-740.5), Python until k5's launch at 900 (905-935).
 TWO = EVENTS[:-2] + [
-    _rt("cudaLaunchKernel", T + 400, 5, 3), _kern("k3", T + 405, 100, 3), *[_op(T + 405 + 5 * i) for i in range(5)],
-    _rt("cudaDeviceSynchronize", T + 430, 80),
-    _rt("cudaLaunchKernel", T + 700, 5, 4), _kern("k4", T + 705, 30, 4),
-    _rt("cudaDeviceSynchronize", T + 740, 0.5),
-    _rt("cudaLaunchKernel", T + 900, 5, 5), _kern("k5", T + 905, 30, 5)]
+    rt("cudaLaunchKernel", T + 400, 5, 3), kern(T + 405, 100, 3, name="k3"), *[_op(T + 405 + 5 * i) for i in range(5)],
+    rt("cudaDeviceSynchronize", T + 430, 80),
+    rt("cudaLaunchKernel", T + 700, 5, 4), kern(T + 705, 30, 4, name="k4"),
+    rt("cudaDeviceSynchronize", T + 740, 0.5),
+    rt("cudaLaunchKernel", T + 900, 5, 5), kern(T + 905, 30, 5, name="k5")]
 
 
 def test_each_sync_reckons_from_the_one_before_it():
@@ -339,8 +326,8 @@ def test_a_host_window_after_the_last_sync_has_no_lead_of_its_own():
     # EVENTS, then k3 launched at 400 (405-435) and k4 at 600 (605-635) with no sync between: the gap 435-605
     # has no sync since the one at 95-210, whose 153 us the window 205-400 used up; its window 435-600 is
     # host work (the stretch 405-600 issued nothing), 600-605 the launch.
-    ev = EVENTS[:-2] + [_rt("cudaLaunchKernel", T + 400, 5, 3), _kern("k3", T + 405, 30, 3),
-                        _rt("cudaLaunchKernel", T + 600, 5, 4), _kern("k4", T + 605, 30, 4)]
+    ev = EVENTS[:-2] + [rt("cudaLaunchKernel", T + 400, 5, 3), kern(T + 405, 30, 3, name="k3"),
+                        rt("cudaLaunchKernel", T + 600, 5, 4), kern(T + 605, 30, 4, name="k4")]
     shares, _ = _shares({"traceEvents": ev, "gpuwhy_tracer": {"event_us": 2.0}})
     assert shares["host_sync"] == pytest.approx(153.0)
     assert shares["host_work"] == pytest.approx(42.0 + 165.0)
@@ -352,10 +339,10 @@ def test_a_windows_first_sync_with_no_launch_since_the_sync_before_it():
     # 105-200 is the first sync's (95 us). Gap 305-505: the second sync, which returned at 305, started at 150,
     # before any launch since the first sync ended (105): no work to reckon its most from, so it keeps its own
     # 155 us, which fill its window 305-500 first (the rest, 40 us, host work: thread 9 issued nothing 205-500).
-    ev = [_rt("cudaLaunchKernel", T, 4, 1), _kern("k1", T + 5, 100, 1), _rt("cudaDeviceSynchronize", T + 10, 95),
-          dict(_rt("cudaDeviceSynchronize", T + 150, 155), tid=10),
-          _rt("cudaLaunchKernel", T + 200, 4, 2), _kern("k2", T + 205, 100, 2),
-          _rt("cudaLaunchKernel", T + 500, 4, 3), _kern("k3", T + 505, 30, 3)]
+    ev = [rt("cudaLaunchKernel", T, 4, 1), kern(T + 5, 100, 1, name="k1"), rt("cudaDeviceSynchronize", T + 10, 95),
+          rt("cudaDeviceSynchronize", T + 150, 155, tid=10),
+          rt("cudaLaunchKernel", T + 200, 4, 2), kern(T + 205, 100, 2, name="k2"),
+          rt("cudaLaunchKernel", T + 500, 4, 3), kern(T + 505, 30, 3, name="k3")]
     shares, _ = _shares({"traceEvents": ev, "gpuwhy_tracer": {"event_us": 2.0}})
     assert shares["host_sync"] == pytest.approx(95.0 + 155.0)
     assert shares["host_work"] == pytest.approx(40.0)
