@@ -113,6 +113,7 @@ class HostView:
     sync_cum: np.ndarray
     pageable: Coverage
     with_data: Coverage
+    with_compile: Coverage
     with_cpu: Coverage
     data_ranges: int
     data_s: float
@@ -132,15 +133,10 @@ class HostView:
     callback_ts: np.ndarray
     sync_start: np.ndarray = field(default_factory=lambda: np.zeros(0))
     event_ts: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    with_compile: Coverage | None = None  # None: with_data (no compile range)
     compile_s: float = 0.0
     compiles: int = 0
     most_compiled: tuple[str, int] | None = None  # the module XLA compiled most often, and how often
     _events_sorted: bool = False
-
-    def __post_init__(self) -> None:
-        if self.with_compile is None:
-            self.with_compile = self.with_data
 
     def events_before(self, t):
         """How many recorded host events started before ``t`` (us; a scalar or an array). The starts are
