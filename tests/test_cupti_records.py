@@ -201,7 +201,8 @@ def _recorded(name: str, tmp_path):
     cap = json.loads(gzip.decompress((Path(__file__).parent / "fixtures" / "cupti" / name).read_bytes()))
     recs = cap["records"]
     doc = chrome_trace(recs, start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
-                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"])
+                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"],
+                       buffers=cap.get("buffers", ()))  # as `gpuwhy run --tracer cupti` writes it
     p = tmp_path / "capture.json"
     p.write_text(json.dumps(doc))
     (gpu,) = read_trace(p).devices
@@ -312,3 +313,45 @@ def test_a_jit_compilers_own_syncs_and_launches_are_warm_up_too(tmp_path):
     recs[2] = dict(recs[2], name="my_range")
     (gpu,) = read_trace(_write(tmp_path, recs, 1000 * US)).devices
     assert gpu.idle.cause_s("host_sync") == pytest.approx(97e-6) and gpu.idle.cause_s("warmup") == 0.0
+
+
+def test_buffers_handed_over_after_the_capture_stopped_are_not_the_programs_time():
+    # CUPTI hands most buffers over in the flush at stop: on the H100 JAX capture, 4.4 s after the program's
+    # last call. Shown as the tracer's time they stretched the trace, and the judged window, past the program.
+    recs = [{"k": "kernel", "start": 2000, "end": 3000, "name": "k", "corr": 1, "device": 0, "stream": 7}]
+    doc = chrome_trace(recs, start_ns=1000, stop_ns=5000, pid=1,
+                       buffers=[(1500, 1600, 3), (4900, 5200, 9), (9000, 9100, 40)])
+    over = [(e["ts"], e["dur"]) for e in doc["traceEvents"] if e.get("cat") == "overhead"]
+    assert over == [(1.5, 0.1), (4.9, pytest.approx(0.1))]  # the first whole, the second cut at the stop
+    assert max(e["ts"] + e.get("dur", 0) for e in doc["traceEvents"]) == pytest.approx(5.0)
+
+
+def test_a_jax_training_loop_judged_over_the_programs_time_alone(tmp_path, monkeypatch):
+    """A second real capture (benchmarks/cupti/jax_train.py, 300 steps, JAX 0.11.2 on an H100, 2026-12-07
+    session 5, `gpuwhy run --tracer cupti --skip-first 4s`): its last buffers came 4.4 s after the capture
+    stopped, and the GPU run judged those seconds as launch overhead (90%, "bigger launches, at most 19.4x").
+    Without them the window ends where the capture does, and the time between the steps is the host's: JAX's
+    dispatch of each jitted call (``jax.jit step``, XLA's ``XlaModule`` ranges) and Python."""
+    import gzip
+    from pathlib import Path
+
+    from gpuwhy import profiles
+    from gpuwhy.api.run import run_program
+    from test_run_kernels import FakeProfiler
+
+    cap = json.loads(gzip.decompress((Path(__file__).parent / "fixtures" / "cupti" /
+                                      "jax_train_h100_jax011.records.json.gz").read_bytes()))
+    assert max(b for _, b, _ in cap["buffers"]) - cap["stop_ns"] > 4e9  # the flush, as recorded
+    doc = chrome_trace(cap["records"], start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
+                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"], buffers=cap["buffers"])
+    monkeypatch.setattr(profiles, "find_profile", lambda *a, **k: None)
+    script = tmp_path / "prog.py"
+    script.write_text("pass\n")
+    r = run_program(["python", str(script)], tmp_path / "out", skip_first_s=4.0,
+                    profiler_factory=lambda: FakeProfiler(doc))
+    b = r.budget
+    assert b.window_s == pytest.approx((cap["stop_ns"] - cap["start_ns"]) / 1e9 - 4.0, abs=1e-3)
+    assert 0.55 < b.judged_s < 0.7  # 300 steps of about 2 ms under the tracer
+    assert b.top.cause.value == "host_work" and b.top.seconds == pytest.approx(0.2575, abs=0.01)
+    lo = next(s for s in b.shares if s.cause.value == "launch_overhead")
+    assert lo.seconds < 0.15

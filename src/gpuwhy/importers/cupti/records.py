@@ -90,7 +90,8 @@ def chrome_trace(records: Iterable[Mapping], *, start_ns: int, stop_ns: int, pid
     """The Chrome trace document of ``records`` captured between ``start_ns`` and ``stop_ns`` (CUPTI
     ns) in process ``pid``; ``devices``: device index -> name; ``lost``: records CUPTI dropped
     (buffers full), kept in the document as ``cuptiDroppedRecords``; ``buffers``: ``(start, end,
-    records)`` of each buffer the tracer handled, shown as ``overhead`` events (the tracer's own time).
+    records)`` of each buffer the tracer handled, shown as ``overhead`` events (the tracer's own time), those
+    handed over after ``stop_ns`` (the flush) left out.
 
     Raises:
         RecordError: a record lacks a field its kind needs, or ``stop_ns`` precedes ``start_ns``.
@@ -111,9 +112,11 @@ def chrome_trace(records: Iterable[Mapping], *, start_ns: int, stop_ns: int, pid
     records = list(records)
     owner = _jit_owners(records, add, us, pid)
     for b0, b1, n in buffers:
-        if b0 and b1 >= b0:
+        # a buffer handed over after the capture stopped (the flush at stop: seconds for a large capture) is
+        # the tracer's time, not the program's: kept out, or the judged window would run on past the program
+        if b0 and b1 >= b0 and int(b0) < stop_ns:
             add({"ph": "X", "cat": "overhead", "name": "CUPTI buffer to records (gpuwhy)", "pid": pid, "tid": 0,
-                 "ts": us(b0), "dur": (int(b1) - int(b0)) / 1e3, "args": {"records": int(n)}})
+                 "ts": us(b0), "dur": (min(int(b1), stop_ns) - int(b0)) / 1e3, "args": {"records": int(n)}})
     for i, r in enumerate(records):
         try:
             k = r["k"]
