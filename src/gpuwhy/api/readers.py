@@ -21,8 +21,9 @@ def read_ncu(path, gpu=None, *, dtype=None, top=10, device=None, spec_dirs=()):
 
 def read_trace(path, *, top=10, steps_from=None):
     """The :class:`~gpuwhy.importers.timeline.results.TraceReport` of a torch.profiler Chrome trace
-    (``.json`` or ``.json.gz``) or an Nsight Systems report (``nsys export --type sqlite`` ``.sqlite``,
-    also gzipped, or ``.nsys-rep`` through ``nsys``), told apart by the file's first bytes and name:
+    (``.json`` or ``.json.gz``), an Nsight Systems report (``nsys export --type sqlite`` ``.sqlite``,
+    also gzipped, or ``.nsys-rep`` through ``nsys``) or a JAX profiler trace (the file, or JAX's log
+    folder), told apart by the file's first bytes and name:
     per GPU, each with the verdict engine's diagnosis. ``steps_from``: the name of the host range
     (NVTX range, ``record_function`` label) that marks one step.
 
@@ -31,10 +32,17 @@ def read_trace(path, *, top=10, steps_from=None):
             ``steps_from``.
         NoDeviceError: a ``.nsys-rep`` and no ``nsys`` on PATH to export it.
     """
-    from ..importers.nsys import is_nsys_report, load_nsys
+    from pathlib import Path
 
+    from ..importers.nsys import is_nsys_report, load_nsys
+    from ..importers.xprof import load_xprof, looks_like_xprof
+
+    if Path(path).is_dir():  # JAX's profiler writes a folder: LOGDIR/plugins/profile/RUN/
+        return readable(path, "JAX profiler trace", load_xprof, path, top=int(top), steps_from=steps_from)
     if is_nsys_report(path):
         return readable(path, "Nsight Systems report", load_nsys, path, top=int(top), steps_from=steps_from)
+    if looks_like_xprof(path):
+        return readable(path, "JAX profiler trace", load_xprof, path, top=int(top), steps_from=steps_from)
     if steps_from is None:
         from ..importers.kineto import load_trace
 

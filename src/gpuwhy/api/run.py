@@ -320,11 +320,11 @@ def run_program(
     try:
         window = choose_window(tl, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
     except UsageError as exc:
-        raise UsageError(f"{exc} (the trace is kept: {run.trace})") from None
+        raise UsageError(" ".join((f"{exc} (the trace is kept: {run.trace})", *run.notes))) from None
     cropped = crop(tl, window.start_us, window.end_us)
     report = analyze(cropped, source=str(run.trace), top=100_000, timeline_us=(window.start_us, window.end_us),
                      links=host_links())
-    notes = [f"window: {window.how}, {fmt_num(window.seconds)} s"]
+    notes = [*run.notes, f"window: {window.how}, {fmt_num(window.seconds)} s"]
     costs = cost_pass(cropped, busiest_gpu(report), run.trace)
     if costs is not None:
         notes.extend(costs.notes)

@@ -51,7 +51,8 @@ class ProgramRun:
     """One run of the program: its exit code, wall time (s) of the profiled run, the trace written (or None).
 
     ``error`` is the last line of an uncaught exception (``None`` when it
-    exited normally or by ``sys.exit``); ``interrupted`` is True after Ctrl-C.
+    exited normally or by ``sys.exit``); ``interrupted`` is True after Ctrl-C; ``notes``: what the
+    tracer saw that the reader should know (the program started JAX's own profiler).
     """
 
     argv: tuple[str, ...]
@@ -60,6 +61,7 @@ class ProgramRun:
     trace: Path | None
     error: str | None = None
     interrupted: bool = False
+    notes: tuple[str, ...] = ()
 
 
 class _TorchProfiler:
@@ -133,6 +135,7 @@ class _CuptiProfiler:
         from ..engine.cupti_tracer import CuptiTracer
 
         self._tracer = CuptiTracer()
+        self.notes: tuple[str, ...] = ()  # what the capture showed that the reader should know
 
     def start(self) -> None:
         self._tracer.start()
@@ -145,7 +148,11 @@ class _CuptiProfiler:
 
         from ..importers.cupti.records import chrome_trace
 
+        from ..engine.jax_profiler_watch import note
+
         cap = self._tracer.capture()
+        said = note(cap["records"], cap["start_ns"])
+        self.notes = (said,) if said else ()
         doc = chrome_trace(cap["records"], start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
                            devices=cap["devices"], lost=cap["lost"], buffers=cap.get("buffers", ()))
         with open(path, "x", encoding="utf-8") as f:  # a fresh name (run's --out): never a user's file
@@ -299,4 +306,4 @@ def run_python(
         written = trace_path if trace_path.exists() else None
     except Exception as exc:  # noqa: BLE001
         raise UsageError(f"the profiler could not write the trace to {str(trace_path)!r} ({exc})") from None
-    return ProgramRun(tuple(cmd), int(code), wall, written, error, interrupted)
+    return ProgramRun(tuple(cmd), int(code), wall, written, error, interrupted, tuple(getattr(prof, "notes", ())))

@@ -272,10 +272,16 @@ class JaxHook:
         self.recorder = recorder
         self._finder: _Finder | None = None
         self._module = None
+        self._unwatch: Callable[[], None] | None = None
 
     def _after(self, module) -> None:
+        from .jax_profiler_watch import watch, watch_waits
+
         self._module = module
         _patch(module, self.recorder)
+        unwatch = watch(module, self.recorder)  # JAX's own profiler takes CUPTI over: say when it starts
+        unwait = watch_waits(getattr(sys.modules.get("jax._src.array"), "ArrayImpl", None), self.recorder)
+        self._unwatch = lambda: (unwatch(), unwait())
 
     def install(self) -> None:
         self.recorder.active = True
@@ -293,6 +299,9 @@ class JaxHook:
             except ValueError:
                 pass
             self._finder = None
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
         m = self._module
         jit = getattr(m, "jit", None) if m is not None else None
         if jit is not None and hasattr(jit, "_gpuwhy_original"):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from ..units import fmt_counted, fmt_num, fmt_time
 from .causes import BUSY, HOST_SIDE, VERDICT, Cause, label
 from .figures import LAUNCH_SIZED_S, KernelFigure, WindowFigures
-from .remedies import CATALOGUE, NEXT_STEP
+from .remedies import CATALOGUE, NEXT_STEP, next_step
 
 #: Shares under this share of the judged window (%) are listed but give no verdict or remedy.
 MIN_SHARE_PCT = 0.5
@@ -262,7 +262,7 @@ def diagnose(w: WindowFigures) -> Diagnosis:
     judged = w.window_s - secs.get(Cause.WARMUP, 0.0)
     if not judged > 0:
         return Diagnosis(w.window_s, judged, busy_s, tuple(shares), (), None, "warm-up",
-                         "the window is all warm-up: nothing to judge", (NEXT_STEP[Cause.WARMUP],), tuple(w.kernels),
+                         "the window is all warm-up: nothing to judge", (next_step(Cause.WARMUP, w.framework),), tuple(w.kernels),
                          w.scope, w.idle_known)
     top = _top(shares, judged)
     remedies = []
@@ -277,7 +277,7 @@ def diagnose(w: WindowFigures) -> Diagnosis:
                                      100.0 * removed / judged, math.inf if floor <= 0 else judged / floor, floor))
     first = (lambda r: top is not None and any(c is top.cause for c, _ in r.removes))
     remedies.sort(key=lambda r: (not first(r), -r.removed_s))
-    nexts = tuple(NEXT_STEP[s.cause] for s in shares if s.cause in NEXT_STEP and s.pct >= MIN_SHARE_PCT)
+    nexts = tuple(next_step(s.cause, w.framework) for s in shares if s.cause in NEXT_STEP and s.pct >= MIN_SHARE_PCT)
     return Diagnosis(w.window_s, judged, busy_s, tuple(shares), tuple(remedies), top,
                      VERDICT[top.cause] if top else "nothing to judge", _line(top, judged, remedies, w.scope),
                      nexts, tuple(w.kernels), w.scope, w.idle_known, tracer)

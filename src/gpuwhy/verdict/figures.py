@@ -114,7 +114,8 @@ class WindowFigures:
     the verdict's line (an ncu pass: ``the kernel time``); ``idle_known``: False where idle time was
     not seen at all (an ncu pass serialises kernels and records no timeline); ``tracer_s``: the most
     host time the tracer added in the window (its measured cost per recorded event times the events;
-    0 unknown): a run without it may be that much shorter, and the ceilings allow for it.
+    0 unknown): a run without it may be that much shorter, and the ceilings allow for it; ``framework``:
+    the framework the trace shows (``"jax"``; None: PyTorch or unknown), whose words the remedies use.
     """
 
     window_s: float
@@ -131,6 +132,7 @@ class WindowFigures:
     scope: str = "the judged window"
     idle_known: bool = True
     tracer_s: float = 0.0
+    framework: str | None = None
 
 
 __all__ = ["LAUNCH_SIZED_S", "CopyFigure", "KernelFigure", "LinkRate", "WindowFigures", "assumed_link", "best_links"]

@@ -62,10 +62,10 @@ class Remedy:
     text_if_graphs: str | None = None
 
     def text_for(self, w: WindowFigures) -> str:
-        """What to do in window ``w``."""
+        """What to do in window ``w``, in the words of its framework (:data:`FRAMEWORK_TEXT`)."""
         if w.graphs and self.text_if_graphs:
             return self.text_if_graphs.format(graphs=w.graphs)
-        return self.text
+        return FRAMEWORK_TEXT.get(w.framework or "", {}).get(self.key, self.text)
 
 
 def _all(*causes: Cause):
@@ -231,6 +231,39 @@ CATALOGUE: tuple[Remedy, ...] = (
 )
 BY_KEY: dict[str, Remedy] = {r.key: r for r in CATALOGUE}
 
+#: The remedies in a framework's own words, where they differ from the catalogue's (PyTorch's), by
+#: :attr:`~.figures.WindowFigures.framework` and remedy key; ``warmup``: the next step for warm-up.
+FRAMEWORK_TEXT: dict[str, dict[str, str]] = {
+    "jax": {
+        "cuda_graph": "Put the whole step in one jitted function, so one executable launches it, and let XLA replay "
+                      "it as a CUDA graph (its command buffers: the XLA flag xla_gpu_enable_command_buffer): the host's "
+                      "launch and dispatch time and the gaps between queued kernels go; Python work outside stays.",
+        "bigger_launches": "Give each launch more work: larger batches, or several steps in one jitted call "
+                           "(jax.lax.scan or fori_loop over the steps); the launches per unit of work fall.",
+        "move_host_work": "Take the host work off the critical path: do it every N steps or in another thread, after "
+                          "the next step is dispatched (JAX dispatches asynchronously; find the work with jax.profiler's "
+                          "Python tracer or py-spy).",
+        "remove_syncs": "Take the syncs out of the step: no float(x), x.item(), np.asarray(x), print(x) or "
+                        "x.block_until_ready() per step; keep values on the device (jnp.where, lax.cond) and fetch them "
+                        "every N steps, or start the copy with x.copy_to_host_async() and read it a step later.",
+        "pin_memory": "Copy from pinned memory: put the input in pinned host memory (a sharding with "
+                      "memory_kind='pinned_host') or prefetch the next batch with jax.device_put while this one runs.",
+        "fuse": "Fuse the chains of memory-bound and launch-sized kernels: jit the whole step (XLA fuses within one "
+                "executable), or one hand-written kernel (Pallas); fused, intermediates stay on chip.",
+        "lower_precision": "Run the compute-bound kernels in lower precision on the tensor cores: bfloat16 inputs "
+                           "(jnp.bfloat16) or jax.default_matmul_precision('bfloat16').",
+        "warmup": "Leave warm-up out of the window: start jax.profiler after the first steps (XLA compiles each new "
+                  "shape once), or gpuwhy run --skip-first TIME.",
+    },
+}
+
+
+def next_step(cause: Cause, framework: str | None) -> str:
+    """What to do about a share no remedy shrinks (:data:`NEXT_STEP`), in ``framework``'s words where they differ."""
+    if cause is Cause.WARMUP and "warmup" in FRAMEWORK_TEXT.get(framework or "", {}):
+        return FRAMEWORK_TEXT[framework or ""]["warmup"]
+    return NEXT_STEP[cause]
+
 #: What to do about shares no remedy shrinks (not fixes: next steps).
 NEXT_STEP: dict[Cause, str] = {
     Cause.KERNELS: ("Measure the kernels' regimes: gpuwhy run --kernels (an ncu pass over the top kernels), or "
@@ -242,4 +275,4 @@ NEXT_STEP: dict[Cause, str] = {
 }
 
 
-__all__ = ["BY_KEY", "CATALOGUE", "LOWER_PRECISION", "NEXT_STEP", "Remedy"]
+__all__ = ["BY_KEY", "CATALOGUE", "FRAMEWORK_TEXT", "LOWER_PRECISION", "NEXT_STEP", "Remedy", "next_step"]

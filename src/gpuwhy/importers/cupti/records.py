@@ -14,6 +14,8 @@ The records are plain dicts, one per CUPTI activity, copied out of CUPTI's buffe
 - ``sync``: ``start``, ``end``, ``type`` (``STREAM_WAIT_EVENT``, ``STREAM_SYNCHRONIZE``,
   ``EVENT_SYNCHRONIZE``, ``CONTEXT_SYNCHRONIZE``), ``corr``, ``stream``;
 - ``range``: an NVTX push/pop or start/end range, ``start``, ``end``, ``name``, ``tid``;
+- ``profiler``: the program started JAX's own profiler (:mod:`gpuwhy.engine.jax_profiler_watch`):
+  ``start``, ``name``, ``log_dir``; an instant event in the trace;
 - ``jit``: one call of a jitted JAX function (:mod:`gpuwhy.engine.jax_costs`): ``start``, ``end``,
   ``name``, ``tid``, and its executable's ``flops`` and ``bytes`` a call from XLA's cost analysis
   (None unknown), ``dtype``, ``matmul`` (JAX's default matmul precision, None: XLA's), ``error``
@@ -120,7 +122,8 @@ def chrome_trace(records: Iterable[Mapping], *, start_ns: int, stop_ns: int, pid
     for i, r in enumerate(records):
         try:
             k = r["k"]
-            ts, dur = us(r["start"]), max(0.0, (int(r["end"]) - int(r["start"])) / 1e3)
+            ts = us(r["start"])
+            dur = 0.0 if k == "profiler" else max(0.0, (int(r["end"]) - int(r["start"])) / 1e3)  # an instant
             if k in _GPU_CAT:
                 dev, stream = int(r["device"]), int(r.get("stream", 0))
                 args = {"device": dev, "stream": stream, "correlation": int(r.get("corr", 0))}
@@ -152,6 +155,9 @@ def chrome_trace(records: Iterable[Mapping], *, start_ns: int, stop_ns: int, pid
                                                     "stream": int(r.get("stream", 0)), "cuda_sync_kind": word}})
             elif k == "jit":
                 continue  # written by _jit_owners
+            elif k == "profiler":  # the program started JAX's own profiler here (engine.jax_profiler_watch)
+                add({"ph": "i", "s": "p", "name": f"{r.get('name', 'profiler')} started", "pid": pid, "tid": 0,
+                     "ts": ts, "args": {"log_dir": str(r.get("log_dir", ""))}})
             elif k == "range":
                 add({"ph": "X", "cat": "user_annotation", "name": str(r["name"]), "pid": pid,
                      "tid": int(r.get("tid", 0)), "ts": ts, "dur": dur, "args": {}})

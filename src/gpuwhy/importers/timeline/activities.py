@@ -52,6 +52,8 @@ SYNC_NAMES = frozenset({
     "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH", "cuMemcpyHtoD", "cudaStreamWaitEvent_host",
     "hipDeviceSynchronize", "hipStreamSynchronize", "hipEventSynchronize", "hipMemcpy", "hipMemcpyDtoH",
     "hipMemcpyHtoD", "hipMemcpyWithStream", "hipCtxSynchronize",
+    # JAX's own blocking wait for a result, as its profiler names it (`float(x)`, `np.asarray(x)`)
+    "np.asarray(jax.Array)",
 })
 #: API calls that make a stream wait on an event.
 WAIT_NAMES = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent"})
@@ -69,9 +71,32 @@ MALLOC_NAMES = frozenset({"cudaMalloc", "cudaHostAlloc", "cudaMallocHost", "cuda
                           "hipMalloc", "hipHostMalloc", "hipFree", "cudaMallocAsync"})
 #: Host ranges in which a just-in-time compiler ran (one-time work): XLA's ``XlaCompile:#module=jit_step#`` and its
 #: phases on the compiler's threads, as JAX writes them into a CUPTI or Nsight trace (seen on an H100, JAX 0.11,
-#: 2026-12-07); not ``XlaModule`` or ``Thunk``, which run a compiled executable.
+#: 2026-12-07), and PJRT's compile calls and XLA's compile phases in JAX's own profiler trace (also those its
+#: autotuner runs inside an executable's first run); not ``XlaModule`` or ``Thunk``, which run a compiled executable.
 COMPILE_PREFIXES = ("XlaCompile", "XlaEmit", "XlaOptimize", "XlaPass", "XlaMemoryScheduler", "XlaBufferAssignment",
-                    "XlaCreateGpuExecutable", "XlaAutotun")
+                    "XlaCreateGpuExecutable", "XlaAutotun",
+                    # the same compiles as JAX's own profiler (XProf) names them (JAX 0.11.2, H100, 2026-12-07)
+                    "PjRtCApiClient::CompileAndLoad", "PJRT_Client_Compile", "PjRtStreamExecutorClient::Compile",
+                    "backend_compile_and_load", "CompileToBackendResult", "CompileModuleToLlvmIr", "CompileSingleModule",
+                    "OptimizeHloModule", "Compiling IR:", "PTX->CUBIN")
+
+
+#: Host ranges that are one call of a jitted function: XProf's ``PjitFunction(step)``, and the ``jax.jit step``
+#: ranges `gpuwhy run --tracer cupti` writes. A call inside which a compile starts is a first call: warm-up.
+JIT_CALL_PREFIXES = ("PjitFunction(", "jax.jit ")
+
+
+def is_jit_call(name) -> bool:
+    """True for a host range that is one call of a jitted function (:data:`JIT_CALL_PREFIXES`)."""
+    return isinstance(name, str) and name.startswith(JIT_CALL_PREFIXES)
+
+
+def framework_of(t: "Timeline") -> str | None:
+    """The framework whose host ranges the timeline holds: ``"jax"`` (jitted calls, XLA's ``XlaModule``
+    ranges), None otherwise (PyTorch's words are the remedies' own)."""
+    if any(isinstance(n, str) and (n.startswith(JIT_CALL_PREFIXES) or n.startswith("XlaModule")) for n in t.range_names):
+        return "jax"
+    return None
 
 
 def is_compile(name) -> bool:
@@ -307,6 +332,7 @@ def crop(t: Timeline, lo: float, hi: float) -> Timeline:
 
 __all__ = [
     "ANNOTATION", "COPY_NAMES", "DEVICE_MEMORY", "DTOD", "DTOH", "FRAME", "GRAPH_LAUNCH_NAMES", "HTOD", "HTOH", "KERNEL_LAUNCH_NAMES",
-    "KERNEL", "MALLOC_NAMES", "MANAGED", "MEMORY_NAMES", "MEMCPY", "MEMSET", "NOT_A_COPY", "OPERATOR", "OTHER_COPY", "PAGEABLE",
-    "PINNED", "PTOP", "STEP_PREFIX", "SYNC_NAMES", "Timeline", "UNKNOWN_MEMORY", "WAIT_NAMES", "crop", "extent", "from_activities",
+    "JIT_CALL_PREFIXES", "KERNEL", "MALLOC_NAMES", "MANAGED", "MEMORY_NAMES", "MEMCPY", "MEMSET", "NOT_A_COPY", "OPERATOR", "OTHER_COPY", "PAGEABLE",
+    "PINNED", "PTOP", "STEP_PREFIX", "SYNC_NAMES", "Timeline", "UNKNOWN_MEMORY", "WAIT_NAMES", "crop", "extent", "framework_of", "from_activities", "is_compile",
+    "is_jit_call",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...units import fmt_counted, fmt_time
-from .activities import DTOH, HTOD, KERNEL, MEMCPY, MEMSET, PAGEABLE, SYNC_NAMES, Timeline, extent
+from .activities import DTOH, HTOD, KERNEL, MEMCPY, MEMSET, PAGEABLE, SYNC_NAMES, Timeline, extent, framework_of
 from ...units import fmt_num
 from ...verdict.causes import Cause
 from ...verdict.engine import MIN_ACTIVITIES, MIN_WINDOW_S, Diagnosis, diagnose, enough_to_judge
@@ -65,6 +65,7 @@ class _Context:
             elif corr is not None and t.gpu_copy[i] == DTOH:
                 self.pg_d2h.add(corr)
         self.many_pids = len(set(host.thread_pid)) > 1
+        self.framework = framework_of(t)
         self._views: dict = {}
 
     def view(self, pid):
@@ -251,7 +252,8 @@ def _window_figures(ctx: _Context, track: GpuTrack, view, gaps, tot: dict, ev: E
         n_events = int(view.events_before(hi) - view.events_before(lo))
         tracer_s = ctx.t.tracer_event_us * n_events * 1e-6
     return WindowFigures(window_s, idle, busy, kernels, copies, evidence, n_steps, best_links(_links(copies), ctx.links),
-                         graphs=int(view.graph_launches), graph_queue_s=graph_queue * 1e-6, tracer_s=tracer_s)
+                         graphs=int(view.graph_launches), graph_queue_s=graph_queue * 1e-6, tracer_s=tracer_s,
+                         framework=ctx.framework)
 
 
 def _concentrated(top, steps) -> str | None:

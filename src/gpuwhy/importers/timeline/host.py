@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .intervals import Coverage, merge, nested_order, top_level, union
-from .activities import GRAPH_LAUNCH_NAMES, MALLOC_NAMES, STEP_PREFIX, SYNC_NAMES, WAIT_NAMES, Timeline, is_compile
+from .activities import (GRAPH_LAUNCH_NAMES, MALLOC_NAMES, STEP_PREFIX, SYNC_NAMES, WAIT_NAMES, Timeline, is_compile,
+                         is_jit_call)
 
 #: Host time in which the host issued no GPU work (no API call, no operator that makes one) and did not
 #: sync, stage a copy or load data, in a stretch this long (us) or longer, is host work (Python, I/O,
@@ -221,6 +222,7 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
     is_data = np.isin(hn, data_ids)
     is_comp = np.isin(hn, compile_ids) & ~is_data
     is_frame = hk == 2
+    is_comp |= _first_calls(hs, he, hn, ht, is_comp, names)
     comp_set = union(hs[is_comp], he[is_comp])
     # A sync or pageable copy inside a JIT compiler's range is the compiler's (XLA's autotuner waits on the
     # candidates it times): compile work, not a sync of the program's leading the gaps after it.
@@ -289,6 +291,27 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
         host_work=_long_stretches(merge(with_cpu, union(r_ts[sync], r_end[sync])), bounds), callback_ts=callback,
         sync_start=r_ts[sync_j], event_ts=np.concatenate((r_ts, hs[~is_frame])),
     )
+
+
+def _first_calls(hs, he, hn, ht, is_comp, names) -> np.ndarray:
+    """The calls of jitted functions (:data:`~gpuwhy.importers.timeline.activities.JIT_CALL_PREFIXES`) inside
+    which a JIT compiler started on the same thread: a first call, all of whose time (tracing the function,
+    lowering it, compiling) is one-time work; a mask over the host ranges."""
+    out = np.zeros(hs.size, dtype=bool)
+    jit_ids = np.asarray([i for i, n in enumerate(names) if is_jit_call(n)], dtype=np.int64)
+    cand = np.flatnonzero(np.isin(hn, jit_ids) & ~is_comp)
+    if not cand.size or not is_comp.any():
+        return out
+    for t in np.unique(ht[cand]).tolist():
+        starts = np.sort(hs[is_comp & (ht == t)])
+        if not starts.size:
+            continue
+        c = cand[ht[cand] == t]
+        first = np.searchsorted(starts, hs[c], side="left")  # the first compile starting at or after the call
+        hit = first < starts.size
+        hit[hit] = starts[first[hit]] < he[c][hit]
+        out[c[hit]] = True
+    return out
 
 
 def callers(h: HostArrays, runtime_idx: np.ndarray, depth: int = 64) -> list[tuple[str | None, str | None, str | None]]:

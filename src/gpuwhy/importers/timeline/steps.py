@@ -31,7 +31,8 @@ _SHOWN = 5
 def steps_from(t: Timeline, name: str) -> Timeline:
     """A copy of ``t`` whose steps are its host ranges named ``name`` (``--steps-from NAME``): each
     becomes the annotation ``NAME#k`` (k = 0, 1, ... by start time) and ``NAME#`` the step prefix, so
-    the ranges of any other name, ``ProfilerStep#N`` included, are not steps.
+    the ranges of any other name, ``ProfilerStep#N`` included, are not steps; one nested in another of
+    the same name on its thread is part of that one's step.
 
     Raises:
         UsageError: no host range of ``t`` is named ``name`` (the message lists the most common names).
@@ -43,7 +44,17 @@ def steps_from(t: Timeline, name: str) -> Timeline:
         common = ", ".join(repr(n) for n, _ in counts.most_common(_SHOWN)) or "none: the source holds no host ranges"
         raise UsageError(f"--steps-from {name!r}: no range of that name (the most common: {common}); "
                          "pass the name of the range that marks one step")
-    hit = hit[np.argsort(t.range_start[hit], kind="stable")]
+    hit = hit[np.lexsort((-(t.range_dur[hit]), t.range_start[hit]))]  # by start, the enclosing one first
+    # A range inside another of the same name on its thread is not a step of its own (XProf writes each jitted
+    # call as two nested ``PjitFunction(step)`` ranges; a recursive NVTX range nests too).
+    keep, ends = [], {}
+    for i in hit.tolist():
+        th = int(t.range_thread[i])
+        if t.range_start[i] < ends.get(th, -np.inf):
+            continue
+        keep.append(i)
+        ends[th] = float(t.range_start[i] + t.range_dur[i])
+    hit = np.asarray(keep, dtype=np.int64)
     names = list(t.range_names)
     range_name = t.range_name.copy()
     kind = t.range_kind.copy()
