@@ -32,9 +32,9 @@ def _kernel(start, dur, corr, name):
             "stream": 7, "grid": [132, 1, 1], "block": [256, 1, 1], "graph": 0}
 
 
-def _jit(start, dur, name, flops, nbytes, tid=7, error=None, matmul=None):
+def _jit(start, dur, name, flops, nbytes, tid=7, error=None, matmul=None, **more):
     return {"k": "jit", "start": T0 + start, "end": T0 + start + dur, "name": name, "tid": tid, "flops": flops,
-            "bytes": nbytes, "dtype": "float32", "error": error, "matmul": matmul}
+            "bytes": nbytes, "dtype": "float32", "error": error, "matmul": matmul, **more}
 
 
 def program_records():
@@ -254,3 +254,92 @@ def test_a_gpu_without_tf32_falls_back_to_fp32():
     e = ExecutableCalls("jax.jit f", 1, 1e9, 1e9, 1e-3, 1, (("k", 1e-3),), dtype="float32")
     p = judge_costs([e], "x", ceilings=ceil)
     assert asked == ["tf32", "fp32"] and p.kernels["k"].regime == "memory"
+
+
+def _jaxpr_records(second_from="jaxpr", note=None):
+    """Two calls of jit(step) (each launching one 1 ms gemm), 73.09 GFLOP counted from the jaxpr for the
+    first, ``second_from``'s count for the second (the same figure), 443 MB each."""
+    recs = []
+    for n, (t, src) in enumerate(((0, "jaxpr"), (2000 * US, second_from)), start=1):
+        recs.append(_jit(t, 100 * US, "step", 7.309e10, 4.43e8, flops_from=src, flops_note=note))
+        recs.append(_api(t + 10 * US, n))
+        recs.append(_kernel(t + 30 * US, 1000 * US, n, "gemm"))
+    return recs
+
+
+def test_flops_counted_from_the_jaxpr_are_named_where_the_function_is_judged(tmp_path):
+    """The records' flops_from and flops_note reach the trace, the timeline and the line: 73.09 GFLOP a
+    call over 1 ms of kernels a call on 100 TFLOP/s: compute-bound, 73.1% of roof."""
+    note = "while loop bodies counted once (their trip count is not known before the run): a lower bound"
+    doc = _doc(_jaxpr_records(note=note))
+    (first, _) = [e for e in doc["traceEvents"] if e.get("name") == "jax.jit step"]
+    assert (first["args"]["flops from"], first["args"]["flops note"]) == ("jaxpr", note)
+    tl, _ = _timeline(tmp_path, _jaxpr_records(note=note))
+    (e,) = executable_calls(tl, "0")
+    assert (e.flops_from, e.flops_note) == (("jaxpr",), note)
+    r = judge_function(e, CEIL)
+    assert r.line.startswith(f"cost_analysis of jit(step): 73.1 GFLOP (FLOPs counted from the jaxpr; {note}), "
+                             "443 MB a call; its kernel judged as one: compute-bound")
+    assert r.roof_pct == pytest.approx(73.09)
+    p = judge_costs([e], "x", ceilings=lambda *a: (CEIL, "hand"))
+    assert p.notes[-1] == "kernel regimes from XLA's cost_analysis and the jaxpr's FLOPs (no hardware counters), " \
+                          "judged against hand"
+
+
+def test_calls_whose_flops_came_from_both_say_some(tmp_path):
+    tl, _ = _timeline(tmp_path, _jaxpr_records(second_from="compiled"))
+    (e,) = executable_calls(tl, "0")
+    assert e.flops_from == ("jaxpr", "compiled") and e.flops_note is None
+    assert "73.1 GFLOP (FLOPs counted from the jaxpr for some calls), 443 MB a call" in judge_function(e, CEIL).line
+
+
+def test_records_without_a_source_read_as_before(tmp_path):
+    """Records written before flops_from existed (the committed fixtures): no source, the line as it was."""
+    recs = [{k: v for k, v in r.items() if k not in ("flops_from", "flops_note")} for r in _jaxpr_records()]
+    doc = _doc(recs)
+    assert not any("flops from" in e.get("args", {}) for e in doc["traceEvents"])
+    tl, _ = _timeline(tmp_path, recs)
+    (e,) = executable_calls(tl, "0")
+    assert (e.flops_from, e.flops_note) == ((), None)
+    line = judge_function(e, CEIL).line
+    assert line.startswith("cost_analysis of jit(step): 73.1 GFLOP, 443 MB a call;") and "jaxpr" not in line
+
+
+def test_counts_above_the_roof_from_the_jaxpr_say_so():
+    e = ExecutableCalls("jax.jit big", 1, 1e11, 1e8, 0.5e-3, 1, (("big_gemm", 0.5e-3),), flops_from=("jaxpr",))
+    r = judge_function(e, CEIL)
+    assert r.regime is None and "the jaxpr counts work the kernels did not do" in r.why
+
+
+def test_the_h100_capture_judged_with_the_jaxprs_flops(tmp_path, monkeypatch):
+    """The committed H100 capture (JAX 0.11.2, 2026-12-07; tests/fixtures/cupti/jax_train_h100_jax011): its
+    step recorded XLA's compiled count, 51.9 MFLOP and 443 MB a call, and was judged memory-bound at 29% of
+    roof. With the jaxpr's count of the same step (73.09 GFLOP: benchmarks/cupti/jax_train.py's step
+    counted on a CPU, the count depends on the shapes alone): 301 calls x 73.09 GFLOP over 137 ms of
+    kernels is 160.6 TFLOP/s, 32% of the H100 SXM sheet's 494.5 TFLOP/s TF32 roof: compute-bound."""
+    import gzip
+    from pathlib import Path
+
+    from gpuwhy import profiles
+    from gpuwhy.api.run import run_program
+
+    cap = json.loads(gzip.decompress((Path(__file__).parent / "fixtures" / "cupti" /
+                                      "jax_train_h100_jax011.records.json.gz").read_bytes()))
+    steps = [r for r in cap["records"] if r["k"] == "jit" and r["name"] == "step"]
+    assert {(r["flops"], r["bytes"]) for r in steps} == {(51913724.0, 442654784.0)}
+    for r in steps:
+        r.update(flops=73.089e9, flops_from="jaxpr")
+    doc = chrome_trace(cap["records"], start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
+                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"], buffers=cap["buffers"])
+    monkeypatch.setattr(profiles, "find_profile", lambda *a, **k: None)
+    script = tmp_path / "prog.py"
+    script.write_text("pass\n")
+    r = run_program(["python", str(script)], tmp_path / "out", skip_first_s=4.0,
+                    profiler_factory=lambda: FakeProfiler(doc))
+    (line,) = [n for n in r.notes if n.startswith("cost_analysis of jit(step)")]
+    assert line.startswith("cost_analysis of jit(step): 73.1 GFLOP (FLOPs counted from the jaxpr), 443 MB a call; "
+                           "the executable's 17 kernels judged as one: compute-bound against the tf32 roof, "
+                           "32% of roof")
+    gemm = next(k for k in r.kernels if k.name.startswith("sm90_xmma_gemm"))
+    assert gemm.regime == "compute"
+    assert gemm.roof_pct == pytest.approx(100 * 301 * 73.089e9 / 0.137 / 494.5e12, rel=0.01)

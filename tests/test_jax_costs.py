@@ -16,6 +16,7 @@ STAND_IN = '''
 LOWERED = []
 COST = {"flops": 2.0e9, "bytes accessed": 5.0e8}
 LOWERED_COST = {"flops": 2.0e9, "bytes accessed": 9.0e8}  # before fusion: the same FLOPs, more bytes
+JAXPR = None  # what Jitted.trace(...).jaxpr and make_jaxpr give; None: tracing fails
 
 
 class Tracer:
@@ -63,6 +64,21 @@ class Jitted:
 
     def eval_shape(self, *args):
         return ("shape of", self.__name__)
+
+    def trace(self, *args, **kwargs):
+        return Traced()
+
+
+class Traced:
+    @property
+    def jaxpr(self):
+        if JAXPR is None:
+            raise NotImplementedError("no jaxpr in this stand-in")
+        return JAXPR
+
+
+def make_jaxpr(f):
+    return lambda *args, **kwargs: Traced().jaxpr
 
 
 def jit(fun=None, **options):
@@ -191,14 +207,15 @@ def test_a_failed_cost_analysis_leaves_the_call_without_figures(stand_in):
     assert jax.LOWERED == [((3,),)]  # asked once, not again for the same signature
 
 
-@pytest.mark.parametrize("lowered, want_flops", [
+@pytest.mark.parametrize("lowered, want_flops, source", [
     # an H100's compiled MLP step (2026-12-07): its cuBLAS matmuls counted as nothing; the lowered module counts them
-    ({"flops": 7.31e10, "bytes accessed": 1.39e9}, 7.31e10),
-    ({"flops": 1.0e7, "bytes accessed": 1.39e9}, 5.19e7),  # the compiled count when it is the larger
-    ({"bytes accessed": 1.39e9}, 5.19e7),                    # the lowered module counts none
-    ("raise", 5.19e7),                                       # or cannot say
+    ({"flops": 7.31e10, "bytes accessed": 1.39e9}, 7.31e10, "lowered"),
+    ({"flops": 1.0e7, "bytes accessed": 1.39e9}, 5.19e7, "compiled"),  # the compiled count when it is the larger
+    ({"bytes accessed": 1.39e9}, 5.19e7, "compiled"),                    # the lowered module counts none
+    ("raise", 5.19e7, "compiled"),                                       # or cannot say
 ])
-def test_flops_from_the_lowered_module_where_it_counts_more_bytes_from_the_compiled(stand_in, lowered, want_flops):
+def test_flops_from_the_lowered_module_where_it_counts_more_bytes_from_the_compiled(stand_in, lowered, want_flops,
+                                                                                    source):
     rec = Recorder(_clock())
     hook = JaxHook(rec)
     hook.install()
@@ -211,6 +228,8 @@ def test_flops_from_the_lowered_module_where_it_counts_more_bytes_from_the_compi
     hook.remove()
     (a,) = rec.taken()
     assert a["flops"] == want_flops and a["bytes"] == 4.43e8 and a["error"] is None
+    assert a["flops_from"] == source
+    assert a["flops_note"] == "the jaxpr was not counted: NotImplementedError: no jaxpr in this stand-in"
 
 
 def test_calls_while_jax_traces_are_passed_through(stand_in):
@@ -289,3 +308,117 @@ def test_the_matmul_precision_asked_is_recorded(stand_in):
     f(Arr(2))
     hook.remove()
     assert [c["matmul"] for c in rec.taken()] == [None, "highest"]
+
+
+def _one_call(jax, arg=None):
+    """One call of a jitted function under a fresh hook (``jax`` already imported): its record."""
+    rec = Recorder(_clock())
+    hook = JaxHook(rec)
+    hook.install()
+    f = jax.jit(lambda x: x.value)
+    f(arg if arg is not None else Arr(3))
+    hook.remove()
+    (a,) = rec.taken()
+    return a
+
+
+@pytest.fixture
+def gpu_like(stand_in):
+    """The stand-in as JAX 0.11.2 answered on an H100 (2026-12-07): the compiled step counts 51.9 MFLOP
+    (its cuBLAS matmuls as nothing), the lowered module's cost_analysis() is None."""
+    import jax
+
+    jax.COST = {"flops": 5.19e7, "bytes accessed": 4.43e8}
+    jax.LOWERED_COST = None
+    return jax
+
+
+def test_flops_from_the_jaxpr_where_the_cost_model_counts_fewer(gpu_like):
+    """The jaxpr: a (512, 1024) @ (1024, 4096) matmul, 2 x 512 x 1024 x 4096 = 4.29 GFLOP, over the
+    compiled 51.9 MFLOP; the bytes stay the compiled executable's."""
+    from test_jaxpr_flops import J, dot
+
+    gpu_like.JAXPR = J(dot(512, 1024, 4096))
+    a = _one_call(gpu_like)
+    assert (a["flops"], a["flops_from"], a["bytes"], a["error"], a["flops_note"]) == (
+        2 * 512 * 1024 * 4096, "jaxpr", 4.43e8, None, None)
+
+
+def test_the_jaxpr_counts_notes_come_with_its_flops(gpu_like):
+    """A while loop around a (256, 256) @ (256, 256) matmul (33.6 MFLOP counted once) and a 64 MFLOP
+    matmul: 97.6 MFLOP over the compiled 51.9: the jaxpr's, with its note that it is a lower bound."""
+    from test_jaxpr_flops import C, E, J, V, dot
+
+    loop = E("while", [V(256, 256)], [V(256, 256)], cond_jaxpr=C(E("lt", [V(), V()], [V()])),
+             body_jaxpr=C(dot(256, 256, 256)))
+    gpu_like.JAXPR = J(loop, dot(256, 256, 512))
+    a = _one_call(gpu_like)
+    assert a["flops"] == 2 * 256**3 + 1 + 2 * 256 * 256 * 512 and a["flops_from"] == "jaxpr"
+    assert "while loop bodies counted once" in a["flops_note"] and "lower bound" in a["flops_note"]
+
+
+def test_the_cost_model_wins_where_the_jaxpr_counts_fewer(gpu_like):
+    """A (4, 4) add in the jaxpr (16 FLOP) under the compiled 51.9 MFLOP: the compiled count, no note."""
+    from test_jaxpr_flops import E, J, V
+
+    gpu_like.JAXPR = J(E("add", [V(4, 4), V(4, 4)], [V(4, 4)]))
+    a = _one_call(gpu_like)
+    assert (a["flops"], a["flops_from"], a["flops_note"]) == (5.19e7, "compiled", None)
+
+
+def test_a_jax_without_trace_is_counted_through_make_jaxpr(gpu_like, monkeypatch):
+    from test_jaxpr_flops import J, dot
+
+    monkeypatch.delattr(gpu_like.Jitted, "trace")
+    gpu_like.JAXPR = J(dot(512, 1024, 4096))
+    a = _one_call(gpu_like)
+    assert (a["flops"], a["flops_from"]) == (2 * 512 * 1024 * 4096, "jaxpr")
+
+
+def test_arguments_on_several_devices_leave_the_jaxpr_uncounted(gpu_like):
+    """The jaxpr counts every device's work, the cost model one device's: not mixed."""
+    import types
+
+    from test_jaxpr_flops import J, dot
+
+    gpu_like.JAXPR = J(dot(512, 1024, 4096))
+    arg = Arr(8)
+    arg.sharding = types.SimpleNamespace(device_set={"gpu:0", "gpu:1"})
+    a = _one_call(gpu_like, arg)
+    assert (a["flops"], a["flops_from"]) == (5.19e7, "compiled")
+    assert a["flops_note"] == "the jaxpr was not counted: the arguments span 2 devices"
+
+
+def test_real_jax_records_the_largest_count_and_says_whose():
+    """With JAX (CPU): jax_train.py's step at 64-128-128-64, batch 32: the record's FLOPs are at least
+    the jaxpr's count and within 2% of XLA's lowered module's, their source named."""
+    jax = pytest.importorskip("jax")
+    from test_jaxpr_flops import _lowered_flops, _mlp_step
+
+    from gpuwhy.engine.jaxpr_flops import count_flops
+
+    rec = Recorder(_clock())
+    hook = JaxHook(rec)
+    hook.install()
+    try:
+        step, args = _mlp_step([64, 128, 128, 64], 32)
+        step(*args)
+    finally:
+        hook.remove()
+    (a,) = rec.taken()
+    counted = count_flops(step.trace(*args).jaxpr).flops
+    assert a["flops_from"] in ("compiled", "lowered", "jaxpr") and a["flops"] >= counted
+    assert a["flops"] == pytest.approx(_lowered_flops(step, *args), rel=0.02) and a["bytes"] > 0
+
+
+@pytest.mark.parametrize("counts, want", [
+    ({"compiled": 5.19e7, "lowered": None, "jaxpr": 7.309e10}, (7.309e10, "jaxpr")),
+    ({"compiled": 7.309e10, "lowered": 7.308e10, "jaxpr": 7.307e10}, (7.309e10, "compiled")),
+    ({"jaxpr": 1e9, "lowered": 1e9, "compiled": 1e9}, (1e9, "compiled")),  # a tie: the cost model's
+    ({"jaxpr": 1e9, "lowered": 1e9, "compiled": None}, (1e9, "lowered")),
+    ({"compiled": None, "lowered": 0.0, "jaxpr": None}, (None, None)),
+])
+def test_the_largest_count_wins_the_cost_models_on_a_tie(counts, want):
+    from gpuwhy.engine.jax_costs import max_flops
+
+    assert max_flops(counts) == want

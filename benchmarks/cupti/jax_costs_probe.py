@@ -1,6 +1,7 @@
 """What this JAX says a jitted training step costs (issue 29): the version, then the compiled
 executable's and the lowered module's ``cost_analysis()`` for benchmarks/cupti/jax_train.py's step
-(or the exception each raised), as one JSON line."""
+(or the exception each raised), and gpuwhy's count of its jaxpr (engine/jaxpr_flops.py), as one JSON
+line."""
 
 import json
 import runpy
@@ -20,4 +21,11 @@ for name, fn in (("compiled", lambda: lowered.compile().cost_analysis()), ("lowe
         out[name] = {k: ca.get(k) for k in ("flops", "bytes accessed", "transcendentals")} if ca else repr(ca)
     except Exception:  # noqa: BLE001 - the probe reports what failed
         out[name] = traceback.format_exc().splitlines()[-1]
+try:
+    from gpuwhy.engine.jaxpr_flops import count_flops
+
+    got = count_flops(g["step"].trace(g["ps"], g["x"], g["y"]).jaxpr)
+    out["jaxpr"] = {"flops": got.flops, "notes": list(got.notes)}
+except Exception:  # noqa: BLE001 - the probe reports what failed
+    out["jaxpr"] = traceback.format_exc().splitlines()[-1]
 print("JAX_COSTS " + json.dumps(out))

@@ -1,7 +1,8 @@
 """`gpuwhy run --tracer cupti`: kernel regimes from a framework's cost model, without hardware counters.
 
 Under the CUPTI tracer each call of a jitted JAX function carries XLA's count of the FLOPs and bytes
-its executable does (:mod:`gpuwhy.engine.jax_costs`), and the kernels launched inside it are linked
+its executable does, the FLOPs counted from its jaxpr where XLA counts fewer (on a GPU XLA counts
+cuBLAS matmuls as nothing; :mod:`gpuwhy.engine.jax_costs`), and the kernels launched inside it are linked
 to it (:mod:`gpuwhy.importers.cupti.records`). Here each function's calls in the window are judged
 as one workload: their FLOPs and bytes over the summed GPU time of their kernels, on this GPU's
 roofline (:func:`gpuwhy.model.roofline.classify.classify`; the ceilings from the newest `gpuwhy bench`
@@ -108,12 +109,24 @@ def gpu_ceilings(gpu_name: str | None, precision: str, spec_dirs: Sequence[str] 
                                                    "of this GPU: run it to judge against the measured roofline)")
 
 
+def flops_said(flops: float | None, e: ExecutableCalls) -> str:
+    """``flops`` (a call) in words, with where they came from when it was the jaxpr (``FLOPs counted
+    from the jaxpr``, ``... for some calls`` where others were the cost model's) and ``e``'s note."""
+    said = fmt_si(flops, "FLOP") if flops else "no FLOPs counted"
+    why = []
+    if "jaxpr" in e.flops_from:
+        why.append("FLOPs counted from the jaxpr" + (" for some calls" if len(e.flops_from) > 1 else ""))
+    if e.flops_note:
+        why.append(e.flops_note)
+    return f"{said} ({'; '.join(why)})" if why else said
+
+
 def judge_function(e: ExecutableCalls, ceilings: Ceilings) -> CostRegime:
     """``e``'s calls as one workload on ``ceilings`` (no launch-overhead term: the time is GPU time)."""
     name = function_name(e.name)
     per = (lambda v: None if v is None else v / e.calls) if e.calls else (lambda v: None)
     flops, nbytes = per(e.flops), per(e.bytes)
-    said = (f"cost_analysis of {name}: {fmt_si(flops, 'FLOP') if flops else 'no FLOPs counted'}, "
+    said = (f"cost_analysis of {name}: {flops_said(flops, e)}, "
             f"{fmt_si(nbytes, 'B')} a call" if nbytes else f"cost_analysis of {name}")
     why = e.why
     if why is None and not e.kernel_s > 0:
@@ -128,7 +141,8 @@ def judge_function(e: ExecutableCalls, ceilings: Ceilings) -> CostRegime:
         return CostRegime(name, e.calls, flops, nbytes, e.kernel_s, None, None, None, f"{said}: not judged ({exc})",
                           str(exc))
     if v.sol_pct is not None and v.sol_pct > IMPLAUSIBLE_ROOF_PCT:
-        why = (f"its counts over its kernels' time are {fmt_pct(v.sol_pct, 0)} of this GPU's roof: XLA counted "
+        who = "the jaxpr counts" if "jaxpr" in e.flops_from else "XLA counted"
+        why = (f"its counts over its kernels' time are {fmt_pct(v.sol_pct, 0)} of this GPU's roof: {who} "
                "work the kernels did not do (or not all its kernels' time was seen)")
         return CostRegime(name, e.calls, flops, nbytes, e.kernel_s, None, None, None, f"{said}: not judged ({why})", why)
     level = LEVEL.get(v.regime)
@@ -171,9 +185,11 @@ def judge_costs(functions: Sequence[ExecutableCalls], gpu_name: str | None, spec
                 owner[k] = (s, r)
     notes.extend(r.line for r in judged)
     if owner:
-        notes.append(f"kernel regimes from XLA's cost_analysis (no hardware counters), judged against {roofline}")
+        whose = ("XLA's cost_analysis and the jaxpr's FLOPs" if any("jaxpr" in e.flops_from for e in functions)
+                 else "XLA's cost_analysis")
+        notes.append(f"kernel regimes from {whose} (no hardware counters), judged against {roofline}")
     return CostPass({k: r for k, (_, r) in owner.items()}, tuple(judged), roofline, tuple(notes))
 
 
-__all__ = ["CostPass", "CostRegime", "FULL_FP32", "IMPLAUSIBLE_ROOF_PCT", "LEVEL", "PRECISION", "function_name", "precision_of", "gpu_ceilings", "judge_costs",
-           "judge_function"]
+__all__ = ["CostPass", "CostRegime", "FULL_FP32", "IMPLAUSIBLE_ROOF_PCT", "LEVEL", "PRECISION", "flops_said",
+           "function_name", "precision_of", "gpu_ceilings", "judge_costs", "judge_function"]

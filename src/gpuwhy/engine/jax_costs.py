@@ -1,4 +1,4 @@
-"""What each call of a jitted JAX function costs, as XLA's own cost model counts it, for the CUPTI tracer.
+"""What each call of a jitted JAX function costs, as XLA's cost model and its jaxpr count it, for the CUPTI tracer.
 
 While `gpuwhy run --tracer cupti` runs a program in this process, :func:`install` wraps ``jax.jit``
 as soon as the program imports ``jax`` (an import hook: gpuwhy never imports JAX itself; a program
@@ -7,13 +7,20 @@ that does not use JAX is untouched). Each call of a function the program jitted 
 - its host interval (``start``/``end``: ns on the tracer's clock, CUPTI's ``get_timestamp``, so the
   launch API calls it made fall inside it);
 - once per input signature (the leaves' shapes, dtypes and weak types, the other arguments' values,
-  the tree's structure), XLA's count of ``flops`` and ``bytes accessed`` a call: the bytes of the
-  compiled executable (``fn.lower(...).compile().cost_analysis()``: after fusion, what the kernels
-  move), the FLOPs of the lowered module where it counts more (``fn.lower(...).cost_analysis()``:
-  on a GPU the compiled module's matmuls are cuBLAS custom calls that XLA's cost model counts as
-  nothing: 52 MFLOP of a 73 GFLOP MLP step on an H100, 2026-12-07, JAX 0.11). Each is a dict, or a
-  list of one dict in older JAX. It is asked before the call (a donated argument is gone after
-  it), so its host time lies outside the call's interval.
+  the tree's structure), the ``flops`` and ``bytes accessed`` a call: the bytes of the compiled
+  executable (``fn.lower(...).compile().cost_analysis()``: after fusion, what the kernels move);
+  the FLOPs the largest of three counts (``flops_from`` says which): the compiled executable's, the
+  lowered module's (``fn.lower(...).cost_analysis()``) and the jaxpr's
+  (:func:`gpuwhy.engine.jaxpr_flops.count_flops` of ``fn.trace(...).jaxpr``, or of
+  ``jax.make_jaxpr(fn)(...)`` in a JAX without ``trace``). On a GPU XLA's cost model counts the
+  compiled module's matmuls (cuBLAS custom calls) as nothing, and the lowered module's count is not
+  there: on an H100 with JAX 0.11.2 (2026-12-07) ``Lowered.cost_analysis()`` returned None and the
+  compiled executable counted 51.9 MFLOP of a 73.09 GFLOP MLP training step
+  (benchmarks/cupti/jax_train.py), which the jaxpr counts (73.09 GFLOP, as the lowered module does
+  on a CPU with JAX 0.10.2). The jaxpr is not counted where the arguments span several devices (it
+  counts the work of all of them, the cost model one device's). Each cost analysis is a dict, or a
+  list of one dict in older JAX. All are asked before the call (a donated argument is gone after
+  it), so their host time lies outside the call's interval.
 
 A failed or empty cost analysis leaves the call without figures and its record says why
 (``error``). Calls made while JAX traces (an argument is a tracer: a jitted function called inside
@@ -26,7 +33,11 @@ Records (plain dicts, as :mod:`gpuwhy.importers.cupti.records` reads them): ``k`
 CUPTI's default thread id on Linux), ``flops`` and ``bytes`` a call (None unknown), ``dtype`` (the
 floating dtype holding most of the arguments' bytes, e.g. ``float32``; None when there is none),
 ``matmul`` (``jax.config.jax_default_matmul_precision`` at the call, lower case; None: XLA's default),
-``error`` (why there are no figures; None when there are).
+``error`` (why there are no figures; None when there are), ``flops_from`` (whose count ``flops`` is:
+``compiled``, ``lowered`` or ``jaxpr``; None without FLOPs; records written before it existed lack
+it: read as the cost model's), ``flops_note`` (what to know of that count: the jaxpr counter's notes
+where it is the jaxpr's, e.g. a ``while`` loop's body counted once, or why the jaxpr was not counted;
+None when there is nothing to say).
 """
 
 from __future__ import annotations
@@ -68,16 +79,60 @@ def parse_cost(ca: Any) -> tuple[float | None, float | None, str | None]:
     return flops, nbytes, None
 
 
-def max_flops(compiled_flops: float | None, lowered) -> float | None:
-    """The larger of the compiled executable's FLOPs and the lowered module's
-    (``lowered.cost_analysis()``; ignored where it fails or counts none): see the module docstring."""
+def lowered_flops(lowered) -> float | None:
+    """The lowered module's FLOPs (``lowered.cost_analysis()``); None where it fails, returns None
+    (a GPU with JAX 0.11.2) or counts none."""
     try:
         flops, _, _ = parse_cost(lowered.cost_analysis())
     except Exception:  # noqa: BLE001 - an older JAX without it, or a backend that refuses it
-        flops = None
-    if flops is None:
-        return compiled_flops
-    return flops if compiled_flops is None else max(flops, compiled_flops)
+        return None
+    return flops
+
+
+def jaxpr_flops(jitted, jax, args, kwargs) -> tuple[float | None, str | None]:
+    """``(flops, note)`` of the jaxpr of ``jitted(*args, **kwargs)`` (see
+    :func:`gpuwhy.engine.jaxpr_flops.count_flops`): ``note`` its notes joined, None when exact;
+    ``(None, why)`` where it cannot be traced or counted, or the arguments span several devices."""
+    from .jaxpr_flops import count_flops
+
+    devices = _devices(args, kwargs, jax)
+    if devices > 1:
+        return None, f"the jaxpr was not counted: the arguments span {devices} devices"
+    try:
+        trace = getattr(jitted, "trace", None)
+        jaxpr = trace(*args, **kwargs).jaxpr if trace is not None else jax.make_jaxpr(jitted)(*args, **kwargs)
+        got = count_flops(jaxpr)
+    except Exception as exc:  # noqa: BLE001 - a stand-in, an old JAX, or a function make_jaxpr cannot trace
+        return None, f"the jaxpr was not counted: {type(exc).__name__}: {exc}".splitlines()[0]
+    return (got.flops if got.flops > 0 else None), ("; ".join(got.notes) or None)
+
+
+def _devices(args, kwargs, jax) -> int:
+    """The most devices any argument's sharding spans (1 where none says)."""
+    leaves, _ = _leaves(jax, args, kwargs)
+    most = 1
+    for leaf in leaves:
+        try:
+            most = max(most, len(leaf.sharding.device_set))
+        except Exception:  # noqa: BLE001 - not a jax.Array
+            continue
+    return most
+
+
+#: The order in which FLOP counts are preferred where they tie (the cost model's first).
+FLOPS_SOURCES = ("compiled", "lowered", "jaxpr")
+
+
+def max_flops(counts: Mapping[str, float | None]) -> tuple[float | None, str | None]:
+    """``(flops, source)``: the largest of ``counts`` (source -> FLOPs or None: the compiled
+    executable's, the lowered module's, the jaxpr's), the earlier in :data:`FLOPS_SOURCES` where
+    they tie; ``(None, None)`` where none counted any. See the module docstring."""
+    best, src = None, None
+    for name in sorted(counts, key=lambda k: FLOPS_SOURCES.index(k) if k in FLOPS_SOURCES else len(FLOPS_SOURCES)):
+        v = counts[name]
+        if v is not None and v > 0 and (best is None or v > best):
+            best, src = v, name
+    return best, src
 
 
 def _is_tracer(leaf) -> bool:
@@ -169,15 +224,23 @@ class JittedCall:
     def __repr__(self) -> str:
         return repr(self.__dict__["_gpuwhy_jitted"])
 
-    def _cost(self, key, args, kwargs) -> tuple[float | None, float | None, str | None]:
+    def _cost(self, key, args, kwargs) -> dict:
+        """The record's cost fields (``flops``, ``bytes``, ``error``, ``flops_from``, ``flops_note``) of
+        a call with these arguments, worked out once per ``key`` (the input signature)."""
         costs = self.__dict__["_gpuwhy_costs"]
         if key not in costs:
+            jitted = self.__dict__["_gpuwhy_jitted"]
             try:
-                lowered = self.__dict__["_gpuwhy_jitted"].lower(*args, **kwargs)
-                flops, nbytes, why = parse_cost(lowered.compile().cost_analysis())
-                costs[key] = (max_flops(flops, lowered), nbytes, why)
+                lowered = jitted.lower(*args, **kwargs)
+                compiled, nbytes, why = parse_cost(lowered.compile().cost_analysis())
             except Exception as exc:  # noqa: BLE001 - the program's call decides; its cost is a bonus
-                costs[key] = (None, None, f"cost_analysis() failed: {type(exc).__name__}: {exc}".splitlines()[0])
+                costs[key] = {"flops": None, "bytes": None, "flops_from": None, "flops_note": None,
+                              "error": f"cost_analysis() failed: {type(exc).__name__}: {exc}".splitlines()[0]}
+                return costs[key]
+            counted, note = jaxpr_flops(jitted, self.__dict__["_gpuwhy_jax"], args, kwargs)
+            flops, source = max_flops({"compiled": compiled, "lowered": lowered_flops(lowered), "jaxpr": counted})
+            costs[key] = {"flops": flops, "bytes": nbytes, "error": why, "flops_from": source,
+                          "flops_note": note if source == "jaxpr" or counted is None else None}
         return costs[key]
 
     def __call__(self, *args, **kwargs):
@@ -191,14 +254,15 @@ class JittedCall:
             key = (tree, tuple(_leaf_key(x) for x in leaves))
         except Exception:  # noqa: BLE001
             key = None
-        flops, nbytes, why = self._cost(key, args, kwargs) if key is not None else \
-            (None, None, "the arguments' signature could not be read")
+        cost = self._cost(key, args, kwargs) if key is not None else \
+            {"flops": None, "bytes": None, "flops_from": None, "flops_note": None,
+             "error": "the arguments' signature could not be read"}
         t0 = rec.clock()
         out = jitted(*args, **kwargs)
         t1 = rec.clock()
         rec.add({"k": "jit", "start": t0, "end": t1, "name": str(getattr(jitted, "__name__", "jitted")),
-                 "tid": threading.get_ident(), "flops": flops, "bytes": nbytes, "dtype": _main_dtype(leaves),
-                 "matmul": _matmul_precision(self.__dict__["_gpuwhy_jax"]), "error": why})
+                 "tid": threading.get_ident(), "dtype": _main_dtype(leaves),
+                 "matmul": _matmul_precision(self.__dict__["_gpuwhy_jax"]), **cost})
         return out
 
 
@@ -309,4 +373,5 @@ class JaxHook:
         self._module = None
 
 
-__all__ = ["JaxHook", "JittedCall", "MODULE", "Recorder", "max_flops", "parse_cost", "wrap_jit"]
+__all__ = ["FLOPS_SOURCES", "JaxHook", "JittedCall", "MODULE", "Recorder", "jaxpr_flops", "lowered_flops",
+           "max_flops", "parse_cost", "wrap_jit"]

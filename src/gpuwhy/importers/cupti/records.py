@@ -19,11 +19,13 @@ The records are plain dicts, one per CUPTI activity, copied out of CUPTI's buffe
 - ``jit``: one call of a jitted JAX function (:mod:`gpuwhy.engine.jax_costs`): ``start``, ``end``,
   ``name``, ``tid``, and its executable's ``flops`` and ``bytes`` a call from XLA's cost analysis
   (None unknown), ``dtype``, ``matmul`` (JAX's default matmul precision, None: XLA's), ``error``
-  (why there are none).
+  (why there are none), ``flops_from`` (whose count the FLOPs are: ``compiled``, ``lowered`` or
+  ``jaxpr``; missing in older records) and ``flops_note`` (what to know of that count; optional).
 
 A ``jit`` call becomes a host range (``user_annotation``) named ``jax.jit NAME`` with ``args``
 ``External id`` (a number of its own), ``cost`` (``cost_analysis``, or why it failed), ``flops`` and
-``bytes accessed`` a call where known, ``dtype`` and ``matmul precision`` where known; each kernel whose launch API call (its ``corr``)
+``bytes accessed`` a call where known, ``dtype``, ``matmul precision``, ``flops from`` and ``flops note`` where
+known; each kernel whose launch API call (its ``corr``)
 started inside exactly one such call carries that call's ``External id``, as torch.profiler links a
 kernel to the operator that launched it (where calls on several threads overlap, the thread of the
 launch decides; a launch inside none, or several, is linked to none).
@@ -207,6 +209,10 @@ def _jit_owners(records: list, add, us, pid: int) -> dict:
             args["dtype"] = str(r["dtype"])
         if r.get("matmul"):
             args["matmul precision"] = str(r["matmul"])
+        if r.get("flops_from"):
+            args["flops from"] = str(r["flops_from"])
+        if r.get("flops_note"):
+            args["flops note"] = str(r["flops_note"])
         add({"ph": "X", "cat": "user_annotation", "name": f"{JIT_PREFIX}{name}", "pid": pid,
              "tid": int(r.get("tid", 0) or 0), "ts": us(s), "dur": max(0.0, (e - s) / 1e3), "args": args})
     starts = [c[0] for c in calls]

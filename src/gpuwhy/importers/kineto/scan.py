@@ -117,7 +117,9 @@ def _host_figures(s: "Scan", name: str, args: dict) -> None:
     s.ext_costs[x] = {"name": str(name), "flops": fl if fl and fl > 0 else None,
                       "bytes": nb if nb and nb > 0 else None, "cost": str(args.get("cost")),
                       "dtype": args.get("dtype") if isinstance(args.get("dtype"), str) else None,
-                      "matmul": args.get("matmul precision") if isinstance(args.get("matmul precision"), str) else None}
+                      "matmul": args.get("matmul precision") if isinstance(args.get("matmul precision"), str) else None,
+                      "flops_from": args.get("flops from") if isinstance(args.get("flops from"), str) else None,
+                      "flops_note": args.get("flops note") if isinstance(args.get("flops note"), str) else None}
 
 
 def _num(x) -> float | None:
@@ -204,7 +206,8 @@ class Scan:
     flow_end: dict = field(default_factory=dict)
     ext_flops: dict = field(default_factory=dict)
     #: External id -> a cost model's figures of a host range that carries ``args.cost`` (a jitted JAX
-    #: call under `gpuwhy run --tracer cupti`): ``name``, ``flops``, ``bytes``, ``cost``, ``dtype``, ``matmul``.
+    #: call under `gpuwhy run --tracer cupti`): ``name``, ``flops``, ``bytes``, ``cost``, ``dtype``, ``matmul``,
+    #: ``flops_from``, ``flops_note`` (None where the range does not say).
     ext_costs: dict = field(default_factory=dict)
     other_devices: dict = field(default_factory=dict)  # accelerator name -> events
     lazy_loads: int = 0

@@ -15,7 +15,9 @@ A GPU activity is linked to the API call that launched it by ``gpu_corr`` (the c
 ``gpu_launch_us`` (NaN where none). ``gpu_op`` is the id of the host operator that
 launched it (its FLOPs, when known, in ``op_flops``; a cost model's figures of the call, a
 jitted JAX function's, in ``op_costs``: ``name``, ``flops`` and ``bytes`` a call or None, ``cost``
-(``cost_analysis`` or why there are none), ``dtype``, ``matmul`` (the matmul precision asked)).
+(``cost_analysis`` or why there are none), ``dtype``, ``matmul`` (the matmul precision asked),
+``flops_from`` (whose count the FLOPs are: ``compiled``, ``lowered``, ``jaxpr``; None: the cost
+model's), ``flops_note`` (what to know of that count, or None)).
 
 Host ranges: ``range_kind`` is :data:`OPERATOR` (a framework operator), :data:`ANNOTATION`
 (a user range: ``ProfilerStep#N`` steps, DataLoader calls, NVTX) or :data:`FRAME` (a

@@ -23,7 +23,10 @@ class ExecutableCalls:
     its kernels' summed GPU durations (s; not a union: XLA runs an executable's kernels on one stream
     in order), ``launches``, ``kernels`` (full name, seconds) largest first, ``dtype`` the floating
     dtype of most argument bytes, ``why`` no figures (the first call's reason; None with figures),
-    ``matmul`` the matmul precision the calls asked (None: the framework's default)."""
+    ``matmul`` the matmul precision the calls asked (None: the framework's default), ``flops_from``
+    whose counts the calls' FLOPs are (each source once, first seen first: ``compiled``, ``lowered``,
+    ``jaxpr``; () where the calls do not say: the cost model's), ``flops_note`` what to know of
+    those counts (the calls' notes, each once, joined by ``; ``; None without any)."""
 
     name: str
     calls: int
@@ -35,6 +38,8 @@ class ExecutableCalls:
     dtype: str | None = None
     why: str | None = None
     matmul: str | None = None
+    flops_from: tuple[str, ...] = ()
+    flops_note: str | None = None
 
 
 def executable_calls(t: Timeline, device: str) -> tuple[ExecutableCalls, ...]:
@@ -65,10 +70,13 @@ def executable_calls(t: Timeline, device: str) -> tuple[ExecutableCalls, ...]:
         if why is None and nbytes is None:
             why = "the cost model gave no bytes"
         dtypes = [c.get("dtype") for c in costs if c.get("dtype")]
+        notes = "; ".join(dict.fromkeys(c["flops_note"] for c in costs if c.get("flops_note")))
         out.append(ExecutableCalls(name, len(costs), flops, nbytes, g["s"], g["n"],
                                    tuple(sorted(g["k"].items(), key=lambda kv: -kv[1])),
                                    max(set(dtypes), key=dtypes.count) if dtypes else None, why,
-                                   next((c["matmul"] for c in costs if c.get("matmul")), None)))
+                                   next((c["matmul"] for c in costs if c.get("matmul")), None),
+                                   tuple(dict.fromkeys(c["flops_from"] for c in costs if c.get("flops_from"))),
+                                   notes or None))
     return tuple(sorted(out, key=lambda e: -e.kernel_s))
 
 
