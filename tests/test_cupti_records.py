@@ -326,6 +326,31 @@ def test_buffers_handed_over_after_the_capture_stopped_are_not_the_programs_time
     assert max(e["ts"] + e.get("dur", 0) for e in doc["traceEvents"]) == pytest.approx(5.0)
 
 
+def jax011_capture() -> dict:
+    """The second H100 JAX capture (see the test below), as recorded."""
+    import gzip
+    from pathlib import Path
+
+    return json.loads(gzip.decompress((Path(__file__).parent / "fixtures" / "cupti" /
+                                       "jax_train_h100_jax011.records.json.gz").read_bytes()))
+
+
+def run_capture(cap: dict, tmp_path, monkeypatch, skip_first_s: float = 4.0):
+    """`gpuwhy run --tracer cupti --skip-first 4s` of a recorded capture: its trace written as the tracer
+    writes it, handed over by a stand-in profiler; judged against the spec sheet (no saved profile)."""
+    from gpuwhy import profiles
+    from gpuwhy.api.run import run_program
+    from test_run_kernels import FakeProfiler
+
+    doc = chrome_trace(cap["records"], start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
+                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"], buffers=cap["buffers"])
+    monkeypatch.setattr(profiles, "find_profile", lambda *a, **k: None)
+    script = tmp_path / "prog.py"
+    script.write_text("pass\n")
+    return run_program(["python", str(script)], tmp_path / "out", skip_first_s=skip_first_s,
+                       profiler_factory=lambda: FakeProfiler(doc))
+
+
 def test_a_jax_training_loop_judged_over_the_programs_time_alone(tmp_path, monkeypatch):
     """A second real capture (benchmarks/cupti/jax_train.py, 300 steps, JAX 0.11.2 on an H100, 2026-12-07
     session 5, `gpuwhy run --tracer cupti --skip-first 4s`): its last buffers came 4.4 s after the capture
@@ -339,17 +364,9 @@ def test_a_jax_training_loop_judged_over_the_programs_time_alone(tmp_path, monke
     from gpuwhy.api.run import run_program
     from test_run_kernels import FakeProfiler
 
-    cap = json.loads(gzip.decompress((Path(__file__).parent / "fixtures" / "cupti" /
-                                      "jax_train_h100_jax011.records.json.gz").read_bytes()))
+    cap = jax011_capture()
     assert max(b for _, b, _ in cap["buffers"]) - cap["stop_ns"] > 4e9  # the flush, as recorded
-    doc = chrome_trace(cap["records"], start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
-                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"], buffers=cap["buffers"])
-    monkeypatch.setattr(profiles, "find_profile", lambda *a, **k: None)
-    script = tmp_path / "prog.py"
-    script.write_text("pass\n")
-    r = run_program(["python", str(script)], tmp_path / "out", skip_first_s=4.0,
-                    profiler_factory=lambda: FakeProfiler(doc))
-    b = r.budget
+    b = run_capture(cap, tmp_path, monkeypatch).budget
     assert b.window_s == pytest.approx((cap["stop_ns"] - cap["start_ns"]) / 1e9 - 4.0, abs=1e-3)
     assert 0.55 < b.judged_s < 0.7  # 300 steps of about 2 ms under the tracer
     assert b.top.cause.value == "host_work" and b.top.seconds == pytest.approx(0.2575, abs=0.01)

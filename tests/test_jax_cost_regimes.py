@@ -317,25 +317,14 @@ def test_the_h100_capture_judged_with_the_jaxprs_flops(tmp_path, monkeypatch):
     roof. With the jaxpr's count of the same step (73.09 GFLOP: benchmarks/cupti/jax_train.py's step
     counted on a CPU, the count depends on the shapes alone): 301 calls x 73.09 GFLOP over 137 ms of
     kernels is 160.6 TFLOP/s, 32% of the H100 SXM sheet's 494.5 TFLOP/s TF32 roof: compute-bound."""
-    import gzip
-    from pathlib import Path
+    from test_cupti_records import jax011_capture, run_capture
 
-    from gpuwhy import profiles
-    from gpuwhy.api.run import run_program
-
-    cap = json.loads(gzip.decompress((Path(__file__).parent / "fixtures" / "cupti" /
-                                      "jax_train_h100_jax011.records.json.gz").read_bytes()))
+    cap = jax011_capture()
     steps = [r for r in cap["records"] if r["k"] == "jit" and r["name"] == "step"]
     assert {(r["flops"], r["bytes"]) for r in steps} == {(51913724.0, 442654784.0)}
     for r in steps:
         r.update(flops=73.089e9, flops_from="jaxpr")
-    doc = chrome_trace(cap["records"], start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
-                       devices={int(k): v for k, v in cap["devices"].items()}, lost=cap["lost"], buffers=cap["buffers"])
-    monkeypatch.setattr(profiles, "find_profile", lambda *a, **k: None)
-    script = tmp_path / "prog.py"
-    script.write_text("pass\n")
-    r = run_program(["python", str(script)], tmp_path / "out", skip_first_s=4.0,
-                    profiler_factory=lambda: FakeProfiler(doc))
+    r = run_capture(cap, tmp_path, monkeypatch)
     (line,) = [n for n in r.notes if n.startswith("cost_analysis of jit(step)")]
     assert line.startswith("cost_analysis of jit(step): 73.1 GFLOP (FLOPs counted from the jaxpr), 443 MB a call; "
                            "the executable's 17 kernels judged as one: compute-bound against the tf32 roof, "
