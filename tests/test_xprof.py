@@ -162,8 +162,13 @@ def test_bad_inputs_one_line_exit_2(tmp_path):
         _write(tmp_path, "idle.trace.json", [host, gpu, step]): "holds no kernel, copy or memset",
         str(cut): "cut.perfetto_trace.json.gz",
         str(tmp_path / "empty"): "is a folder, not a file, and holds no JAX profiler trace",
+        str(tmp_path / "pb"): "(*.xplane.pb) only, which gpuwhy does not read; trace with jax.profiler.trace(LOGDIR, "
+                              "create_perfetto_trace=True)",
     }
+    cases[str(tmp_path / "pb" / "plugins" / "profile" / "run1" / "vm.xplane.pb")] = "an XSpace protobuf"
     (tmp_path / "empty").mkdir()
+    (tmp_path / "pb" / "plugins" / "profile" / "run1").mkdir(parents=True)
+    (tmp_path / "pb" / "plugins" / "profile" / "run1" / "vm.xplane.pb").write_bytes(b"\x0a\x00")
     for path, said in cases.items():
         r = run_cli("trace", path)
         line = one_line(r.returncode, r.stderr)

@@ -37,7 +37,7 @@ def read_trace(path, *, top=10, steps_from=None):
     from ..importers.nsys import is_nsys_report, load_nsys
     from ..importers.xprof import load_xprof, looks_like_xprof
 
-    if Path(path).is_dir():  # JAX's profiler writes a folder: LOGDIR/plugins/profile/RUN/
+    if Path(path).is_dir() or str(path).endswith(".xplane.pb"):  # JAX's profiler writes LOGDIR/plugins/profile/RUN/
         return readable(path, "JAX profiler trace", load_xprof, path, top=int(top), steps_from=steps_from)
     if is_nsys_report(path):
         return readable(path, "Nsight Systems report", load_nsys, path, top=int(top), steps_from=steps_from)

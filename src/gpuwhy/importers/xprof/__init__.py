@@ -110,8 +110,15 @@ def load_xprof(path: str | Path, top: int = 10, steps_from: str | None = None) -
     if top < 1:
         raise UsageError(f"--top {top} must be at least 1")
     p = Path(path)
+    if p.name.endswith(".xplane.pb"):
+        raise UsageError(f"{str(p)!r} is a JAX profiler run as an XSpace protobuf, which gpuwhy does not read; pass "
+                         "the perfetto_trace.json.gz beside it (jax.profiler.trace(LOGDIR, create_perfetto_trace=True))")
     if p.is_dir():
         found = find_trace(p)
+        if found is None and any(p.glob("**/*.xplane.pb")):
+            raise UsageError(f"{str(p)!r} holds JAX profiler runs as XSpace protobufs (*.xplane.pb) only, which gpuwhy "
+                             "does not read; trace with jax.profiler.trace(LOGDIR, create_perfetto_trace=True) and pass "
+                             "LOGDIR again")
         if found is None:
             raise UsageError(f"{str(p)!r} is a folder, not a file, and holds no JAX profiler trace (no plugins/profile/"
                              "RUN/perfetto_trace.json.gz or *.trace.json.gz); pass a trace file, or the log folder of "
