@@ -146,9 +146,8 @@ class _CuptiProfiler:
     def export(self, path: Path) -> None:
         import json
 
-        from ..importers.cupti.records import chrome_trace
-
         from ..engine.jax_profiler_watch import note
+        from ..importers.cupti.records import chrome_trace
 
         cap = self._tracer.capture()
         said = note(cap["records"], cap["start_ns"])
