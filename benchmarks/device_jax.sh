@@ -15,6 +15,7 @@ R="${OUT:-$PWD/out}"; O=/tmp/jaxcheck; rm -rf "$O"; mkdir -p "$O"
 STEPS=${JAX_STEPS:-300}
 {
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u +%FT%TZ
+timeout 120 python3 benchmarks/cupti/jax_costs_probe.py 2>&1 | grep -E "JAX_COSTS|Error" | tail -2
 for rep in 1 2; do
   for every in 1 "$STEPS"; do
     timeout 120 env JAX_FETCH_EVERY=$every python3 benchmarks/cupti/jax_train.py "$STEPS" 2>&1 | grep "steps," | sed "s/^/alone every=$every rep=$rep: /"
