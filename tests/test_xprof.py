@@ -141,6 +141,9 @@ def test_a_jax_log_folder_is_read_from_its_newest_run(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["devices"][0]["diagnosis"]["top_cause"] == "host_sync"
+    from test_schema import check_document
+
+    check_document(doc)  # the trace schema, and units in every figure's key
     assert looks_like_xprof(TRACE) and not looks_like_xprof(tmp_path / "plugins" / "profile" / "none.json")
 
 
