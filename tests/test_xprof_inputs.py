@@ -151,3 +151,43 @@ def test_the_json_document_fits_the_trace_schema(tmp_path):
     r = run_cli("trace", str(TRACE), "--json")
     assert r.returncode == 0, r.stderr
     check_document(json.loads(r.stdout))
+
+
+def _strings(doc):
+    if isinstance(doc, dict):
+        for v in doc.values():
+            yield from _strings(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from _strings(v)
+    elif isinstance(doc, str):
+        yield doc
+
+
+def test_a_jax_trace_is_told_about_in_jaxs_words_throughout():
+    # Every line of the report of a JAX trace (reasons, evidence, remedies, next steps): no PyTorch advice. The
+    # sync evidence said "outside any operator (torch.cuda.synchronize() or a library)".
+    r = run_cli("trace", str(TRACE), "--json")
+    assert r.returncode == 0, r.stderr
+    text = " ".join(_strings(json.loads(r.stdout)))
+    assert "torch" not in text.lower() and "ProfilerActivity" not in text
+    assert "outside any jitted call (a fetch of a value: float(x)" in text
+
+
+def test_too_little_to_judge_in_a_jax_trace_says_how_with_jaxs_profiler(tmp_path):
+    call = {"ph": "X", "pid": 1, "tid": 1, "ts": 90.0, "dur": 20.0, "name": "PjitFunction(step)"}
+    r = load_xprof(_trace(tmp_path, "one.trace.json", [HOST, GPU, STREAM, call, *_kernel(100.0, 3)]))
+    (d,) = r.devices
+    assert d.verdict == "too-little-to-judge"
+    said = " ".join(d.remedies)
+    assert "jax.profiler.start_trace" in said and "torch" not in said
+
+
+def test_the_next_step_of_each_cause_in_jaxs_words():
+    from gpuwhy.verdict.causes import Cause
+    from gpuwhy.verdict.remedies import NEXT_STEP, next_step
+
+    for cause in NEXT_STEP:
+        assert "torch" not in next_step(cause, "jax") and "ProfilerActivity" not in next_step(cause, "jax"), cause
+        assert next_step(cause, None) == NEXT_STEP[cause]
+    assert "ProfilerActivity" in next_step(Cause.UNEXPLAINED, None)
