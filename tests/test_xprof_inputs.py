@@ -191,3 +191,78 @@ def test_the_next_step_of_each_cause_in_jaxs_words():
         assert "torch" not in next_step(cause, "jax") and "ProfilerActivity" not in next_step(cause, "jax"), cause
         assert next_step(cause, None) == NEXT_STEP[cause]
     assert "ProfilerActivity" in next_step(Cause.UNEXPLAINED, None)
+
+
+def _steps(n: int, compile_every: bool) -> list[dict]:
+    """n jitted calls of 1 ms, each compiling its module again (``compile_every``) or only the first."""
+    ev, corr = [HOST, GPU, STREAM], 1
+    for i in range(n):
+        t0 = i * 2000.0
+        ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t0, "dur": 1000.0, "name": "PjitFunction(step)"})
+        if compile_every or i == 0:
+            ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t0 + 100, "dur": 700.0,
+                       "name": "PjRtCApiClient::CompileAndLoad(jit_step)"})
+        for k in range(3):
+            ev.extend(_kernel(t0 + 870 + 40 * k, corr))
+            corr += 1
+    return ev
+
+
+def test_a_program_that_compiles_every_step_is_told_by_its_count_of_compiles(tmp_path):
+    # XProf names each compile PjRtCApiClient::CompileAndLoad(MODULE): counted like XlaCompile:#module=MODULE#,
+    # so the warm-up evidence names the module compiled again and again (it counted none in an XProf trace).
+    r = load_xprof(_trace(tmp_path, "again.trace.json", _steps(20, compile_every=True)))
+    warm = " ".join(next(c for c in r.devices[0].idle.causes if c.key == "warmup").evidence)
+    assert "20 XLA compiles" in warm and "the most: jit_step x20" in warm, warm
+    from gpuwhy.importers.timeline.activities import compiled_module
+
+    assert compiled_module("PjRtCApiClient::CompileAndLoad(jit__normal)") == "jit__normal"
+    assert compiled_module("XlaCompile:#module=jit_step#") == "jit_step"
+    assert compiled_module("PJRT_Client_Compile") is None and compiled_module(None) is None
+
+
+def test_a_compile_on_another_thread_does_not_make_a_call_warm_up():
+    # _first_calls: only a compile started on the call's own thread makes the call a first call. XLA compiles on
+    # the calling thread (its phases on a pool's threads), while a steady call on the main thread may overlap
+    # another thread's compile (a callback thread jitting something new).
+    import numpy as np
+
+    from gpuwhy.importers.timeline.host import _first_calls
+
+    names = ["PjitFunction(step)", "PjRtCApiClient::CompileAndLoad(jit_g)", "ThreadpoolListener::Record"]
+    hs = np.array([0.0, 100.0, 2000.0, 2100.0, 5000.0, 5100.0, 5100.0])
+    he = np.array([1000.0, 300.0, 3000.0, 2200.0, 6000.0, 5900.0, 5200.0])
+    hn = np.array([0, 1, 0, 1, 0, 1, 2])
+    ht = np.array([1, 1, 1, 2, 1, 1, 1])  # call 2's compile on thread 2
+    is_comp = np.array([False, True, False, True, False, True, False])
+    got = _first_calls(hs, he, hn, ht, is_comp, names)
+    assert got.tolist() == [True, False, False, False, True, False, False]
+    # a compile that began before the call (the call nested in it) is the compile's time already, not a first call
+    assert not _first_calls(np.array([0.0, 50.0]), np.array([900.0, 100.0]), np.array([1, 0]), np.array([1, 1]),
+                            np.array([True, False]), names).any()
+
+
+def test_steady_calls_are_judged_when_only_the_first_compiles(tmp_path):
+    # 20 calls of 1 ms, 1 ms apart, the kernels 0.87 ms into each call. Only the first compiles: the 19 others are
+    # judged (the host in a call launching nothing for 0.87 ms, and the 1 ms between calls: host work). Each
+    # compiling: the time in the calls is warm-up, only the 19 ms between them is judged as host work.
+    once = load_xprof(_trace(tmp_path, "once.trace.json", _steps(20, compile_every=False))).devices[0].diagnosis
+    again = load_xprof(_trace(tmp_path, "again.trace.json", _steps(20, compile_every=True))).devices[0].diagnosis
+    assert once.share("warmup").seconds < 1e-4 and once.share("host_work").seconds > 19 * 1.8e-3
+    assert again.share("host_work").seconds == pytest.approx(19 * 1e-3, rel=0.01)
+    assert again.share("warmup").seconds > 19 * 0.87e-3 and again.share("launch_overhead") is None
+
+
+def test_nested_step_ranges_are_one_step_per_thread(tmp_path):
+    # XProf writes each jitted call as two nested PjitFunction(step) ranges: one step. The same name on another
+    # thread at the same time is a step of its own (two threads stepping at once).
+    ev, corr = [HOST, GPU, STREAM], 1
+    for i in range(3):
+        t0 = i * 1000.0
+        for tid, off in ((1, 0.0), (2, 300.0)) if i < 2 else ((1, 0.0),):
+            ev.append({"ph": "X", "pid": 1, "tid": tid, "ts": t0 + off, "dur": 200.0, "name": "PjitFunction(step)"})
+            ev.append({"ph": "X", "pid": 1, "tid": tid, "ts": t0 + off + 1, "dur": 198.0, "name": "PjitFunction(step)"})
+            ev.extend(_kernel(t0 + off + 150, corr))
+            corr += 1
+    r = load_xprof(_trace(tmp_path, "two.trace.json", ev), steps_from="PjitFunction(step)")
+    assert len(r.devices[0].idle.steps) == 5
