@@ -3,9 +3,9 @@
 JAX's profiler (``jax.profiler.trace(log_dir)``, ``jax.profiler.start_trace(log_dir)``) subscribes to
 CUPTI itself, and CUPTI hands a process's activity records to one subscriber: from then on the CUPTI
 tracer records no GPU work (seen on an H100 with JAX 0.11.2, 2026-12-07: the whole window empty, no
-verdict). :func:`watch` wraps those two functions of the ``jax.profiler`` module so each call adds a
-record to the recorder (``k`` ``"profiler"``, ``start`` ns on the tracer's clock, ``name``, ``log_dir``)
-and then runs JAX's own; :func:`note` turns such records into the line `gpuwhy run` prints.
+verdict). :func:`watch` wraps those two functions of the ``jax.profiler`` module so each call runs JAX's
+own and, where it returned, adds a record to the recorder (``k`` ``"profiler"``, ``start`` ns on the
+tracer's clock when it was called, ``name``, ``log_dir``); :func:`note` turns such records into the line `gpuwhy run` prints.
 :func:`watch_waits` records the host's waits for an array's value, which CUPTI does not show.
 """
 
@@ -30,11 +30,12 @@ def watch(jax_module, recorder) -> Callable[[], None]:
             continue
 
         def wrapper(*args, _fn=fn, _name=name, **kwargs):
-            if recorder.active:
+            t0 = recorder.clock() if recorder.active else None
+            out = _fn(*args, **kwargs)  # a call that raises (a trace already running, no log_dir) started nothing
+            if t0 is not None:
                 log_dir = args[0] if args else kwargs.get("log_dir", "")
-                recorder.add({"k": "profiler", "start": recorder.clock(), "name": f"jax.profiler.{_name}",
-                              "log_dir": str(log_dir)})
-            return _fn(*args, **kwargs)
+                recorder.add({"k": "profiler", "start": t0, "name": f"jax.profiler.{_name}", "log_dir": str(log_dir)})
+            return out
 
         functools.update_wrapper(wrapper, fn)
         wrapper._gpuwhy_original = fn
@@ -57,8 +58,9 @@ WAIT_NAME = "np.asarray(jax.Array)"
 def watch_waits(array_class, recorder) -> Callable[[], None]:
     """Wrap ``array_class._value`` (JAX's ``jax._src.array.ArrayImpl``: the one path by which the host fetches
     an array's value, and so waits for the GPU work that makes it) so each fetch while ``recorder.active``
-    adds a ``driver`` record named :data:`WAIT_NAME` with its host interval: JAX waits on a host callback, not
-    a CUDA sync call, so CUPTI alone does not show the wait. Returns the function that puts it back; a
+    adds a ``driver`` record named :data:`WAIT_NAME` with its host interval (not where the array holds its
+    value already, in ``_npy_value``: ``float(x)`` twice or iterating over ``x`` waits once): JAX waits on a
+    host callback, not a CUDA sync call, so CUPTI alone does not show the wait. Returns the function that puts it back; a
     class it cannot change is left alone (the wait stays unseen, as before)."""
     import os
     import threading
@@ -69,8 +71,8 @@ def watch_waits(array_class, recorder) -> Callable[[], None]:
     fget = prop.fget
 
     def value(self):
-        if not recorder.active:
-            return fget(self)
+        if not recorder.active or getattr(self, "_npy_value", None) is not None:
+            return fget(self)  # a value already fetched (JAX keeps it in _npy_value): no wait
         t0 = recorder.clock()
         try:
             return fget(self)

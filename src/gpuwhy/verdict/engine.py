@@ -279,7 +279,7 @@ def diagnose(w: WindowFigures) -> Diagnosis:
     remedies.sort(key=lambda r: (not first(r), -r.removed_s))
     nexts = tuple(next_step(s.cause, w.framework) for s in shares if s.cause in NEXT_STEP and s.pct >= MIN_SHARE_PCT)
     return Diagnosis(w.window_s, judged, busy_s, tuple(shares), tuple(remedies), top,
-                     VERDICT[top.cause] if top else "nothing to judge", _line(top, judged, remedies, w.scope),
+                     VERDICT[top.cause] if top else "nothing to judge", _line(top, judged, remedies, w.scope, w.framework),
                      nexts, tuple(w.kernels), w.scope, w.idle_known, tracer)
 
 
@@ -324,14 +324,14 @@ def _kernel_evidence(w: WindowFigures, cause: Cause) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _line(top: Share | None, judged: float, remedies, scope: str) -> str:
+def _line(top: Share | None, judged: float, remedies, scope: str, framework: str | None = None) -> str:
     if top is None:
         return "nothing to judge: the window holds no time worth a verdict"
     pct = 100.0 * top.seconds / judged
     head = f"{VERDICT[top.cause]}: {top.label}, {pct:.0f}% of {scope}"
     fix = next((r for r in remedies if any(c is top.cause for c, _ in r.removes)), None)
     if fix is None:
-        step = NEXT_STEP[top.cause].split(":")[0] if top.cause in NEXT_STEP else ""
+        step = next_step(top.cause, framework).split(":")[0] if top.cause in NEXT_STEP else ""
         return head + ("; " + step[:1].lower() + step[1:] if step else "")
     bound = "all of it" if not math.isfinite(fix.ceiling_x) else f"at most {fmt_num(fix.ceiling_x)}x"
     return f"{head}; first fix: {fix.key.replace('_', ' ')} ({bound})"

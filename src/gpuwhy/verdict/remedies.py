@@ -232,7 +232,8 @@ CATALOGUE: tuple[Remedy, ...] = (
 BY_KEY: dict[str, Remedy] = {r.key: r for r in CATALOGUE}
 
 #: The remedies in a framework's own words, where they differ from the catalogue's (PyTorch's), by
-#: :attr:`~.figures.WindowFigures.framework` and remedy key; ``warmup``: the next step for warm-up.
+#: :attr:`~.figures.WindowFigures.framework` and remedy key; ``warmup``, ``unexplained``: the next steps for those
+#: causes (:func:`next_step`); ``too_little``: what to do when a GPU holds too little to judge.
 FRAMEWORK_TEXT: dict[str, dict[str, str]] = {
     "jax": {
         "cuda_graph": "Put the whole step in one jitted function, so one executable launches it, and let XLA replay "
@@ -254,15 +255,23 @@ FRAMEWORK_TEXT: dict[str, dict[str, str]] = {
                            "(jnp.bfloat16) or jax.default_matmul_precision('bfloat16').",
         "warmup": "Leave warm-up out of the window: start jax.profiler after the first steps (XLA compiles each new "
                   "shape once), or gpuwhy run --skip-first TIME.",
+        "unexplained": "Trace with jax.profiler.trace(LOGDIR, create_perfetto_trace=True) or gpuwhy run --tracer "
+                       "cupti: both link each kernel to the launch call that started it.",
+        "too_little": "Profile more of the program: several steps after warm-up, e.g. jax.profiler.start_trace after "
+                      "the first steps and stop_trace a few steps later.",
     },
 }
 
 
+def in_words(key: str, framework: str | None, default: str) -> str:
+    """``default`` (PyTorch's words), or ``framework``'s own under ``key`` where :data:`FRAMEWORK_TEXT` has them."""
+    return FRAMEWORK_TEXT.get(framework or "", {}).get(key, default)
+
+
 def next_step(cause: Cause, framework: str | None) -> str:
-    """What to do about a share no remedy shrinks (:data:`NEXT_STEP`), in ``framework``'s words where they differ."""
-    if cause is Cause.WARMUP and "warmup" in FRAMEWORK_TEXT.get(framework or "", {}):
-        return FRAMEWORK_TEXT[framework or ""]["warmup"]
-    return NEXT_STEP[cause]
+    """What to do about a share no remedy shrinks (:data:`NEXT_STEP`), in ``framework``'s words where they differ
+    (:data:`FRAMEWORK_TEXT` under the cause's value: ``warmup``, ``unexplained``)."""
+    return in_words(cause.value, framework, NEXT_STEP[cause])
 
 #: What to do about shares no remedy shrinks (not fixes: next steps).
 NEXT_STEP: dict[Cause, str] = {
@@ -275,4 +284,4 @@ NEXT_STEP: dict[Cause, str] = {
 }
 
 
-__all__ = ["BY_KEY", "CATALOGUE", "FRAMEWORK_TEXT", "LOWER_PRECISION", "NEXT_STEP", "Remedy", "next_step"]
+__all__ = ["BY_KEY", "CATALOGUE", "FRAMEWORK_TEXT", "LOWER_PRECISION", "NEXT_STEP", "Remedy", "in_words", "next_step"]

@@ -106,6 +106,24 @@ def is_compile(name) -> bool:
     return isinstance(name, str) and name.startswith(COMPILE_PREFIXES)
 
 
+#: The one range each compile of an XLA module writes, naming the module: ``XlaCompile:#module=jit_step#`` (a
+#: CUPTI or Nsight trace) and ``PjRtCApiClient::CompileAndLoad(jit_step)`` (JAX's own profiler, JAX 0.11.2 on an
+#: H100 and 0.10.2's CPU client alike, 2026-12-07); counted to tell a program that compiles again every step.
+COMPILE_CALL_PREFIXES = ("XlaCompile:", "PjRtCApiClient::CompileAndLoad(")
+
+
+def compiled_module(name) -> str | None:
+    """The module a compile range (:data:`COMPILE_CALL_PREFIXES`) compiled (``jit_step``); None for any other
+    range (the name itself where a compile range names no module)."""
+    if not (isinstance(name, str) and name.startswith(COMPILE_CALL_PREFIXES)):
+        return None
+    if "#module=" in name:
+        return name.split("#module=", 1)[1].split("#", 1)[0]
+    if name.endswith(")") and "(" in name:
+        return name[name.index("(") + 1:-1]
+    return name
+
+
 #: The trace's top-level key under which `gpuwhy run` writes what its tracer cost the host:
 #: ``{"event_us": us per recorded host event, "events": n, "plain_us": ..., "traced_us": ...}``.
 TRACER_KEY = "gpuwhy_tracer"
@@ -333,8 +351,8 @@ def crop(t: Timeline, lo: float, hi: float) -> Timeline:
 
 
 __all__ = [
-    "ANNOTATION", "COPY_NAMES", "DEVICE_MEMORY", "DTOD", "DTOH", "FRAME", "GRAPH_LAUNCH_NAMES", "HTOD", "HTOH", "KERNEL_LAUNCH_NAMES",
+    "ANNOTATION", "COMPILE_CALL_PREFIXES", "COPY_NAMES", "DEVICE_MEMORY", "DTOD", "DTOH", "FRAME", "GRAPH_LAUNCH_NAMES", "HTOD", "HTOH", "KERNEL_LAUNCH_NAMES",
     "JIT_CALL_PREFIXES", "KERNEL", "MALLOC_NAMES", "MANAGED", "MEMORY_NAMES", "MEMCPY", "MEMSET", "NOT_A_COPY", "OPERATOR", "OTHER_COPY", "PAGEABLE",
-    "PINNED", "PTOP", "STEP_PREFIX", "SYNC_NAMES", "Timeline", "UNKNOWN_MEMORY", "WAIT_NAMES", "crop", "extent", "framework_of", "from_activities", "is_compile",
+    "PINNED", "PTOP", "STEP_PREFIX", "SYNC_NAMES", "Timeline", "UNKNOWN_MEMORY", "WAIT_NAMES", "compiled_module", "crop", "extent", "framework_of", "from_activities", "is_compile",
     "is_jit_call",
 ]

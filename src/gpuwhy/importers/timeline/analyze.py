@@ -16,6 +16,7 @@ from ...units import fmt_num
 from ...verdict.causes import Cause
 from ...verdict.engine import MIN_ACTIVITIES, MIN_WINDOW_S, Diagnosis, diagnose, enough_to_judge
 from ...verdict.figures import LAUNCH_SIZED_S, LinkRate, WindowFigures, assumed_link, best_links
+from ...verdict.remedies import in_words
 from .bins import gpu_timeline
 from .clean import BEFORE_LAUNCH_US, STRAY_FACTOR, STRAY_MAX_SHARE, STRAY_MIN_US, Cleaned, clean
 from .evidence import Evidence
@@ -271,12 +272,13 @@ def _concentrated(top, steps) -> str | None:
             f"median of the {len(steps)} steps is idle {idle:.0f}%: judge a window of typical steps (--steps N)")
 
 
-def _verdict(track: GpuTrack, diag: Diagnosis | None, steps) -> tuple[str, str | None, list, list]:
-    """The GPU's verdict, cause, reasons and remedies (text) from its diagnosis."""
+def _verdict(track: GpuTrack, diag: Diagnosis | None, steps, framework: str | None = None) -> tuple[str, str | None, list, list]:
+    """The GPU's verdict, cause, reasons and remedies (text) from its diagnosis; ``framework``: whose words
+    the advice is in where there is too little to judge (:func:`~gpuwhy.verdict.remedies.in_words`)."""
     if diag is None or not enough_to_judge(track.start.size, track.span_us * 1e-6):
         return "too-little-to-judge", None, [
             f"{track.start.size} GPU activities over {fmt_time(track.span_us * 1e-6)}: too little to judge (a verdict "
-            f"needs {MIN_ACTIVITIES} and {fmt_time(MIN_WINDOW_S)})"], [TOO_LITTLE_NEXT]
+            f"needs {MIN_ACTIVITIES} and {fmt_time(MIN_WINDOW_S)})"], [in_words("too_little", framework, TOO_LITTLE_NEXT)]
     top = diag.top
     reasons = [diag.line]
     if top is not None:
@@ -314,7 +316,7 @@ def _analyze_gpu(ctx: _Context, track: GpuTrack) -> TraceGpu:
     steps, step_median = steps_of(gaps, view, track)
     figures = _window_figures(ctx, track, view, gaps, tot, ev, busy, kernels, copies, steps)
     diag = diagnose(figures) if figures.window_s > 0 else None  # (one activity of no length: no window)
-    verdict, cause, reasons, remedies = _verdict(track, diag, steps)
+    verdict, cause, reasons, remedies = _verdict(track, diag, steps, ctx.framework)
 
     warm_us = tot["warmup"]
     steady_span = span_us - warm_us

@@ -9,12 +9,16 @@ import numpy as np
 
 from ...units import fmt_counted, fmt_num, fmt_time, fmt_us as fmt_time_us
 from ..kernel_names import display_names
-from .activities import KERNEL, Timeline
+from .activities import KERNEL, Timeline, framework_of
 from .gaps import QUEUE_LATENCY_US, WAIT_CLASS, WAITED_FOR, Gaps
 from .host import HOST_WORK_MIN_US, HostArrays, HostView, callers
 from .track import GpuTrack
 from ...verdict.figures import LAUNCH_SIZED_S
 
+#: Where a sync outside any operator comes from, in the words of the framework the trace shows
+#: (:func:`~.activities.framework_of`; None: PyTorch's).
+SYNC_OUTSIDE = {None: "outside any operator (torch.cuda.synchronize() or a library)",
+                "jax": "outside any jitted call (a fetch of a value: float(x), np.asarray(x), x.item(); or a library)"}
 #: With DataLoader workers, the GPU idle in DataLoader calls from this share of the span on says the workers lag.
 DATA_WAIT_SHARE = 0.05
 
@@ -83,7 +87,7 @@ class Evidence:
             parts = []
             for (outer, inner), n in who.most_common(3):
                 if outer is None:
-                    parts.append(f"outside any operator (torch.cuda.synchronize() or a library) x{n}")
+                    parts.append(f"{SYNC_OUTSIDE.get(framework_of(self.t), SYNC_OUTSIDE[None])} x{n}")
                 elif inner and inner != outer:
                     parts.append(f"{outer} > {inner} x{n}")
                 else:

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .intervals import Coverage, merge, nested_order, top_level, union
-from .activities import (GRAPH_LAUNCH_NAMES, MALLOC_NAMES, STEP_PREFIX, SYNC_NAMES, WAIT_NAMES, Timeline, is_compile,
-                         is_jit_call)
+from .activities import (GRAPH_LAUNCH_NAMES, MALLOC_NAMES, STEP_PREFIX, SYNC_NAMES, WAIT_NAMES, Timeline, compiled_module,
+                         is_compile, is_jit_call)
 
 #: Host time in which the host issued no GPU work (no API call, no operator that makes one) and did not
 #: sync, stage a copy or load data, in a stretch this long (us) or longer, is host work (Python, I/O,
@@ -180,8 +180,9 @@ def _long_stretches(covered: tuple[np.ndarray, np.ndarray], bounds: tuple[float,
 
 
 def _most_compiled(names: list) -> tuple[str, int] | None:
-    """The module named most often among XLA's ``XlaCompile:#module=NAME#`` ranges, and its count (None without any)."""
-    mods = Counter(n.split("#module=", 1)[1].split("#", 1)[0] if "#module=" in n else n for n in names)
+    """The module named most often among XLA's compile ranges (:data:`~.activities.COMPILE_CALL_PREFIXES`), and its
+    count (None without any)."""
+    mods = Counter(compiled_module(n) or n for n in names)
     return mods.most_common(1)[0] if mods else None
 
 
@@ -245,8 +246,7 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
     with_data = merge(pg_set, data_set)
     with_compile = merge(with_data, comp_set)
     with_cpu = merge(with_compile, launch_set)
-    top_comp = is_comp & np.asarray([isinstance(names[i], str) and names[i].startswith("XlaCompile:")
-                                     for i in hn.tolist()], dtype=bool)
+    top_comp = is_comp & np.asarray([compiled_module(names[i]) is not None for i in hn.tolist()], dtype=bool)
 
     wait = np.isin(r_name, h.runtime_ids(WAIT_NAMES))
     wj = np.flatnonzero(wait)

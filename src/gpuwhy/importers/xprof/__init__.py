@@ -32,34 +32,91 @@ _WHAT = "a JAX profiler trace (perfetto_trace.json.gz or HOST.trace.json.gz from
 _PROFILE = "trace it with jax.profiler.trace(LOGDIR) on a GPU and pass LOGDIR or the trace file"
 
 
+def is_xprof_name(path: str | Path) -> bool:
+    """True for a file named as JAX's profiler names its traces: ``perfetto_trace.json.gz`` (or a name ending so),
+    or ``HOST.trace.json[.gz]`` inside a run folder ``plugins/profile/RUN/`` (not torch.profiler's ``.pt.trace.json``)."""
+    p = Path(path)
+    if p.name.endswith("perfetto_trace.json.gz"):
+        return True
+    in_run = p.parent.parent.name == "profile" and p.parent.parent.parent.name == "plugins"
+    return in_run and p.name.endswith((".trace.json.gz", ".trace.json")) and ".pt.trace.json" not in p.name
+
+
 def looks_like_xprof(path: str | Path) -> bool:
     """True when the trace file's first characters name XProf's processes (``/device:GPU:0``,
-    ``/host:CPU``); False for anything else, unreadable files included (the other readers say why)."""
+    ``/host:CPU``), or when its name is XProf's (:func:`is_xprof_name`) and its first characters cannot
+    be read (a broken gzip stream, an empty file: the XProf reader says why, in JAX's words); False for
+    anything else (the other readers say why)."""
     try:
         with open_input_text(path, _WHAT, expect="json", errors="replace") as fh:
             head = fh.read(SNIFF_CHARS)
     except (UsageError, OSError, EOFError, ValueError):
-        return False
+        return is_xprof_name(path) and Path(path).is_file()
+    if not head.strip():
+        return is_xprof_name(path)
     return '"/host:CPU"' in head or '"/device:GPU:' in head or '"/device:TPU:' in head
 
 
-def find_trace(folder: str | Path) -> Path | None:
-    """The trace to read in a folder: the folder's own XProf trace, else the one of its newest run
-    under ``plugins/profile/`` (JAX's log folder) or of its newest sub-folder (``plugins/profile``); None
-    when there is none."""
-    base = Path(folder)
+def _holds_run(folder: Path) -> bool:
+    return any(any(folder.glob(pattern)) for pattern in (*TRACE_NAMES, "*.xplane.pb"))
+
+
+def _trace_in(run: Path) -> Path | None:
     for pattern in TRACE_NAMES:
-        hits = sorted(base.glob(pattern))
+        hits = sorted(run.glob(pattern))
         if hits:
             return hits[0]
-    for runs in (base / "plugins" / "profile", base):
-        subs = sorted((p for p in runs.glob("*") if p.is_dir()), key=lambda p: p.name)
-        for run in reversed(subs):  # run folders are named by date and time: the last is the newest
-            for pattern in TRACE_NAMES:
-                hits = sorted(run.glob(pattern))
-                if hits:
-                    return hits[0]
     return None
+
+
+def locate(folder: str | Path) -> tuple[Path | None, Path | None, list[str]]:
+    """``(trace, run, notes)`` of a folder: the folder's own XProf trace, else the trace of its newest run
+    under ``plugins/profile/`` (JAX's log folder; ``profile/`` of ``LOGDIR/plugins``) or of its newest sub-folder
+    (``plugins/profile``), run
+    folders being named by date and time; ``trace`` None when that run holds none (an older run's is not
+    read in its place: it is not the run the user just traced); ``run`` the run folder looked in (None:
+    no run); ``notes`` what else the folder holds that was not read (older runs, other hosts' traces)."""
+    base = Path(folder)
+    run, notes = base, []
+    if _trace_in(base) is None and not any(base.glob("*.xplane.pb")):
+        runs = []
+        for parent in (base / "plugins" / "profile", base / "profile", base):
+            runs = sorted((p for p in parent.glob("*") if p.is_dir() and _holds_run(p)), key=lambda p: p.name)
+            if runs:
+                break
+        if not runs:
+            return None, None, []
+        run = runs[-1]
+        if len(runs) > 1:
+            notes.append(f"read the newest of {len(runs)} JAX profiler runs, {run.name}; pass another run's folder to "
+                         "read it")
+    trace = _trace_in(run)
+    hosts = sorted(p.name for pattern in TRACE_NAMES[1:] for p in run.glob(pattern))
+    if trace is not None and len(hosts) > 1:
+        notes.append(f"the run holds the traces of {len(hosts)} hosts ({', '.join(hosts[:4])}"
+                     f"{', ...' if len(hosts) > 4 else ''}); read {trace.name}, one host's: pass another host's "
+                     "file to read it")
+    return trace, run, notes
+
+
+def find_trace(folder: str | Path) -> Path | None:
+    """The trace to read in a folder (see :func:`locate`); None when there is none."""
+    return locate(folder)[0]
+
+
+def _events(path: Path) -> list:
+    """The event list of the trace file ``path``, refused in JAX's words where it is not one.
+
+    Raises:
+        UsageError: unreadable, a broken gzip stream, not JSON, no ``traceEvents`` list.
+    """
+    from ...inputs import read_json
+
+    data = read_json(path, _WHAT)
+    events = data.get("traceEvents") if isinstance(data, dict) else data
+    if not isinstance(events, list):
+        raise UsageError(f"{path}: not a JAX profiler trace (no traceEvents list); {_PROFILE}")
+    return events
 
 
 def read_xprof_timeline(path: str | Path) -> Timeline:
@@ -69,11 +126,9 @@ def read_xprof_timeline(path: str | Path) -> Timeline:
         UsageError: unreadable, not JSON, not an XProf trace, a TPU trace, or no GPU activity.
     """
     from ..cupti.records import chrome_trace
-    from ..kineto import load_trace_json, trace_timeline
-    from ..kineto.read import events_of
+    from ..kineto import trace_timeline
 
-    data = load_trace_json(path)
-    events = events_of(data)
+    events = _events(Path(path))
     if not is_xprof(events):
         raise UsageError(f"{path}: not a JAX profiler trace (no /device:GPU:N or /host:CPU process); {_PROFILE}")
     try:
@@ -82,8 +137,14 @@ def read_xprof_timeline(path: str | Path) -> Timeline:
         raise UsageError(f"{path}: a JAX profiler trace with an unreadable event ({type(exc).__name__}: "
                          f"{str(exc)[:100]}); {_PROFILE}") from None
     if not c.devices:
-        other = f" (it traced {', '.join(sorted(c.other_devices))} devices)" if c.other_devices else ""
+        other = (f" (it traced {', '.join(sorted(c.other_devices))} devices)" if c.other_devices
+                 else " (only the host: JAX ran on the CPU)")
         raise UsageError(f"{path}: the JAX profiler trace holds no GPU{other}: gpuwhy judges CUDA GPU work; {_PROFILE}")
+    if not any(r["k"] in ("kernel", "memcpy", "memset") for r in c.records) and c.skipped_lines:
+        lines = ", ".join(repr(n) for n in sorted(c.skipped_lines)[:3])
+        raise UsageError(f"{path}: the GPU events of this trace lie only on lines that are not streams ({lines}), "
+                         "no 'Stream #N' line of kernels and copies as JAX's profiler writes it; not a trace gpuwhy "
+                         f"reads: {_PROFILE}")
     if not any(r["k"] in ("kernel", "memcpy", "memset") for r in c.records):
         raise UsageError(f"{path}: the JAX profiler trace holds no kernel, copy or memset (the program ran no GPU work "
                          f"while it traced); {_PROFILE}")
@@ -113,21 +174,25 @@ def load_xprof(path: str | Path, top: int = 10, steps_from: str | None = None) -
     if p.name.endswith(".xplane.pb"):
         raise UsageError(f"{str(p)!r} is a JAX profiler run as an XSpace protobuf, which gpuwhy does not read; pass "
                          "the perfetto_trace.json.gz beside it (jax.profiler.trace(LOGDIR, create_perfetto_trace=True))")
+    notes: list[str] = []
     if p.is_dir():
-        found = find_trace(p)
-        if found is None and any(p.glob("**/*.xplane.pb")):
-            raise UsageError(f"{str(p)!r} holds JAX profiler runs as XSpace protobufs (*.xplane.pb) only, which gpuwhy "
-                             "does not read; trace with jax.profiler.trace(LOGDIR, create_perfetto_trace=True) and pass "
-                             "LOGDIR again")
+        found, run, notes = locate(p)
+        if found is None and run is not None:
+            where = "" if run == p else f"its newest run, {run.name}, "
+            raise UsageError(f"{str(p)!r}: {where}holds the JAX profiler run as XSpace protobufs (*.xplane.pb) only, "
+                             "which gpuwhy does not read; trace with jax.profiler.trace(LOGDIR, create_perfetto_trace=True) "
+                             "and pass LOGDIR again" + (", or pass an older run's trace file" if where else ""))
         if found is None:
             raise UsageError(f"{str(p)!r} is a folder, not a file, and holds no JAX profiler trace (no plugins/profile/"
                              "RUN/perfetto_trace.json.gz or *.trace.json.gz); pass a trace file, or the log folder of "
                              "jax.profiler.trace")
         p = found
     t = read_xprof_timeline(p)
+    if notes:
+        t = replace(t, notes=[*t.notes, *notes])
     if steps_from is not None:
         t = mark_steps(t, steps_from)
     return analyze(t, str(p), top)
 
 
-__all__ = ["find_trace", "load_xprof", "looks_like_xprof", "read_xprof_timeline"]
+__all__ = ["find_trace", "is_xprof_name", "load_xprof", "locate", "looks_like_xprof", "read_xprof_timeline"]

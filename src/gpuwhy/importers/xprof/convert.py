@@ -26,6 +26,7 @@ Times are us in the trace and ns in the records (rounded to 1 ns).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
@@ -86,7 +87,15 @@ def _dim3(text) -> list[int]:
 
 
 def _ns(ts_us) -> int:
-    return int(round(float(ts_us) * 1000.0))
+    """us (a number, or its text) -> ns.
+
+    Raises:
+        ValueError: not a number, or not finite (``1e999``, ``Infinity``, ``NaN`` parse as JSON).
+    """
+    v = float(ts_us)
+    if not math.isfinite(v):
+        raise ValueError(f"time {ts_us!r} us is not a finite number")
+    return int(round(v * 1000.0))
 
 
 def is_xprof(events: Iterable[Mapping]) -> bool:
