@@ -63,7 +63,9 @@ def test_the_verdict_of_a_jax_loop_that_fetches_its_loss_every_step():
     (d,) = r.devices
     g = d.diagnosis
     assert g.top.cause.value == "host_sync" and g.remedies[0].key == "remove_syncs"
-    assert g.share("warmup").seconds > 6.0 and g.judged_s < 0.3
+    assert g.share("warmup").seconds > 6.0 and 0.14 < g.judged_s < 0.16  # the loop's 141.8 ms and a little
+    assert g.share("warmup").busy_s == pytest.approx(0.0961, abs=1e-3)  # the autotuner's kernels: not judged
+    assert g.share("host_sync").seconds / g.judged_s > 0.5  # pct is of the window, warm-up included
     assert g.share("host_work").seconds < 0.02  # was 408 ms with the tracing of first calls judged as host work
     ev = " ".join(next(c for c in d.idle.causes if c.key == "host_sync").evidence)
     assert "101 blocking calls (101 np.asarray(jax.Array))" in ev

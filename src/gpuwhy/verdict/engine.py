@@ -197,6 +197,8 @@ def _left(secs: dict[Cause, float], busy: dict[Cause, float], removes: dict[Caus
     left it on neither, an infinite ceiling where a pinned copy still runs)."""
     gpu = host = 0.0
     for c, s in secs.items():
+        if c is Cause.WARMUP:  # outside the judged window, its GPU work (a compiler's autotuning) too
+            continue
         r = removes.get(c, 0.0)
         b = min(busy.get(c, 0.0), s)
         idle_r = min(r, s - b)  # the idle part goes first, then the busy part
@@ -231,7 +233,7 @@ def _seconds(w: WindowFigures) -> tuple[dict[Cause, float], dict[Cause, float]]:
     rest = w.window_s - sum(out.values())
     if rest > 1e-9 * w.window_s:
         out[Cause.UNEXPLAINED] = out.get(Cause.UNEXPLAINED, 0.0) + rest
-    return {c: s for c, s in out.items() if s > 0}, busy
+    return {c: s for c, s in out.items() if s > 1e-12 * w.window_s}, busy  # float residue of a split is no share
 
 
 def _level(kernels, cause: Cause) -> str | None:

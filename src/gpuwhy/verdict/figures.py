@@ -104,7 +104,8 @@ class WindowFigures:
 
     ``window_s``: its wall time; ``idle``: GPU idle seconds by cause (the idle causes of
     :data:`~.causes.IDLE`, host-only time of the window included); ``busy``: GPU busy seconds
-    that are not kernels, by cause (``copy``, ``pageable_copy``, ``communication``, ``memset``);
+    that are not kernels, by cause (``copy``, ``pageable_copy``, ``communication``, ``memset``, and
+    ``warmup``: work launched inside a JIT compiler's ranges, not judged);
     ``kernels``: every kernel, their ``total_s`` adding up to the kernels' busy union; ``copies``:
     by direction and memory; ``evidence``: lines per cause; ``steps``: the steps the window holds
     (None unknown); ``links``: the pinned rate to compare copies with, per direction; ``peaks``:

@@ -229,6 +229,18 @@ def _links(copies) -> dict[str, LinkRate]:
     return best_links({"HtoD": assumed_link(), "DtoH": assumed_link()}, seen)
 
 
+def _launched_compiling(view, track: GpuTrack) -> np.ndarray:
+    """A mask over the track: the activities whose launch call lies inside a JIT compiler's range (XLA's
+    autotuner timing its candidates, a first call's work): warm-up, like the compiling around them."""
+    lau = track.launch
+    known = ~np.isnan(lau)
+    out = np.zeros(lau.size, dtype=bool)
+    if known.any() and view.compiling.a.size:
+        x = lau[known]
+        out[known] = view.compiling.within(x, x + 1e-3) > 0
+    return out
+
+
 def _window_figures(ctx: _Context, track: GpuTrack, view, gaps, tot: dict, ev: Evidence, busy, kernels, copies,
                     steps) -> WindowFigures:
     """What the engine judges: the GPU's span, or the analysis window when one was given (its idle
@@ -246,6 +258,10 @@ def _window_figures(ctx: _Context, track: GpuTrack, view, gaps, tot: dict, ev: E
     n_steps = sum(1 for x in steps if lo <= x.start_s * 1e6 + t0 < hi) or None  # the steps that start in the window
     keys = [*CAUSES, "copy"]
     evidence = {Cause(k): ev.of(k) for k in keys}
+    if busy.get(Cause.WARMUP):
+        evidence[Cause.WARMUP] = (*evidence[Cause.WARMUP],
+                                  f"{fmt_time(busy[Cause.WARMUP])} of GPU work launched inside a JIT compiler's ranges "
+                                  "(an autotuner timing candidates, first calls): warm-up too")
     in_graphs = np.flatnonzero(gaps.after_graph)
     graph_queue = split(gaps, view, in_graphs, *(ctx.timeline_us or (-np.inf, np.inf)))["queue_latency"]
     tracer_s = 0.0
@@ -311,7 +327,7 @@ def _analyze_gpu(ctx: _Context, track: GpuTrack) -> TraceGpu:
     inner = np.flatnonzero(gaps.inner)
     parts = split_gaps(gaps, view, inner)
     tot = {key: float(v.sum()) for key, v in parts.items()}
-    busy, kernels, copies = busy_figures(ctx.t, track)
+    busy, kernels, copies = busy_figures(ctx.t, track, warm=_launched_compiling(view, track))
     causes, ev, ops = _idle_causes(ctx, track, view, gaps, inner, parts, tot, copies)
     steps, step_median = steps_of(gaps, view, track)
     figures = _window_figures(ctx, track, view, gaps, tot, ev, busy, kernels, copies, steps)

@@ -21,20 +21,26 @@ from .results import HostOp, TraceKernel
 from .track import GpuTrack
 
 
-def busy_figures(t: Timeline, track: GpuTrack, top: int | None = None):
-    """The GPU's busy union split by what ran, each instant given once: kernels (collectives aside),
-    then the collectives, memsets and copies not hidden under what comes before them.
+def busy_figures(t: Timeline, track: GpuTrack, top: int | None = None, warm: np.ndarray | None = None):
+    """The GPU's busy union split by what ran, each instant given once: warm-up work (``warm``: a mask
+    over the track's activities, those launched inside a JIT compiler's ranges), then kernels
+    (collectives aside), then the collectives, memsets and copies not hidden under what comes before them.
 
-    Returns ``(busy, kernels, copies)``: ``busy`` the seconds of ``communication``, ``memset``,
-    ``pageable_copy`` and ``copy`` (:class:`~gpuwhy.verdict.causes.Cause`) exposed; ``kernels`` a
-    :class:`~gpuwhy.verdict.figures.KernelFigure` per kernel name, largest first (the ``top`` of them,
-    all when None), their ``total_s`` the kernels' union shared by summed duration; ``copies`` a
-    :class:`~gpuwhy.verdict.figures.CopyFigure` per direction and host memory. The parts add up to
-    the track's busy time.
+    Returns ``(busy, kernels, copies)``: ``busy`` the seconds of ``warmup``, ``communication``,
+    ``memset``, ``pageable_copy`` and ``copy`` (:class:`~gpuwhy.verdict.causes.Cause`) exposed (``warmup``
+    only with warm work); ``kernels`` a :class:`~gpuwhy.verdict.figures.KernelFigure` per kernel name,
+    largest first (the ``top`` of them, all when None), their ``total_s`` the kernels' union shared by
+    summed duration; ``copies`` a :class:`~gpuwhy.verdict.figures.CopyFigure` per direction and host
+    memory. Warm-up work is in none of the others. The parts add up to the track's busy time.
     """
     st, en, kind, comm = track.start, track.end, track.kind, track.communication
-    covered = union(st[(kind == KERNEL) & ~comm], en[(kind == KERNEL) & ~comm])
-    kernel_us = float((covered[1] - covered[0]).sum())
+    warm = np.zeros(st.size, dtype=bool) if warm is None else np.asarray(warm, dtype=bool)
+    covered = union(st[warm], en[warm])
+    warm_us = float((covered[1] - covered[0]).sum())
+    is_k = (kind == KERNEL) & ~comm & ~warm
+    own = union(st[is_k], en[is_k])
+    kernel_us = float((own[1] - own[0]).sum()) - float(Coverage(*covered).within(own[0], own[1]).sum())
+    covered = merge(covered, own)
 
     def exposed(mask):
         """us of ``mask``'s union outside what is covered so far; then covered grows by it."""
@@ -44,13 +50,15 @@ def busy_figures(t: Timeline, track: GpuTrack, top: int | None = None):
         covered = merge(covered, own)
         return float((own[1] - own[0]).sum()) - hidden
 
-    busy = {Cause.COMMUNICATION: exposed(comm), Cause.MEMSET: exposed(kind == MEMSET)}
+    busy = {Cause.COMMUNICATION: exposed(comm & ~warm), Cause.MEMSET: exposed((kind == MEMSET) & ~warm)}
+    if warm_us > 0:
+        busy[Cause.WARMUP] = warm_us
     idx = track.order
     copies = []
-    groups = sorted({(int(t.gpu_copy[i]), int(t.gpu_memory[i])) for i in idx[kind == MEMCPY].tolist()},
+    groups = sorted({(int(t.gpu_copy[i]), int(t.gpu_memory[i])) for i in idx[(kind == MEMCPY) & ~warm].tolist()},
                     key=lambda g: (g[1] != PAGEABLE, g))
     for d, m in groups:
-        sel = (kind == MEMCPY) & (t.gpu_copy[idx] == d) & (t.gpu_memory[idx] == m)
+        sel = (kind == MEMCPY) & ~warm & (t.gpu_copy[idx] == d) & (t.gpu_memory[idx] == m)
         ex = exposed(sel)
         b = t.gpu_bytes[idx[sel]]
         nbytes = float(np.nansum(b)) if (~np.isnan(b)).any() else None
@@ -58,12 +66,14 @@ def busy_figures(t: Timeline, track: GpuTrack, top: int | None = None):
                                  float(track.dur[sel].sum()) * 1e-6, ex * 1e-6))
         key = Cause.PAGEABLE_COPY if m == PAGEABLE else Cause.COPY
         busy[key] = busy.get(key, 0.0) + ex
-    return ({c: s * 1e-6 for c, s in busy.items()}, _kernel_figures(t, track, kernel_us, top), tuple(copies))
+    return ({c: s * 1e-6 for c, s in busy.items()}, _kernel_figures(t, track, kernel_us, top, is_k), tuple(copies))
 
 
-def _kernel_figures(t: Timeline, track: GpuTrack, kernel_us: float, top: int | None) -> tuple[KernelFigure, ...]:
-    """One figure per kernel name (collectives aside), their times sharing the kernels' union ``kernel_us``."""
-    per = _PerName.of(t, track, (track.kind == KERNEL) & ~track.communication)
+def _kernel_figures(t: Timeline, track: GpuTrack, kernel_us: float, top: int | None,
+                    is_k: np.ndarray) -> tuple[KernelFigure, ...]:
+    """One figure per kernel name of ``is_k`` (a mask over the track), their times sharing the kernels'
+    union ``kernel_us``."""
+    per = _PerName.of(t, track, is_k)
     if per is None:
         return ()
     summed = float(per.dur_us.sum())

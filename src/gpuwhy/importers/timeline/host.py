@@ -98,6 +98,7 @@ class HostArrays:
 class HostView:
     """The host state of one process as interval sets and call lists (us).
 
+    ``compiling``: the coverage of the JIT compiler's ranges alone (first calls of jitted functions included).
     ``pageable``, ``with_data``, ``with_compile``, ``with_cpu``: coverages of nested unions
     (pageable copy calls; those plus data loading; those plus JIT compiling; those plus the
     host issuing GPU work: API calls and the operators that make them), so a window's time
@@ -116,6 +117,7 @@ class HostView:
     with_data: Coverage
     with_compile: Coverage
     with_cpu: Coverage
+    compiling: Coverage
     data_ranges: int
     data_s: float
     wait_ts: np.ndarray
@@ -281,7 +283,7 @@ def build_view(h: HostArrays, pid, pageable_h2d: set, pageable_d2h: set, with_pi
     return HostView(
         sync_idx=r_idx[sync_j], sync_end=sync_end, sync_cum=sync_cum,
         pageable=Coverage(*pg_set), with_data=Coverage(*with_data), with_cpu=Coverage(*with_cpu),
-        with_compile=Coverage(*with_compile), compile_s=float((comp_set[1] - comp_set[0]).sum()) * 1e-6,
+        with_compile=Coverage(*with_compile), compiling=Coverage(*comp_set), compile_s=float((comp_set[1] - comp_set[0]).sum()) * 1e-6,
         compiles=int(top_comp.sum()), most_compiled=_most_compiled([names[i] for i in hn[top_comp].tolist()]),
         data_ranges=int(is_data.sum()), data_s=float((he[is_data] - hs[is_data]).sum()) * 1e-6,
         wait_ts=r_ts[wj], wait_stream=wait_stream,
