@@ -342,7 +342,7 @@ def jax011_capture() -> dict:
                                        "jax_train_h100_jax011.records.json.gz").read_bytes()))
 
 
-def run_capture(cap: dict, tmp_path, monkeypatch, skip_first_s: float = 4.0):
+def run_capture(cap: dict, tmp_path, monkeypatch, skip_first_s: float | None = 4.0, steps: int | None = None):
     """`gpuwhy run --tracer cupti --skip-first 4s` of a recorded capture: its trace written as the tracer
     writes it, handed over by a stand-in profiler; judged against the spec sheet (no saved profile)."""
     from gpuwhy import profiles
@@ -354,8 +354,8 @@ def run_capture(cap: dict, tmp_path, monkeypatch, skip_first_s: float = 4.0):
     monkeypatch.setattr(profiles, "find_profile", lambda *a, **k: None)
     script = tmp_path / "prog.py"
     script.write_text("pass\n")
-    return run_program(["python", str(script)], tmp_path / "out", skip_first_s=skip_first_s,
-                       profiler_factory=lambda: FakeProfiler(doc))
+    window = {"steps": steps} if steps is not None else {"skip_first_s": skip_first_s}
+    return run_program(["python", str(script)], tmp_path / "out", profiler_factory=lambda: FakeProfiler(doc), **window)
 
 
 def test_a_jax_training_loop_judged_over_the_programs_time_alone(tmp_path, monkeypatch):
@@ -379,3 +379,24 @@ def test_a_jax_training_loop_judged_over_the_programs_time_alone(tmp_path, monke
     assert b.top.cause.value == "host_work" and b.top.seconds == pytest.approx(0.2575, abs=0.01)
     lo = next(s for s in b.shares if s.cause.value == "launch_overhead")
     assert lo.seconds < 0.15
+
+
+def test_a_jax_loop_that_fetches_its_loss_every_step_under_cupti(tmp_path, monkeypatch):
+    """A third real capture (benchmarks/cupti/jax_train.py 300, its loss fetched every step, steps marked by NVTX,
+    under `gpuwhy run --tracer cupti --steps 200` on an H100, JAX 0.11.2, 2026-12-07 11:39 UTC): JAX waits for
+    the loss on a host callback, which CUPTI does not show; the JAX hook recorded each fetch as a blocking call,
+    so the planted cause is named, as JAX's own profiler names it. The step's FLOPs are the jaxpr's."""
+    import gzip
+    from pathlib import Path
+
+    cap = json.loads(gzip.decompress((Path(__file__).parent / "fixtures" / "cupti" /
+                                      "jax_train_h100_fetch_every_step.records.json.gz").read_bytes()))
+    waits = [r for r in cap["records"] if r["k"] == "driver" and r["name"] == "np.asarray(jax.Array)"]
+    steps = [r for r in cap["records"] if r["k"] == "jit" and r["name"] == "step"]
+    assert len(waits) >= 300 and {(r["flops"], r["flops_from"]) for r in steps} == {(73089444866.0, "jaxpr")}
+    r = run_capture(cap, tmp_path, monkeypatch, steps=200)
+    b = r.budget
+    assert b.top.cause.value == "host_sync" and b.remedies[0].key == "remove_syncs"
+    assert b.remedies[0].ceiling_x == pytest.approx(2.70, abs=0.02)  # as the GPU run printed it
+    # its fixed twin (the loss fetched once) ran 1.90-2.04x faster alone: under the ceiling
+    assert any("FLOPs counted from the jaxpr" in n for n in r.notes)

@@ -57,6 +57,21 @@ def test_planted_against_fixed(cli, program, cause, remedy):
     assert scored[0]["wrong"] == (before / after > ceiling)
 
 
+def test_a_jax_program_under_cupti_against_its_fixed_twin(cli):
+    # The loss fetched every step (a host sync JAX makes through a host callback, recorded by the CUPTI tracer's
+    # JAX hook) against fetching it once: the planted cause moved most, and the fix stayed under its ceiling.
+    a, b = DIFF / "jax_fetch.planted.json.gz", DIFF / "jax_fetch.fixed.json.gz"
+    code, out, err = cli("diff", str(a), str(b), "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    pa, pb = _doc(a.name), _doc(b.name)
+    before, after = pa["diagnosis"]["judged_s"] / 200, pb["diagnosis"]["judged_s"] / 200
+    assert d["change"]["top_contributor"] == "host_sync" and pa["diagnosis"]["top_cause"] == "host_sync"
+    (p,) = [p for p in d["predictions"] if p["applied"]]
+    assert p["remedy"] == "remove_syncs" and p["achieved_x"] == pytest.approx(before / after)
+    assert not p["wrong"] and 1.9 < p["achieved_x"] < p["ceiling_x"] < 2.8
+
+
 def test_pinning_scored_in_words(cli, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     code, out, err = cli("diff", str(DIFF / "pageable_h2d.planted.json.gz"), str(DIFF / "pageable_h2d.fixed.json.gz"))
