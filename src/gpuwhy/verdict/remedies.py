@@ -273,6 +273,7 @@ def next_step(cause: Cause, framework: str | None) -> str:
     (:data:`FRAMEWORK_TEXT` under the cause's value: ``warmup``, ``unexplained``)."""
     return in_words(cause.value, framework, NEXT_STEP[cause])
 
+
 #: What to do about shares no remedy shrinks (not fixes: next steps).
 NEXT_STEP: dict[Cause, str] = {
     Cause.KERNELS: ("Measure the kernels' regimes: gpuwhy run --kernels (an ncu pass over the top kernels), or "

@@ -23,7 +23,7 @@ from ..timeline.results import TraceReport
 from ..timeline.steps import steps_from as mark_steps
 from .convert import convert, is_xprof
 
-#: The names XProf gives its traces inside a run folder, the one read first first.
+#: The names XProf gives its traces inside a run folder, in the order they are looked for.
 TRACE_NAMES = ("perfetto_trace.json.gz", "*.trace.json.gz", "*.trace.json")
 #: Characters of a trace's text looked at to tell XProf's from torch.profiler's (XProf writes its
 #: process names first).
