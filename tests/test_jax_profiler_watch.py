@@ -144,3 +144,42 @@ def test_real_jax_fetch_is_seen_as_a_wait():
         restore()
     assert [r["name"] for r in rec.records] == ["np.asarray(jax.Array)"]
     assert float(jnp.ones(2).sum()) == 2.0 and len(rec.records) == 1  # put back
+
+
+def test_run_judges_jaxs_own_trace_when_the_program_started_jaxs_profiler(tmp_path, monkeypatch):
+    # The CUPTI trace of such a program holds no GPU work after the start (JAX's profiler took CUPTI over); the
+    # log folder JAX wrote (here the committed H100 trace, in JAX's layout) is judged instead, and said so.
+    import shutil
+    from pathlib import Path
+
+    from gpuwhy import profiles
+    from gpuwhy.api.run import run_program
+
+    logdir = tmp_path / "my logs"
+    run_dir = logdir / "plugins" / "profile" / "2026_12_07_10_35_47"
+    run_dir.mkdir(parents=True)
+    shutil.copy(Path(__file__).parent / "fixtures" / "xprof" / "jax_train_h100.perfetto_trace.json.gz", run_dir)
+
+    class Prof:
+        def __init__(self, other):
+            self.notes, self.other_trace = ("the program started JAX's profiler",), other
+
+        def start(self):
+            pass
+
+        def stop(self):
+            pass
+
+        def export(self, path):  # host calls only: no GPU work reached CUPTI
+            recs = [{"k": "driver", "start": 1500, "end": 1900, "name": "cuInit", "corr": 0, "pid": 1, "tid": 1}]
+            path.write_text(json.dumps(chrome_trace(recs, start_ns=1000, stop_ns=10000, pid=1)))
+
+    monkeypatch.setattr(profiles, "find_profile", lambda *a, **k: None)
+    script = tmp_path / "prog.py"
+    script.write_text("pass\n")
+    r = run_program(["python", str(script)], tmp_path / "out", profiler_factory=lambda: Prof(logdir))
+    assert r.budget is not None and r.budget.top.cause.value == "host_sync"
+    assert any(n.startswith("judged JAX's own trace (") and "perfetto_trace.json.gz" in n for n in r.notes)
+    # no trace JSON in the folder (JAX wrote only XSpace protobufs): the CUPTI trace, and why
+    r = run_program(["python", str(script)], tmp_path / "out2", profiler_factory=lambda: Prof(tmp_path / "none"))
+    assert r.budget is None and any(n.startswith("JAX's own trace could not be read (") for n in r.notes)

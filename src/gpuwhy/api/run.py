@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 from ..errors import GpuwhyError, Interrupted, UsageError
 from ..importers.kineto import read_timeline
 from ..importers.ncu.diagnosis import diagnose_kernels
-from ..importers.timeline.activities import crop
+from ..importers.timeline.activities import Timeline, crop
 from ..importers.timeline.analyze import analyze
 from ..importers.timeline.results import TraceGpu, TraceReport
 from ..importers.timeline.window import Window, choose_window
@@ -285,6 +285,25 @@ def is_python(cmd: Sequence[str]) -> bool:
     return True
 
 
+def _own_trace(run: ProgramRun) -> tuple[Timeline, Path, list[str]]:
+    """The timeline to judge, where it came from, and what to say of it: the tracer's trace, or, where the
+    program started JAX's own profiler (which takes CUPTI over: the CUPTI trace holds no GPU work from then
+    on), the trace JAX wrote (:mod:`gpuwhy.importers.xprof`); the tracer's, and why, where JAX's cannot be read."""
+    tl = read_timeline(run.trace)
+    if run.other_trace is None:
+        return tl, run.trace, []
+    from ..importers.xprof import locate, read_xprof_timeline
+
+    try:
+        found, _, _ = locate(run.other_trace)
+        if found is None:
+            raise UsageError(f"{run.other_trace} holds no trace JSON: trace with create_perfetto_trace=True")
+        return (read_xprof_timeline(found), found,
+                [f"judged JAX's own trace ({found}), which holds the GPU work the CUPTI trace lost"])
+    except (UsageError, OSError) as exc:
+        return tl, run.trace, [f"JAX's own trace could not be read ({exc}): the CUPTI trace is judged"]
+
+
 def run_program(
     cmd: list[str],
     out_dir: Path,
@@ -316,15 +335,15 @@ def run_program(
     run = run_python(cmd, trace_path, profiler_factory=profiler_factory, stdout_to_stderr=stdout_to_stderr)
     if run.trace is None:
         raise UsageError(f"the program ran (exit {run.exit_code}) but the profiler wrote no trace")
-    tl = read_timeline(run.trace)
+    tl, source, said = _own_trace(run)
     try:
         window = choose_window(tl, skip_first_s=skip_first_s, steps=steps, from_first_gpu=True)
     except UsageError as exc:
-        raise UsageError(" ".join((f"{exc} (the trace is kept: {run.trace})", *run.notes))) from None
+        raise UsageError(" ".join((f"{exc} (the trace is kept: {source})", *run.notes, *said))) from None
     cropped = crop(tl, window.start_us, window.end_us)
-    report = analyze(cropped, source=str(run.trace), top=100_000, timeline_us=(window.start_us, window.end_us),
+    report = analyze(cropped, source=str(source), top=100_000, timeline_us=(window.start_us, window.end_us),
                      links=host_links())
-    notes = [*run.notes, f"window: {window.how}, {fmt_num(window.seconds)} s"]
+    notes = [*run.notes, *said, f"window: {window.how}, {fmt_num(window.seconds)} s"]
     costs = cost_pass(cropped, busiest_gpu(report), run.trace)
     if costs is not None:
         notes.extend(costs.notes)

@@ -52,7 +52,8 @@ class ProgramRun:
 
     ``error`` is the last line of an uncaught exception (``None`` when it
     exited normally or by ``sys.exit``); ``interrupted`` is True after Ctrl-C; ``notes``: what the
-    tracer saw that the reader should know (the program started JAX's own profiler).
+    tracer saw that the reader should know (the program started JAX's own profiler); ``other_trace``:
+    the log folder of a profiler the program started itself, which took CUPTI over (None: none).
     """
 
     argv: tuple[str, ...]
@@ -62,6 +63,7 @@ class ProgramRun:
     error: str | None = None
     interrupted: bool = False
     notes: tuple[str, ...] = ()
+    other_trace: Path | None = None
 
 
 class _TorchProfiler:
@@ -136,6 +138,7 @@ class _CuptiProfiler:
 
         self._tracer = CuptiTracer()
         self.notes: tuple[str, ...] = ()  # what the capture showed that the reader should know
+        self.other_trace: Path | None = None  # JAX's own profiler's log folder, where the program started it
 
     def start(self) -> None:
         self._tracer.start()
@@ -146,12 +149,14 @@ class _CuptiProfiler:
     def export(self, path: Path) -> None:
         import json
 
-        from ..engine.jax_profiler_watch import note
+        from ..engine.jax_profiler_watch import log_dir, note
         from ..importers.cupti.records import chrome_trace
 
         cap = self._tracer.capture()
         said = note(cap["records"], cap["start_ns"])
         self.notes = (said,) if said else ()
+        started = log_dir(cap["records"])
+        self.other_trace = Path(started) if started else None
         doc = chrome_trace(cap["records"], start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
                            devices=cap["devices"], lost=cap["lost"], buffers=cap.get("buffers", ()))
         with open(path, "x", encoding="utf-8") as f:  # a fresh name (run's --out): never a user's file
@@ -305,4 +310,5 @@ def run_python(
         written = trace_path if trace_path.exists() else None
     except Exception as exc:  # noqa: BLE001
         raise UsageError(f"the profiler could not write the trace to {str(trace_path)!r} ({exc})") from None
-    return ProgramRun(tuple(cmd), int(code), wall, written, error, interrupted, tuple(getattr(prof, "notes", ())))
+    return ProgramRun(tuple(cmd), int(code), wall, written, error, interrupted, tuple(getattr(prof, "notes", ())),
+                      getattr(prof, "other_trace", None))

@@ -95,6 +95,12 @@ def watch_waits(array_class, recorder) -> Callable[[], None]:
     return restore
 
 
+def log_dir(records: Iterable[Mapping]) -> str | None:
+    """The log folder of the first start of JAX's profiler among ``records`` (None: none, or none named)."""
+    starts = sorted((r for r in records if r.get("k") == "profiler"), key=lambda r: r.get("start", 0))
+    return str(starts[0].get("log_dir") or "") or None if starts else None
+
+
 def note(records: Iterable[Mapping], start_ns: int) -> str | None:
     """The line to print when the program started JAX's profiler (the first such record of
     ``records``, its time from ``start_ns``), None when it did not."""
@@ -111,4 +117,4 @@ def note(records: Iterable[Mapping], start_ns: int) -> str | None:
             f"trace instead: gpuwhy trace {shlex.quote(d) if d else 'LOGDIR'}")
 
 
-__all__ = ["STARTERS", "WAIT_NAME", "note", "watch", "watch_waits"]
+__all__ = ["STARTERS", "WAIT_NAME", "log_dir", "note", "watch", "watch_waits"]

@@ -24,7 +24,7 @@ from ..timeline.steps import steps_from as mark_steps
 from .convert import convert, is_xprof
 
 #: The names XProf gives its traces inside a run folder, in the order they are looked for.
-TRACE_NAMES = ("perfetto_trace.json.gz", "*.trace.json.gz", "*.trace.json")
+TRACE_NAMES = ("*perfetto_trace.json.gz", "*.trace.json.gz", "*.trace.json")
 #: Characters of a trace's text looked at to tell XProf's from torch.profiler's (XProf writes its
 #: process names first).
 SNIFF_CHARS = 1 << 16
