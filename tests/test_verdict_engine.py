@@ -127,6 +127,16 @@ def test_warm_up_is_listed_not_judged():
     assert d.top is None and d.verdict == "warm-up" and d.remedies == ()
 
 
+def test_shares_of_a_window_that_is_mostly_warm_up_are_weighed_against_the_judged_window():
+    # 10 s, 9.99 s of it warm-up (a JAX program's compiles): the judged window is 10 ms, of which the
+    # unmeasured kernels' 4 ms are 40% (0.04% of the whole window) and the 5 ms sync 50%
+    d = diagnose(WindowFigures(10.0, {C.WARMUP: 9.99, C.HOST_SYNC: 0.005}, kernels=(KernelFigure("g", 0.004, 4, 1e-3),)))
+    assert d.judged_s == pytest.approx(0.01) and d.top.cause is C.HOST_SYNC
+    assert d.judged_pct(d.share(C.KERNELS)) == pytest.approx(40.0) and d.share(C.KERNELS).pct == pytest.approx(0.04)
+    assert d.judged_pct(d.share(C.WARMUP)) == pytest.approx(99.9)  # warm-up is not judged: of the whole window
+    assert any(n.startswith("Measure the kernels' regimes") for n in d.next_steps)  # 40% of what is judged
+
+
 # --- the top cause -----------------------------------------------------------------------------
 
 

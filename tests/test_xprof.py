@@ -75,6 +75,18 @@ def test_the_verdict_of_a_jax_loop_that_fetches_its_loss_every_step():
     assert any("Python-tracer frames left out" in n for n in r.notes)
 
 
+def test_the_text_weighs_the_shares_against_the_judged_window(cli):
+    """6.7 s of the 6.9 s window are warm-up: the budget's column is % of the judged window, as the verdict's
+    54% is, and the shares that are large in it (the kernels' 26%) get their evidence printed."""
+    code, out, err = cli("trace", str(TRACE))
+    assert code == 0, err
+    rows = {line.split("│")[1].strip(): line.split("│")[4].strip() for line in out.splitlines() if line.count("│") == 5}
+    assert "% of judged" in out and "% of window" not in out
+    assert rows["warm-up (first calls) (not judged)"] == "-" and rows["host blocked in a sync"] == "54.2%"
+    assert "54% of the judged window" in out
+    assert "\nkernels (regime not measured):\n  - by kind: gemm" in out  # evidence of a 26% share
+
+
 def test_each_jitted_call_is_one_step_with_steps_from():
     # XProf writes each call as two nested PjitFunction(step) ranges: one step each, not two.
     r = load_xprof(TRACE, steps_from="PjitFunction(step)")
