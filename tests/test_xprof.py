@@ -93,6 +93,16 @@ def test_each_jitted_call_is_one_step_with_steps_from():
     assert len(r.devices[0].idle.steps) == 101
 
 
+def test_the_steps_table_names_the_ranges_that_are_the_steps(cli):
+    # JAX's jitted calls are no torch.profiler ProfilerStep ranges: the title says what the steps are
+    code, out, err = cli("trace", str(TRACE), "--steps-from", "PjitFunction(step)")
+    assert code == 0, err
+    assert "per step (101 PjitFunction(step) ranges: the fastest" in out and "ProfilerStep" not in out
+    code, out, err = cli("trace", str(ROOT / "tests" / "fixtures" / "real" / "trace_dataloader.json"))
+    assert code == 0, err
+    assert "per step (3 ProfilerStep ranges)" in out  # torch.profiler's own
+
+
 def test_launch_calls_are_named_by_the_work_they_started():
     c = convert(_events())
     calls = {}
