@@ -217,6 +217,16 @@ def test_a_graph_already_replayed_keeps_its_gaps():
     assert _removes(d, "bigger_launches") == {"launch_overhead": 2.0, "queue_latency": 3.0}
 
 
+def test_a_jax_window_that_already_replays_graphs_is_told_what_jax_controls():
+    # XLA captures its own command buffers: a JAX user cannot "capture more of the step" by hand, only through
+    # one jitted step and XLA's flags
+    w = WindowFigures(8.0, {C.LAUNCH_OVERHEAD: 2.0, C.QUEUE_LATENCY: 3.0}, kernels=(KernelFigure("k", 3.0, 3, 1.0),),
+                      graphs=5, graph_queue_s=2.0, framework="jax")
+    text = diagnose(w).remedy("cuda_graph").text
+    assert text.startswith("XLA already replays CUDA graphs here (5 graph launches")
+    assert "xla_gpu_enable_command_buffer" in text and "torch" not in text
+
+
 def test_pinning_takes_the_staging_and_shrinks_each_pageable_copy_to_the_pinned_rate():
     # 8 s: the host staged 1 s; 4 s of pageable HtoD copies exposed of 4 s at 8 GB/s (32 GB), pinned rate 32 GB/s:
     # they would take 1 s: 3 s go. A DtoH pageable copy with no rate known: all of its 0.5 s exposed, an upper bound.
