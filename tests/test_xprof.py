@@ -87,6 +87,16 @@ def test_the_text_weighs_the_shares_against_the_judged_window(cli):
     assert "\nkernels (regime not measured):\n  - by kind: gemm" in out  # evidence of a 26% share
 
 
+def test_trace_help_names_jax_logdir(cli):
+    # a JAX user reading `gpuwhy trace --help` learns that the log folder is an input
+    import re
+
+    code, out, err = cli("trace", "--help")
+    assert code == 0, err
+    text = re.sub(r"[\s│]+", " ", out)
+    assert "JAX's profiler trace" in text and "jax.profiler.trace(LOGDIR)" in text and "'PjitFunction(step)'" in text
+
+
 def test_each_jitted_call_is_one_step_with_steps_from():
     # XProf writes each call as two nested PjitFunction(step) ranges: one step each, not two.
     r = load_xprof(TRACE, steps_from="PjitFunction(step)")
