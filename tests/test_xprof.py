@@ -97,6 +97,11 @@ def test_trace_help_names_jax_logdir(cli):
     assert "JAX's profiler trace" in text and "jax.profiler.trace(LOGDIR)" in text and "'PjitFunction(step)'" in text
 
 
+def test_a_missing_path_names_the_jax_log_folder_among_the_inputs(cli, tmp_path):
+    line = one_line(*cli("trace", str(tmp_path / "logdir-typo"))[::2])
+    assert "does not exist" in line and "jax.profiler.trace(LOGDIR)" in line and "torch.profiler trace" in line
+
+
 def test_each_jitted_call_is_one_step_with_steps_from():
     # XProf writes each call as two nested PjitFunction(step) ranges: one step each, not two.
     r = load_xprof(TRACE, steps_from="PjitFunction(step)")
