@@ -400,3 +400,33 @@ def test_a_jax_loop_that_fetches_its_loss_every_step_under_cupti(tmp_path, monke
     assert b.remedies[0].ceiling_x == pytest.approx(2.70, abs=0.02)  # as the GPU run printed it
     # its fixed twin (the loss fetched once) ran 1.90-2.04x faster alone: under the ceiling
     assert any("FLOPs counted from the jaxpr" in n for n in r.notes)
+
+
+def test_cupti_without_a_driver_says_so_in_one_line(monkeypatch):
+    """cupti-python importable but no NVIDIA driver (a machine without a GPU): CUPTI's refusal is
+    named as that one cause with what to do, not as another profiler or an old driver."""
+    import sys
+    import types
+
+    from gpuwhy.device import cuda_version
+    from gpuwhy.engine.cupti_tracer import CuptiTracer, NoCupti
+
+    class Refusing:
+        class cuptiError(Exception):
+            pass
+
+        def activity_register_callbacks(self, *a):
+            raise RuntimeError("CUDA driver is not found (libcuda.so.1: cannot open shared object file)")
+
+    pkg = types.ModuleType("cupti")
+    pkg.cupti = Refusing()
+    monkeypatch.setitem(sys.modules, "cupti", pkg)
+    monkeypatch.setattr(cuda_version, "driver_cuda_version", lambda: None)
+    with pytest.raises(NoCupti) as e:
+        CuptiTracer().start()
+    msg = str(e.value)
+    assert "no NVIDIA driver here" in msg and "run on a machine with an NVIDIA GPU" in msg
+    assert "another profiler" not in msg and "\n" not in msg and e.value.exit_code == 3
+    monkeypatch.setattr(cuda_version, "driver_cuda_version", lambda: 13000)  # a driver: CUPTI's other causes
+    with pytest.raises(NoCupti, match="another profiler"):
+        CuptiTracer().start()

@@ -513,7 +513,7 @@ def test_no_gpu(machine):
 def test_missing_python_packages(machine):
     machine.mp.setitem(sys.modules, "pynvml", None)
     machine.mp.setitem(sys.modules, "cuda.bindings.driver", None)
-    with pytest.raises(NoDeviceError, match=r"needs the GPU packages and nvidia-ml-py and cuda-bindings .*python3 -m pip install 'nvidia-ml-py>=12.535' 'cuda-bindings"):
+    with pytest.raises(NoDeviceError, match=r"needs the GPU packages: nvidia-ml-py and cuda-bindings cannot be imported .*python3 -m pip install 'nvidia-ml-py>=12.535' 'cuda-bindings"):
         probe_mod.probe_devices()
 
 

@@ -127,6 +127,16 @@ def test_warm_up_is_listed_not_judged():
     assert d.top is None and d.verdict == "warm-up" and d.remedies == ()
 
 
+def test_shares_of_a_window_that_is_mostly_warm_up_are_weighed_against_the_judged_window():
+    # 10 s, 9.99 s of it warm-up (a JAX program's compiles): the judged window is 10 ms, of which the
+    # unmeasured kernels' 4 ms are 40% (0.04% of the whole window) and the 5 ms sync 50%
+    d = diagnose(WindowFigures(10.0, {C.WARMUP: 9.99, C.HOST_SYNC: 0.005}, kernels=(KernelFigure("g", 0.004, 4, 1e-3),)))
+    assert d.judged_s == pytest.approx(0.01) and d.top.cause is C.HOST_SYNC
+    assert d.judged_pct(d.share(C.KERNELS)) == pytest.approx(40.0) and d.share(C.KERNELS).pct == pytest.approx(0.04)
+    assert d.judged_pct(d.share(C.WARMUP)) == pytest.approx(99.9)  # warm-up is not judged: of the whole window
+    assert any(n.startswith("Measure the kernels' regimes") for n in d.next_steps)  # 40% of what is judged
+
+
 # --- the top cause -----------------------------------------------------------------------------
 
 
@@ -205,6 +215,16 @@ def test_a_graph_already_replayed_keeps_its_gaps():
     assert d.remedy("cuda_graph").floor_s == 5.0 and d.remedy("cuda_graph").ceiling_x == 8.0 / 5.0
     assert d.remedy("cuda_graph").text.startswith("The trace already replays CUDA graphs (5 graph launches)")
     assert _removes(d, "bigger_launches") == {"launch_overhead": 2.0, "queue_latency": 3.0}
+
+
+def test_a_jax_window_that_already_replays_graphs_is_told_what_jax_controls():
+    # XLA captures its own command buffers: a JAX user cannot "capture more of the step" by hand, only through
+    # one jitted step and XLA's flags
+    w = WindowFigures(8.0, {C.LAUNCH_OVERHEAD: 2.0, C.QUEUE_LATENCY: 3.0}, kernels=(KernelFigure("k", 3.0, 3, 1.0),),
+                      graphs=5, graph_queue_s=2.0, framework="jax")
+    text = diagnose(w).remedy("cuda_graph").text
+    assert text.startswith("XLA already replays CUDA graphs here (5 graph launches")
+    assert "xla_gpu_enable_command_buffer" in text and "torch" not in text
 
 
 def test_pinning_takes_the_staging_and_shrinks_each_pageable_copy_to_the_pinned_rate():

@@ -75,10 +75,47 @@ def test_the_verdict_of_a_jax_loop_that_fetches_its_loss_every_step():
     assert any("Python-tracer frames left out" in n for n in r.notes)
 
 
+def test_the_text_weighs_the_shares_against_the_judged_window(cli):
+    """6.7 s of the 6.9 s window are warm-up: the budget's column is % of the judged window, as the verdict's
+    54% is, and the shares that are large in it (the kernels' 26%) get their evidence printed."""
+    code, out, err = cli("trace", str(TRACE))
+    assert code == 0, err
+    rows = {line.split("│")[1].strip(): line.split("│")[4].strip() for line in out.splitlines() if line.count("│") == 5}
+    assert "% of judged" in out and "% of window" not in out
+    assert rows["warm-up (first calls) (not judged)"] == "-" and rows["host blocked in a sync"] == "54.2%"
+    assert "54% of the judged window" in out
+    assert "\nkernels (regime not measured):\n  - by kind: gemm" in out  # evidence of a 26% share
+
+
+def test_trace_help_names_jax_logdir(cli):
+    # a JAX user reading `gpuwhy trace --help` learns that the log folder is an input
+    import re
+
+    code, out, err = cli("trace", "--help")
+    assert code == 0, err
+    text = re.sub(r"[\s│]+", " ", out)
+    assert "JAX's profiler trace" in text and "jax.profiler.trace(LOGDIR)" in text and "'PjitFunction(step)'" in text
+
+
+def test_a_missing_path_names_the_jax_log_folder_among_the_inputs(cli, tmp_path):
+    line = one_line(*cli("trace", str(tmp_path / "logdir-typo"))[::2])
+    assert "does not exist" in line and "jax.profiler.trace(LOGDIR)" in line and "torch.profiler trace" in line
+
+
 def test_each_jitted_call_is_one_step_with_steps_from():
     # XProf writes each call as two nested PjitFunction(step) ranges: one step each, not two.
     r = load_xprof(TRACE, steps_from="PjitFunction(step)")
     assert len(r.devices[0].idle.steps) == 101
+
+
+def test_the_steps_table_names_the_ranges_that_are_the_steps(cli):
+    # JAX's jitted calls are no torch.profiler ProfilerStep ranges: the title says what the steps are
+    code, out, err = cli("trace", str(TRACE), "--steps-from", "PjitFunction(step)")
+    assert code == 0, err
+    assert "per step (101 PjitFunction(step) ranges: the fastest" in out and "ProfilerStep" not in out
+    code, out, err = cli("trace", str(ROOT / "tests" / "fixtures" / "real" / "trace_dataloader.json"))
+    assert code == 0, err
+    assert "per step (3 ProfilerStep ranges)" in out  # torch.profiler's own
 
 
 def test_launch_calls_are_named_by_the_work_they_started():

@@ -108,7 +108,7 @@ def gpu_packages_missing(what: str, driver_version: int | None = None) -> NoDevi
     driver of CUDA 12 gets ``gpuwhy[cu12]``, 13 or newer ``gpuwhy[cu13]``, older than 12 the driver
     to install; no driver both extras, each with the drivers it is for.
     """
-    head = f"this command needs the GPU packages and {what} cannot be imported (the other commands need none)"
+    head = f"this command needs the GPU packages: {what} cannot be imported (the other commands need none)"
     major = cuda_major_of(driver_version)
     if major is None:
         newest, older = NEWEST_CUDA_MAJOR, NEWEST_CUDA_MAJOR - 1

@@ -510,7 +510,7 @@ def _profile(cmd: list[str], out_dir: Path, *, skip_first_s, steps, kernels, top
 
     from ..errors import MeasurementError, NoDeviceError
     from ..importers.ncu.rep import find_ncu
-    from ..engine.cupti_tracer import NoCupti
+    from ..engine.cupti_tracer import INSTALL as CUPTI_INSTALL, NoCupti
     from . import run_program as programs
     from .run_program import NoPyTorch
 
@@ -534,7 +534,7 @@ def _profile(cmd: list[str], out_dir: Path, *, skip_first_s, steps, kernels, top
         except (NoPyTorch, NoCupti) as exc:
             if tracer != "auto":
                 raise
-            why = str(exc) if chosen == "cupti" else f"{exc}; nor is cupti-python (pip install 'gpuwhy[cupti]')"
+            why = str(exc) if chosen == "cupti" else f"{exc}; nor is cupti-python: {CUPTI_INSTALL}"
             if find_ncu(ncu) is None:
                 raise NoDeviceError(f"{why}; and `ncu` is not on PATH either: install one of them") from None
             if window:

@@ -24,7 +24,7 @@ def run_cmd(
     kernels: bool = typer.Option(False, "--kernels", help="Also measure the top kernels' FLOPs and bytes with ncu (a second, short run), so their regimes are measured."),
     top: str = typer.Option("5", "--top", metavar="N", help="Kernels listed, and measured with --kernels."),
     launch_count: Optional[str] = typer.Option(None, "-c", "--launch-count", metavar="N",
-                                               help="ncu alone (a program that is not Python, or no PyTorch): kernel launches to profile (default 200)."),
+                                               help="ncu alone (a program that is not Python, or neither PyTorch nor cupti-python): kernel launches to profile (default 200)."),
     ncu_path: Optional[str] = typer.Option(None, "--ncu", metavar="PATH", help="The ncu executable (default: the one on PATH)."),
     report: Optional[str] = typer.Option(None, "--report", metavar="FILE.html",
                                          help="Also write an HTML report: the timeline strip, budget, fixes, top kernels."),

@@ -17,18 +17,21 @@ from .progress import reading_label, working
 @app.command("trace")
 def trace_cmd(
     trace: Optional[str] = typer.Argument(None, metavar="TRACE",
-                                help="A torch.profiler Chrome trace (.json, .json.gz, .pt.trace.json) or an Nsight "
+                                help="A torch.profiler Chrome trace (.json, .json.gz, .pt.trace.json), an Nsight "
                                      "Systems report (.sqlite from `nsys export --type sqlite`, .sqlite.gz, "
-                                     ".nsys-rep with nsys on PATH)."),
+                                     ".nsys-rep with nsys on PATH), or JAX's profiler trace: the LOGDIR of "
+                                     "jax.profiler.trace(LOGDIR) (its newest run), a run folder or its "
+                                     "trace file."),
     top: str = TopOpt,
     steps_from: Optional[str] = typer.Option(None, "--steps-from", metavar="NAME",
-                                             help="The host range (NVTX range, record_function label) that marks "
-                                                  "one step: each range of that name is a step."),
+                                             help="The host range (NVTX range, record_function label, a JAX "
+                                                  "jitted call such as 'PjitFunction(step)') that marks one step: "
+                                                  "each range of that name is a step."),
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
     example: Optional[str] = ExampleOpt,
 ) -> None:
-    """Per GPU of a torch.profiler trace or an Nsight Systems report: the time budget (busy by what ran, idle by cause: launch overhead, host
+    """Per GPU of a torch.profiler trace, an Nsight Systems report or JAX's profiler trace: the time budget (busy by what ran, idle by cause: launch overhead, host
     work, syncs, DataLoader, pageable copies, dependency waits, warm-up), the fixes with the most each can give,
     per step, kernel time by kind, and the verdict."""
     from ..api.readers import read_trace

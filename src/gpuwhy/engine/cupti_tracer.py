@@ -1,6 +1,6 @@
 """An in-process CUPTI activity trace of any CUDA program in Python (JAX, CuPy, Triton, Numba,
 cuda-python, PyTorch): kernels, copies, memsets, runtime and driver API calls, synchronisation and
-NVTX ranges, through NVIDIA's ``cupti-python`` package (``pip install 'gpuwhy[cupti]'``).
+NVTX ranges, through NVIDIA's ``cupti-python`` package (``python3 -m pip install 'gpuwhy[cupti]'``).
 
 CUPTI fills buffers of records on its own threads and hands each full buffer to a callback; the
 callback copies every record's fields into a plain dict at once (the record objects point into the
@@ -24,7 +24,8 @@ import threading
 from ..errors import NoDeviceError
 
 #: The one pip line that adds the tracer.
-INSTALL = "pip install 'gpuwhy[cupti]' (cupti-python and the CUPTI library of the driver's CUDA major version)"
+INSTALL = ("python3 -m pip install 'gpuwhy[cupti]' (cupti-python and the CUPTI library of the driver's CUDA major "
+           "version)")
 #: Buffer handed to CUPTI (bytes): 8 MiB, as NVIDIA's samples use; records beyond a full buffer
 #: wait for the next one, and CUPTI counts what it had to drop.
 BUFFER_BYTES = 8 * 1024 * 1024
@@ -222,6 +223,11 @@ class CuptiTracer:
                     c.activity_disable(kind)
                 except Exception:  # noqa: BLE001
                     pass
+            from ..device.cuda_version import LIBRARY, driver_cuda_version
+
+            if driver_cuda_version() is None:  # no driver: the one cause, not a list of guesses
+                raise NoCupti(f"CUPTI could not start tracing: no NVIDIA driver here ({LIBRARY} cannot be loaded or "
+                              f"answer; CUPTI: {exc}); run on a machine with an NVIDIA GPU and its driver") from None
             raise NoCupti(f"CUPTI could not start tracing ({exc}); another profiler (nsys, ncu, torch.profiler) "
                           "in this process holds CUPTI, or the driver is older than cupti-python's CUDA") from None
         if "NVTX_INJECTION64_PATH" not in os.environ:

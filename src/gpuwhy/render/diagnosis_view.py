@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..units import fmt_num, fmt_time
 
-#: Shares under this share of the window (%) get no evidence lines.
+#: Shares under this share of the judged window (%; warm-up: of the whole window) get no evidence lines.
 EVIDENCE_MIN_PCT = 1.0
 
 
@@ -21,15 +21,19 @@ def ceiling(x: float) -> str:
 
 
 def budget_table(diag, title: str = "time budget") -> Table:
-    """Every share of the window, largest first: what, time, % of the window."""
+    """Every share of the window, largest first: what, time, % of the window; where warm-up was left out,
+    % of the judged window (the verdict's and the fixes' figure; warm-up itself ``-``, not judged)."""
+    warm = diag.judged_s < diag.window_s
     t = Table(title=title, title_justify="left", pad_edge=False)
     t.add_column("share", overflow="fold")
     t.add_column("side")
     t.add_column("time", justify="right")
-    t.add_column("% of window", justify="right")
+    t.add_column("% of judged" if warm else "% of window", justify="right")
     for s in diag.shares:
-        label = s.label + (" (not judged)" if s.cause.value == "warmup" else "")
-        t.add_row(label, "busy" if s.busy else "idle", fmt_time(s.seconds), f"{s.pct:.1f}%")
+        unjudged = s.cause.value == "warmup"
+        label = s.label + (" (not judged)" if unjudged else "")
+        pct = "-" if warm and unjudged else f"{diag.judged_pct(s):.1f}%"
+        t.add_row(label, "busy" if s.busy else "idle", fmt_time(s.seconds), pct)
     return t
 
 
@@ -51,7 +55,7 @@ def fixes_table(diag) -> Table | None:
 
 def render_diagnosis(con, diag, evidence: bool = True) -> None:
     """Print the budget, the fixes and (with ``evidence``) the evidence lines of the shares of at
-    least :data:`EVIDENCE_MIN_PCT` % of the window."""
+    least :data:`EVIDENCE_MIN_PCT` % of the judged window (warm-up: of the whole window)."""
     con.print(budget_table(diag))
     if diag.judged_s < diag.window_s:
         con.print(Text(f"judged window: {fmt_time(diag.judged_s)} (warm-up {fmt_time(diag.window_s - diag.judged_s)} "
@@ -64,7 +68,7 @@ def render_diagnosis(con, diag, evidence: bool = True) -> None:
         con.print(fixes)
     if evidence:
         for s in diag.shares:
-            if s.pct < EVIDENCE_MIN_PCT or not s.evidence:
+            if diag.judged_pct(s) < EVIDENCE_MIN_PCT or not s.evidence:
                 continue
             con.print(Text(f"{s.label}:", style="bold"))
             for e in s.evidence:

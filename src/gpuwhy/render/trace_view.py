@@ -64,13 +64,15 @@ def _steps(con, d) -> None:
     if not idle.steps:
         return
     steps = list(idle.steps)
+    kinds = {x.name.rsplit("#", 1)[0] for x in steps}  # ProfilerStep#3, PjitFunction(step)#3 (--steps-from)
+    ranges = f"{kinds.pop()} ranges" if len(kinds) == 1 else "step ranges"
     if len(steps) > _STEPS_SHOWN:
         fast = min(steps, key=lambda x: x.wall_s)
         slow = max(steps, key=lambda x: x.wall_s)
         steps = [fast, slow] if fast is not slow else [fast]
-        title = f"per step ({len(idle.steps)} ProfilerStep ranges: the fastest, the slowest and the median)"
+        title = f"per step ({len(idle.steps)} {ranges}: the fastest, the slowest and the median)"
     else:
-        title = f"per step ({len(steps)} ProfilerStep ranges)"
+        title = f"per step ({len(steps)} {ranges})"
     t = Table(title=title, title_justify="left", pad_edge=False)
     t.add_column("step", overflow="fold")
     t.add_column("wall", justify="right")

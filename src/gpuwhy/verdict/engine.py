@@ -135,6 +135,11 @@ class Diagnosis:
     idle_known: bool = True
     tracer_s: float = 0.0
 
+    def judged_pct(self, s: Share) -> float:
+        """``s`` as % (0-100) of what it is judged against: the judged window (:attr:`judged_s`), where the
+        verdict, the fixes and the next steps weigh it; warm-up, which is not judged, of the whole window."""
+        return judged_pct(s, self.judged_s)
+
     def share(self, cause: Cause | str) -> Share | None:
         c = Cause(cause)
         return next((s for s in self.shares if s.cause is c), None)
@@ -154,6 +159,16 @@ class Diagnosis:
             "shares": [s.to_dict() for s in self.shares], "remedies": [r.to_dict() for r in self.remedies],
             "next_steps": list(self.next_steps), "tracer_s": self.tracer_s,
         }
+
+
+def judged_pct(s: Share, judged_s: float) -> float:
+    """``s`` as % (0-100) of the judged window ``judged_s`` (seconds); warm-up, which is not judged (and an
+    empty judged window), as its % of the whole window (``s.pct``). One figure for the verdict's line,
+    the next steps and the evidence printed: a share of a window that is mostly warm-up is small beside the
+    whole window and large beside the judged one."""
+    if s.cause is Cause.WARMUP or not judged_s > 0:
+        return s.pct
+    return 100.0 * s.seconds / judged_s
 
 
 def amdahl(window_s: float, removed_s: float) -> float:
@@ -279,7 +294,8 @@ def diagnose(w: WindowFigures) -> Diagnosis:
                                      100.0 * removed / judged, math.inf if floor <= 0 else judged / floor, floor))
     first = (lambda r: top is not None and any(c is top.cause for c, _ in r.removes))
     remedies.sort(key=lambda r: (not first(r), -r.removed_s))
-    nexts = tuple(next_step(s.cause, w.framework) for s in shares if s.cause in NEXT_STEP and s.pct >= MIN_SHARE_PCT)
+    nexts = tuple(next_step(s.cause, w.framework) for s in shares
+                  if s.cause in NEXT_STEP and judged_pct(s, judged) >= MIN_SHARE_PCT)
     return Diagnosis(w.window_s, judged, busy_s, tuple(shares), tuple(remedies), top,
                      VERDICT[top.cause] if top else "nothing to judge", _line(top, judged, remedies, w.scope, w.framework),
                      nexts, tuple(w.kernels), w.scope, w.idle_known, tracer)
@@ -288,7 +304,7 @@ def diagnose(w: WindowFigures) -> Diagnosis:
 def _top(shares, judged: float) -> Share | None:
     """The share the verdict names (see the module docstring); None when no judged share holds
     :data:`MIN_SHARE_PCT` % of the judged window."""
-    candidates = [s for s in shares if s.cause is not Cause.WARMUP and 100.0 * s.seconds / judged >= MIN_SHARE_PCT]
+    candidates = [s for s in shares if s.cause is not Cause.WARMUP and judged_pct(s, judged) >= MIN_SHARE_PCT]
     known = [s for s in candidates if s.cause is not Cause.KERNELS]
     unknown = next((s for s in candidates if s.cause is Cause.KERNELS), None)
     if known and (unknown is None or known[0].seconds >= unknown.seconds
@@ -339,5 +355,5 @@ def _line(top: Share | None, judged: float, remedies, scope: str, framework: str
     return f"{head}; first fix: {fix.key.replace('_', ' ')} ({bound})"
 
 
-__all__ = ["DIAGNOSED_MIN_PCT", "MIN_ACTIVITIES", "MIN_SHARE_PCT", "MIN_WINDOW_S", "Diagnosis", "RemedyEffect", "Share", "amdahl", "diagnose", "floor_after",
+__all__ = ["DIAGNOSED_MIN_PCT", "MIN_ACTIVITIES", "MIN_SHARE_PCT", "MIN_WINDOW_S", "Diagnosis", "RemedyEffect", "Share", "amdahl", "diagnose", "floor_after", "judged_pct",
            "enough_to_judge"]

@@ -63,9 +63,10 @@ class Remedy:
 
     def text_for(self, w: WindowFigures) -> str:
         """What to do in window ``w``, in the words of its framework (:data:`FRAMEWORK_TEXT`)."""
+        words = FRAMEWORK_TEXT.get(w.framework or "", {})
         if w.graphs and self.text_if_graphs:
-            return self.text_if_graphs.format(graphs=w.graphs)
-        return FRAMEWORK_TEXT.get(w.framework or "", {}).get(self.key, self.text)
+            return words.get(f"{self.key}_if_graphs", self.text_if_graphs).format(graphs=w.graphs)
+        return words.get(self.key, self.text)
 
 
 def _all(*causes: Cause):
@@ -232,13 +233,19 @@ CATALOGUE: tuple[Remedy, ...] = (
 BY_KEY: dict[str, Remedy] = {r.key: r for r in CATALOGUE}
 
 #: The remedies in a framework's own words, where they differ from the catalogue's (PyTorch's), by
-#: :attr:`~.figures.WindowFigures.framework` and remedy key; ``warmup``, ``unexplained``: the next steps for those
-#: causes (:func:`next_step`); ``too_little``: what to do when a GPU holds too little to judge.
+#: :attr:`~.figures.WindowFigures.framework` and remedy key (``KEY_if_graphs``: instead of the remedy's
+#: ``text_if_graphs``, where the window already replays CUDA graphs); ``warmup``, ``unexplained``: the next steps
+#: for those causes (:func:`next_step`); ``too_little``: what to do when a GPU holds too little to judge.
 FRAMEWORK_TEXT: dict[str, dict[str, str]] = {
     "jax": {
         "cuda_graph": "Put the whole step in one jitted function, so one executable launches it, and let XLA replay "
                       "it as a CUDA graph (its command buffers: the XLA flag xla_gpu_enable_command_buffer): the host's "
                       "launch and dispatch time and the gaps between queued kernels go; Python work outside stays.",
+        "cuda_graph_if_graphs": "XLA already replays CUDA graphs here ({graphs:,} graph launches: its command "
+                                "buffers): put more of the step in them: the whole step in one jitted function, more "
+                                "kinds of work in the graphs (the XLA flag xla_gpu_enable_command_buffer lists them) "
+                                "and shorter runs of kernels too (xla_gpu_graph_min_graph_size); the eager launches "
+                                "between replays are what the GPU waits for.",
         "bigger_launches": "Give each launch more work: larger batches, or several steps in one jitted call "
                            "(jax.lax.scan or fori_loop over the steps); the launches per unit of work fall.",
         "move_host_work": "Take the host work off the critical path: do it every N steps or in another thread, after "

@@ -28,7 +28,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 REP_SUFFIXES = (".nsys-rep", ".qdrep")
 WHAT = "an Nsight Systems report (`nsys export --type sqlite` .sqlite, .sqlite.gz, or .nsys-rep)"
 #: Every timeline file `gpuwhy trace` reads, for a path refused before its kind is known.
-ANY_TRACE = "a torch.profiler trace (.json, .json.gz) or " + WHAT
+ANY_TRACE = ("a torch.profiler trace (.json, .json.gz), " + WHAT + ", or the log folder of "
+             "jax.profiler.trace(LOGDIR)")
 #: How to export a report where ``nsys`` is.
 EXPORT_HINT = "nsys export --type sqlite --output REPORT.sqlite REPORT.nsys-rep"
 #: Seconds an ``nsys export`` may take (a report of a long run exports in a minute or two).
