@@ -67,6 +67,8 @@ def test_the_verdict_of_a_jax_loop_that_fetches_its_loss_every_step():
     assert g.share("warmup").busy_s == pytest.approx(0.0961, abs=1e-3)  # the autotuner's kernels: not judged
     assert g.share("host_sync").seconds / g.judged_s > 0.5  # pct is of the window, warm-up included
     assert g.share("host_work").seconds < 0.02  # was 408 ms with the tracing of first calls judged as host work
+    # the host operations named while the GPU waited: the steady calls, not a first call's seconds of compiling
+    assert d.idle.host_ops and max(op.time_s for op in d.idle.host_ops) < 0.01
     ev = " ".join(next(c for c in d.idle.causes if c.key == "host_sync").evidence)
     assert "101 blocking calls (101 np.asarray(jax.Array))" in ev
     texts = " ".join(x.text for x in g.remedies) + " ".join(g.next_steps)

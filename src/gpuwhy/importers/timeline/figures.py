@@ -124,13 +124,17 @@ class _PerName:
 def host_ops(gaps: Gaps, view: HostView, host: HostArrays, inner: np.ndarray, warm: bool, n: int = 5) -> list[HostOp]:
     """Top-level host operations by the time they ran inside the host windows of launched-late gaps,
     weighted by the gaps' warm-up share (``warm``) or its complement; DataLoader ranges aside, and a JIT
-    compiler's ranges outside warm-up (its time in a gap is warm-up)."""
+    compiler's ranges outside warm-up (its time in a gap is warm-up), and outside warm-up each operation
+    by the part of it no compiler ran in (a jitted function's first call compiles it: warm-up)."""
     wa, wb, wgap = host_windows(gaps, inner)
     if not view.top_start.size or not wa.size:
         return []
     wf = gaps.warm_frac[wgap]
     cov = Coverage(wa, wb, wf if warm else 1.0 - wf)
     ov = cov.within(view.top_start, view.top_end)
+    if not warm and view.compiling.a.size:  # an operation's time while a compiler ran (a first call) is warm-up
+        dur = np.maximum(view.top_end - view.top_start, 1e-9)
+        ov = ov * np.clip(1.0 - view.compiling.within(view.top_start, view.top_end) / dur, 0.0, 1.0)
     per = np.bincount(view.top_name, weights=ov, minlength=len(host.h_names))
     out = []
     for i in np.argsort(-per, kind="stable").tolist():
