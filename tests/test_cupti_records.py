@@ -314,6 +314,7 @@ def test_a_jit_compilers_own_syncs_and_launches_are_warm_up_too(tmp_path):
     d = gpu.diagnosis
     assert d.share("warmup").busy_s == pytest.approx(90e-6) and d.share("warmup").seconds == pytest.approx(750e-6)
     assert [k.name for k in d.kernels] == ["vecadd_kernel"] and d.judged_s == pytest.approx(d.window_s - 750e-6)
+    assert any("largest: gemm_cand 90 us" in e for e in d.share("warmup").evidence)
     # outside a compiler's range the same sync is the program's: it leads the gap after it
     recs[2] = dict(recs[2], name="my_range")
     (gpu,) = read_trace(_write(tmp_path, recs, 1000 * US)).devices

@@ -17,6 +17,7 @@ from ...verdict.causes import Cause
 from ...verdict.engine import MIN_ACTIVITIES, MIN_WINDOW_S, Diagnosis, diagnose, enough_to_judge
 from ...verdict.figures import LAUNCH_SIZED_S, LinkRate, WindowFigures, assumed_link, best_links
 from ...verdict.remedies import in_words
+from ..kernel_names import display_names
 from .bins import gpu_timeline
 from .clean import BEFORE_LAUNCH_US, STRAY_FACTOR, STRAY_MAX_SHARE, STRAY_MIN_US, Cleaned, clean
 from .evidence import Evidence
@@ -241,8 +242,19 @@ def _launched_compiling(view, track: GpuTrack) -> np.ndarray:
     return out
 
 
+def _largest(t: Timeline, track: GpuTrack, mask: np.ndarray, n: int = 2) -> str:
+    """The ``n`` kernels of ``mask`` (over the track) with the most summed time, in words (``""``: none)."""
+    k = mask & (track.kind == KERNEL)
+    if not k.any():
+        return ""
+    tot = np.bincount(track.name[k], weights=track.dur[k])
+    ids = [int(i) for i in np.argsort(-tot, kind="stable")[:n] if tot[i] > 0]
+    short = display_names([t.gpu_names[i] for i in ids])
+    return ", ".join(f"{short[t.gpu_names[i]]} {fmt_time(float(tot[i]) * 1e-6)}" for i in ids)
+
+
 def _window_figures(ctx: _Context, track: GpuTrack, view, gaps, tot: dict, ev: Evidence, busy, kernels, copies,
-                    steps) -> WindowFigures:
+                    steps, warm_kernels: str = "") -> WindowFigures:
     """What the engine judges: the GPU's span, or the analysis window when one was given (its idle
     split then holds the host-only time before and after the GPU's work)."""
     t0 = float(track.start.min())
@@ -261,7 +273,9 @@ def _window_figures(ctx: _Context, track: GpuTrack, view, gaps, tot: dict, ev: E
     if busy.get(Cause.WARMUP):
         evidence[Cause.WARMUP] = (*evidence[Cause.WARMUP],
                                   f"{fmt_time(busy[Cause.WARMUP])} of GPU work launched inside a JIT compiler's ranges "
-                                  "(an autotuner timing candidates, first calls): warm-up too")
+                                  "(an autotuner timing candidates, first calls): warm-up too"
+                                  + (f" (largest: {warm_kernels}; the trace's kernel tables count them)"
+                                     if warm_kernels else ""))
     in_graphs = np.flatnonzero(gaps.after_graph)
     graph_queue = split(gaps, view, in_graphs, *(ctx.timeline_us or (-np.inf, np.inf)))["queue_latency"]
     tracer_s = 0.0
@@ -327,10 +341,11 @@ def _analyze_gpu(ctx: _Context, track: GpuTrack) -> TraceGpu:
     inner = np.flatnonzero(gaps.inner)
     parts = split_gaps(gaps, view, inner)
     tot = {key: float(v.sum()) for key, v in parts.items()}
-    busy, kernels, copies = busy_figures(ctx.t, track, warm=_launched_compiling(view, track))
+    warm = _launched_compiling(view, track)
+    busy, kernels, copies = busy_figures(ctx.t, track, warm=warm)
     causes, ev, ops = _idle_causes(ctx, track, view, gaps, inner, parts, tot, copies)
     steps, step_median = steps_of(gaps, view, track)
-    figures = _window_figures(ctx, track, view, gaps, tot, ev, busy, kernels, copies, steps)
+    figures = _window_figures(ctx, track, view, gaps, tot, ev, busy, kernels, copies, steps, _largest(ctx.t, track, warm))
     diag = diagnose(figures) if figures.window_s > 0 else None  # (one activity of no length: no window)
     verdict, cause, reasons, remedies = _verdict(track, diag, steps, ctx.framework)
 
