@@ -13,6 +13,7 @@ from ...errors import UsageError
 from .activities import ANNOTATION, STEP_PREFIX, Timeline
 from .gaps import CAUSES, Gaps, split
 from .host import HostView
+from .intervals import nested_order, top_level
 from .results import TraceStep
 from .track import GpuTrack
 
@@ -44,17 +45,15 @@ def steps_from(t: Timeline, name: str) -> Timeline:
         common = ", ".join(repr(n) for n, _ in counts.most_common(_SHOWN)) or "none: the source holds no host ranges"
         raise UsageError(f"--steps-from {name!r}: no range of that name (the most common: {common}); "
                          "pass the name of the range that marks one step")
-    hit = hit[np.lexsort((-(t.range_dur[hit]), t.range_start[hit]))]  # by start, the enclosing one first
     # A range inside another of the same name on its thread is not a step of its own (XProf writes each jitted
-    # call as two nested ``PjitFunction(step)`` ranges; a recursive NVTX range nests too).
-    keep, ends = [], {}
-    for i in hit.tolist():
-        th = int(t.range_thread[i])
-        if t.range_start[i] < ends.get(th, -np.inf):
-            continue
-        keep.append(i)
-        ends[th] = float(t.range_start[i] + t.range_dur[i])
-    hit = np.asarray(keep, dtype=np.int64)
+    # call as two nested ``PjitFunction(step)`` ranges; a recursive NVTX range nests too): the top-level ones.
+    keep = []
+    for th in np.unique(t.range_thread[hit]).tolist():
+        sel = hit[t.range_thread[hit] == th]
+        sel = sel[nested_order(t.range_start[sel], t.range_start[sel] + t.range_dur[sel])]
+        keep.append(sel[top_level(t.range_start[sel], t.range_start[sel] + t.range_dur[sel])])
+    hit = np.concatenate(keep)
+    hit = hit[np.argsort(t.range_start[hit], kind="stable")]
     names = list(t.range_names)
     range_name = t.range_name.copy()
     kind = t.range_kind.copy()
