@@ -17,11 +17,10 @@ from ...verdict.causes import Cause
 from ...verdict.engine import MIN_ACTIVITIES, MIN_WINDOW_S, Diagnosis, diagnose, enough_to_judge
 from ...verdict.figures import LAUNCH_SIZED_S, LinkRate, WindowFigures, assumed_link, best_links
 from ...verdict.remedies import in_words
-from ..kernel_names import display_names
 from .bins import gpu_timeline
 from .clean import BEFORE_LAUNCH_US, STRAY_FACTOR, STRAY_MAX_SHARE, STRAY_MIN_US, Cleaned, clean
 from .evidence import Evidence
-from .figures import busy_figures, host_ops, top_kernels
+from .figures import busy_figures, host_ops, largest_kernels, top_kernels
 from .gaps import CAUSES, HOST_WORK_MIN_US, QUEUE_LATENCY_US, classify, split, split_gaps
 from .host import HostArrays, build_view
 from .kinds import by_kind, comm_overlap, kinds_of
@@ -242,17 +241,6 @@ def _launched_compiling(view, track: GpuTrack) -> np.ndarray:
     return out
 
 
-def _largest(t: Timeline, track: GpuTrack, mask: np.ndarray, n: int = 2) -> str:
-    """The ``n`` kernels of ``mask`` (over the track) with the most summed time, in words (``""``: none)."""
-    k = mask & (track.kind == KERNEL)
-    if not k.any():
-        return ""
-    tot = np.bincount(track.name[k], weights=track.dur[k])
-    ids = [int(i) for i in np.argsort(-tot, kind="stable")[:n] if tot[i] > 0]
-    short = display_names([t.gpu_names[i] for i in ids])
-    return ", ".join(f"{short[t.gpu_names[i]]} {fmt_time(float(tot[i]) * 1e-6)}" for i in ids)
-
-
 def _window_figures(ctx: _Context, track: GpuTrack, view, gaps, tot: dict, ev: Evidence, busy, kernels, copies,
                     steps, warm_kernels: str = "") -> WindowFigures:
     """What the engine judges: the GPU's span, or the analysis window when one was given (its idle
@@ -345,7 +333,7 @@ def _analyze_gpu(ctx: _Context, track: GpuTrack) -> TraceGpu:
     busy, kernels, copies = busy_figures(ctx.t, track, warm=warm)
     causes, ev, ops = _idle_causes(ctx, track, view, gaps, inner, parts, tot, copies)
     steps, step_median = steps_of(gaps, view, track)
-    figures = _window_figures(ctx, track, view, gaps, tot, ev, busy, kernels, copies, steps, _largest(ctx.t, track, warm))
+    figures = _window_figures(ctx, track, view, gaps, tot, ev, busy, kernels, copies, steps, largest_kernels(ctx.t, track, warm))
     diag = diagnose(figures) if figures.window_s > 0 else None  # (one activity of no length: no window)
     verdict, cause, reasons, remedies = _verdict(track, diag, steps, ctx.framework)
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...verdict.causes import Cause
 from ...verdict.figures import CopyFigure, KernelFigure
+from ...units import fmt_time
 from ..kernel_names import display_names
 from .activities import COPY_NAMES, KERNEL, MEMCPY, MEMORY_NAMES, MEMSET, PAGEABLE, Timeline, is_compile
 from .gaps import Gaps, host_windows
@@ -84,6 +85,16 @@ def _kernel_figures(t: Timeline, track: GpuTrack, kernel_us: float, top: int | N
         tot, cnt = float(per.total_us[i]), int(per.count[i])
         out.append(KernelFigure(name, tot * scale * 1e-6, cnt, tot / cnt * 1e-6, kernel_kind(name), flops=per.flops(i)))
     return tuple(out)
+
+
+def largest_kernels(t: Timeline, track: GpuTrack, mask: np.ndarray, n: int = 2) -> str:
+    """The ``n`` kernels of ``mask`` (over the track) with the most summed time, in words (``""``: none)."""
+    per = _PerName.of(t, track, mask & (track.kind == KERNEL))
+    if per is None:
+        return ""
+    ids = per.ranked(n)
+    short = display_names([t.gpu_names[i] for i in ids])
+    return ", ".join(f"{short[t.gpu_names[i]]} {fmt_time(float(per.total_us[i]) * 1e-6)}" for i in ids)
 
 
 @dataclass(frozen=True)
@@ -189,4 +200,4 @@ def top_kernels(t: Timeline, track: GpuTrack, top: int, busy_us: float) -> tuple
     return tuple(out)
 
 
-__all__ = ["busy_figures", "host_ops", "top_kernels"]
+__all__ = ["busy_figures", "host_ops", "largest_kernels", "top_kernels"]
