@@ -289,9 +289,8 @@ def _own_trace(run: ProgramRun) -> tuple[Timeline, Path, list[str]]:
     """The timeline to judge, where it came from, and what to say of it: the tracer's trace, or, where the
     program started JAX's own profiler (which takes CUPTI over: the CUPTI trace holds no GPU work from then
     on), the trace JAX wrote (:mod:`gpuwhy.importers.xprof`); the tracer's, and why, where JAX's cannot be read."""
-    tl = read_timeline(run.trace)
     if run.other_trace is None:
-        return tl, run.trace, []
+        return read_timeline(run.trace), run.trace, []
     from ..importers.xprof import locate, read_xprof_timeline
 
     try:
@@ -301,7 +300,8 @@ def _own_trace(run: ProgramRun) -> tuple[Timeline, Path, list[str]]:
         return (read_xprof_timeline(found), found,
                 [f"judged JAX's own trace ({found}), which holds the GPU work the CUPTI trace lost"])
     except (UsageError, OSError) as exc:
-        return tl, run.trace, [f"JAX's own trace could not be read ({exc}): the CUPTI trace is judged"]
+        return read_timeline(run.trace), run.trace, [f"JAX's own trace could not be read ({exc}): the CUPTI trace "
+                                                      "is judged"]
 
 
 def run_program(
