@@ -119,6 +119,11 @@ def _devices(args, kwargs, jax) -> int:
     return most
 
 
+def no_cost(why: str) -> dict:
+    """A call's cost fields (see the module docstring) where there are no figures, and ``why``."""
+    return {"flops": None, "bytes": None, "flops_from": None, "flops_note": None, "error": why}
+
+
 #: The order in which FLOP counts are preferred where they tie (the cost model's first).
 FLOPS_SOURCES = ("compiled", "lowered", "jaxpr")
 
@@ -234,8 +239,7 @@ class JittedCall:
                 lowered = jitted.lower(*args, **kwargs)
                 compiled, nbytes, why = parse_cost(lowered.compile().cost_analysis())
             except Exception as exc:  # noqa: BLE001 - the program's call decides; its cost is a bonus
-                costs[key] = {"flops": None, "bytes": None, "flops_from": None, "flops_note": None,
-                              "error": f"cost_analysis() failed: {type(exc).__name__}: {exc}".splitlines()[0]}
+                costs[key] = no_cost(f"cost_analysis() failed: {type(exc).__name__}: {exc}".splitlines()[0])
                 return costs[key]
             counted, note = jaxpr_flops(jitted, self.__dict__["_gpuwhy_jax"], args, kwargs)
             flops, source = max_flops({"compiled": compiled, "lowered": lowered_flops(lowered), "jaxpr": counted})
@@ -255,8 +259,7 @@ class JittedCall:
         except Exception:  # noqa: BLE001
             key = None
         cost = self._cost(key, args, kwargs) if key is not None else \
-            {"flops": None, "bytes": None, "flops_from": None, "flops_note": None,
-             "error": "the arguments' signature could not be read"}
+            no_cost("the arguments' signature could not be read")
         t0 = rec.clock()
         out = jitted(*args, **kwargs)
         t1 = rec.clock()
@@ -374,4 +377,4 @@ class JaxHook:
 
 
 __all__ = ["FLOPS_SOURCES", "JaxHook", "JittedCall", "MODULE", "Recorder", "jaxpr_flops", "lowered_flops",
-           "max_flops", "parse_cost", "wrap_jit"]
+           "max_flops", "no_cost", "parse_cost", "wrap_jit"]
