@@ -149,14 +149,15 @@ class _CuptiProfiler:
     def export(self, path: Path) -> None:
         import json
 
-        from ..engine.jax_profiler_watch import log_dir, note
+        from ..engine.jax_profiler_watch import first_start, log_dir, note
         from ..importers.cupti.records import chrome_trace
 
         cap = self._tracer.capture()
-        said = note(cap["records"], cap["start_ns"])
+        started = first_start(cap["records"])  # one pass over the records; note and folder from its result
+        said = note([started], cap["start_ns"]) if started is not None else None
         self.notes = (said,) if said else ()
-        started = log_dir(cap["records"])
-        self.other_trace = Path(started) if started else None
+        folder = log_dir([started]) if started is not None else None
+        self.other_trace = Path(folder) if folder else None
         doc = chrome_trace(cap["records"], start_ns=cap["start_ns"], stop_ns=cap["stop_ns"], pid=cap["pid"],
                            devices=cap["devices"], lost=cap["lost"], buffers=cap.get("buffers", ()))
         with open(path, "x", encoding="utf-8") as f:  # a fresh name (run's --out): never a user's file

@@ -95,19 +95,23 @@ def watch_waits(array_class, recorder) -> Callable[[], None]:
     return restore
 
 
+def first_start(records: Iterable[Mapping]) -> Mapping | None:
+    """The first ``profiler`` record among ``records`` (the program's first start of JAX's profiler); None."""
+    return min((r for r in records if r.get("k") == "profiler"), key=lambda r: r.get("start", 0), default=None)
+
+
 def log_dir(records: Iterable[Mapping]) -> str | None:
     """The log folder of the first start of JAX's profiler among ``records`` (None: none, or none named)."""
-    starts = sorted((r for r in records if r.get("k") == "profiler"), key=lambda r: r.get("start", 0))
-    return str(starts[0].get("log_dir") or "") or None if starts else None
+    r = first_start(records)
+    return str(r.get("log_dir") or "") or None if r is not None else None
 
 
 def note(records: Iterable[Mapping], start_ns: int) -> str | None:
     """The line to print when the program started JAX's profiler (the first such record of
     ``records``, its time from ``start_ns``), None when it did not."""
-    starts = sorted((r for r in records if r.get("k") == "profiler"), key=lambda r: r.get("start", 0))
-    if not starts:
+    r = first_start(records)
+    if r is None:
         return None
-    r = starts[0]
     from ..units import fmt_time
 
     at = max(0, int(r.get("start", start_ns)) - int(start_ns)) / 1e9
@@ -117,4 +121,4 @@ def note(records: Iterable[Mapping], start_ns: int) -> str | None:
             f"trace instead: gpuwhy trace {shlex.quote(d) if d else 'LOGDIR'}")
 
 
-__all__ = ["STARTERS", "WAIT_NAME", "log_dir", "note", "watch", "watch_waits"]
+__all__ = ["STARTERS", "WAIT_NAME", "first_start", "log_dir", "note", "watch", "watch_waits"]
