@@ -63,10 +63,9 @@ class Remedy:
 
     def text_for(self, w: WindowFigures) -> str:
         """What to do in window ``w``, in the words of its framework (:data:`FRAMEWORK_TEXT`)."""
-        words = FRAMEWORK_TEXT.get(w.framework or "", {})
         if w.graphs and self.text_if_graphs:
-            return words.get(f"{self.key}_if_graphs", self.text_if_graphs).format(graphs=w.graphs)
-        return words.get(self.key, self.text)
+            return in_words(f"{self.key}_if_graphs", w.framework, self.text_if_graphs).format(graphs=w.graphs)
+        return in_words(self.key, w.framework, self.text)
 
 
 def _all(*causes: Cause):
