@@ -10,20 +10,9 @@ import textwrap
 import pytest
 
 from conftest import ROOT
+from test_jax_profiler_watch import _Recorder
 
 from gpuwhy.engine.jax_profiler_watch import WAIT_NAME, watch, watch_waits
-
-
-class _Recorder:
-    def __init__(self):
-        self.records, self.active, self.now = [], True, 1_000
-
-    def add(self, r):
-        self.records.append(r)
-
-    def clock(self):
-        self.now += 1000
-        return self.now
 
 
 def test_a_value_already_on_the_host_is_no_wait():
@@ -39,7 +28,7 @@ def test_a_value_already_on_the_host_is_no_wait():
                 self._npy_value = 42.0
             return self._npy_value
 
-    rec = _Recorder()
+    rec = _Recorder(now=1_000, tick=1_000)  # each reading 1 us after the last
     restore = watch_waits(Array, rec)
     try:
         a = Array()
@@ -55,7 +44,7 @@ def test_real_jax_a_value_fetched_twice_waits_once():
     import jax.numpy as jnp
     from jax._src.array import ArrayImpl
 
-    rec = _Recorder()
+    rec = _Recorder(now=1_000, tick=1_000)  # each reading 1 us after the last
     x = jax.jit(lambda v: (v * 2).sum())(jnp.ones(4))
     restore = watch_waits(ArrayImpl, rec)
     try:
@@ -87,7 +76,7 @@ def test_a_profiler_start_that_fails_is_not_recorded():
 
     Prof.start_trace = staticmethod(start_trace)
     jax = type("jax", (), {"profiler": Prof})
-    rec = _Recorder()
+    rec = _Recorder(now=1_000, tick=1_000)  # each reading 1 us after the last
     restore = watch(jax, rec)
     try:
         with pytest.raises(TypeError):

@@ -13,13 +13,17 @@ from gpuwhy.importers.cupti.records import chrome_trace
 
 
 class _Recorder:
-    def __init__(self):
-        self.records, self.active, self.now = [], True, 5_000_000_000
+    """A recorder for the hooks (``add``, ``clock``, ``active``): its clock reads ``now`` (ns), then moves it on
+    by ``tick`` (0: set by hand)."""
+
+    def __init__(self, now: int = 5_000_000_000, tick: int = 0):
+        self.records, self.active, self.now, self.tick = [], True, now, tick
 
     def add(self, r):
         self.records.append(r)
 
     def clock(self):
+        self.now += self.tick
         return self.now
 
 
